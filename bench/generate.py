@@ -1,0 +1,65 @@
+"""Seeded generator of large TREC qrels + run files for the benchmarks.
+
+Scores are rounded to two decimals so that ties are common (the case where
+tie-breaking conventions differ); each query has 1-4 relevant docs graded 1-3
+plus a few judged non-relevant ones.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def generate(out_dir: Path, queries: int, docs: int, seed: int = 13) -> dict[str, Path]:
+    rng = np.random.default_rng(seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    qids = np.arange(1, queries + 1)
+    doc_numbers = rng.integers(0, 5_000_000, size=(queries, docs))
+    # make docids unique inside a query: add the column index scaled past the random range
+    doc_numbers = doc_numbers * docs + np.arange(docs)[None, :]
+    scores = np.round(rng.random((queries, docs)) * 20.0, 2)
+    run_path = out_dir / f"run.{queries}x{docs}.trec"
+    qrels_path = out_dir / f"qrels.{queries}x{docs}.trec"
+    jsonl_path = out_dir / f"run.{queries}x{docs}.jsonl"
+    q_col = np.repeat(qids, docs)
+    d_col = doc_numbers.ravel()
+    ranks = np.tile(np.arange(1, docs + 1), queries)
+    s_col = scores.ravel()
+    with open(run_path, "w", encoding="ascii") as fh:
+        for start in range(0, q_col.size, 1_000_000):
+            sl = slice(start, start + 1_000_000)
+            lines = [f"{q} Q0 D{d} {r} {s:.2f} bench\n" for q, d, r, s in zip(q_col[sl].tolist(), d_col[sl].tolist(), ranks[sl].tolist(), s_col[sl].tolist())]
+            fh.write("".join(lines))
+    with open(jsonl_path, "w", encoding="ascii") as fh:
+        for qi in range(queries):
+            fh.write(json.dumps({"qid": str(qids[qi]), "docs": [f"D{d}" for d in doc_numbers[qi].tolist()],
+                                 "scores": [round(s, 2) for s in scores[qi].tolist()]}) + "\n")
+    with open(qrels_path, "w", encoding="ascii") as fh:
+        for qi in range(queries):
+            n_rel = int(rng.integers(1, 5))
+            n_non = int(rng.integers(0, 6))
+            picks = rng.choice(docs * 2, size=n_rel + n_non, replace=False)
+            for j, p in enumerate(picks.tolist()):
+                # about half of the judged docs are in the run, the rest are not retrieved
+                doc = f"D{doc_numbers[qi, p]}" if p < docs else f"X{qi}_{p}"
+                grade = int(rng.integers(1, 4)) if j < n_rel else 0
+                fh.write(f"{qids[qi]} 0 {doc} {grade}\n")
+    return {"run": run_path, "qrels": qrels_path, "jsonl": jsonl_path}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--queries", type=int, default=7000)
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--out", type=Path, default=Path("outputs/bench"))
+    a = ap.parse_args()
+    for k, v in generate(a.out, a.queries, a.docs, a.seed).items():
+        print(k, v)
+
+
+if __name__ == "__main__":
+    main()

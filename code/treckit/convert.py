@@ -1,0 +1,207 @@
+"""Run conversion: from any reader's Run to the canonical TREC run that trec_eval reads back as intended.
+
+Rules (each documented with an example in the README):
+
+* **order** -- ``desc`` (higher score first), ``asc`` (lower first), ``given`` (list/rank order),
+  ``auto``: per query, scores that are all <= 0 with at least one < 0 are taken as negated
+  (QUEST's BM25 writes -bm25, non-matching docs score 0.0) and ranked ascending; other
+  queries descending.
+* **written scores** reproduce the intended order under trec_eval's sort (score
+  descending, then docno descending; the rank column ignored): ascending queries are
+  written negated back to positive; ``given`` keeps the scores when they already agree
+  with the order, else writes rank-derived scores ``n, n-1, ..., 1``.
+* **ties** (equal scores inside a query) are counted and reported; trec_eval breaks them
+  by docno descending, and the output ranks say so.  ``ties="break"`` keeps the input
+  order among tied docs instead, by writing rank-derived scores.
+* **duplicates** (same qid and docid): ``error`` (default), ``keep-first``, ``keep-max``, ``keep-last``.
+* **depth**: keep the top ``depth`` docs of each query.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import InputError
+from .model import RUN_SCHEMA, Run
+
+Order = Literal["auto", "desc", "asc", "given"]
+Ties = Literal["keep", "break"]
+Duplicates = Literal["error", "keep-first", "keep-max", "keep-last"]
+ORDERS = ("auto", "desc", "asc", "given")
+DUPLICATES = ("error", "keep-first", "keep-max", "keep-last")
+
+
+@dataclass
+class ConversionReport:
+    queries: int = 0
+    docs: int = 0
+    negated_queries: int = 0
+    tied_queries: int = 0
+    tied_docs: int = 0
+    duplicates_dropped: int = 0
+    depth_dropped: int = 0
+    rank_derived_queries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"{self.queries} queries, {self.docs} docs written"]
+        if self.negated_queries:
+            out.append(f"{self.negated_queries} queries had scores all <= 0 and were treated as negated "
+                       "(ranked most negative first, written back as positive scores)")
+        if self.tied_queries:
+            out.append(f"{self.tied_docs} docs in {self.tied_queries} queries share a score with another doc of their query; "
+                       "trec_eval orders them by docno descending (use --break-ties to keep the input order instead)")
+        if self.duplicates_dropped:
+            out.append(f"{self.duplicates_dropped} duplicate (qid, docid) lines dropped")
+        if self.depth_dropped:
+            out.append(f"{self.depth_dropped} docs below the depth cut dropped")
+        if self.rank_derived_queries:
+            out.append(f"{self.rank_derived_queries} queries written with rank-derived scores (n..1)")
+        return out + self.notes
+
+
+def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplicates: Duplicates = "error",
+                depth: int | None = None, run_name: str | None = None, source: str = "run") -> tuple[Run, ConversionReport]:
+    if order not in ORDERS:
+        raise InputError(f"unknown order {order!r}", fix=f"use one of {', '.join(ORDERS)}")
+    if duplicates not in DUPLICATES:
+        raise InputError(f"unknown duplicates policy {duplicates!r}", fix=f"use one of {', '.join(DUPLICATES)}")
+    if depth is not None and depth < 1:
+        raise InputError(f"depth must be at least 1, got {depth}", fix="pass a positive --depth")
+    report = ConversionReport()
+    t = run.table
+    if t.num_rows == 0:
+        raise InputError("the run has no documents", path=source, fix="check the input")
+    codes = pc.dictionary_encode(t.column("qid").combine_chunks()).indices.to_numpy().astype(np.int64)
+    t = _drop_duplicates(t, codes, duplicates, report, source)
+    if t.num_rows != codes.size:
+        codes = pc.dictionary_encode(t.column("qid").combine_chunks()).indices.to_numpy().astype(np.int64)
+    score = t.column("score").to_numpy()
+    given = t.column("rank").to_numpy()
+    n_queries = int(codes.max()) + 1
+    # per-query direction: +1 desc, -1 asc
+    if order == "auto":
+        qmax = np.full(n_queries, -np.inf)
+        qmin = np.full(n_queries, np.inf)
+        _reduce_by(codes, score, qmax, qmin)
+        negated = (qmax <= 0) & (qmin < 0)
+        report.negated_queries = int(negated.sum())
+        direction = np.where(negated, -1.0, 1.0)[codes]
+    else:
+        direction = np.full(codes.size, -1.0 if order == "asc" else 1.0)
+    effective = score * direction + 0.0
+    docid = t.column("docid").combine_chunks()
+    rowidx = np.arange(codes.size)
+    if order == "given":
+        perm = np.lexsort((rowidx, given, codes))
+    elif ties == "break":
+        perm = np.lexsort((rowidx, given, -effective, codes))
+    else:
+        perm = _trec_eval_order(codes, effective, docid)
+    codes_s, eff_s = codes[perm], effective[perm]
+    starts = np.flatnonzero(np.r_[True, codes_s[1:] != codes_s[:-1]])
+    counts = np.diff(np.r_[starts, codes_s.size])
+    position = np.arange(codes_s.size) - np.repeat(starts, counts)
+    same_q = codes_s[1:] == codes_s[:-1]
+    tie_pair = same_q & (eff_s[1:] == eff_s[:-1])
+    if tie_pair.any():
+        in_tie = np.zeros(codes_s.size, bool)
+        in_tie[1:] |= tie_pair
+        in_tie[:-1] |= tie_pair
+        report.tied_docs = int(in_tie.sum())
+        report.tied_queries = int(np.unique(codes_s[in_tie]).size)
+    written = eff_s.copy()
+    rank_derived = np.zeros(n_queries, bool)
+    if order == "given" or (ties == "break" and report.tied_docs):
+        doc_s = docid.take(pa.array(perm))
+        ok_pair = (eff_s[:-1] > eff_s[1:]) | ((eff_s[:-1] == eff_s[1:]) &
+                                               pc.greater(doc_s.slice(0, len(doc_s) - 1), doc_s.slice(1)).to_numpy(zero_copy_only=False))
+        bad_q = np.unique(codes_s[1:][same_q & ~ok_pair])
+        rank_derived[bad_q] = True
+        rd_rows = rank_derived[codes_s]
+        written[rd_rows] = (np.repeat(counts, counts) - position)[rd_rows].astype(np.float64)
+        report.rank_derived_queries = int(rank_derived.sum())
+    keep = slice(None)
+    if depth is not None:
+        mask = position < depth
+        report.depth_dropped = int((~mask).sum())
+        keep = np.flatnonzero(mask)
+    perm_k, written_k, position_k = perm[keep], written[keep], position[keep]
+    tag_col = pa.repeat(run_name, len(perm_k)) if run_name else t.column("tag").take(pa.array(perm_k))
+    out = pa.Table.from_arrays([t.column("qid").take(pa.array(perm_k)), docid.take(pa.array(perm_k)),
+                                pa.array(written_k + 0.0), pa.array(position_k + 1), tag_col], schema=RUN_SCHEMA)
+    report.queries = n_queries
+    report.docs = out.num_rows
+    if run.notes.get("given_order_queries"):
+        report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
+    if run.notes.get("joined_by_query_text"):
+        report.notes.append(f"{run.notes['joined_by_query_text']} queries had no id and were matched to the gold file by query text")
+    return Run(out, run_name), report
+
+
+def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: ConversionReport, source: str) -> pa.Table:
+    """Apply the duplicates policy; a hash aggregation first tells whether there is anything to do."""
+    n = t.num_rows
+    key = pa.table({"c": codes, "d": t.column("docid"), "s": t.column("score"), "i": np.arange(n)})
+    groups = key.group_by(["c", "d"]).aggregate([("i", "count")])
+    if groups.num_rows == n:
+        return t
+    if policy == "error":
+        dup = groups.filter(pc.greater(groups.column("i_count"), 1))
+        c0, d0, k0 = dup.column("c")[0].as_py(), dup.column("d")[0].as_py(), dup.column("i_count")[0].as_py()
+        q0 = t.column("qid")[int(np.flatnonzero(codes == c0)[0])].as_py()
+        raise InputError(f"duplicate document: query {q0!r} lists doc {d0!r} {k0} times "
+                         f"({n - groups.num_rows} duplicate lines in all)", path=source,
+                         fix="remove the repeats, or pass --duplicates keep-first|keep-max|keep-last")
+    sort_keys = [("c", "ascending"), ("d", "ascending")]
+    if policy == "keep-max":
+        sort_keys.append(("s", "descending"))
+    sort_keys.append(("i", "descending" if policy == "keep-last" else "ascending"))
+    perm = pc.sort_indices(key, sort_keys=sort_keys).to_numpy()
+    c = codes[perm]
+    d = key.column("d").take(pa.array(perm)).combine_chunks()
+    new_group = np.r_[True, (c[1:] != c[:-1]) | pc.not_equal(d.slice(0, n - 1), d.slice(1)).to_numpy(zero_copy_only=False)]
+    kept = np.sort(perm[new_group])
+    report.duplicates_dropped = n - kept.size
+    return t.take(pa.array(kept))
+
+
+def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np.ndarray) -> None:
+    order = np.argsort(codes, kind="stable")
+    c = codes[order]
+    v = values[order]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    qmax[c[starts]] = np.maximum.reduceat(v, starts)
+    qmin[c[starts]] = np.minimum.reduceat(v, starts)
+
+
+def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid: pa.Array) -> np.ndarray:
+    """Permutation sorting rows by (query first appearance, effective score desc, docid desc).
+
+    Runs usually arrive grouped and sorted; only when they are not is a full sort paid for,
+    and only tie groups get the (string) docid comparison.
+    """
+    n = codes.size
+    if np.all(codes[1:] >= codes[:-1]) and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
+        perm = np.arange(n)
+    else:
+        perm = np.lexsort((-effective, codes))
+    c, e = codes[perm], effective[perm]
+    tie = (c[1:] == c[:-1]) & (e[1:] == e[:-1])
+    if not tie.any():
+        return perm
+    in_tie = np.zeros(n, bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    rows = np.flatnonzero(in_tie)
+    d = docid.take(pa.array(perm[rows]))
+    group = np.cumsum(np.r_[True, ~tie])[rows]     # tie-group number of each tied row
+    sub = pa.table({"g": group, "d": d})
+    inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    perm = perm.copy()
+    perm[rows] = perm[rows][inner]
+    return perm

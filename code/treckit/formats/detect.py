@@ -1,0 +1,75 @@
+"""Format sniffing: look at the first content lines and say what was seen and why."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..io import PathLike, decode_text, display_name, read_bytes
+from .common import parse_int, parse_score
+
+QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
+RUN_FORMATS = ("trec", "trec3", "tsv", "jsonl")
+
+
+@dataclass(frozen=True)
+class Detection:
+    format: str
+    reason: str
+
+
+def _sample(path: PathLike, n: int = 20) -> list[str]:
+    data = read_bytes(path)[: 1 << 16]
+    text = decode_text(data[: data.rfind(b"\n") + 1] or data, path) if len(data) == 1 << 16 else decode_text(data, path)
+    return [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:n]
+
+
+def detect_qrels(path: PathLike) -> Detection:
+    lines = _sample(path)
+    name = display_name(path)
+    if not lines:
+        raise InputError("the file is empty: no judgments in it", path=name, fix="check that the right file was given")
+    first = lines[0]
+    if first.lstrip().startswith("{"):
+        try:
+            obj = json.loads(first)
+        except json.JSONDecodeError:
+            obj = {}
+        if "docs" in obj and "query" in obj:
+            return Detection("quest", "first line is a JSON object with 'query' and 'docs' (QUEST)")
+        if any(k in obj for k in ("query-id", "query_id")) and any(k in obj for k in ("corpus-id", "corpus_id", "doc_id")):
+            return Detection("beir-jsonl", "first line is a JSON object with query-id and corpus-id (BEIR)")
+        raise InputError(f"JSON lines, but neither QUEST (query, docs) nor BEIR (query-id, corpus-id); keys: {sorted(obj)}",
+                         path=name, line=1, text=first, fix="pass --format to say which, or rename the fields")
+    head = first.split("\t")
+    if head[0].strip().lower() in ("query-id", "query_id", "qid") and len(head) == 3:
+        return Detection("beir-tsv", f"tab-separated header {first.strip()!r}")
+    f = first.split()
+    if len(f) >= 4 and parse_int(f[-1]) is not None:
+        return Detection("trec", "lines of 4+ fields ending in an integer grade (TREC qrels)")
+    if len(head) == 3 and parse_int(head[2].strip()) is not None:
+        return Detection("beir-tsv", "3 tab-separated fields ending in an integer (BEIR TSV without header)")
+    raise InputError("cannot tell the qrels format from the first line", path=name, line=1, text=first,
+                     fix="pass --format trec|beir-tsv|beir-jsonl|quest")
+
+
+def detect_run(path: PathLike) -> Detection:
+    lines = _sample(path)
+    name = display_name(path)
+    if not lines:
+        raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
+    first = lines[0]
+    if first.lstrip().startswith("{"):
+        return Detection("jsonl", "first line is a JSON object")
+    tabs = [ln.split("\t") for ln in lines]
+    if all(len(t) >= 6 for t in tabs):
+        return Detection("trec", "6+ tab-separated fields (TREC run)")
+    f = first.split()
+    if len(f) >= 6 and (parse_score(f[4]) is not None or parse_score(f[-2]) is not None):
+        return Detection("trec", f"{len(f)} whitespace-separated fields with rank and score (TREC run)")
+    if "\t" in first and len(tabs[0]) in (3, 4):
+        return Detection("tsv", f"{len(tabs[0])} tab-separated fields")
+    if len(f) == 3 and parse_score(f[2]) is not None:
+        return Detection("trec3", "3 fields: qid docid score")
+    raise InputError("cannot tell the run format from the first line", path=name, line=1, text=first,
+                     fix="pass --format trec|trec3|tsv|jsonl")

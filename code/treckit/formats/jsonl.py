@@ -1,0 +1,262 @@
+"""JSON-lines inputs: QUEST ground truth, and runs of two shapes.
+
+Run shapes recognised without options:
+
+* ``{"id"|"qid"|"query_id": ..., "docs": [...], "scores": [...]}`` -- ``scores`` may be
+  ``null`` or missing, and then the list order is the ranking;
+* hit objects: ``{"qid": ..., "retrieved"|"results"|"hits"|"ctxs": [{"docid"|"doc_id"|"id"|"title": ..,
+  "score"|"rank": ..}, ...]}``.
+
+Options name the fields for anything else.  A run line without an id is mapped to
+the gold file's id through its exact ``query`` text (QUEST's own join; prediction
+files may be shuffled), else to its 1-based line number.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..errors import InputError
+from ..io import PathLike, atomic_output, display_name, read_text
+from ..model import Qrels, Run
+from .common import LineErrors
+
+ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
+DOCS_FIELDS = ("docs", "doc_ids", "docids", "pids")
+SCORES_FIELDS = ("scores",)
+HITS_FIELDS = ("retrieved", "results", "hits", "ctxs")
+HIT_DOC_FIELDS = ("docid", "doc_id", "id", "title")
+HIT_SCORE_FIELDS = ("score",)
+
+
+@dataclass
+class JsonlFields:
+    """Field names for JSONL runs; None means: detect."""
+
+    id: str | None = None
+    docs: str | None = None
+    scores: str | None = None
+    hits: str | None = None
+    hit_doc: str | None = None
+    hit_score: str | None = None
+    query: str = "query"
+
+
+def iter_json_lines(path: PathLike, errors: LineErrors | None = None) -> Iterator[tuple[int, str, Any]]:
+    name = display_name(path)
+    text = read_text(path)
+    found = False
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if errors is None:
+                raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=name, line=no, text=line,
+                                 fix="each line must be one complete JSON object") from None
+            errors.bad(no, line, f"not valid JSON ({exc.msg} at column {exc.colno})", "each line must be one complete JSON object")
+            continue
+        if not isinstance(obj, dict):
+            raise InputError(f"a JSON line must be an object, found {type(obj).__name__}", path=name, line=no, text=line,
+                             fix="write one {...} object per line")
+        found = True
+        yield no, line, obj
+    if not found:
+        raise InputError("the file is empty: no JSON lines in it", path=name, fix="check that the right file was given")
+
+
+def _first_key(obj: dict, names: tuple[str, ...]) -> str | None:
+    return next((k for k in names if k in obj), None)
+
+
+def _as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise InputError(f"{what} must be a string or a number, found {json.dumps(value)}", path=name, line=no,
+                         text=line, fix=f"give every {what} as a string")
+    if isinstance(value, float):
+        value = repr(value) if not value.is_integer() else str(int(value))
+    s = str(value)
+    if not s.strip():
+        raise InputError(f"empty {what}", path=name, line=no, text=line, fix=f"every {what} must be non-empty")
+    return s
+
+
+# ---------------------------------------------------------------- QUEST ground truth
+@dataclass
+class GroundTruth:
+    qrels: Qrels
+    queries: list[tuple[str, str]]          # (qid, query text)
+    ids_were_given: bool
+    objects: list[dict] = field(default_factory=list)
+
+
+def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None, grade: int = 1,
+               duplicates: str = "error") -> GroundTruth:
+    """QUEST-style JSONL (``query``, ``docs``, ...): every listed doc is relevant with ``grade``.
+
+    The qid is an id field when present, else the 1-based (``id_base``) number of the
+    non-blank line.  ``metadata`` may be null or lack keys: it is not read.
+    """
+    name = display_name(path)
+    qids, docids, grades, queries, objects = [], [], [], [], []
+    given = None
+    for n, (no, line, obj) in enumerate(iter_json_lines(path)):
+        key = id_field if id_field is not None else _first_key(obj, ID_FIELDS)
+        if id_field is not None and id_field not in obj:
+            raise InputError(f"no {id_field!r} field", path=name, line=no, text=line, fix="check --id-field")
+        has_id = key is not None
+        if given is None:
+            given = has_id
+        elif given != has_id:
+            raise InputError("some lines have an id field and some do not", path=name, line=no, text=line,
+                             fix="give every line an id, or none (then line numbers are the ids)")
+        qid = _as_id(obj[key], "query id", name, no, line) if has_id else str(n + id_base)
+        docs_key = _first_key(obj, DOCS_FIELDS)
+        if docs_key is None or not isinstance(obj[docs_key], list):
+            raise InputError("no 'docs' list", path=name, line=no, text=line,
+                             fix="a QUEST line lists its relevant documents as \"docs\": [...]")
+        seen: set[str] = set()
+        for d in obj[docs_key]:
+            doc = _as_id(d, "doc id", name, no, line)
+            if doc in seen:
+                if duplicates == "error":
+                    raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
+                                     fix="remove the repeat, or pass --duplicates keep-first")
+                continue
+            seen.add(doc)
+            qids.append(qid), docids.append(doc), grades.append(grade)
+        queries.append((qid, obj.get("query", "")))
+        objects.append(obj)
+    if len({q for q, _ in queries}) != len(queries):
+        dup = next(q for q in (q for q, _ in queries) if sum(1 for x, _ in queries if x == q) > 1)
+        raise InputError(f"query id {dup!r} appears on more than one line", path=name,
+                         fix="give each line a distinct id")
+    return GroundTruth(Qrels.from_columns(qids, docids, grades), queries, bool(given), objects)
+
+
+def write_id_added(gt: GroundTruth, path: PathLike) -> None:
+    """The input lines with ``"id"`` added first, written as QUEST writes (json.dumps defaults)."""
+    with atomic_output(path) as fh:
+        for (qid, _), obj in zip(gt.queries, gt.objects):
+            fh.write(json.dumps({"id": qid, **obj}) + "\n")
+
+
+# ---------------------------------------------------------------- runs
+def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_to_qid: dict[str, str] | None = None,
+                   id_base: int = 1, skip_malformed: bool = False) -> Run:
+    f = fields or JsonlFields()
+    name = display_name(path)
+    errors = LineErrors(name, skip_malformed)
+    qids: list[str] = []
+    docids: list[str] = []
+    scores: list[float] = []
+    ranks: list[int] = []
+    no_scores = 0
+    by_text = 0
+    seen_qids: dict[str, int] = {}
+    for n, (no, line, obj) in enumerate(iter_json_lines(path, errors)):
+        qid = _run_qid(obj, f, query_to_qid, n + id_base, name, no, line)
+        if qid in seen_qids:
+            raise InputError(f"query {qid!r} appears again (first on line {seen_qids[qid]})", path=name, line=no,
+                             text=line, fix="give each query one line")
+        seen_qids[qid] = no
+        if f.id is None and _first_key(obj, ID_FIELDS) is None and query_to_qid is not None:
+            by_text += 1
+        docs, sc = _run_docs(obj, f, name, no, line, errors)
+        if docs is None:
+            continue
+        if sc is None:
+            no_scores += 1
+            sc = [float(len(docs) - i) for i in range(len(docs))]
+        qids.extend([qid] * len(docs))
+        docids.extend(docs)
+        scores.extend(sc)
+        ranks.extend(range(1, len(docs) + 1))
+    errors.report("run")
+    if not qids:
+        raise InputError("no retrieved documents in the file", path=name, fix="check that the right file was given")
+    run = Run.from_columns(qids, docids, scores, ranks)
+    if no_scores:
+        run.notes["given_order_queries"] = no_scores
+    if by_text:
+        run.notes["joined_by_query_text"] = by_text
+    return run
+
+
+def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, line_id: int, name: str, no: int, line: str) -> str:
+    key = f.id if f.id is not None else _first_key(obj, ID_FIELDS)
+    if key is not None:
+        if key not in obj:
+            raise InputError(f"no {key!r} field", path=name, line=no, text=line, fix="check --id-field")
+        return _as_id(obj[key], "query id", name, no, line)
+    if query_to_qid is not None:
+        text = obj.get(f.query)
+        if not isinstance(text, str):
+            raise InputError(f"no id field and no {f.query!r} text to join with the gold file", path=name, line=no,
+                             text=line, fix="add an id field or --query-field")
+        if text not in query_to_qid:
+            raise InputError(f"query text {text[:80]!r} is not in the gold file", path=name, line=no, text=line,
+                             fix="predictions are joined to gold by exact query text; check both files come from the same split")
+        return query_to_qid[text]
+    return str(line_id)
+
+
+def _run_docs(obj: dict, f: JsonlFields, name: str, no: int, line: str, errors: LineErrors):
+    hits_key = f.hits if f.hits is not None else (None if f.docs else _first_key(obj, HITS_FIELDS))
+    if hits_key is not None and isinstance(obj.get(hits_key), list) and (f.hits or _first_key(obj, DOCS_FIELDS) is None):
+        return _hits(obj[hits_key], f, name, no, line, errors)
+    docs_key = f.docs if f.docs is not None else _first_key(obj, DOCS_FIELDS)
+    if docs_key is None or not isinstance(obj.get(docs_key), list):
+        errors.bad(no, line, "no list of documents found (looked for docs/doc_ids or retrieved/results/hits/ctxs)",
+                   "name the field with --docs-field or --hits-field")
+        return None, None
+    docs = [_as_id(d, "doc id", name, no, line) for d in obj[docs_key]]
+    sk = f.scores if f.scores is not None else _first_key(obj, SCORES_FIELDS)
+    raw = obj.get(sk) if sk is not None else None
+    if raw is None:
+        return docs, None
+    if not isinstance(raw, list) or len(raw) != len(docs):
+        errors.bad(no, line, f"'{sk}' must be a list as long as the docs ({len(docs)})", "give one score per document")
+        return None, None
+    return docs, [_score(x, name, no, line) for x in raw]
+
+
+def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: LineErrors):
+    docs, scores, ranks = [], [], []
+    for h in hits:
+        if not isinstance(h, dict):
+            errors.bad(no, line, "a hit must be an object", "write hits as {\"docid\": ..., \"score\": ...}")
+            return None, None
+        dk = f.hit_doc if f.hit_doc is not None else _first_key(h, HIT_DOC_FIELDS)
+        if dk is None or dk not in h:
+            errors.bad(no, line, "a hit has no doc id field (docid/doc_id/id/title)", "name it with --hit-doc-field")
+            return None, None
+        docs.append(_as_id(h[dk], "doc id", name, no, line))
+        sk = f.hit_score if f.hit_score is not None else _first_key(h, HIT_SCORE_FIELDS)
+        scores.append(_score(h[sk], name, no, line) if sk is not None and h.get(sk) is not None else None)
+        ranks.append(h.get("rank"))
+    if all(s is not None for s in scores):
+        return docs, scores
+    if any(s is not None for s in scores):
+        errors.bad(no, line, "some hits have a score and some do not", "give every hit a score, or none")
+        return None, None
+    if all(isinstance(r, int) for r in ranks):
+        order = sorted(range(len(docs)), key=lambda i: ranks[i])
+        docs = [docs[i] for i in order]
+    return docs, None
+
+
+def _score(x: Any, name: str, no: int, line: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        try:
+            x = float(x)
+        except (TypeError, ValueError):
+            raise InputError(f"score {x!r} is not a number", path=name, line=no, text=line,
+                             fix="scores must be numbers") from None
+    v = float(x)
+    if math.isnan(v):
+        raise InputError("score is NaN", path=name, line=no, text=line, fix="give every document a real number")
+    return v

@@ -1,0 +1,292 @@
+"""TREC qrels (``qid iter docid grade``) and TREC runs (``qid iter docid rank score tag``).
+
+Reading follows trec_eval: fields are split on whitespace, ``#`` starts a comment
+line, blank lines are ignored.  Beyond trec_eval, a doc id may contain spaces
+(everything between the second field and the last field(s)), and escaped ids
+(:mod:`treckit.ids`) are decoded.  Large well-formed files take a vectorized
+path (pyarrow); anything it cannot split goes through the careful line parser.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InputError
+from ..ids import NEEDS_ESCAPE_RE2, escape_id, unescape_id
+from ..io import PathLike, atomic_output, decode_text, display_name, read_bytes
+from ..model import QRELS_SCHEMA, RUN_SCHEMA, Qrels, Run
+from .common import LineErrors, check_score, parse_int, parse_score
+
+RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
+_FAST_PATH_MIN_BYTES = 1 << 20
+_QRELS_LINE = re.compile(r"\s*(\S+)\s+(\S+)\s+(.*\S)\s+(\S+)\s*")
+
+
+# ---------------------------------------------------------------- qrels
+def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False) -> Qrels:
+    name = display_name(path)
+    text = decode_text(read_bytes(path), path)
+    errors = LineErrors(name, skip_malformed)
+    qids, iters, docids, grades = [], [], [], []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        m = _QRELS_LINE.fullmatch(line)
+        if m is None:
+            errors.bad(no, line, f"a qrels line needs 4 fields (qid iter docid grade), found {len(line.split())}",
+                       "write each judgment as 'qid 0 docid grade'")
+            continue
+        q, it, d, g = m.groups()
+        grade = parse_int(g)
+        if grade is None:
+            errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade such as 0, 1 or 2")
+            continue
+        qids.append(q), iters.append(it), docids.append(unescape_id(d) if decode_ids else d), grades.append(grade)
+    errors.report("qrels")
+    if not qids:
+        raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
+                         fix="check that the right file was given")
+    return Qrels.from_columns(qids, docids, grades, iters)
+
+
+def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True) -> None:
+    """Sorted by qid then docid (byte order), so the same judgments always give the same bytes."""
+    t = qrels.table
+    order = pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")])
+    t = t.take(order)
+    docids = t.column("docid").to_pylist()
+    _check_no_whitespace(t.column("qid").to_pylist(), "query id")
+    if escape_ids:
+        docids = [escape_id(d) for d in docids]
+    else:
+        _check_raw_ids(docids)
+    with atomic_output(path) as fh:
+        for q, it, d, g in zip(t.column("qid").to_pylist(), t.column("iter").to_pylist(), docids, t.column("grade").to_pylist()):
+            fh.write(f"{q} {it} {d} {g}\n")
+
+
+# ---------------------------------------------------------------- runs
+def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
+                  layout: RunLayout = "auto", columns: int = 6) -> Run:
+    """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form."""
+    data = read_bytes(path)
+    name = display_name(path)
+    if len(data) >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
+        fast = _read_run_fast(data, columns)
+        if fast is not None:
+            return _decode_run_ids(fast, decode_ids)
+    text = decode_text(data, path)
+    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
+
+
+def _read_run_fast(data: bytes, columns: int) -> Run | None:
+    """pyarrow's multithreaded CSV reader for files whose every line splits cleanly; None if any doesn't."""
+    import pyarrow.csv as pcsv
+
+    head = data[:65536]
+    delimiter = "\t" if b"\t" in head else " "
+    if b"#" in head.split(b"\n", 1)[0][:1] or b"\r" in head:
+        return None
+    names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
+    types = {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
+    try:
+        t = pcsv.read_csv(pa.py_buffer(data),
+                          read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+                          parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                                          escape_char=False, newlines_in_values=False),
+                          convert_options=pcsv.ConvertOptions(column_types={n: types[n] for n in names},
+                                                              null_values=[], strings_can_be_null=False,
+                                                              quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    score = t.column("score")
+    if score.null_count or pc.any(pc.is_nan(score)).as_py() or t.num_rows == 0:
+        return None
+    if pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
+        return None
+    if columns == 3:
+        n = t.num_rows
+        rank = _positions_arrow(t.column("qid"))
+        t = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
+                      "rank": rank, "tag": pa.array(["treckit"] * n, pa.string()) if n < 1 else pa.repeat("treckit", n)})
+    return Run(t.select(RUN_SCHEMA.names).cast(RUN_SCHEMA))
+
+
+def _positions_arrow(qid: pa.ChunkedArray) -> pa.Array:
+    codes = pc.dictionary_encode(qid.combine_chunks()).indices.to_numpy()
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pos = np.empty(codes.size, np.int64)
+    pos[order] = np.arange(codes.size) - np.repeat(starts, counts) + 1
+    return pa.array(pos)
+
+
+def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
+    if not decode_ids:
+        return run
+    doc = run.table.column("docid")
+    mask = pc.match_substring(doc, "%")
+    if not pc.any(mask).as_py():
+        return run
+    values = doc.to_pylist()
+    idx = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+    for i in idx.tolist():
+        values[i] = unescape_id(values[i])
+    return Run(run.table.set_column(1, "docid", pa.array(values, pa.string())), run.name)
+
+
+def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
+    errors = LineErrors(name, skip)
+    lines = text.splitlines()
+    # first pass: which readings of each line are possible; unambiguous lines tell the run tag
+    known_tags: dict[str, int] = {}
+    parsed: list[tuple[int, str, list[tuple]]] = []
+    for no, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        cands = _run_candidates(line, layout, columns)
+        if not cands:
+            n = len(line.split())
+            if n < columns:
+                errors.bad(no, line, f"a run line needs {columns} fields ({'qid iter docid rank score tag' if columns == 6 else 'qid docid score'}), found {n}",
+                           "write each retrieved document as 'qid Q0 docid rank score tag'" if columns == 6 else "write 'qid docid score'")
+            else:
+                _explain_bad_numbers(line, no, errors, columns)
+            continue
+        if len(cands) == 1:
+            known_tags[cands[0][5]] = known_tags.get(cands[0][5], 0) + 1
+        parsed.append((no, line, cands))
+    if not known_tags:
+        # every line reads two ways: trust the reading under which the run tag never changes
+        by_kind = [{c[5] for _, _, cands in parsed for c in cands[k:k + 1]} for k in (0, 1)]
+        constant = [tags for tags in by_kind if len(tags) == 1]
+        if len(constant) == 1:
+            known_tags = dict.fromkeys(constant[0], 1)
+    qids, docids, scores, ranks, tags = [], [], [], [], []
+    for no, line, cands in parsed:
+        if len(cands) > 1:
+            matching = [c for c in cands if c[5] in known_tags]
+            if len(matching) != 1:
+                errors.bad(no, line, "ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
+                           "separate fields with tabs, or pass --layout docid-spaces / --layout extra-columns")
+                continue
+            cands = matching
+        q, _it, d, r, s, tag = cands[0]
+        if not d:
+            errors.bad(no, line, "empty doc id", "every line needs a non-empty doc id")
+            continue
+        qids.append(q), docids.append(unescape_id(d) if decode_ids else d), scores.append(s), ranks.append(r), tags.append(tag)
+    errors.report("run")
+    if not qids:
+        raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
+                         fix="check that the right file was given")
+    run = Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags)
+    if errors.skipped.total:
+        run.notes["skipped"] = dict(errors.skipped.counts)
+    return run
+
+
+def _run_candidates(line: str, layout: RunLayout, columns: int) -> list[tuple]:
+    """Every consistent reading of a run line as (qid, iter, docid, rank, score, tag)."""
+    if columns == 3:
+        f = line.split()
+        if len(f) < 3:
+            return []
+        s = parse_score(f[-1])
+        if s is None:
+            return []
+        doc = line.strip()[len(f[0]):].strip()
+        doc = doc[: len(doc) - len(f[-1])].strip()
+        return [(f[0], "Q0", doc, None, s, "treckit")]
+    if "\t" in line:
+        f = [x.strip() for x in line.split("\t")]
+        if len(f) >= 6:
+            r, s = parse_int(f[3]), parse_score(f[4])
+            tag = f[5].split()[0] if f[5].split() else ""
+            if r is not None and s is not None and tag:
+                return [(f[0], f[1], f[2], r, s, tag)]
+    f = line.split()
+    if len(f) < 6:
+        return []
+    out = []
+    if layout in ("auto", "extra-columns") or len(f) == 6:
+        r, s = parse_int(f[3]), parse_score(f[4])
+        if r is not None and s is not None:
+            out.append((f[0], f[1], f[2], r, s, f[5]))
+    if len(f) > 6 and layout in ("auto", "docid-spaces"):
+        r, s = parse_int(f[-3]), parse_score(f[-2])
+        if r is not None and s is not None:
+            m = re.match(r"\s*\S+\s+\S+\s+(.*\S)\s+\S+\s+\S+\s+\S+\s*$", line)
+            out.append((f[0], f[1], m.group(1), r, s, f[-1]))
+    return out
+
+
+def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -> None:
+    f = [x.strip() for x in line.split("\t")] if "\t" in line and len(line.split("\t")) >= 6 else line.split()
+    if columns == 3:
+        check_score(parse_score(f[-1]), f[-1], no, line, errors)
+        return
+    score_text = f[4] if len(f) == 6 or "\t" in line else f[-2]
+    if parse_score(score_text) is None:
+        check_score(None, score_text, no, line, errors)
+    else:
+        errors.bad(no, line, f"rank {f[3]!r} is not an integer", "the 4th field of a TREC run line is the integer rank")
+
+
+# ---------------------------------------------------------------- writing runs
+def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
+    """Six columns, single spaces; scores in shortest round-trip form so trec_eval reads the same double."""
+    import pyarrow.csv as pcsv
+
+    t = run.table
+    _check_no_whitespace_arrow(t.column("qid"), "query id")
+    doc = t.column("docid")
+    if escape_ids:
+        mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2)
+        if pc.any(mask).as_py():
+            values = doc.to_pylist()
+            for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist():
+                values[i] = escape_id(values[i])
+            doc = pa.array(values, pa.string())
+    else:
+        _check_raw_ids_arrow(doc)
+    n = t.num_rows
+    tags = pa.repeat(tag, n) if tag else t.column("tag")
+    _check_no_whitespace_arrow(tags, "run tag")
+    score = pc.add(t.column("score"), 0.0)  # -0.0 -> 0.0, so nothing prints as "-0"
+    out = pa.table({"qid": t.column("qid"), "iter": pa.repeat("Q0", n), "docid": doc,
+                    "rank": t.column("rank"), "score": pc.cast(score, pa.string()), "tag": tags})
+    with atomic_output(path, "wb") as fh:
+        pcsv.write_csv(out, fh, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+
+
+def _check_no_whitespace(values: list[str], what: str) -> None:
+    for v in values:
+        if not v or any(ch.isspace() for ch in v):
+            raise InputError(f"{what} {v!r} is empty or contains whitespace; TREC files cannot hold it",
+                             fix=f"rename the {what} (e.g. replace spaces with underscores)")
+
+
+def _check_no_whitespace_arrow(col, what: str) -> None:
+    bad = pc.or_(pc.match_substring_regex(col, NEEDS_ESCAPE_RE2.replace("%", "")), pc.equal(pc.utf8_length(col), 0))
+    if pc.any(bad).as_py():
+        first = col.filter(bad)[0].as_py()
+        _check_no_whitespace([first], what)
+
+
+def _check_raw_ids(values: list[str]) -> None:
+    for v in values:
+        if any(ch in "\n\r" for ch in v):
+            raise InputError(f"doc id {v!r} contains a line break; it cannot be written raw",
+                             fix="write escaped ids (the default) instead of --raw-ids")
+
+
+def _check_raw_ids_arrow(col) -> None:
+    bad = pc.match_substring_regex(col, r"[\n\r]")
+    if pc.any(bad).as_py():
+        _check_raw_ids([col.filter(bad)[0].as_py()])

@@ -1,0 +1,68 @@
+"""Tab-separated runs: ``qid docid score`` (optionally a header naming the columns, or a rank column).
+
+Without a header, three columns are ``qid docid score``; with ``third="rank"`` (MS MARCO's
+``qid pid rank``) the third column is a rank and list order follows it.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+from ..io import PathLike, display_name, read_text
+from ..model import Run
+from .common import LineErrors, check_score, parse_int, parse_score
+
+_Q = ("qid", "query_id", "query-id", "query")
+_D = ("docid", "doc_id", "pid", "corpus-id", "corpus_id", "doc")
+_S = ("score", "sim", "similarity")
+_R = ("rank",)
+
+
+def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool = False) -> Run:
+    name = display_name(path)
+    lines = read_text(path).splitlines()
+    errors = LineErrors(name, skip_malformed)
+    body = [(no, ln) for no, ln in enumerate(lines, 1) if ln.strip() and not ln.startswith("#")]
+    if not body:
+        raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
+    head = [h.strip().lower() for h in body[0][1].split("\t")]
+    cols = {"qid": 0, "docid": 1, third: 2}
+    if any(h in _Q for h in head) and any(h in _D for h in head):
+        cols = {}
+        for i, h in enumerate(head):
+            for key, names in (("qid", _Q), ("docid", _D), ("score", _S), ("rank", _R)):
+                if h in names and key not in cols:
+                    cols[key] = i
+        body = body[1:]
+        if "score" not in cols and "rank" not in cols:
+            raise InputError(f"the header {body and head} names no score or rank column", path=name,
+                             fix="name a column 'score' or 'rank'")
+    width = max(cols.values()) + 1
+    qids, docids, scores, ranks = [], [], [], []
+    for no, line in body:
+        f = line.split("\t")
+        if len(f) < width:
+            errors.bad(no, line, f"expected at least {width} tab-separated fields, found {len(f)}", "separate fields with tabs")
+            continue
+        q, d = f[cols["qid"]].strip(), f[cols["docid"]]
+        if not q or not d:
+            errors.bad(no, line, "empty query id or doc id", "fill both ids")
+            continue
+        if "score" in cols:
+            text = f[cols["score"]].strip()
+            s = parse_score(text)
+            if not check_score(s, text, no, line, errors):
+                continue
+            r = parse_int(f[cols["rank"]].strip()) if "rank" in cols else None
+        else:
+            r = parse_int(f[cols["rank"]].strip())
+            if r is None:
+                errors.bad(no, line, f"rank {f[cols['rank']]!r} is not an integer", "the rank column holds integers")
+                continue
+            s = -float(r)   # rank order: higher score first means lower rank first
+        qids.append(q), docids.append(d), scores.append(s), ranks.append(r)
+    errors.report("run")
+    if not qids:
+        raise InputError("no run lines found", path=name, fix="check that the right file was given")
+    run = Run.from_columns(qids, docids, scores, ranks if all(r is not None for r in ranks) else None)
+    if "score" not in cols:
+        run.notes["scores_from_rank"] = True
+    return run

@@ -1,0 +1,72 @@
+"""Counts and set-based measures (the whole retrieved set, no ranks): num_*, set_*, utility."""
+from __future__ import annotations
+
+import numpy as np
+
+from .ranking import RankedJudged
+from .segments import rel_at, safe_div
+
+
+def num_rel_ret(v: RankedJudged) -> np.ndarray:
+    return np.bincount(v.q[v.isrel], minlength=v.Q)
+
+
+def num_q(v, _p):
+    return np.ones(v.Q)
+
+
+def num_ret(v, _p):
+    return v.num_ret.astype(np.float64)
+
+
+def num_rel(v, _p):
+    return v.num_rel.astype(np.float64)
+
+
+def num_rel_ret_(v, _p):
+    return num_rel_ret(v).astype(np.float64)
+
+
+def num_nonrel_judged_ret(v, _p):
+    return np.bincount(v.q[(v.rel >= 0) & ~v.isrel], minlength=v.Q).astype(np.float64)
+
+
+def set_P(v, _p):
+    return safe_div(num_rel_ret(v), v.num_ret)
+
+
+def set_relative_P(v, _p):
+    return np.where(v.num_rel > 0, safe_div(num_rel_ret(v), np.minimum(v.num_ret, v.num_rel)), 0.0)
+
+
+def set_recall(v, _p):
+    return safe_div(num_rel_ret(v), v.num_rel)
+
+
+def set_map(v, _p):
+    rr = num_rel_ret(v).astype(np.float64)
+    return np.where(v.num_rel > 0, safe_div(rr * rr, v.num_ret.astype(np.float64) * v.num_rel), 0.0)
+
+
+def set_F(v, params):
+    beta = params[0]
+    rr = num_rel_ret(v)
+    P = safe_div(rr, v.num_ret)
+    R = safe_div(rr, v.num_rel)
+    return np.where(rr > 0, safe_div((beta + 1.0) * P * R, beta * P + R), 0.0)
+
+
+def utility(v, params):
+    a, b, c, d = params
+    rr = num_rel_ret(v).astype(np.float64)
+    ret, rel = v.num_ret, v.num_rel
+    return a * rr + b * (ret - rr) + c * (rel - rr) + d * (v.num_docs_in_coll + rr - ret - rel)
+
+
+def judged_at(v, cutoffs):
+    """ir_measures' Judged@k: share of the top k (or of all retrieved, if fewer) that is judged."""
+    out = []
+    for k in cutoffs:
+        judged = rel_at(v, k, v.rel >= 0)
+        out.append(safe_div(judged, np.minimum(v.num_ret, k)))
+    return np.stack(out, axis=1)
