@@ -1,0 +1,1 @@
+"""The ``treckit`` command: one typer app, one module per command group, no logic beyond arguments."""

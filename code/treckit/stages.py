@@ -1,0 +1,130 @@
+"""The pipeline's three stages as functions: ground truth -> qrels, run -> TREC run, evaluation at cutoffs.
+
+The CLI and the staged scripts in ``code/evaluation`` are thin over these.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .io import PathLike, atomic_output
+
+
+def say(msg: str) -> None:
+    print(f"treckit: {msg}", file=sys.stderr)
+
+
+@dataclass
+class QrelsStageResult:
+    judgments: int
+    queries: int
+    id_added: Path | None
+
+
+def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None, id_base: int = 1,
+                id_field: str | None = None, raw_ids: bool = False, duplicates: str = "error",
+                id_added: PathLike | None = None, skip_malformed: bool = False) -> QrelsStageResult:
+    from .api import read_qrels, write_qrels
+    from .formats.detect import detect_qrels
+    from .formats.jsonl import read_quest, write_id_added
+
+    fmt = format or detect_qrels(input).format
+    written_ids = None
+    if fmt == "quest":
+        gt = read_quest(input, id_base=id_base, id_field=id_field, duplicates=duplicates)
+        qrels = gt.qrels
+        if not gt.ids_were_given and str(input) != "-":
+            written_ids = Path(id_added) if id_added else default_id_added_path(input, output)
+            write_id_added(gt, written_ids)
+            say(f"the input had no ids: wrote the id-added JSONL to {written_ids} (qid = line number, base {id_base})")
+    else:
+        qrels = read_qrels(input, fmt, skip_malformed=skip_malformed)
+    write_qrels(qrels, output, escape_ids=not raw_ids)
+    n_q = len(set(qrels.table.column("qid").to_pylist()))
+    return QrelsStageResult(len(qrels), n_q, written_ids)
+
+
+def default_id_added_path(input: PathLike, output: PathLike) -> Path:
+    src = Path(input)
+    stem = src.name[:-3] if src.name.endswith(".gz") else src.name
+    stem = stem[:-6] if stem.endswith(".jsonl") else stem
+    out_dir = Path(output).parent if str(output) != "-" else src.parent
+    return out_dir / f"{stem}_id_added.jsonl"
+
+
+def gold_query_map(gold: PathLike, id_base: int = 1) -> dict[str, str]:
+    """query text -> qid from a QUEST-style gold file (ids from its id field, else line numbers)."""
+    from .formats.jsonl import read_quest
+    gt = read_quest(gold, id_base=id_base)
+    out: dict[str, str] = {}
+    for qid, text in gt.queries:
+        if text in out and out[text] != qid:
+            raise InputError(f"the gold file has the query text {text[:60]!r} twice (ids {out[text]} and {qid})",
+                             path=str(gold), fix="query texts must be unique to join predictions by text")
+        out[text] = qid
+    return out
+
+
+def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None, format: str | None = None,
+              order: str = "auto", ties: str = "keep", duplicates: str = "error", depth: int | None = None,
+              raw_ids: bool = False, gold: PathLike | None = None, id_base: int = 1, layout: str = "auto",
+              fields=None, skip_malformed: bool = False, tsv_third: str = "score"):
+    from .api import read_run, write_run
+    from .convert import convert_run
+    from .progress import status
+
+    with status(f"reading {input}"):
+        qmap = gold_query_map(gold, id_base) if gold else None
+        run = read_run(input, format, layout=layout, fields=fields, query_to_qid=qmap, id_base=id_base,
+                       skip_malformed=skip_malformed, tsv_third=tsv_third)
+    with status("ordering"):
+        out, report = convert_run(run, order=order, ties=ties, duplicates=duplicates, depth=depth,
+                                  run_name=run_name, source=str(input))
+    with status(f"writing {output}"):
+        write_run(out, output, escape_ids=not raw_ids, tag=run_name)
+    for line in report.lines():
+        say(line)
+    return report
+
+
+def default_run_output(input: PathLike) -> Path:
+    p = Path(input)
+    return p.with_name(p.stem + "_trec") if p.suffix in (".jsonl", ".json", ".tsv", ".txt", ".trec", ".run") else p.with_name(p.name + "_trec")
+
+
+def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", order: str = "score"):
+    """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries."""
+    from .api import read_qrels, read_run
+    from .evaluate import EvalOptions, evaluate_requests
+    from .measures.registry import resolve
+
+    ks = ",".join(str(k) for k in sorted(set(cutoffs)))
+    req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
+    res = evaluate_requests(read_qrels(qrels), read_run(run), req, EvalOptions(missing=missing, order=order),
+                            source=str(run), warn=say)
+    s = res.summary
+    ks_sorted = sorted(set(cutoffs))
+    return {
+        "cutoffs": ks_sorted,
+        "recall": {str(k): s[f"recall_{k}"] for k in ks_sorted},
+        "ndcg": {str(k): s[f"ndcg_cut_{k}"] for k in ks_sorted},
+        "mrr": s["recip_rank"],
+        "map": s["map"],
+        "num_queries": res.view.Q,
+    }
+
+
+def format_cutoff_table(t: dict) -> str:
+    lines = [f"{'Cutoff':>6}  {'Recall@k':>8}  {'NDCG@k':>8}"]
+    for k in t["cutoffs"]:
+        lines.append(f"{k:>6}  {t['recall'][str(k)]:>8.4f}  {t['ndcg'][str(k)]:>8.4f}")
+    lines.append(f"MRR {t['mrr']:.4f}   MAP {t['map']:.4f}   queries {t['num_queries']}")
+    return "\n".join(lines) + "\n"
+
+
+def write_json(obj, path: PathLike) -> None:
+    with atomic_output(path) as fh:
+        fh.write(json.dumps(obj, indent=2) + "\n")
