@@ -21,8 +21,9 @@ _ESCAPE = {ch: "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in WHITES
 _UNESCAPE = {v: k for k, v in _ESCAPE.items()}
 _NEEDS_ESCAPE = re.compile("[" + re.escape(WHITESPACE + "%") + "]")
 _ESCAPED = re.compile("|".join(sorted((re.escape(k) for k in _UNESCAPE), key=len, reverse=True)), re.IGNORECASE)
-# a regex usable by pyarrow (RE2) to find the ids that need work
-NEEDS_ESCAPE_RE2 = r"[\s%\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{1c}-\x{1f}]"
+# regexes usable by pyarrow (RE2) to find the ids that need work, without a Python loop
+WHITESPACE_RE2 = "[" + "".join("\\x{%x}" % ord(c) for c in WHITESPACE) + "]"
+NEEDS_ESCAPE_RE2 = "[" + "".join("\\x{%x}" % ord(c) for c in WHITESPACE + "%") + "]"
 
 
 def escape_id(docid: str) -> str:

@@ -79,7 +79,7 @@ def _as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
     if isinstance(value, float):
         value = repr(value) if not value.is_integer() else str(int(value))
     s = str(value)
-    if not s.strip():
+    if not s:
         raise InputError(f"empty {what}", path=name, line=no, text=line, fix=f"every {what} must be non-empty")
     return s
 

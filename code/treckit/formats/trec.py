@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..ids import NEEDS_ESCAPE_RE2, escape_id, unescape_id
+from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, atomic_output, decode_text, display_name, read_bytes
 from ..model import QRELS_SCHEMA, RUN_SCHEMA, Qrels, Run
 from .common import LineErrors, check_score, parse_int, parse_score
@@ -241,8 +241,6 @@ def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -
 # ---------------------------------------------------------------- writing runs
 def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
     """Six columns, single spaces; scores in shortest round-trip form so trec_eval reads the same double."""
-    import pyarrow.csv as pcsv
-
     t = run.table
     _check_no_whitespace_arrow(t.column("qid"), "query id")
     doc = t.column("docid")
@@ -259,10 +257,22 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     tags = pa.repeat(tag, n) if tag else t.column("tag")
     _check_no_whitespace_arrow(tags, "run tag")
     score = pc.add(t.column("score"), 0.0)  # -0.0 -> 0.0, so nothing prints as "-0"
-    out = pa.table({"qid": t.column("qid"), "iter": pa.repeat("Q0", n), "docid": doc,
-                    "rank": t.column("rank"), "score": pc.cast(score, pa.string()), "tag": tags})
+    lines = pc.binary_join_element_wise(t.column("qid"), pa.repeat("Q0", n).cast(pa.string()), doc,
+                                        pc.cast(t.column("rank"), pa.string()), pc.cast(score, pa.string()),
+                                        tags, " ")
+    lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")
     with atomic_output(path, "wb") as fh:
-        pcsv.write_csv(out, fh, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+        for chunk in (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]):
+            fh.write(_string_payload(chunk))
+
+
+def _string_payload(arr: pa.Array) -> bytes | memoryview:
+    """The concatenated bytes of a string array's values, without a Python object per value."""
+    if len(arr) == 0:
+        return b""
+    arr = arr.cast(pa.large_string()) if arr.type != pa.large_string() else arr
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    return memoryview(arr.buffers()[2])[offsets[0]:offsets[-1]]
 
 
 def _check_no_whitespace(values: list[str], what: str) -> None:
@@ -273,7 +283,7 @@ def _check_no_whitespace(values: list[str], what: str) -> None:
 
 
 def _check_no_whitespace_arrow(col, what: str) -> None:
-    bad = pc.or_(pc.match_substring_regex(col, NEEDS_ESCAPE_RE2.replace("%", "")), pc.equal(pc.utf8_length(col), 0))
+    bad = pc.or_(pc.match_substring_regex(col, WHITESPACE_RE2), pc.equal(pc.utf8_length(col), 0))
     if pc.any(bad).as_py():
         first = col.filter(bad)[0].as_py()
         _check_no_whitespace([first], what)

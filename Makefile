@@ -1,0 +1,43 @@
+# treckit pipeline: ground truth -> qrels -> run -> evaluation, on the bundled sample by default.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+OUT    ?= outputs
+QUEST  ?= data/quest_sample/test.jsonl
+RUN    ?= data/quest_sample/bm25_predictions.jsonl
+RUN_NAME ?= bm25
+CUTOFFS ?= 1 5 10 20 50 100
+
+.PHONY: demo all qrels run eval test bench clean venv
+
+demo: all
+
+all: eval
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+qrels: $(VENV)/.installed
+	$(PY) code/evaluation/preprocess_qrels.py --input $(QUEST) --output $(OUT)/test_qrels
+
+run: qrels
+	$(PY) code/evaluation/preprocess_run.py --input $(RUN) --run_name $(RUN_NAME) --gold $(QUEST) --output $(OUT)/$(RUN_NAME).trec
+
+eval: run
+	$(PY) code/evaluation/evaluate.py --run $(OUT)/$(RUN_NAME).trec --qrels $(OUT)/test_qrels --cutoffs $(CUTOFFS) --output $(OUT)/$(RUN_NAME)_results.json
+	$(VENV)/bin/treckit eval -m map -m recip_rank -m ndcg_cut.10 -m recall.100 $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec
+
+test: $(VENV)/.installed
+	$(PY) -m pytest tests
+
+bench: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/run_bench.py
+
+clean:
+	rm -rf $(OUT)/* $(VENV)

@@ -1,0 +1,40 @@
+"""Stage 3: Recall@k, NDCG@k (trec_eval's recall_k / ndcg_cut_k), MRR and MAP of a run.
+
+    python code/evaluation/evaluate.py --run RUN --qrels QRELS [--cutoffs 1 5 10 20 50 100] [--output results.json]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from treckit.errors import TreckitError  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--qrels", required=True)
+    ap.add_argument("--cutoffs", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100])
+    ap.add_argument("--output", default=None, help="JSON file for the numbers")
+    ap.add_argument("--missing", default="skip", choices=["skip", "zero", "error"])
+    ap.add_argument("--order", default="score", choices=["score", "rank"],
+                    help="rank = trust the rank column (the old script's convention)")
+    a = ap.parse_args(argv)
+    from treckit.stages import cutoff_table, format_cutoff_table, say, write_json
+    try:
+        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, order=a.order)
+        sys.stdout.write(format_cutoff_table(table))
+        if a.output:
+            write_json(table, a.output)
+            say(f"wrote {a.output}")
+    except TreckitError as exc:
+        print(f"treckit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

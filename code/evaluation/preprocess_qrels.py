@@ -1,0 +1,36 @@
+"""Stage 1: ground truth (QUEST JSONL, BEIR, TREC) -> TREC qrels.  Thin over treckit.stages.
+
+    python code/evaluation/preprocess_qrels.py --input data/QUEST/test.jsonl --output data/QUEST/test_qrels
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from treckit.errors import TreckitError  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--format", default=None, help="trec | beir-tsv | beir-jsonl | quest (default: detect)")
+    ap.add_argument("--id_base", type=int, default=1, help="qid of the first line when lines have no id")
+    ap.add_argument("--raw_ids", action="store_true", help="write doc ids unescaped (the old format)")
+    ap.add_argument("--duplicates", default="error")
+    a = ap.parse_args(argv)
+    from treckit.stages import qrels_stage, say
+    try:
+        r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates)
+    except TreckitError as exc:
+        print(f"treckit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

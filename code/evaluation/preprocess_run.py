@@ -1,0 +1,42 @@
+"""Stage 2: a run (JSONL, TREC, TSV) -> canonical TREC run.  Thin over treckit.stages.
+
+    python code/evaluation/preprocess_run.py --input RUN --run_name NAME [--output OUT]
+
+The default output is the input path with a ``_trec`` suffix.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from treckit.errors import TreckitError  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--run_name", required=True)
+    ap.add_argument("--output", default=None)
+    ap.add_argument("--gold", default=None, help="QUEST gold JSONL to map id-less predictions by query text")
+    ap.add_argument("--order", default="auto", choices=["auto", "desc", "asc", "given"])
+    ap.add_argument("--break_ties", action="store_true")
+    ap.add_argument("--duplicates", default="error")
+    ap.add_argument("--depth", type=int, default=None)
+    ap.add_argument("--raw_ids", action="store_true")
+    a = ap.parse_args(argv)
+    from treckit.stages import default_run_output, run_stage
+    out = a.output or str(default_run_output(a.input))
+    try:
+        run_stage(a.input, out, run_name=a.run_name, order=a.order, ties="break" if a.break_ties else "keep",
+                  duplicates=a.duplicates, depth=a.depth, raw_ids=a.raw_ids, gold=a.gold)
+    except TreckitError as exc:
+        print(f"treckit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
