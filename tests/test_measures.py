@@ -68,7 +68,10 @@ def qrels_and_run(draw):
     qrels, run = {}, {}
     for q in range(draw(st.integers(1, 4))):
         qid = f"q{q}"
-        j = draw(st.dictionaries(ids, grades, min_size=1, max_size=8))
+        # trec_eval keeps stale grade levels from the previous query when a query has no judgment
+        # >= 0 (num_rel_levels is never reset; pytrec_eval's ndcg can then loop forever): such qrels
+        # are undefined behaviour there, so the cross-checks give every query one grade >= 0.
+        j = draw(st.dictionaries(ids, grades, min_size=1, max_size=8).filter(lambda d: max(d.values()) >= 0))
         qrels[qid] = j
         if draw(st.booleans()) or q == 0:
             # scores exact in float32 (quarter steps) so pytrec_eval's float32 sees the same ties
@@ -80,7 +83,7 @@ CROSS = ["map", "P_5", "recall_10", "ndcg_cut_10", "ndcg", "recip_rank", "Rprec"
          "set_recall", "infAP", "success_1", "map_cut_10", "P_10"]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(qrels_and_run())
 def test_cross_check_pytrec_eval(data):
     pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -97,7 +100,7 @@ def test_cross_check_pytrec_eval(data):
             assert rows[q][m] == pytest.approx(ev[q][m], abs=1e-12), (q, m)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=60, deadline=None)
 @given(qrels_and_run())
 def test_cross_check_ir_measures(data):
     import ir_measures
