@@ -60,9 +60,7 @@ class EvalResult:
 def evaluate_requests(qrels: Qrels, run: Run, requests: list[Request], options: EvalOptions | None = None,
                       source: str = "run", warn=None) -> EvalResult:
     o = options or EvalOptions()
-    view = build_view(qrels, run, level=o.level, max_docs=o.max_docs, judged_only=o.judged_only,
-                      complete=o.complete, missing=o.missing, order=o.order, float32=o.float32,
-                      num_docs_in_coll=o.num_docs_in_coll, source=source, warn=warn)
+    view = build_view(qrels, run, o, source=source, warn=warn)
     complete = o.complete or o.missing == "zero"
     if view.Q == 0:
         raise InputError("no queries with both results and relevance judgments", path=source,
@@ -148,8 +146,13 @@ def _summarise(res: EvalResult, requests, complete: bool, qrels: Qrels, o: EvalO
             elif m.summary == "gm":
                 summary[name] = math.exp(seq_sum(v) / n)
             else:
-                summary[name] = seq_sum(v) / n
+                summary[name] = mean(v)
     return summary
+
+
+def mean(values: np.ndarray) -> float:
+    """trec_eval's average: per-query values added in query order, divided by the number of queries."""
+    return seq_sum(values) / values.size
 
 
 def read_zscores(path) -> dict:

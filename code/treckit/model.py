@@ -86,7 +86,7 @@ class Run:
                      rank: Iterable[int] | None = None, tag: str | Iterable[str] = "treckit") -> "Run":
         qid, docid, score = list(qid), list(docid), list(score)
         if rank is None:
-            rank = _positions(qid)
+            rank = positions(qid)
         tags = [tag] * len(qid) if isinstance(tag, str) else list(tag)
         return cls(_table({"qid": qid, "docid": docid, "score": score, "rank": list(rank), "tag": tags}, RUN_SCHEMA))
 
@@ -126,10 +126,17 @@ class Run:
         return out
 
 
-def _positions(qids: list[str]) -> np.ndarray:
+def positions(qid) -> np.ndarray:
     """1-based position of each row among the rows of its query, in input order."""
-    seen: dict[str, int] = {}
-    out = np.empty(len(qids), dtype=np.int64)
-    for i, q in enumerate(qids):
-        out[i] = seen[q] = seen.get(q, 0) + 1
-    return out
+    import pyarrow.compute as pc
+
+    arr = qid if isinstance(qid, (pa.Array, pa.ChunkedArray)) else pa.array(qid, pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    codes = pc.dictionary_encode(arr).indices.to_numpy().astype(np.int64)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pos = np.empty(codes.size, np.int64)
+    pos[order] = np.arange(codes.size) - np.repeat(starts, counts) + 1
+    return pos

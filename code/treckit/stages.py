@@ -91,8 +91,9 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
 
 
 def default_run_output(input: PathLike) -> Path:
+    """``preds.jsonl`` -> ``preds_trec`` (the old script's convention)."""
     p = Path(input)
-    return p.with_name(p.stem + "_trec") if p.suffix in (".jsonl", ".json", ".tsv", ".txt", ".trec", ".run") else p.with_name(p.name + "_trec")
+    return p.with_name(p.stem + "_trec")
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", order: str = "score"):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import typer
 
 from ..errors import InputError
+from ..formats.common import atol as _atol
 from .main import app
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
@@ -39,15 +40,8 @@ class EvalArgs:
     files: list[str] = field(default_factory=list)
 
 
-def _atol(s: str) -> int:
-    import re
-    m = re.match(r"\s*[+-]?\d+", s)
-    return int(m.group(0)) if m else 0
-
-
 def parse_args(argv: list[str]) -> EvalArgs:
     a = EvalArgs()
-    it = iter(range(len(argv)))
     i = 0
 
     def set_opt(ch: str, val: str | None) -> None:
@@ -73,9 +67,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
             if val not in ("qrels", "trec_results"):
                 raise InputError(f"-{ch} {val}: only the qrels / trec_results formats are supported",
                                  fix="use --qrels-format / --run-format for other input formats")
-        elif ch == "D":
-            pass
-    del it
+        # -D (debug level) is accepted and ignored
     while i < len(argv):
         arg = argv[i]
         if arg == "--":

@@ -1,7 +1,6 @@
 """What every line-oriented reader shares: numbers parsed strictly, errors or counted skips."""
 from __future__ import annotations
 
-import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -21,6 +20,22 @@ def parse_score(text: str) -> float | None:
 
 def parse_int(text: str) -> int | None:
     return int(text) if _INT.fullmatch(text) else None
+
+
+_ATOL = re.compile(r"\s*[+-]?\d+")
+_ATOF = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def atol(text: str) -> int:
+    """C's atol: the integer prefix of ``text``, 0 if none (trec_eval reads flags and cutoffs this way)."""
+    m = _ATOL.match(text)
+    return int(m.group(0)) if m else 0
+
+
+def atof(text: str) -> float:
+    """C's atof on plain decimals: the number prefix of ``text``, 0.0 if none."""
+    m = _ATOF.match(text)
+    return float(m.group(0)) if m else 0.0
 
 
 @dataclass
@@ -54,7 +69,3 @@ def check_score(value: float | None, text: str, line_no: int, line: str, errors:
 
 def decode(docid: str, decode_ids: bool) -> str:
     return unescape_id(docid) if decode_ids else docid
-
-
-def is_finite(x: float) -> bool:
-    return not math.isnan(x)

@@ -19,8 +19,10 @@ class Detection:
 
 
 def _sample(path: PathLike, n: int = 20) -> list[str]:
-    data = read_bytes(path)[: 1 << 16]
-    text = decode_text(data[: data.rfind(b"\n") + 1] or data, path) if len(data) == 1 << 16 else decode_text(data, path)
+    data = read_bytes(path)
+    if len(data) > 1 << 16:                     # whole lines only, so no UTF-8 sequence is cut
+        data = data[: data.rfind(b"\n", 0, 1 << 16) + 1] or data[: 1 << 16]
+    text = decode_text(data, path)
     return [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:n]
 
 

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, atomic_output, decode_text, display_name, read_bytes
-from ..model import QRELS_SCHEMA, RUN_SCHEMA, Qrels, Run
+from ..model import RUN_SCHEMA, Qrels, Run, positions
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -110,20 +110,9 @@ def _read_run_fast(data: bytes, columns: int) -> Run | None:
         return None
     if columns == 3:
         n = t.num_rows
-        rank = _positions_arrow(t.column("qid"))
         t = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
-                      "rank": rank, "tag": pa.array(["treckit"] * n, pa.string()) if n < 1 else pa.repeat("treckit", n)})
+                      "rank": positions(t.column("qid")), "tag": pa.repeat("treckit", n).cast(pa.string())})
     return Run(t.select(RUN_SCHEMA.names).cast(RUN_SCHEMA))
-
-
-def _positions_arrow(qid: pa.ChunkedArray) -> pa.Array:
-    codes = pc.dictionary_encode(qid.combine_chunks()).indices.to_numpy()
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    pos = np.empty(codes.size, np.int64)
-    pos[order] = np.arange(codes.size) - np.repeat(starts, counts) + 1
-    return pa.array(pos)
 
 
 def _decode_run_ids(run: Run, decode_ids: bool) -> Run:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counts import num_rel_ret
-from .ranking import RankedJudged, seq_segment_sum
+from .ranking import RankedJudged
 from .segments import safe_div
 
 MIN_GEO_MEAN = 0.00001
@@ -18,7 +18,7 @@ def _ap_terms(v: RankedJudged):
 
 def map_(v, _p):
     isrel, terms = _ap_terms(v)
-    total = _sum(v, terms, isrel)
+    total = v.per_query_sum(terms, isrel)
     return np.where(num_rel_ret(v) > 0, safe_div(total, v.num_rel), 0.0)
 
 
@@ -31,13 +31,9 @@ def map_cut(v, cutoffs):
     pos = v.pos[isrel]
     out = []
     for k in cutoffs:
-        total = _sum(v, np.where(pos < k, terms, 0.0), isrel)
+        total = v.per_query_sum(np.where(pos < k, terms, 0.0), isrel)
         out.append(safe_div(total, v.num_rel))
     return np.stack(out, axis=1)
-
-
-def _sum(v, terms, mask):
-    return seq_segment_sum(terms, v.q[mask], v.Q)
 
 
 def bpref(v, _p):
@@ -47,7 +43,7 @@ def bpref(v, _p):
     R = v.num_rel[v.q[isrel]]
     num_nonrel = v.rel_levels[:, : max(v.level, 0)].sum(axis=1)[v.q[isrel]]
     terms = np.where(nb > 0, 1.0 - safe_div(np.minimum(nb, R), np.minimum(num_nonrel, R)), 1.0)
-    return safe_div(_sum(v, terms, isrel), v.num_rel)
+    return safe_div(v.per_query_sum(terms, isrel), v.num_rel)
 
 
 def gm_bpref(v, p):
@@ -66,11 +62,11 @@ def infAP(v, _p):
         later = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((k - 1 + nonrel + unj) / j)
                  * ((k - 1 + INFAP_EPSILON) / ((k - 1 + nonrel) + 2 * INFAP_EPSILON)))
     terms = np.where(j == 0, 1.0, later)
-    return safe_div(_sum(v, terms, isrel), v.num_rel)
+    return safe_div(v.per_query_sum(terms, isrel), v.num_rel)
 
 
 def binG(v, _p):
     isrel = v.isrel
     k = v.rel_so_far()[isrel]
     terms = 1.0 / np.log2((3 + v.pos[isrel] - k).astype(np.float64))
-    return np.where(num_rel_ret(v) > 0, safe_div(_sum(v, terms, isrel), v.num_rel), 0.0)
+    return np.where(num_rel_ret(v) > 0, safe_div(v.per_query_sum(terms, isrel), v.num_rel), 0.0)

@@ -95,16 +95,14 @@ class IrmGroup:
     measures: list[IrmMeasure]
 
     def evaluate(self, qrels, run, options, source: str = "run", warn=None):
-        from ..evaluate import EvalResult
-        from .ranking import build_view, seq_sum
+        from ..evaluate import EvalResult, mean
+        from .ranking import build_view
 
-        o = options
-        v = build_view(qrels, run, level=self.level, max_docs=o.max_docs, judged_only=o.judged_only,
-                       complete=o.complete, missing=o.missing, order=o.order, float32=o.float32, source=source, warn=warn)
+        v = build_view(qrels, run, options, level=self.level, source=source, warn=warn)
         cols = [m.text for m in self.measures]
         values = np.stack([np.asarray(m.kernel(v), np.float64) for m in self.measures], axis=1)
         res = EvalResult(v, [], cols, values, {}, {}, {c: "double" for c in cols}, set(cols))
-        res.summary = {c: seq_sum(values[:, j]) / v.Q for j, c in enumerate(cols)}
+        res.summary = {c: mean(values[:, j]) for j, c in enumerate(cols)}
         return res
 
 

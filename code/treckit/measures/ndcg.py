@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .gains import gain_pairs, grade_gain_table, query_gains
-from .ranking import RankedJudged, seq_segment_sum
+from .ranking import RankedJudged
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
 
 
@@ -20,7 +20,7 @@ def _dcg_terms(v: RankedJudged, gain: np.ndarray, cutoff=None):
     mask = gain != 0
     if cutoff is not None:
         mask &= v.pos < cutoff
-    return seq_segment_sum(gain[mask] / np.log2(v.pos[mask] + 2.0), v.q[mask], v.Q)
+    return v.per_query_sum(gain[mask] / np.log2(v.pos[mask] + 2.0), mask)
 
 
 def ndcg(v, pairs):

@@ -51,21 +51,15 @@ class RankedJudged:
         first = np.searchsorted(self.q, self.q, side="left")
         return c - np.concatenate(([0], c))[first]
 
-    @property
-    def starts(self) -> np.ndarray:
-        return np.searchsorted(self.q, np.arange(self.Q), side="left")
-
     def count_before(self, mask: np.ndarray, cutoff: int | np.ndarray) -> np.ndarray:
         """(Q,) number of entries with ``mask`` ranked above ``cutoff`` (scalar or per query)."""
         lim = cutoff if np.isscalar(cutoff) else np.asarray(cutoff)[self.q]
         return np.bincount(self.q[mask & (self.pos < lim)], minlength=self.Q)
 
     def per_query_sum(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-        """Sum of ``values`` per query, added in rank order one by one (as trec_eval does), so the
-        doubles come out bit-identical to its loops."""
-        q = self.q if mask is None else self.q[mask]
-        v = values if mask is None else values[mask]
-        return seq_segment_sum(v, q, self.Q)
+        """(Q,) sum of ``values`` (one per entry, or one per entry selected by ``mask``), added in rank
+        order one by one as trec_eval does, so the doubles come out bit-identical to its loops."""
+        return seq_segment_sum(values, self.q if mask is None else self.q[mask], self.Q)
 
 
 def seq_segment_sum(values: np.ndarray, seg: np.ndarray, nseg: int, cumulative: bool = False):
@@ -97,9 +91,12 @@ def seq_sum(values: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------- building the view
-def build_view(qrels: Qrels, run: Run, *, level: int = 1, max_docs: int | None = None, judged_only: bool = False,
-               complete: bool = False, missing: str = "skip", order: str = "score", float32: bool = False,
-               num_docs_in_coll: int = 0, source: str = "run", warn=None) -> RankedJudged:
+def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
+               warn=None) -> RankedJudged:
+    """The view for ``options`` (an :class:`treckit.evaluate.EvalOptions`); ``level`` overrides its -l."""
+    level = options.level if level is None else level
+    max_docs, judged_only, missing = options.max_docs, options.judged_only, options.missing
+    complete = options.complete
     qt = qrels.table
     qq = qt.column("qid").to_pylist()
     qd = qt.column("docid").to_pylist()
@@ -130,11 +127,11 @@ def build_view(qrels: Qrels, run: Run, *, level: int = 1, max_docs: int | None =
     if not keep.all():
         idx = np.flatnonzero(keep)
         rt, rq = rt.take(pa.array(idx)), rq[idx]
-    if order == "rank":
+    if options.order == "rank":
         key = -rt.column("rank").to_numpy().astype(np.float64)
     else:
         key = rt.column("score").to_numpy()
-        if float32:
+        if options.float32:
             key = key.astype(np.float32).astype(np.float64)
     docid = rt.column("docid").combine_chunks()
     # judged rows: a cheap membership test on doc ids first, exact (qid, docid) after
@@ -146,7 +143,7 @@ def build_view(qrels: Qrels, run: Run, *, level: int = 1, max_docs: int | None =
     jrows, jgrade = cand[in_qrels], grades[in_qrels]
     jgrade = np.where(jgrade < 0, UNJUDGED, jgrade)
     n_per_q = np.bincount(rq, minlength=Qall)
-    _check_duplicates(rq, docid, jrows, source)
+    _check_duplicates(rq, docid, source)
     jpos = _ranks_of(rq, key, docid, jrows, n_per_q)
     present = n_per_q > 0
     num_ret = n_per_q.copy()
@@ -193,14 +190,14 @@ def build_view(qrels: Qrels, run: Run, *, level: int = 1, max_docs: int | None =
     return RankedJudged(qids=[qrel_qids[i] for i in sel], num_ret=num_ret[sel], rel_levels=view_levels,
                         num_rel=view_levels[:, level:].sum(axis=1) if level >= 0 else view_levels.sum(axis=1),
                         q=remap[jq[ek]], pos=jpos[ek], rel=jgrade[ek], level=level, missing=missing_q[sel],
-                        runid=runid, num_docs_in_coll=num_docs_in_coll)
+                        runid=runid, num_docs_in_coll=options.num_docs_in_coll)
 
 
 def _bytes_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
-def _check_duplicates(rq: np.ndarray, docid: pa.Array, jrows: np.ndarray, source: str) -> None:
+def _check_duplicates(rq: np.ndarray, docid: pa.Array, source: str) -> None:
     """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named)."""
     key = pa.table({"q": rq, "d": docid})
     g = key.group_by(["q", "d"]).aggregate([("q", "count")])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import InputError
+from ..formats.common import atof as _atof, atol as _atol
 from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
@@ -113,18 +114,6 @@ class Request:
         if m.params in (DOUBLES, PAIRS) and self.raw is not None:
             return [f"{m.name}_{self.raw}"]
         return [m.name]
-
-
-def _atol(s: str) -> int:
-    import re
-    m = re.match(r"\s*[+-]?\d+", s)
-    return int(m.group(0)) if m else 0
-
-
-def _atof(s: str) -> float:
-    import re
-    m = re.match(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", s)
-    return float(m.group(0)) if m else 0.0
 
 
 def parse_params(m: TrecMeasure, raw: str) -> tuple:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ranking import RankedJudged, seq_segment_sum
+from .ranking import RankedJudged
 
 
 def rel_at(v: RankedJudged, cutoff, mask: np.ndarray | None = None) -> np.ndarray:
@@ -75,5 +75,3 @@ def at_cutoff(prefix: np.ndarray, cutoff) -> np.ndarray:
     out[ok] = prefix[np.flatnonzero(ok), c[ok] - 1]
     return out
 
-
-__all__ = ["rel_at", "safe_div", "segment_max", "powers", "ideal_matrix", "discounted_prefix", "at_cutoff", "seq_segment_sum"]
