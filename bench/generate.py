@@ -20,7 +20,8 @@ def generate(out_dir: Path, queries: int, docs: int, seed: int = 13) -> dict[str
     doc_numbers = rng.integers(0, 5_000_000, size=(queries, docs))
     # make docids unique inside a query: add the column index scaled past the random range
     doc_numbers = doc_numbers * docs + np.arange(docs)[None, :]
-    scores = np.round(rng.random((queries, docs)) * 20.0, 2)
+    # real runs list each query's docs best first: sort scores descending (ties stay in arbitrary docid order)
+    scores = -np.sort(-np.round(rng.random((queries, docs)) * 20.0, 2), axis=1)
     run_path = out_dir / f"run.{queries}x{docs}.trec"
     qrels_path = out_dir / f"qrels.{queries}x{docs}.trec"
     jsonl_path = out_dir / f"run.{queries}x{docs}.jsonl"

@@ -32,7 +32,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
 
 def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
              layout: str = "auto", fields: jsonl.JsonlFields | None = None, query_to_qid: dict | None = None,
-             id_base: int = 1, tsv_third: str = "score", verbose: bool = False) -> Run:
+             id_base: int = 1, tsv_third: str = "score", verbose: bool = False, lean: bool = False) -> Run:
     """A run from TREC (6 or 3 columns), TSV or JSONL."""
     fmt = format
     if fmt is None:
@@ -41,7 +41,7 @@ def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = Tr
         if verbose:
             print(f"treckit: {path}: read as {fmt} run ({det.reason})", file=sys.stderr)
     if fmt == "trec":
-        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout)
+        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout, lean=lean)
     if fmt == "trec3":
         return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, columns=3)
     if fmt == "tsv":

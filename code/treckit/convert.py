@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run
+from .model import RUN_SCHEMA, Run, as_string, id_codes
 
 Order = Literal["auto", "desc", "asc", "given"]
 Ties = Literal["keep", "break"]
@@ -76,10 +76,10 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     t = run.table
     if t.num_rows == 0:
         raise InputError("the run has no documents", path=source, fix="check the input")
-    codes = pc.dictionary_encode(t.column("qid").combine_chunks()).indices.to_numpy().astype(np.int64)
+    codes, _ = id_codes(t.column("qid"))
     t = _drop_duplicates(t, codes, duplicates, report, source)
     if t.num_rows != codes.size:
-        codes = pc.dictionary_encode(t.column("qid").combine_chunks()).indices.to_numpy().astype(np.int64)
+        codes, _ = id_codes(t.column("qid"))
     score = t.column("score").to_numpy()
     given = t.column("rank").to_numpy()
     n_queries = int(codes.max()) + 1
@@ -131,8 +131,10 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         report.depth_dropped = int((~mask).sum())
         keep = np.flatnonzero(mask)
     perm_k, written_k, position_k = perm[keep], written[keep], position[keep]
-    tag_col = pa.repeat(run_name, len(perm_k)) if run_name else t.column("tag").take(pa.array(perm_k))
-    out = pa.Table.from_arrays([t.column("qid").take(pa.array(perm_k)), docid.take(pa.array(perm_k)),
+    take = pa.array(perm_k)
+    tag_col = (pa.repeat(run_name, len(perm_k)) if run_name else
+               pc.fill_null(as_string(t.column("tag")).take(take), run.notes.get("tag", "treckit")))
+    out = pa.Table.from_arrays([as_string(t.column("qid")).take(take), as_string(docid).take(take),
                                 pa.array(written_k + 0.0), pa.array(position_k + 1), tag_col], schema=RUN_SCHEMA)
     report.queries = n_queries
     report.docs = out.num_rows

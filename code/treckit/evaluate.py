@@ -181,7 +181,7 @@ def _as_qrels(x) -> Qrels:
     return read_qrels(x)
 
 
-def _as_run(x) -> Run:
+def _as_run(x, lean: bool = False) -> Run:
     if isinstance(x, Run):
         return x
     if isinstance(x, Mapping):
@@ -189,7 +189,7 @@ def _as_run(x) -> Run:
     if hasattr(x, "columns") and hasattr(x, "iloc"):
         return Run.from_pandas(x)
     from .api import read_run
-    return read_run(x)
+    return read_run(x, lean=lean)
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
@@ -205,8 +205,8 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     if isinstance(measures, str):
         measures = [measures]
     trec_args, irm = split_measures(list(measures))
-    q, r = _as_qrels(qrels), _as_run(run)
     opts = EvalOptions(**options)
+    q, r = _as_qrels(qrels), _as_run(run, lean=opts.order != "rank")
     frames = []
     if trec_args:
         res = evaluate_requests(q, r, resolve(trec_args), opts, warn=lambda m: print("treckit: " + m, file=sys.stderr))

@@ -114,7 +114,8 @@ class Run:
         if self.name:
             return self.name
         n = self.table.num_rows
-        return self.table.column("tag")[n - 1].as_py() if n else "treckit"
+        last = self.table.column("tag")[n - 1].as_py() if n else None
+        return last if last is not None else self.notes.get("tag", "treckit")
 
     def to_pandas(self):
         return self.table.to_pandas()
@@ -126,14 +127,33 @@ class Run:
         return out
 
 
-def positions(qid) -> np.ndarray:
-    """1-based position of each row among the rows of its query, in input order."""
+def as_string(column):
+    """A qid/docid/tag column as plain strings (readers may hand them over dictionary-encoded)."""
+    return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+
+
+def id_codes(column) -> tuple[np.ndarray, list[str]]:
+    """(code of each row, the distinct ids in order of first appearance) of a string or dictionary column."""
     import pyarrow.compute as pc
 
-    arr = qid if isinstance(qid, (pa.Array, pa.ChunkedArray)) else pa.array(qid, pa.string())
+    arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    codes = pc.dictionary_encode(arr).indices.to_numpy().astype(np.int64)
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.unify_dictionaries()
+            values = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in arr.chunks]) if arr.num_chunks else np.zeros(0)
+            arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), values)
+        else:
+            arr = arr.combine_chunks()
+    if not pa.types.is_dictionary(arr.type):
+        arr = pc.dictionary_encode(arr)
+    codes = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, arr.dictionary.to_pylist()
+
+
+def positions(qid) -> np.ndarray:
+    """1-based position of each row among the rows of its query, in input order."""
+    codes, _ = id_codes(qid)
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

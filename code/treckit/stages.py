@@ -104,7 +104,7 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
 
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
     req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
-    res = evaluate_requests(read_qrels(qrels), read_run(run), req, EvalOptions(missing=missing, order=order),
+    res = evaluate_requests(read_qrels(qrels), read_run(run, lean=order != "rank"), req, EvalOptions(missing=missing, order=order),
                             source=str(run), warn=say)
     s = res.summary
     ks_sorted = sorted(set(cutoffs))

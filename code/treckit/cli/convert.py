@@ -6,10 +6,8 @@ from typing import Optional
 
 import typer
 
-from .main import app
 
 
-@app.command("qrels")
 def qrels_cmd(
     input: str = typer.Argument(..., help="ground truth: QUEST JSONL, BEIR TSV/JSONL or TREC qrels ('-' = stdin)"),
     output: str = typer.Option(..., "--output", "-o", help="TREC qrels to write ('-' = stdout)"),
@@ -28,7 +26,6 @@ def qrels_cmd(
     say(f"{r.judgments} judgments for {r.queries} queries written to {output}")
 
 
-@app.command("run")
 def run_cmd(
     input: str = typer.Argument(..., help="run: TREC 6/3-column, TSV or JSONL ('-' = stdin)"),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="TREC run to write (default: INPUT_trec)"),
@@ -60,3 +57,8 @@ def run_cmd(
     run_stage(input, out, run_name=run_name, format=format, order=order, ties="break" if break_ties else "keep",
               duplicates=duplicates, depth=depth, raw_ids=raw_ids, gold=gold, id_base=id_base, layout=layout,
               fields=fields, skip_malformed=skip_malformed, tsv_third=tsv_third)
+
+
+def register(app) -> None:
+    app.command("qrels")(qrels_cmd)
+    app.command("run")(run_cmd)

@@ -5,11 +5,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-import typer
-
 from ..errors import InputError
 from ..formats.common import atol as _atol
-from .main import app
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -133,10 +130,8 @@ treckit options:
 """
 
 
-@app.command("eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                                       "help_option_names": []}, help=EVAL_HELP, add_help_option=False)
-def eval_cmd(ctx: typer.Context) -> None:
-    argv = list(ctx.args)
+def eval_main(argv: list[str]) -> None:
+    """``treckit eval ARGS``: reached without typer (trec_eval's own flag syntax, and a fast start)."""
     if not argv or argv[0] in ("-h", "--help"):
         print(EVAL_HELP)
         return
@@ -163,7 +158,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     results = []
     for path in a.files[1:]:
-        run = read_run(path, a.run_format)
+        run = read_run(path, a.run_format, lean=a.order != "rank")
         parts = []
         if requests:
             parts.append(evaluate_requests(qrels, run, requests, opts, source=path, warn=say))

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import typer
 
-from .main import app
 
 
-@app.command("measures")
 def measures_cmd() -> None:
     """List every measure: trec_eval names with defaults, then ir_measures-style names."""
     from ..measures import irm
@@ -18,9 +16,21 @@ def measures_cmd() -> None:
     print(irm.__doc__)
 
 
-@app.command("detect")
 def detect_cmd(path: str, role: str = typer.Option("run", help="run | qrels")) -> None:
     """Say which format a file is read as, and why."""
     from ..formats.detect import detect_qrels, detect_run
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
+
+
+def eval_cmd(ctx: typer.Context) -> None:
+    """Evaluate runs like trec_eval 10.0: same flags, byte-identical output (treckit eval --help)."""
+    from .evaluate import eval_main
+    eval_main(list(ctx.args))
+
+
+def register(app) -> None:
+    app.command("eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+                add_help_option=False)(eval_cmd)
+    app.command("measures")(measures_cmd)
+    app.command("detect")(detect_cmd)

@@ -1,40 +1,56 @@
-"""Entry point: builds the app and turns treckit's errors into messages and exit codes."""
+"""Entry point: builds the app and turns treckit's errors into messages and exit codes.
+
+``treckit eval`` is dispatched before typer is imported: it parses trec_eval's flags itself,
+and a drop-in trec_eval should start fast.
+"""
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
-import typer
-
-from ..errors import EXIT_RUNTIME, TreckitError
-
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
+from ..errors import EXIT_BAD_INPUT, EXIT_RUNTIME, TreckitError
 
 
-def _register() -> None:
-    from . import convert, evaluate, info  # noqa: F401  (commands register themselves on import)
+@lru_cache(maxsize=None)
+def get_app():
+    """The typer app with every command registered (command modules register on import)."""
+    import typer
+
+    app = typer.Typer(add_completion=False, no_args_is_help=True,
+                      help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
+
+    from . import convert, info
+    convert.register(app)
+    info.register(app)     # eval is listed here too; main() dispatches it before typer loads
+    return app
 
 
 def main(argv: list[str] | None = None) -> int:
-    _register()
+    from ..startup import defer_pandas
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    defer_pandas()
     try:
-        app(args=argv, standalone_mode=False)
+        if argv[:1] == ["eval"]:
+            from .evaluate import eval_main
+            eval_main(argv[1:])
+            return 0
+        get_app()(args=argv, standalone_mode=False)
     except TreckitError as exc:
         print(f"treckit: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except SystemExit as exc:
-        return int(exc.code or 0)
     except KeyboardInterrupt:
         print("treckit: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # click usage errors and the like
-        import click
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:
+        # typer carries its own copy of click: recognise its exceptions by what they offer
+        name = type(exc).__name__
+        if name == "Exit":
+            return exc.exit_code
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):      # usage errors
             exc.show()
-            return 2
-        if isinstance(exc, click.exceptions.Abort):
+            return EXIT_BAD_INPUT
+        if name == "Abort":
             return 1
         print(f"treckit: internal error: {exc!r}", file=sys.stderr)
         return EXIT_RUNTIME
@@ -43,3 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, atomic_output, decode_text, display_name, read_bytes
-from ..model import RUN_SCHEMA, Qrels, Run, positions
+from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -71,19 +71,23 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True) -
 
 # ---------------------------------------------------------------- runs
 def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
-                  layout: RunLayout = "auto", columns: int = 6) -> Run:
-    """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form."""
+                  layout: RunLayout = "auto", columns: int = 6, lean: bool = False) -> Run:
+    """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form.
+
+    ``lean`` (for evaluation): a large file may skip materialising the rank and tag columns,
+    which trec_eval ignores; the run tag is then taken from the last line only.
+    """
     data = read_bytes(path)
     name = display_name(path)
     if len(data) >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
-        fast = _read_run_fast(data, columns)
+        fast = _read_run_fast(data, columns, lean)
         if fast is not None:
             return _decode_run_ids(fast, decode_ids)
     text = decode_text(data, path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
 
-def _read_run_fast(data: bytes, columns: int) -> Run | None:
+def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
     """pyarrow's multithreaded CSV reader for files whose every line splits cleanly; None if any doesn't."""
     import pyarrow.csv as pcsv
 
@@ -92,14 +96,18 @@ def _read_run_fast(data: bytes, columns: int) -> Run | None:
     if b"#" in head.split(b"\n", 1)[0][:1] or b"\r" in head:
         return None
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    types = {"qid": pa.string(), "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
+    # qids repeat: read them dictionary-encoded, which also gives each row its query code for free
+    types = {"qid": pa.dictionary(pa.int32(), pa.string()), "iter": pa.string(), "docid": pa.string(),
+             "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
+    wanted = ["qid", "docid", "score"] if lean or columns == 3 else names
     try:
         t = pcsv.read_csv(pa.py_buffer(data),
                           read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
                           parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                                           escape_char=False, newlines_in_values=False),
                           convert_options=pcsv.ConvertOptions(column_types={n: types[n] for n in names},
-                                                              null_values=[], strings_can_be_null=False,
+                                                              include_columns=wanted, null_values=[],
+                                                              strings_can_be_null=False,
                                                               quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
@@ -108,11 +116,16 @@ def _read_run_fast(data: bytes, columns: int) -> Run | None:
         return None
     if pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
         return None
+    n = t.num_rows
     if columns == 3:
-        n = t.num_rows
-        t = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
-                      "rank": positions(t.column("qid")), "tag": pa.repeat("treckit", n).cast(pa.string())})
-    return Run(t.select(RUN_SCHEMA.names).cast(RUN_SCHEMA))
+        return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
+                             "rank": positions(t.column("qid")), "tag": pa.nulls(n, pa.string())}), notes={"tag": "treckit"})
+    if lean:
+        last = data.rstrip().rsplit(b"\n", 1)[-1].split()
+        return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
+                             "rank": pa.nulls(n, pa.int64()), "tag": pa.nulls(n, pa.string())}),
+                   notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
+    return Run(t.select(RUN_SCHEMA.names))
 
 
 def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
@@ -231,7 +244,8 @@ def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -
 def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
     """Six columns, single spaces; scores in shortest round-trip form so trec_eval reads the same double."""
     t = run.table
-    _check_no_whitespace_arrow(t.column("qid"), "query id")
+    qid = as_string(t.column("qid"))
+    _check_no_whitespace_arrow(qid, "query id")
     doc = t.column("docid")
     if escape_ids:
         mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2)
@@ -243,10 +257,10 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     else:
         _check_raw_ids_arrow(doc)
     n = t.num_rows
-    tags = pa.repeat(tag, n) if tag else t.column("tag")
+    tags = pa.repeat(tag, n).cast(pa.string()) if tag else pc.fill_null(as_string(t.column("tag")), run.tag)
     _check_no_whitespace_arrow(tags, "run tag")
     score = pc.add(t.column("score"), 0.0)  # -0.0 -> 0.0, so nothing prints as "-0"
-    lines = pc.binary_join_element_wise(t.column("qid"), pa.repeat("Q0", n).cast(pa.string()), doc,
+    lines = pc.binary_join_element_wise(qid, pa.repeat("Q0", n).cast(pa.string()), doc,
                                         pc.cast(t.column("rank"), pa.string()), pc.cast(score, pa.string()),
                                         tags, " ")
     lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")

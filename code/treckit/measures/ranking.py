@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..model import Qrels, Run
+from ..model import Qrels, Run, id_codes
+from ..strings import combine, hash64, take_strings
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -117,34 +118,24 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
 
     rt = run.table
     runid = run.tag
-    r_qid = rt.column("qid").combine_chunks()
-    dict_q = pc.dictionary_encode(r_qid)
-    run_qids = dict_q.dictionary.to_pylist()
-    codes = dict_q.indices.to_numpy().astype(np.int64)
+    codes, run_qids = id_codes(rt.column("qid"))
     code_to_q = np.array([qindex.get(q, -1) for q in run_qids], np.int64)
-    rq = code_to_q[codes]
-    keep = rq >= 0                       # run lines of queries without qrels are ignored
-    if not keep.all():
-        idx = np.flatnonzero(keep)
-        rt, rq = rt.take(pa.array(idx)), rq[idx]
+    rq = code_to_q[codes]                # -1: a query without qrels, whose lines are ignored
     if options.order == "rank":
         key = -rt.column("rank").to_numpy().astype(np.float64)
     else:
         key = rt.column("score").to_numpy()
         if options.float32:
             key = key.astype(np.float32).astype(np.float64)
-    docid = rt.column("docid").combine_chunks()
-    # judged rows: a cheap membership test on doc ids first, exact (qid, docid) after
-    cand = np.flatnonzero(pc.is_in(docid, value_set=pa.array(list({d for d in qd}), pa.string())).to_numpy(zero_copy_only=False))
-    cand_docs = docid.take(pa.array(cand)).to_pylist()
-    absent = np.iinfo(np.int64).min
-    grades = np.array([judged.get((qrel_qids[rq[i]], d), absent) for i, d in zip(cand.tolist(), cand_docs)], np.int64)
-    in_qrels = grades != absent
-    jrows, jgrade = cand[in_qrels], grades[in_qrels]
-    jgrade = np.where(jgrade < 0, UNJUDGED, jgrade)
-    n_per_q = np.bincount(rq, minlength=Qall)
-    _check_duplicates(rq, docid, source)
-    jpos = _ranks_of(rq, key, docid, jrows, n_per_q)
+    docid = rt.column("docid")
+    if isinstance(docid, pa.ChunkedArray):
+        docid = docid.combine_chunks()        # one chunk: fast takes for the few strings we compare
+    rkeys = combine(rq, hash64(docid))
+    qkeys = combine(qi_arr, hash64(qt.column("docid")))
+    jrows, jgrade = _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids)
+    _check_duplicates(rq, rkeys, docid, qrel_qids, source)
+    n_per_q = np.bincount(rq[rq >= 0], minlength=Qall)
+    jpos = _ranks_of(rq, key, docid, jrows, Qall)
     present = n_per_q > 0
     num_ret = n_per_q.copy()
     if max_docs is not None:
@@ -197,62 +188,90 @@ def _bytes_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
-def _check_duplicates(rq: np.ndarray, docid: pa.Array, source: str) -> None:
+def _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids):
+    """Rows of the run whose (qid, docid) is in the qrels, and their grades (UNJUDGED for negative ones).
+
+    Hashed keys nominate candidates through a bitmap and a sorted search; each candidate is then
+    confirmed on the strings, so a hash collision can never make a doc judged.
+    """
+    bits = np.zeros(1 << 22, bool)
+    bits[(qkeys & np.uint64((1 << 22) - 1)).astype(np.int64)] = True
+    cand = np.flatnonzero(bits[(rkeys & np.uint64((1 << 22) - 1)).astype(np.int64)] & (rq >= 0))
+    sq = np.sort(qkeys)
+    at = np.minimum(np.searchsorted(sq, rkeys[cand]), sq.size - 1)
+    cand = cand[sq[at] == rkeys[cand]]
+    docs = take_strings(docid, cand)
+    absent = np.iinfo(np.int64).min
+    grades = np.array([judged.get((qrel_qids[rq[i]], d), absent) for i, d in zip(cand.tolist(), docs)], np.int64)
+    ok = grades != absent
+    return cand[ok], np.where(grades[ok] < 0, UNJUDGED, grades[ok])
+
+
+def _check_duplicates(rq, rkeys, docid, qrel_qids, source: str) -> None:
     """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named)."""
-    key = pa.table({"q": rq, "d": docid})
-    g = key.group_by(["q", "d"]).aggregate([("q", "count")])
-    if g.num_rows != rq.size:
-        dup = g.filter(pc.greater(g.column("q_count"), 1))
-        raise InputError(f"the run lists doc {dup.column('d')[0].as_py()!r} {dup.column('q_count')[0].as_py()} times for one query",
-                         path=source, fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+    ev = np.flatnonzero(rq >= 0)
+    k = np.sort(rkeys[ev])
+    same = k[1:] == k[:-1]
+    if not same.any():
+        return
+    suspects = np.flatnonzero(np.isin(rkeys, np.unique(k[1:][same])) & (rq >= 0))
+    seen: dict[tuple[int, str], int] = {}
+    for r, d in zip(suspects.tolist(), take_strings(docid, suspects)):
+        key = (int(rq[r]), d)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[key[0]]!r}",
+                             path=source, fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
 
 
-def _ranks_of(rq: np.ndarray, key: np.ndarray, docid: pa.Array, jrows: np.ndarray, n_per_q: np.ndarray) -> np.ndarray:
+def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int) -> np.ndarray:
     """0-based trec_eval rank of each judged row: the number of rows of its query ranked above it.
 
-    Sparse path: compare each judged row only with the rows of its own query (cost: judged x
-    query length); when judgments are dense a full sort is cheaper, and is used instead.
+    Sparse path: compare each judged row only with the rows of its own query, a block of judged
+    rows at a time against a padded (rows x query length) matrix; when judgments are dense a full
+    sort is cheaper, and is used instead.
     """
     if jrows.size == 0:
         return np.zeros(0, np.int64)
+    group = np.where(rq >= 0, rq, nq)               # ignored lines form one extra group
     n = rq.size
-    work = int(n_per_q[rq[jrows]].sum())
-    if work > 8 * n + 1_000_000:
-        return _ranks_by_sort(rq, key, docid)[jrows]
-    change = np.flatnonzero(np.r_[True, rq[1:] != rq[:-1]])
-    if change.size == int((n_per_q > 0).sum()):        # each query's lines are contiguous: no sort needed
+    n_per = np.bincount(group, minlength=nq + 1)
+    if int(n_per[rq[jrows]].sum()) > 8 * n + 1_000_000:
+        return _ranks_by_sort(group, key, docid)[jrows]
+    change = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    if change.size == int((n_per > 0).sum()):        # each query's lines are contiguous: no sort needed
         perm = None
-        skey = key
-        starts = np.zeros(n_per_q.size, np.int64)
-        starts[rq[change]] = change
+        starts = np.zeros(nq + 1, np.int64)
+        starts[group[change]] = change
     else:
-        perm = np.argsort(rq, kind="stable")
-        skey = key[perm]
-        starts = np.concatenate(([0], np.cumsum(n_per_q)[:-1]))
+        perm = np.argsort(group, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(n_per)[:-1]))
+    skey = key if perm is None else key[perm]
     out = np.empty(jrows.size, np.int64)
-    chunk = max(1, 4_000_000 // max(1, int(n_per_q.max())))
-    for a in range(0, jrows.size, chunk):
-        rows = jrows[a:a + chunk]
+    order = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
+    block = max(1, 4_000_000 // max(1, int(n_per[rq[jrows]].max())))
+    for a in range(0, order.size, block):
+        sel = order[a:a + block]
+        rows = jrows[sel]
         qs = rq[rows]
-        lens = n_per_q[qs]
-        flat = np.repeat(starts[qs] - np.concatenate(([0], np.cumsum(lens)[:-1])), lens) + np.arange(int(lens.sum()))
-        mine = np.repeat(key[rows], lens)
+        lens = n_per[qs]
+        width = int(lens.max())
+        col = np.arange(width)
+        valid = col[None, :] < lens[:, None]
+        flat = np.minimum(starts[qs][:, None] + col[None, :], n - 1)
         other = skey[flat]
-        higher = other > mine
-        tied = other == mine
-        seg_start = np.concatenate(([0], np.cumsum(lens)[:-1]))
-        cnt = np.add.reduceat(higher, seg_start) if higher.size else np.zeros(0, np.int64)
-        if tied.any():
-            owner = np.repeat(np.arange(rows.size), lens)
-            t_idx = np.flatnonzero(tied)
-            other_rows = flat[t_idx] if perm is None else perm[flat[t_idx]]
-            greater = pc.greater(docid.take(pa.array(other_rows)), docid.take(pa.array(rows[owner[t_idx]]))).to_numpy(zero_copy_only=False)
-            cnt = cnt + np.bincount(owner[t_idx][greater], minlength=rows.size)
-        out[a:a + chunk] = cnt
+        mine = key[rows][:, None]
+        cnt = ((other > mine) & valid).sum(axis=1)
+        tie_r, tie_c = np.nonzero((other == mine) & valid)
+        if tie_r.size:
+            other_rows = flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]]
+            greater = pc.greater(docid.take(pa.array(other_rows)), docid.take(pa.array(rows[tie_r]))).to_numpy(zero_copy_only=False)
+            cnt += np.bincount(tie_r[greater], minlength=rows.size)
+        out[sel] = cnt
     return out
 
 
-def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid: pa.Array) -> np.ndarray:
+def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid) -> np.ndarray:
     t = pa.table({"q": rq, "k": key, "d": docid})
     perm = pc.sort_indices(t, sort_keys=[("q", "ascending"), ("k", "descending"), ("d", "descending")]).to_numpy()
     q_sorted = rq[perm]

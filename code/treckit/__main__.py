@@ -1,0 +1,4 @@
+"""python -m treckit: the treckit command."""
+from .cli.main import run
+
+run()
