@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from .errors import InputError
 from .model import RUN_SCHEMA, Run, as_string, id_codes
+from .strings import hash64
 
 Order = Literal["auto", "desc", "asc", "given"]
 Ties = Literal["keep", "break"]
@@ -113,7 +114,8 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         in_tie[1:] |= tie_pair
         in_tie[:-1] |= tie_pair
         report.tied_docs = int(in_tie.sum())
-        report.tied_queries = int(np.unique(codes_s[in_tie]).size)
+        tied_codes = codes_s[in_tie]                     # sorted by query: count the changes
+        report.tied_queries = int(np.count_nonzero(tied_codes[1:] != tied_codes[:-1]) + 1)
     written = eff_s.copy()
     rank_derived = np.zeros(n_queries, bool)
     if order == "given" or (ties == "break" and report.tied_docs):
@@ -131,11 +133,15 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         report.depth_dropped = int((~mask).sum())
         keep = np.flatnonzero(mask)
     perm_k, written_k, position_k = perm[keep], written[keep], position[keep]
-    take = pa.array(perm_k)
-    tag_col = (pa.repeat(run_name, len(perm_k)) if run_name else
-               pc.fill_null(as_string(t.column("tag")).take(take), run.notes.get("tag", "treckit")))
-    out = pa.Table.from_arrays([as_string(t.column("qid")).take(take), as_string(docid).take(take),
-                                pa.array(written_k + 0.0), pa.array(position_k + 1), tag_col], schema=RUN_SCHEMA)
+    identity = perm_k.size == codes.size and bool(np.all(perm_k[1:] > perm_k[:-1]))
+
+    def reordered(col):
+        return col if identity else col.take(pa.array(perm_k))
+
+    tag_col = (pa.repeat(run_name, len(perm_k)).cast(pa.string()) if run_name else reordered(t.column("tag")))
+    # qid and tag may stay dictionary-encoded: the writer decodes them once
+    out = pa.Table.from_arrays([reordered(t.column("qid")), reordered(docid), pa.array(written_k + 0.0),
+                                pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
     report.queries = n_queries
     report.docs = out.num_rows
     if run.notes.get("given_order_queries"):
@@ -148,9 +154,12 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
 def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: ConversionReport, source: str) -> pa.Table:
     """Apply the duplicates policy; a hash aggregation first tells whether there is anything to do."""
     n = t.num_rows
+    keys = np.sort(hash64(t.column("docid"), codes))     # equal (query, doc) pairs hash equal
+    if not (keys[1:] == keys[:-1]).any():
+        return t
     key = pa.table({"c": codes, "d": t.column("docid"), "s": t.column("score"), "i": np.arange(n)})
     groups = key.group_by(["c", "d"]).aggregate([("i", "count")])
-    if groups.num_rows == n:
+    if groups.num_rows == n:                             # only a hash collision: nothing to drop
         return t
     if policy == "error":
         dup = groups.filter(pc.greater(groups.column("i_count"), 1))

@@ -20,7 +20,11 @@ def display_name(path: PathLike) -> str:
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors."""
+    """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
+
+    A large plain file comes back memory-mapped (bytes-like, read-only), so that the fast readers
+    parse it in place instead of copying it first.
+    """
     name = display_name(path)
     try:
         if str(path) == "-":
@@ -30,6 +34,11 @@ def read_bytes(path: PathLike) -> bytes:
             if p.is_dir():
                 raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
             with open(p, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size >= 1 << 24 and fh.read(2) != b"\x1f\x8b":
+                    import mmap
+                    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                fh.seek(0)
                 data = fh.read()
     except FileNotFoundError:
         raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)") from None
@@ -45,6 +54,8 @@ def read_bytes(path: PathLike) -> bytes:
 
 def decode_text(data: bytes, path: PathLike) -> str:
     """UTF-8 text (a BOM is dropped); a wrong encoding names the line and the byte offset."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -65,6 +76,22 @@ def require_content(text: str, path: PathLike, what: str) -> None:
     if not text.strip():
         raise InputError(f"the file is empty: no {what} in it", path=display_name(path),
                          fix=f"check that the right file was given and that it was fully written")
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike) -> Iterator[str]:
+    """A temp path beside ``path`` for a native writer; renamed into place only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 @contextlib.contextmanager

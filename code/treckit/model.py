@@ -138,13 +138,11 @@ def id_codes(column) -> tuple[np.ndarray, list[str]]:
 
     arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
     if isinstance(arr, pa.ChunkedArray):
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.unify_dictionaries()
-            values = arr.chunk(0).dictionary if arr.num_chunks else pa.array([], pa.string())
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in arr.chunks]) if arr.num_chunks else np.zeros(0)
-            arr = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), values)
-        else:
-            arr = arr.combine_chunks()
+        if pa.types.is_dictionary(arr.type) and arr.num_chunks:
+            arr = arr.unify_dictionaries()      # every chunk now shares the first-appearance dictionary
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False).astype(np.int64) for c in arr.chunks])
+            return codes, arr.chunk(0).dictionary.to_pylist()
+        arr = arr.combine_chunks()
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
     codes = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)

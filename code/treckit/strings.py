@@ -28,14 +28,30 @@ def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return off, raw
 
 
-def hash64(arr) -> np.ndarray:
-    """A 64-bit hash of every string of ``arr`` (uint64 array of the same length)."""
+_SLICE = 1 << 19
+
+
+def hash64(arr, group: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit hash of every string of ``arr`` (uint64 array of the same length); with ``group``
+    (one integer per string, e.g. the query) the hash keys the pair (group, string).
+
+    Works on slices of half a million strings (cache-sized), two at a time: numpy releases
+    the GIL in these loops, so both cores work.
+    """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = [_hash_chunk(c) for c in chunks if len(c)]
+    pieces = [c.slice(i, _SLICE) for c in chunks for i in range(0, len(c), _SLICE)]
+    bounds = np.cumsum([0] + [len(p) for p in pieces])
+    seeds = [None if group is None else group[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    if len(pieces) <= 1:
+        parts = [_hash_chunk(p, s) for p, s in zip(pieces, seeds)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            parts = list(pool.map(_hash_chunk, pieces, seeds))
     return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
-def _hash_chunk(arr: pa.Array) -> np.ndarray:
+def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
     off, raw = _buffers(arr)
     start, end = off[:-1], off[1:]
     lens = end - start
@@ -57,8 +73,11 @@ def _hash_chunk(arr: pa.Array) -> np.ndarray:
             w[i] = int.from_bytes(raw[start[r]:end[r]].tobytes(), "little")
         short_words = w
     last = np.maximum(end - 8, 0)
-    h = np.full(n, 0xCBF29CE484222325, np.uint64)
     with np.errstate(over="ignore"):
+        if group is None:
+            h = np.full(n, 0xCBF29CE484222325, np.uint64)
+        else:
+            h = (group.astype(np.uint64) + np.uint64(1)) * _MIX
         for k in range(int((lens.max() + 7) // 8)):
             # whole words inside the string; the last one ends at the string's end (overlapping)
             w = words[np.minimum(start + 8 * k, last)]
@@ -70,16 +89,6 @@ def _hash_chunk(arr: pa.Array) -> np.ndarray:
         h *= _MIX
         h ^= h >> np.uint64(29)
     return h
-
-
-def combine(group: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """One uint64 key per (group, string hash)."""
-    with np.errstate(over="ignore"):
-        k = (group.astype(np.uint64) + np.uint64(1)) * _MIX
-        k ^= h
-        k *= _PRIME
-        k ^= k >> np.uint64(31)
-    return k
 
 
 def take_strings(arr, idx: np.ndarray) -> list[str]:

@@ -149,6 +149,10 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
                    id_base: int = 1, skip_malformed: bool = False) -> Run:
     f = fields or JsonlFields()
     name = display_name(path)
+    if not skip_malformed:
+        fast = _read_jsonl_run_fast(path, f)
+        if fast is not None:
+            return fast
     errors = LineErrors(name, skip_malformed)
     qids: list[str] = []
     docids: list[str] = []
@@ -184,6 +188,55 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
     if by_text:
         run.notes["joined_by_query_text"] = by_text
     return run
+
+
+def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
+    """pyarrow's JSON reader for large files of the plain shape {id, docs: [str], scores: [number]};
+    None (the line-by-line reader takes over, with its precise errors) for anything else."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    from ..io import read_bytes
+
+    data = read_bytes(path)
+    if len(data) < 1 << 20:
+        return None
+    head = bytes(data[: data.find(b"\n") if data.find(b"\n") > 0 else 65536])
+    try:
+        first = json.loads(head)
+    except ValueError:
+        return None
+    id_key = f.id or _first_key(first, ID_FIELDS)
+    docs_key = f.docs or _first_key(first, DOCS_FIELDS)
+    scores_key = f.scores or _first_key(first, SCORES_FIELDS)
+    if not (id_key and docs_key and scores_key and isinstance(first.get(id_key), str)
+            and isinstance(first.get(docs_key), list) and isinstance(first.get(scores_key), list)):
+        return None
+    schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))])
+    try:
+        t = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(block_size=1 << 24),
+                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    t = t.combine_chunks()
+    ids, docs, scores = t.column(id_key).chunk(0), t.column(docs_key).chunk(0), t.column(scores_key).chunk(0)
+    if ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids):
+        return None
+    lens = pc.list_value_length(docs).to_numpy(zero_copy_only=False)
+    if not np.array_equal(lens, pc.list_value_length(scores).to_numpy(zero_copy_only=False)):
+        return None
+    flat_docs, flat_scores = pc.list_flatten(docs), pc.list_flatten(scores)
+    if (flat_docs.null_count or flat_scores.null_count or pc.any(pc.is_nan(flat_scores)).as_py()
+            or pc.any(pc.equal(pc.utf8_length(flat_docs), 0)).as_py() or len(flat_docs) == 0):
+        return None
+    parent = pc.list_parent_indices(docs).cast(pa.int32())
+    n = len(flat_docs)
+    starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    table = pa.table({"qid": pa.DictionaryArray.from_arrays(parent, ids), "docid": flat_docs, "score": flat_scores,
+                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": pa.nulls(n, pa.string())})
+    return Run(table, notes={"tag": "treckit"})
 
 
 def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, line_id: int, name: str, no: int, line: str) -> str:

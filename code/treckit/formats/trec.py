@@ -8,6 +8,7 @@ path (pyarrow); anything it cannot split goes through the careful line parser.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Literal
 
@@ -17,19 +18,28 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
-from ..io import PathLike, atomic_output, decode_text, display_name, read_bytes
+from ..io import PathLike, atomic_output, atomic_path, decode_text, display_name, read_bytes
 from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
 _FAST_PATH_MIN_BYTES = 1 << 20
+_FAST_QRELS_MIN_BYTES = 1 << 16
 _QRELS_LINE = re.compile(r"\s*(\S+)\s+(\S+)\s+(.*\S)\s+(\S+)\s*")
 
 
 # ---------------------------------------------------------------- qrels
 def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
-    text = decode_text(read_bytes(path), path)
+    data = read_bytes(path)
+    if len(data) >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
+        t = _arrow_read(data, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
+        if t is not None and t.num_rows and not pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
+            t = t.set_column(0, "qid", as_string(t.column("qid")))
+            if decode_ids and data.find(b"%") >= 0:
+                t = t.set_column(2, "docid", pa.array([unescape_id(d) for d in t.column("docid").to_pylist()], pa.string()))
+            return Qrels(t.combine_chunks())
+    text = decode_text(data, path)
     errors = LineErrors(name, skip_malformed)
     qids, iters, docids, grades = [], [], [], []
     for no, line in enumerate(text.splitlines(), 1):
@@ -82,34 +92,45 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if len(data) >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(data, columns, lean)
         if fast is not None:
-            return _decode_run_ids(fast, decode_ids)
+            # escaped ids all contain '%': a file without one needs no decoding pass
+            return _decode_run_ids(fast, decode_ids) if data.find(b"%") >= 0 else fast
     text = decode_text(data, path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
 
-def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
-    """pyarrow's multithreaded CSV reader for files whose every line splits cleanly; None if any doesn't."""
+_TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()),   # qids repeat: dictionary-encoded, row codes for free
+          "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(),
+          "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
+
+
+def _arrow_read(data, names: list[str], wanted: list[str]) -> pa.Table | None:
+    """pyarrow's multithreaded CSV reader, when every line of ``data`` splits into ``names`` cleanly
+    on single spaces or single tabs; None as soon as anything does not (comments, runs of spaces,
+    ids with spaces, bad numbers), and the careful line parser takes over."""
     import pyarrow.csv as pcsv
 
-    head = data[:65536]
-    delimiter = "\t" if b"\t" in head else " "
-    if b"#" in head.split(b"\n", 1)[0][:1] or b"\r" in head:
+    head = bytes(data[:65536])
+    if head.startswith(b"#") or data.find(b"\n#") >= 0 or b"\r" in head:
         return None
-    names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    # qids repeat: read them dictionary-encoded, which also gives each row its query code for free
-    types = {"qid": pa.dictionary(pa.int32(), pa.string()), "iter": pa.string(), "docid": pa.string(),
-             "rank": pa.int64(), "score": pa.float64(), "tag": pa.string()}
-    wanted = ["qid", "docid", "score"] if lean or columns == 3 else names
+    delimiter = "\t" if b"\t" in head else " "
     try:
-        t = pcsv.read_csv(pa.py_buffer(data),
-                          read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-                          parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                                          escape_char=False, newlines_in_values=False),
-                          convert_options=pcsv.ConvertOptions(column_types={n: types[n] for n in names},
-                                                              include_columns=wanted, null_values=[],
-                                                              strings_can_be_null=False,
-                                                              quoted_strings_can_be_null=False))
+        return pcsv.read_csv(pa.py_buffer(data),
+                             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+                             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                                             escape_char=False, newlines_in_values=False),
+                             convert_options=pcsv.ConvertOptions(column_types={n: _TYPES[n] for n in names},
+                                                                 include_columns=wanted, null_values=[],
+                                                                 strings_can_be_null=False,
+                                                                 quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
+    """The vectorized path for large clean runs; None sends the file to the line parser."""
+    names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
+    t = _arrow_read(data, names, ["qid", "docid", "score"] if lean or columns == 3 else names)
+    if t is None:
         return None
     score = t.column("score")
     if score.null_count or pc.any(pc.is_nan(score)).as_py() or t.num_rows == 0:
@@ -121,7 +142,10 @@ def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": positions(t.column("qid")), "tag": pa.nulls(n, pa.string())}), notes={"tag": "treckit"})
     if lean:
-        last = data.rstrip().rsplit(b"\n", 1)[-1].split()
+        end = len(data)
+        while end and data[end - 1:end].isspace():
+            end -= 1
+        last = data[data.rfind(b"\n", 0, end) + 1:end].split()
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": pa.nulls(n, pa.int64()), "tag": pa.nulls(n, pa.string())}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
@@ -139,7 +163,7 @@ def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
     idx = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
     for i in idx.tolist():
         values[i] = unescape_id(values[i])
-    return Run(run.table.set_column(1, "docid", pa.array(values, pa.string())), run.name)
+    return dataclasses.replace(run, table=run.table.set_column(1, "docid", pa.array(values, pa.string())))
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
@@ -244,12 +268,13 @@ def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -
 def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
     """Six columns, single spaces; scores in shortest round-trip form so trec_eval reads the same double."""
     t = run.table
-    qid = as_string(t.column("qid"))
+    qid = t.column("qid")
     _check_no_whitespace_arrow(qid, "query id")
+    qid = as_string(qid)
     doc = t.column("docid")
     if escape_ids:
-        mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2)
-        if pc.any(mask).as_py():
+        mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2) if _may_need_escape(doc) else None
+        if mask is not None and pc.any(mask).as_py():
             values = doc.to_pylist()
             for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist():
                 values[i] = escape_id(values[i])
@@ -257,14 +282,27 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     else:
         _check_raw_ids_arrow(doc)
     n = t.num_rows
-    tags = pa.repeat(tag, n).cast(pa.string()) if tag else pc.fill_null(as_string(t.column("tag")), run.tag)
+    tags = pa.repeat(tag, n).cast(pa.string()) if tag else t.column("tag")
+    if tags.null_count:
+        tags = pc.fill_null(as_string(tags), run.tag)
     _check_no_whitespace_arrow(tags, "run tag")
-    score = pc.add(t.column("score"), 0.0)  # -0.0 -> 0.0, so nothing prints as "-0"
-    lines = pc.binary_join_element_wise(qid, pa.repeat("Q0", n).cast(pa.string()), doc,
-                                        pc.cast(t.column("rank"), pa.string()), pc.cast(score, pa.string()),
-                                        tags, " ")
-    lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")
+    tags = as_string(tags)
+    score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
+    iters = pa.repeat("Q0", n).cast(pa.string())
+    rank = pc.cast(t.column("rank"), pa.string())
+    plain_file = str(path) != "-" and not str(path).endswith(".gz")
+    if plain_file and not _has_bytes(doc, b'" \t\n\r'):
+        # Arrow's CSV writer, unquoted and writing natively, is the fast path; it refuses '"' and
+        # separators inside values, which the joined-lines path below takes
+        import pyarrow.csv as pcsv
+        out = pa.table({"qid": qid, "iter": iters, "docid": doc, "rank": rank, "score": score, "tag": tags})
+        with atomic_path(path) as tmp:
+            pcsv.write_csv(out, tmp, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ",
+                                                                     quoting_style="none"))
+        return
     with atomic_output(path, "wb") as fh:
+        lines = pc.binary_join_element_wise(qid, iters, doc, rank, score, tags, " ")
+        lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")
         for chunk in (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]):
             fh.write(_string_payload(chunk))
 
@@ -285,7 +323,30 @@ def _check_no_whitespace(values: list[str], what: str) -> None:
                              fix=f"rename the {what} (e.g. replace spaces with underscores)")
 
 
+def _data_bytes(col):
+    """The data buffers of a string column as bytes objects (a superset of its values' bytes)."""
+    for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if len(c) and c.buffers()[2] is not None:
+            yield c.buffers()[2].to_pybytes()
+
+
+def _has_bytes(col, chars: bytes) -> bool:
+    return any(data.find(bytes([ch])) >= 0 for data in _data_bytes(col) for ch in chars)
+
+
+_ESCAPE_STARTS = bytes([9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 37])
+
+
+def _may_need_escape(col) -> bool:
+    """Only ids with a byte that can start an escape (ASCII whitespace, '%', any non-ASCII byte)
+    go through the (slower) regex; memchr-speed scans of the raw data decide."""
+    return any(not data.isascii() or any(data.find(bytes([ch])) >= 0 for ch in _ESCAPE_STARTS)
+               for data in _data_bytes(col))
+
+
 def _check_no_whitespace_arrow(col, what: str) -> None:
+    if pa.types.is_dictionary(col.type):           # check each distinct value once
+        col = (col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col).dictionary
     bad = pc.or_(pc.match_substring_regex(col, WHITESPACE_RE2), pc.equal(pc.utf8_length(col), 0))
     if pc.any(bad).as_py():
         first = col.filter(bad)[0].as_py()

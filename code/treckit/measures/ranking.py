@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..model import Qrels, Run, id_codes
-from ..strings import combine, hash64, take_strings
+from ..strings import hash64, take_strings
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -130,8 +130,8 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     docid = rt.column("docid")
     if isinstance(docid, pa.ChunkedArray):
         docid = docid.combine_chunks()        # one chunk: fast takes for the few strings we compare
-    rkeys = combine(rq, hash64(docid))
-    qkeys = combine(qi_arr, hash64(qt.column("docid")))
+    rkeys = hash64(docid, rq)                        # one key per (query, doc id)
+    qkeys = hash64(qt.column("docid"), qi_arr)
     jrows, jgrade = _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids)
     _check_duplicates(rq, rkeys, docid, qrel_qids, source)
     n_per_q = np.bincount(rq[rq >= 0], minlength=Qall)
@@ -209,8 +209,7 @@ def _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids):
 
 def _check_duplicates(rq, rkeys, docid, qrel_qids, source: str) -> None:
     """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named)."""
-    ev = np.flatnonzero(rq >= 0)
-    k = np.sort(rkeys[ev])
+    k = np.sort(rkeys if rq.size and rq.min() >= 0 else rkeys[rq >= 0])
     same = k[1:] == k[:-1]
     if not same.any():
         return

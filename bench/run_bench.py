@@ -1,0 +1,156 @@
+"""Benchmarks: treckit against its peers, in one run, on seeded generated data.
+
+    .venv/bin/python bench/run_bench.py [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers]
+
+Evaluation (issue 3): the whole process `treckit eval -m ndcg_cut.10 -m recall.100 -m recip_rank -m map`
+against pytrec_eval (trec_eval's C code), ir_measures and ranx computing the same four measures, each
+in a fresh process; wall time (best of --repeat) and peak RSS; and whether their means agree.
+Conversion (issue 2): `treckit run` from JSONL and from TREC to TREC, against a plain-Python
+line-by-line converter doing the same job.
+Start-up: `treckit --help` and a 1,500-line evaluation.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+MEASURES = ["ndcg_cut_10", "recall_100", "recip_rank", "map"]
+
+TRECKIT_EVAL = """
+import json, resource, sys, io, contextlib
+from treckit.cli.main import main
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    rc = main(["eval", "--format", "json", "-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map", sys.argv[1], sys.argv[2]])
+s = json.loads(buf.getvalue())[0]["summary"]
+print(json.dumps({"means": {k: s[k] for k in %r}, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+""" % (MEASURES,)
+
+PYTREC = """
+import json, resource, sys, pytrec_eval
+with open(sys.argv[1]) as f: q = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: r = pytrec_eval.parse_run(f)
+ev = pytrec_eval.RelevanceEvaluator(q, {"ndcg_cut.10", "recall.100", "recip_rank", "map"}).evaluate(r)
+m = {k: sum(v[k] for v in ev.values()) / len(ev) for k in %r}
+print(json.dumps({"means": m, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+""" % (MEASURES,)
+
+IRM = """
+import json, resource, sys, ir_measures
+from ir_measures import nDCG, R, RR, AP
+agg = ir_measures.calc_aggregate([nDCG@10, R@100, RR, AP], ir_measures.read_trec_qrels(sys.argv[1]), ir_measures.read_trec_run(sys.argv[2]))
+m = {"ndcg_cut_10": agg[nDCG@10], "recall_100": agg[R@100], "recip_rank": agg[RR], "map": agg[AP]}
+print(json.dumps({"means": m, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+RANX = """
+import json, resource, sys
+from ranx import Qrels, Run, evaluate
+q = Qrels.from_file(sys.argv[1], kind="trec"); r = Run.from_file(sys.argv[2], kind="trec")
+res = evaluate(q, r, ["ndcg@10", "recall@100", "mrr", "map"])
+m = {"ndcg_cut_10": res["ndcg@10"], "recall_100": res["recall@100"], "recip_rank": res["mrr"], "map": res["map"]}
+print(json.dumps({"means": m, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+PLAIN_CONVERT = """
+import json, resource, sys
+# the plain-Python baseline: one line at a time, sort each query, write TREC
+src, dst = sys.argv[1], sys.argv[2]
+out = open(dst, "w")
+if src.endswith(".jsonl"):
+    for line in open(src):
+        o = json.loads(line)
+        pairs = sorted(zip(o["scores"], o["docs"]), key=lambda p: (-p[0], [-ord(c) for c in p[1]]))
+        for i, (s, d) in enumerate(pairs, 1):
+            out.write(f"{o['qid']} Q0 {d} {i} {s!r} plain\\n")
+else:
+    runs = {}
+    for line in open(src):
+        q, _, d, _, s, _ = line.split()
+        runs.setdefault(q, []).append((float(s), d))
+    for q, pairs in runs.items():
+        pairs.sort(key=lambda p: (-p[0], [-ord(c) for c in p[1]]))
+        for i, (s, d) in enumerate(pairs, 1):
+            out.write(f"{q} Q0 {d} {i} {s!r} plain\\n")
+out.close()
+print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+TRECKIT_CONVERT = """
+import json, resource, sys
+from treckit.cli.main import main
+rc = main(["run", sys.argv[1], "-o", sys.argv[2], "--run-name", "treckit", "--order", "desc"])
+print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "rc": rc}))
+"""
+
+
+def timed(code: str, *args: str, repeat: int = 1) -> tuple[float, dict]:
+    best, info = float("inf"), {}
+    for _ in range(repeat):
+        t = time.perf_counter()
+        p = subprocess.run([PY, "-c", code, *args], capture_output=True, text=True)
+        wall = time.perf_counter() - t
+        if p.returncode != 0:
+            raise SystemExit(f"benchmark step failed:\n{p.stderr[-2000:]}")
+        if wall < best:
+            best, info = wall, json.loads(p.stdout.strip().splitlines()[-1])
+    return best, info
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=7000)
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--skip-peers", action="store_true")
+    ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench")
+    a = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "bench"))
+    from generate import generate
+    tag = f"{a.queries}x{a.docs}"
+    paths = {"run": a.out / f"run.{tag}.trec", "qrels": a.out / f"qrels.{tag}.trec", "jsonl": a.out / f"run.{tag}.jsonl"}
+    if not all(p.exists() for p in paths.values()):
+        print(f"generating {tag} ...", file=sys.stderr)
+        paths = generate(a.out, a.queries, a.docs)
+    q, r = str(paths["qrels"]), str(paths["run"])
+    rows = []
+    t_tk, tk = timed(TRECKIT_EVAL, q, r, repeat=a.repeat)
+    rows.append(("treckit eval", t_tk, tk))
+    if not a.skip_peers:
+        for name, code, rep in (("pytrec_eval", PYTREC, a.repeat), ("ir_measures", IRM, 1), ("ranx", RANX, 1)):
+            t, info = timed(code, q, r, repeat=rep)
+            rows.append((name, t, info))
+    print(f"\n## Evaluation, {a.queries} queries x {a.docs} docs ({a.queries * a.docs:,} run lines)\n")
+    print("| tool | wall (s) | vs treckit | peak RSS (MiB) | " + " | ".join(MEASURES) + " | agrees with treckit |")
+    print("|---|---|---|---|" + "---|" * len(MEASURES) + "---|")
+    for name, t, info in rows:
+        m = info["means"]
+        agree = all(abs(m[k] - tk["means"][k]) < 1e-9 for k in MEASURES)
+        diff = "" if agree else " (" + ", ".join(f"{k} {m[k] - tk['means'][k]:+.2e}" for k in MEASURES if abs(m[k] - tk["means"][k]) >= 1e-9) + ")"
+        print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {info['rss'] / 1024:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
+              + f" | {'yes' if agree else 'no' + diff} |")
+    print(f"\n## Conversion to TREC ({a.queries * a.docs:,} lines)\n")
+    print("| input | treckit run (s) | peak RSS (MiB) | plain Python (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for kind in ("jsonl", "run"):
+        src = str(paths[kind])
+        t1, i1 = timed(TRECKIT_CONVERT, src, str(a.out / f"converted.{kind}.trec"), repeat=a.repeat)
+        t2, _ = timed(PLAIN_CONVERT, src, str(a.out / f"plain.{kind}.trec"))
+        print(f"| {'JSONL' if kind == 'jsonl' else 'TREC'} | {t1:.2f} | {i1['rss'] / 1024:.0f} | {t2:.2f} | {t2 / t1:.1f}x |")
+    print("\n## Start-up\n")
+    data = ROOT.parent / "shared" / "data" / "trec_eval"
+    t_help, _ = timed("import json,subprocess,sys; subprocess.run([sys.executable,'-m','treckit','--help'],capture_output=True); print(json.dumps({}))", repeat=a.repeat)
+    print(f"- `treckit --help` (including a python launching it): {t_help:.2f} s")
+    if data.is_dir():
+        t_small, _ = timed(TRECKIT_EVAL, str(data / "qrels.test"), str(data / "results.test"), repeat=a.repeat)
+        print(f"- 1,500-line evaluation, whole process: {t_small:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
