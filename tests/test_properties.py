@@ -71,3 +71,17 @@ def test_beir_tsv_reader(tmp_path_factory, judgments):
     got = read_qrels(p)
     assert got.to_dict() == Qrels.from_columns([k[0] for k in judgments], [k[1] for k in judgments],
                                                list(judgments.values())).to_dict()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=40), st.integers(0, 39))
+def test_hash64_is_a_function_of_the_string_alone(values, cut):
+    import pyarrow as pa
+    from treckit.strings import hash64
+    whole = hash64(pa.array(values)).tolist()
+    cut = min(cut, len(values))
+    parts = hash64(pa.chunked_array([pa.array(values[:cut], pa.string()), pa.array(values[cut:], pa.string())])).tolist()
+    assert whole == parts
+    for i, x in enumerate(values):
+        for j, y in enumerate(values):
+            assert (whole[i] == whole[j]) == (x == y)

@@ -79,12 +79,13 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
         else:
             h = (group.astype(np.uint64) + np.uint64(1)) * _MIX
         for k in range(int((lens.max() + 7) // 8)):
-            # whole words inside the string; the last one ends at the string's end (overlapping)
+            # whole words inside the string; the last one ends at the string's end (overlapping).
+            # A string takes part in as many rounds as it has words, whatever its neighbours' lengths.
             w = words[np.minimum(start + 8 * k, last)]
             if short_words is not None:
                 w[short] = short_words
-            h ^= w
-            h *= _PRIME
+            mixed = (h ^ w) * _PRIME
+            h = mixed if k == 0 else np.where(lens > 8 * k, mixed, h)
         h ^= lens.astype(np.uint64)
         h *= _MIX
         h ^= h >> np.uint64(29)

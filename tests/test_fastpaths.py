@@ -1,0 +1,108 @@
+"""The vectorized paths for large files give exactly what the careful line-by-line paths give."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from treckit.api import read_qrels, read_run
+from treckit.errors import InputError
+from treckit.evaluate import EvalOptions, evaluate_requests
+from treckit.formats import jsonl, trec
+from treckit.io import read_text
+from treckit.measures import ranking
+from treckit.measures.registry import resolve
+from treckit.strings import hash64
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A run over 1 MiB (fast path) with ties, shuffled query order and docs shared across queries."""
+    rng = np.random.default_rng(5)
+    d = tmp_path_factory.mktemp("big")
+    lines, qrels, objs = [], [], []
+    for q in rng.permutation(400):
+        docs = [f"doc{x}" for x in rng.choice(2000, size=120, replace=False)]
+        scores = np.round(rng.random(120) * 3, 1)
+        lines += [f"{q} Q0 {doc} {i + 1} {s!r} tag{q % 3}\n" for i, (doc, s) in enumerate(zip(docs, scores.tolist()))]
+        objs.append(json.dumps({"qid": str(q), "docs": docs, "scores": scores.tolist()}) + "\n")
+        for doc in rng.choice(docs, size=6, replace=False):
+            qrels.append(f"{q} 0 {doc} {int(rng.integers(-1, 3))}\n")
+        qrels.append(f"{q} 0 unretrieved{q} 1\n")
+    (d / "run").write_text("".join(lines))
+    (d / "run.jsonl").write_text("".join(objs) * 4)   # repeated ids: the fast path must refuse it
+    (d / "run1.jsonl").write_text("".join(objs))
+    (d / "qrels").write_text("".join(qrels))
+    assert (d / "run").stat().st_size > 1 << 20
+    return d
+
+
+def test_trec_fast_read_equals_line_parser(big):
+    fast = read_run(big / "run")
+    slow = trec._read_run_lines(read_text(big / "run"), "run", True, False, "auto", 6)
+    assert fast.to_dict() == slow.to_dict()
+    assert fast.tag == slow.tag == "tag" + str(int(slow.table.column("qid")[-1].as_py()) % 3)
+    assert read_run(big / "run", lean=True).tag == slow.tag
+
+
+def test_jsonl_fast_read_equals_line_parser(big):
+    fast = jsonl._read_jsonl_run_fast(big / "run1.jsonl", jsonl.JsonlFields())
+    assert fast is not None
+    assert fast.to_dict() == read_run(big / "run").to_dict()
+    assert fast.table.column("rank").to_pylist()[:3] == [1, 2, 3]
+    with pytest.raises(InputError, match="appears again"):
+        read_run(big / "run.jsonl")
+
+
+@pytest.mark.parametrize("path", ["sparse", "sort"])
+def test_eval_rank_paths_agree_with_small_file_path(big, monkeypatch, path):
+    qrels, run = read_qrels(big / "qrels"), read_run(big / "run", lean=True)
+    req = resolve(["all_trec"])
+    base = evaluate_requests(qrels, read_run(big / "run"), req)
+    if path == "sort":
+        real = ranking._ranks_of
+
+        def forced(rq, key, docid, jrows, nq):
+            group = np.where(rq >= 0, rq, nq)
+            return ranking._ranks_by_sort(group, key, docid)[jrows]
+        monkeypatch.setattr(ranking, "_ranks_of", forced)
+    got = evaluate_requests(qrels, run, req)
+    assert np.array_equal(np.nan_to_num(got.values), np.nan_to_num(base.values))
+    # and the ranks equal a plain sort by (score desc, docno desc)
+    rt = read_run(big / "run").to_dict()
+    q0 = got.view.qids[0]
+    judged = {d for d, g in qrels.to_dict()[q0].items()}
+    order = sorted(rt[q0].items(), key=lambda x: (x[1], x[0]), reverse=True)
+    expected = sorted(i for i, (d, _) in enumerate(order) if d in judged)
+    sel = got.view.q == 0
+    assert sorted(got.view.pos[sel].tolist()) == expected
+
+
+def test_duplicate_run_lines_are_an_error_in_eval(big, tmp_path):
+    text = (big / "run").read_text()
+    first = text.splitlines()[5]
+    (tmp_path / "dup").write_text(text + first.replace(" 6 ", " 999 ") + "\n")
+    with pytest.raises(InputError, match="more than once"):
+        evaluate_requests(read_qrels(big / "qrels"), read_run(tmp_path / "dup", lean=True), resolve(["map"]))
+
+
+def test_hash64_equal_strings_equal_hashes_and_groups():
+    import pyarrow as pa
+    vals = ["", "a", "ab", "abcdefgh", "abcdefghi", "abcdefghij" * 5, "Zürich", "a b", "a", "abcdefghi"]
+    h = hash64(pa.array(vals))
+    for i, x in enumerate(vals):
+        for j, y in enumerate(vals):
+            assert (h[i] == h[j]) == (x == y)
+    g = hash64(pa.array(["x", "x"]), np.array([1, 2]))
+    assert g[0] != g[1]
+
+
+def test_hash64_does_not_depend_on_neighbours_or_slicing():
+    import pyarrow as pa
+    vals = ["doc496", "unretrieved70", "a", "abcdefghijklmnopq", "Zürich"]
+    alone = [int(hash64(pa.array([v]))[0]) for v in vals]
+    together = hash64(pa.array(vals)).tolist()
+    sliced = [int(hash64(pa.array(vals).slice(i, 1))[0]) for i in range(len(vals))]
+    chunked = hash64(pa.chunked_array([pa.array(vals[:2]), pa.array(vals[2:])])).tolist()
+    assert alone == together == sliced == chunked
