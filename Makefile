@@ -8,9 +8,9 @@ RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval test bench clean venv
+.PHONY: demo all qrels run eval compare test bench clean venv
 
-demo: all
+demo: compare
 
 all: eval
 
@@ -31,6 +31,14 @@ run: qrels
 eval: run
 	$(PY) code/evaluation/evaluate.py --run $(OUT)/$(RUN_NAME).trec --qrels $(OUT)/test_qrels --cutoffs $(CUTOFFS) --output $(OUT)/$(RUN_NAME)_results.json
 	$(VENV)/bin/treckit eval -m map -m recip_rank -m ndcg_cut.10 -m recall.100 $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec
+
+# stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown, LaTeX and PNG
+compare: eval
+	$(PY) code/evaluation/preprocess_run.py --input data/quest_sample/dense_predictions.jsonl --run_name dense --output $(OUT)/dense.trec
+	$(VENV)/bin/treckit compare $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec $(OUT)/dense.trec \
+	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map --query-types $(OUT)/test_id_added.jsonl \
+	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
+	  --latex $(OUT)/compare.tex --plot $(OUT)/compare.png
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

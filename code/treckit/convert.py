@@ -12,7 +12,8 @@ Rules (each documented with an example in the README):
   with the order, else writes rank-derived scores ``n, n-1, ..., 1``.
 * **ties** (equal scores inside a query) are counted and reported; trec_eval breaks them
   by docno descending, and the output ranks say so.  ``ties="break"`` keeps the input
-  order among tied docs instead, by writing rank-derived scores.
+  order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"`` orders
+  tied docs by doc id ascending (the convention of some older evaluators), likewise.
 * **duplicates** (same qid and docid): ``error`` (default), ``keep-first``, ``keep-max``, ``keep-last``.
 * **depth**: keep the top ``depth`` docs of each query.
 """
@@ -30,7 +31,7 @@ from .model import RUN_SCHEMA, Run, as_string, id_codes
 from .strings import hash64
 
 Order = Literal["auto", "desc", "asc", "given"]
-Ties = Literal["keep", "break"]
+Ties = Literal["keep", "break", "docid-asc"]
 Duplicates = Literal["error", "keep-first", "keep-max", "keep-last"]
 ORDERS = ("auto", "desc", "asc", "given")
 DUPLICATES = ("error", "keep-first", "keep-max", "keep-last")
@@ -71,6 +72,8 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         raise InputError(f"unknown order {order!r}", fix=f"use one of {', '.join(ORDERS)}")
     if duplicates not in DUPLICATES:
         raise InputError(f"unknown duplicates policy {duplicates!r}", fix=f"use one of {', '.join(DUPLICATES)}")
+    if ties not in ("keep", "break", "docid-asc"):
+        raise InputError(f"unknown ties policy {ties!r}", fix="use keep, break or docid-asc")
     if depth is not None and depth < 1:
         raise InputError(f"depth must be at least 1, got {depth}", fix="pass a positive --depth")
     report = ConversionReport()
@@ -101,6 +104,9 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         perm = np.lexsort((rowidx, given, codes))
     elif ties == "break":
         perm = np.lexsort((rowidx, given, -effective, codes))
+    elif ties == "docid-asc":
+        perm = pc.sort_indices(pa.table({"c": codes, "e": effective, "d": docid}),
+                               sort_keys=[("c", "ascending"), ("e", "descending"), ("d", "ascending")]).to_numpy()
     else:
         perm = _trec_eval_order(codes, effective, docid)
     codes_s, eff_s = codes[perm], effective[perm]
@@ -118,7 +124,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         report.tied_queries = int(np.count_nonzero(tied_codes[1:] != tied_codes[:-1]) + 1)
     written = eff_s.copy()
     rank_derived = np.zeros(n_queries, bool)
-    if order == "given" or (ties == "break" and report.tied_docs):
+    if order == "given" or (ties in ("break", "docid-asc") and report.tied_docs):
         doc_s = docid.take(pa.array(perm))
         ok_pair = (eff_s[:-1] > eff_s[1:]) | ((eff_s[:-1] == eff_s[1:]) &
                                                pc.greater(doc_s.slice(0, len(doc_s) - 1), doc_s.slice(1)).to_numpy(zero_copy_only=False))

@@ -129,3 +129,74 @@ def format_cutoff_table(t: dict) -> str:
 def write_json(obj, path: PathLike) -> None:
     with atomic_output(path) as fh:
         fh.write(json.dumps(obj, indent=2) + "\n")
+
+
+def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *, names: list[str] | None = None,
+                  configs: list[PathLike] | None = None, options=None, out_json: PathLike | None = None,
+                  out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
+                  out_latex: PathLike | None = None, out_plot: PathLike | None = None,
+                  corpus: PathLike | None = None, queries: PathLike | None = None,
+                  query_types: PathLike | None = None, prepare=None):
+    """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
+
+    ``prepare`` (optional) turns each read Run into the Run to evaluate (the old rq_eval's tie rule).
+    """
+    from .api import read_qrels, read_run
+    from .compare import report
+    from .compare.compare import System, compare
+    from .compare.config import file_digest, load_config
+
+    systems = []
+    for cfg_path in configs or []:
+        cfg = load_config(cfg_path)
+        run = read_run(cfg.run_path, cfg.format)
+        systems.append(System(cfg.name, prepare(run) if prepare else run, str(cfg.run_path), file_digest(cfg.run_path),
+                              str(cfg.config_path), cfg.config_digest))
+    for i, path in enumerate(runs):
+        run = read_run(path)
+        name = (names[i] if names and i < len(names) else None) or run.tag
+        systems.append(System(name, prepare(run) if prepare else run, str(path), file_digest(path)))
+    if names and configs:
+        for s, n in zip(systems, names):
+            s.name = n
+    if len({s.name for s in systems}) != len(systems):
+        for i, s in enumerate(systems):       # run tags often coincide: fall back to file names
+            s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
+    comp = compare(read_qrels(qrels), systems, measures, options, warn=say)
+    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": file_digest(qrels)}
+    types = read_query_types(query_types) if query_types else None
+    if out_json:
+        report.write_json(comp, out_json)
+    if out_csv:
+        report.write_csv(comp, out_csv)
+    if out_markdown:
+        with atomic_output(out_markdown) as fh:
+            fh.write(report.markdown(comp, types))
+    if out_latex:
+        with atomic_output(out_latex) as fh:
+            fh.write(report.latex(comp))
+    if out_plot:
+        report.plot(comp, out_plot)
+    return comp
+
+
+def read_query_types(path: PathLike) -> dict[str, str]:
+    """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
+    from .io import read_text
+    text = read_text(path)
+    out: dict[str, str] = {}
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            obj = json.loads(line)
+            meta = obj.get("metadata") or {}
+            qid = str(obj.get("id", obj.get("qid", no)))
+            out[qid] = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
+        else:
+            f = line.split("\t")
+            if len(f) < 2:
+                raise InputError("a query-types line is 'qid<TAB>type'", path=str(path), line=no, text=line,
+                                 fix="separate qid and type with a tab")
+            out[f[0]] = f[1].strip()
+    return out

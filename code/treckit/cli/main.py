@@ -19,8 +19,9 @@ def get_app():
     app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
-    from . import convert, info
+    from . import compare, convert, info
     convert.register(app)
+    compare.register(app)
     info.register(app)     # eval is listed here too; main() dispatches it before typer loads
     return app
 

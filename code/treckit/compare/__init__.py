@@ -1,0 +1,1 @@
+"""Comparing systems: paired statistics, the comparison itself, configs, and its reports."""
