@@ -85,7 +85,7 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
             if short_words is not None:
                 w[short] = short_words
             mixed = (h ^ w) * _PRIME
-            h = mixed if k == 0 else np.where(lens > 8 * k, mixed, h)
+            h = mixed if k == 0 and short_words is None else np.where(lens > 8 * k, mixed, h)
         h ^= lens.astype(np.uint64)
         h *= _MIX
         h ^= h >> np.uint64(29)

@@ -7,12 +7,10 @@ Exponential gain (2^g - 1, as scikit-learn and the older evaluators) is an optio
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .gains import gain_pairs, grade_gain_table, query_gains
-from .ranking import RankedJudged
+from .gains import gain_pairs, grade_gain_table
+from .ranking import RankedJudged, seq_segment_sum
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
 
 
@@ -55,161 +53,91 @@ def ndcg_exp(v, _p):
     return ndcg_cut(v, [np.iinfo(np.int64).max], exponential=True)[:, 0]
 
 
-# ------------------------------------------------------------------ rank-walking measures
-# ndcg_rel, Rndcg and G follow the ideal ranking and the run side by side with state that
-# changes at level boundaries; they walk each query's ranks (judged docs are sparse, so the
-# walk is over a dense list only as long as needed).
-def _dense(v: RankedJudged, qi: int, lo: int, hi: int) -> np.ndarray:
-    rels = np.full(int(v.num_ret[qi]), -1, np.int64)
-    rels[v.pos[lo:hi]] = v.rel[lo:hi]
-    return rels
-
-
-def _walk(v: RankedJudged, pairs, per_query) -> np.ndarray:
+# ------------------------------------------------------------------ measures along the ideal ranking
+# ndcg_rel, Rndcg and G compare the run with the ideal ranking rank by rank.  trec_eval walks both
+# lists; here each becomes a few gathers from the ideal ranking's running sums at the ranks of
+# the judged docs, and sums added in rank order (so the doubles match trec_eval's loops).
+def _ideal(v: RankedJudged, pairs):
+    """(gain of each entry, (Q, W) ideal gains, (Q, W) running ideal DCG, ideal length N* per query)."""
     custom = gain_pairs(pairs)
-    starts = np.searchsorted(v.q, np.arange(v.Q + 1))
-    out = np.zeros(v.Q)
-    for qi in range(v.Q):
-        gains = query_gains(v.rel_levels[qi], custom)
-        lookup = {lv: g for lv, g, _ in gains}
-        out[qi] = per_query(_dense(v, qi, starts[qi], starts[qi + 1]), gains, lookup, int(v.num_rel[qi]))
-    return out
+    table = grade_gain_table(v, custom)
+    gain = table[v.rel + 2]
+    ideal = ideal_matrix(v.rel_levels, table[2:].copy()) if v.rel_levels.shape[1] else np.zeros((v.Q, 0))
+    n_ideal = (ideal > 0).sum(axis=1)
+    return gain, ideal, discounted_prefix(ideal), n_ideal
 
 
-def _ideal_iter(gains):
-    """Yield the ideal gain at positions 0, 1, ... (0.0 once the levels run out), as trec_eval walks it."""
-    cur = len(gains) - 1
-    n_at = 0
-    while True:
-        n_at += 1
-        while cur >= 0 and n_at > gains[cur][2]:
-            n_at = 1
-            cur -= 1
-        yield gains[cur][1] if cur >= 0 else 0.0
+def _at(matrix: np.ndarray, q: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """matrix[q, col] with col clipped into the row (the last column stands for 'all of it')."""
+    if matrix.shape[1] == 0:
+        return np.zeros(q.size)
+    return matrix[q, np.clip(col, 0, matrix.shape[1] - 1)]
 
 
-def _ndcg_rel_q(rels, gains, lookup, _num_rel):
-    top = gains[-1][1] if gains else 0.0
-    ideal = _ideal_iter(gains)
-    results_dcg = ideal_dcg = total = 0.0
-    num_rel = num_rel_ret = 0
-    i = 0
-    ideal_gain = top
-    n = rels.size
-    while i < n and ideal_gain > 0.0:
-        g = lookup.get(int(rels[i]), 0.0)
-        if g != 0:
-            results_dcg += g / math.log2(i + 2)
-        ideal_gain = next(ideal)
-        if ideal_gain > 0.0:
-            num_rel += 1
-            ideal_dcg += ideal_gain / math.log2(i + 2)
-        if g > 0:
-            total += results_dcg / ideal_dcg
-            num_rel_ret += 1
-        i += 1
-    while i < n:
-        g = lookup.get(int(rels[i]), 0.0)
-        if g != 0:
-            results_dcg += g / math.log2(i + 2)
-        if g > 0:
-            total += results_dcg / ideal_dcg
-            num_rel_ret += 1
-        i += 1
-    while ideal_gain > 0.0:
-        ideal_gain = next(ideal)
-        if ideal_gain > 0.0:
-            num_rel += 1
-            ideal_dcg += ideal_gain / math.log2(i + 2)
-        i += 1
-    if ideal_dcg == 0.0:
-        return 0.0
-    total += (num_rel - num_rel_ret) * results_dcg / ideal_dcg
-    return total / num_rel if total > 0.0 else 0.0
-
-
-def _rndcg_q(rels, gains, lookup, num_rel):
-    if num_rel == 0:
-        return 0.0
-    top = gains[-1][1] if gains else 0.0
-    ideal = _ideal_iter(gains)
-    results_dcg = ideal_dcg = total = 0.0
-    changes = 0
-    ideal_gain = old = top
-    i, n = 0, rels.size
-    while i < n and ideal_gain > 0.0:
-        g = lookup.get(int(rels[i]), 0.0)
-        ideal_gain = next(ideal)
-        if old != ideal_gain:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                changes += 1
-            old = ideal_gain
-        if g != 0:
-            results_dcg += g / math.log2(i + 2)
-        if ideal_gain > 0.0:
-            ideal_dcg += ideal_gain / math.log2(i + 2)
-        i += 1
-    if i < n:
-        while i < n:
-            g = lookup.get(int(rels[i]), 0.0)
-            if g != 0:
-                results_dcg += g / math.log2(i + 2)
-            i += 1
-        if ideal_dcg > 0.0:
-            total += results_dcg / ideal_dcg
-            changes += 1
-    while ideal_gain > 0.0:
-        ideal_gain = next(ideal)
-        if old != ideal_gain:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                changes += 1
-            old = ideal_gain
-        if ideal_gain > 0.0:
-            ideal_dcg += ideal_gain / math.log2(i + 2)
-        i += 1
-    return total / changes if changes else 0.0
-
-
-def _g_q(rels, gains, lookup, _num_rel):
-    top = gains[-1][1] if gains else 0.0
-    ideal = _ideal_iter(gains)
-    results_g = sum_results = sum_ideal = sum_cost = 0.0
-    min_cost = 1.0
-    ideal_gain = top
-    i, n = 0, rels.size
-    while i < n and ideal_gain > 0.0:
-        g = lookup.get(int(rels[i]), 0.0)
-        sum_results += g
-        ideal_gain = next(ideal)
-        if ideal_gain > 0.0:
-            sum_ideal += ideal_gain
-        sum_cost += ideal_gain if ideal_gain >= min_cost else min_cost
-        if g != 0:
-            results_g += g / math.log2(2 + sum_cost - sum_results)
-        i += 1
-    while i < n:
-        g = lookup.get(int(rels[i]), 0.0)
-        sum_results += g
-        sum_cost += min_cost
-        if g != 0:
-            results_g += g / math.log2(2 + sum_cost - sum_results)
-        i += 1
-    while ideal_gain > 0.0:
-        ideal_gain = next(ideal)
-        if ideal_gain > 0.0:
-            sum_ideal += ideal_gain
-    return results_g / sum_ideal if sum_ideal > 0.0 else 0.0
+def _dcg_before(v: RankedJudged, gain: np.ndarray, q: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """Running DCG of the run over ranks < limit, for each (query, limit) asked."""
+    nz = gain != 0
+    eq, ep = v.q[nz], v.pos[nz]
+    run = seq_segment_sum(gain[nz] / np.log2(ep + 2.0), eq, v.Q, cumulative=True)
+    key = eq * (np.int64(v.num_ret.max()) + 2) + ep
+    at = np.searchsorted(key, q * (np.int64(v.num_ret.max()) + 2) + limit, side="left") - 1
+    ok = (at >= 0) & (eq[np.maximum(at, 0)] == q) if eq.size else np.zeros(q.size, bool)
+    return np.where(ok, run[np.maximum(at, 0)] if eq.size else 0.0, 0.0)
 
 
 def ndcg_rel(v, pairs):
-    return _walk(v, pairs, _ndcg_rel_q)
+    """Mean over the relevant docs (by gain) of nDCG at their ranks; missing ones count at the end."""
+    gain, ideal, iprefix, n_ideal = _ideal(v, pairs)
+    pos_gain = gain > 0
+    eq, ep = v.q[pos_gain], v.pos[pos_gain]
+    rdcg = _dcg_before(v, gain, eq, ep + 1)
+    idcg = _at(iprefix, eq, np.minimum(ep, n_ideal[eq] - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = v.per_query_sum(rdcg / idcg, pos_gain)
+        nrr = np.bincount(eq, minlength=v.Q)
+        final = _dcg_before(v, gain, np.arange(v.Q), v.num_ret)
+        full = _at(iprefix, np.arange(v.Q), n_ideal - 1)
+        total = total + (n_ideal - nrr) * final / full
+        return np.where(total > 0, total / n_ideal, 0.0)
 
 
+@np.errstate(divide="ignore", invalid="ignore")
 def Rndcg(v, pairs):
-    return _walk(v, pairs, _rndcg_q)
+    """Mean of nDCG taken where the ideal ranking steps down a grade level (and at the run's end)."""
+    gain, ideal, iprefix, n_ideal = _ideal(v, pairs)
+    Q, W = ideal.shape
+    padded = np.concatenate([ideal, np.zeros((Q, 1))], axis=1)
+    steps = padded[:, 1:] != padded[:, :-1]                 # ideal gain changes before rank c = col + 1
+    eq, ecol = np.nonzero(steps)
+    c = ecol + 1
+    rd = _dcg_before(v, gain, eq, np.minimum(c, v.num_ret[eq]))
+    idc = _at(iprefix, eq, c - 1)
+    terms = [(eq, c, rd / idc)]
+    end = (v.num_ret > n_ideal + 1) & (n_ideal > 0)      # the run goes on past a non-empty ideal ranking
+    qe = np.flatnonzero(end)
+    terms.append((qe, np.full(qe.size, np.iinfo(np.int64).max), _dcg_before(v, gain, qe, v.num_ret[qe])
+                  / _at(iprefix, qe, n_ideal[qe] - 1)))
+    q_all = np.concatenate([t[0] for t in terms])
+    c_all = np.concatenate([t[1] for t in terms])
+    x_all = np.concatenate([t[2] for t in terms])
+    order = np.lexsort((c_all, q_all))
+    total = seq_segment_sum(x_all[order], q_all[order], Q)
+    changes = np.bincount(q_all, minlength=Q)
+    return np.where((v.num_rel > 0) & (changes > 0), safe_div(total, changes), 0.0)
 
 
+@np.errstate(divide="ignore", invalid="ignore")
 def G(v, pairs):
-    return _walk(v, pairs, _g_q)
+    """trec_eval's G: gain over log2(2 + ideal cost so far - gain so far), normalised by the ideal's gain."""
+    gain, ideal, iprefix, n_ideal = _ideal(v, pairs)
+    Q, W = ideal.shape
+    cost = np.cumsum(np.maximum(ideal, 1.0), axis=1) if W else np.zeros((Q, 0))
+    nz = gain != 0
+    eq, ep = v.q[nz], v.pos[nz]
+    results = seq_segment_sum(gain[nz], eq, Q, cumulative=True)
+    inside = ep < W
+    cost_at = np.where(inside, _at(cost, eq, ep), (_at(cost, eq, np.full(eq.size, W - 1)) if W else 0.0) + (ep - W + 1))
+    terms = gain[nz] / np.log2(2 + cost_at - results)
+    total = v.per_query_sum(terms, nz)
+    sum_ideal = np.cumsum(ideal, axis=1)[:, -1] if W else np.zeros(Q)
+    return np.where(sum_ideal > 0, safe_div(total, sum_ideal), 0.0)
