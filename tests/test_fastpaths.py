@@ -106,3 +106,12 @@ def test_hash64_does_not_depend_on_neighbours_or_slicing():
     sliced = [int(hash64(pa.array(vals).slice(i, 1))[0]) for i in range(len(vals))]
     chunked = hash64(pa.chunked_array([pa.array(vals[:2]), pa.array(vals[2:])])).tolist()
     assert alone == together == sliced == chunked
+
+
+def test_comment_line_that_splits_like_data_is_still_a_comment(big, tmp_path):
+    lines = (big / "run").read_text().splitlines(keepends=True)
+    lines.insert(len(lines) // 2, "# Q0 looks 1 2.0 like_data\n")
+    (tmp_path / "run").write_text("".join(lines))
+    run = read_run(tmp_path / "run")
+    assert "#" not in set(run.table.column("qid").to_pylist())
+    assert run.to_dict() == read_run(big / "run").to_dict()

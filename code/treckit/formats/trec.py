@@ -36,7 +36,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         t = _arrow_read(data, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows and not pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
             t = t.set_column(0, "qid", as_string(t.column("qid")))
-            if decode_ids and data.find(b"%") >= 0:
+            if decode_ids and _contains_byte(t.column("docid"), 37):
                 t = t.set_column(2, "docid", pa.array([unescape_id(d) for d in t.column("docid").to_pylist()], pa.string()))
             return Qrels(t.combine_chunks())
     text = decode_text(data, path)
@@ -92,8 +92,8 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if len(data) >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(data, columns, lean)
         if fast is not None:
-            # escaped ids all contain '%': a file without one needs no decoding pass
-            return _decode_run_ids(fast, decode_ids) if data.find(b"%") >= 0 else fast
+            # escaped ids all contain '%': ids without one need no decoding pass
+            return _decode_run_ids(fast, decode_ids) if _contains_byte(fast.table.column("docid"), 37) else fast
     text = decode_text(data, path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
@@ -110,7 +110,7 @@ def _arrow_read(data, names: list[str], wanted: list[str]) -> pa.Table | None:
     import pyarrow.csv as pcsv
 
     head = bytes(data[:65536])
-    if head.startswith(b"#") or data.find(b"\n#") >= 0 or b"\r" in head:
+    if head.startswith(b"#") or b"\n#" in head or b"\r" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
     try:
@@ -124,6 +124,17 @@ def _arrow_read(data, names: list[str], wanted: list[str]) -> pa.Table | None:
                                                                  quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+    # a comment line further down that happened to split into the right number of fields
+    # shows up as a qid starting with '#': checked on the distinct qids only
+    qid = t.column("qid").unify_dictionaries() if t.num_rows else t.column("qid")
+    if t.num_rows and any(q.startswith("#") for q in qid.chunk(0).dictionary.to_pylist()):
+        return None
+    return t
+
+
+def _contains_byte(col, byte: int) -> bool:
+    """Whether any value of a string column contains ``byte`` (a scan of the data buffers)."""
+    return any(data.find(bytes([byte])) >= 0 for data in _data_bytes(col))
 
 
 def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
