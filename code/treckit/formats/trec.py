@@ -114,14 +114,14 @@ def _arrow_read(data, names: list[str], wanted: list[str]) -> pa.Table | None:
         return None
     delimiter = "\t" if b"\t" in head else " "
     try:
-        return pcsv.read_csv(pa.py_buffer(data),
-                             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-                             parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                                             escape_char=False, newlines_in_values=False),
-                             convert_options=pcsv.ConvertOptions(column_types={n: _TYPES[n] for n in names},
-                                                                 include_columns=wanted, null_values=[],
-                                                                 strings_can_be_null=False,
-                                                                 quoted_strings_can_be_null=False))
+        t = pcsv.read_csv(pa.py_buffer(data),
+                          read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+                          parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                                          escape_char=False, newlines_in_values=False),
+                          convert_options=pcsv.ConvertOptions(column_types={n: _TYPES[n] for n in names},
+                                                              include_columns=wanted, null_values=[],
+                                                              strings_can_be_null=False,
+                                                              quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     # a comment line further down that happened to split into the right number of fields
