@@ -11,9 +11,20 @@ from hypothesis import strategies as st
 
 from treckit.evaluate import EvalOptions
 from treckit.measures import ndcg
-from treckit.measures.gains import gain_pairs, query_gains
+from treckit.measures.gains import gain_pairs
 from treckit.measures.ranking import build_view
 from treckit.model import Qrels, Run
+
+
+def query_gains(rel_levels_row: np.ndarray, custom: dict[int, float]) -> list[tuple[int, float, int]]:
+    """(grade, gain, docs at grade) for one query, sorted by gain ascending, as trec_eval's setup_gains."""
+    nz = np.flatnonzero(rel_levels_row)
+    n_levels = int(nz[-1]) + 1 if nz.size else 0
+    gains = {lv: (g, int(rel_levels_row[lv]) if 0 <= lv < n_levels else 0) for lv, g in custom.items()}
+    for lv in range(n_levels):
+        if lv not in gains:
+            gains[lv] = (float(lv), int(rel_levels_row[lv]))
+    return sorted(((lv, g, n) for lv, (g, n) in gains.items()), key=lambda t: t[1])
 
 
 def _ideal_iter(gains):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.errors import TreckitError  # noqa: E402
+from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -23,17 +23,14 @@ def main(argv=None) -> int:
     ap.add_argument("--order", default="score", choices=["score", "rank"],
                     help="rank = trust the rank column (the old script's convention)")
     a = ap.parse_args(argv)
-    from treckit.stages import cutoff_table, format_cutoff_table, say, write_json
-    try:
+
+    def body():
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, order=a.order)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)
             say(f"wrote {a.output}")
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+    return run_script(body)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.errors import TreckitError  # noqa: E402
+from treckit.stages import qrels_stage, run_script, say  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -22,14 +22,11 @@ def main(argv=None) -> int:
     ap.add_argument("--raw_ids", action="store_true", help="write doc ids unescaped (the old format)")
     ap.add_argument("--duplicates", default="error")
     a = ap.parse_args(argv)
-    from treckit.stages import qrels_stage, say
-    try:
+
+    def body():
         r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates)
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
-    return 0
+        say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
+    return run_script(body)
 
 
 if __name__ == "__main__":

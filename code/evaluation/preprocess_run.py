@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.errors import TreckitError  # noqa: E402
+from treckit.stages import default_run_output, run_script, run_stage  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -27,15 +27,10 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=None)
     ap.add_argument("--raw_ids", action="store_true")
     a = ap.parse_args(argv)
-    from treckit.stages import default_run_output, run_stage
     out = a.output or str(default_run_output(a.input))
-    try:
-        run_stage(a.input, out, run_name=a.run_name, order=a.order, ties="break" if a.break_ties else "keep",
-                  duplicates=a.duplicates, depth=a.depth, raw_ids=a.raw_ids, gold=a.gold)
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+    return run_script(lambda: run_stage(a.input, out, run_name=a.run_name, order=a.order,
+                                        ties="break" if a.break_ties else "keep", duplicates=a.duplicates,
+                                        depth=a.depth, raw_ids=a.raw_ids, gold=a.gold))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.errors import TreckitError  # noqa: E402
+from treckit.stages import run_script  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -38,7 +38,8 @@ def main(argv=None) -> int:
         return convert_run(run, order="desc", ties="docid-asc")[0]
 
     k = a.k
-    try:
+
+    def body():
         comp = compare_stage(a.truth, [], [f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}"], configs=[a.configA, a.configB],
                              options=CompareOptions(k=k), corpus=a.corpus, queries=a.queries, prepare=docid_ascending)
         rename = {f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"}
@@ -50,10 +51,7 @@ def main(argv=None) -> int:
             report.write_csv(comp, a.csv)
         sys.stdout.write(report.table(comp))
         say(f"wrote {a.out}" + (f" and {a.csv}" if a.csv else ""))
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+    return run_script(body)
 
 
 if __name__ == "__main__":

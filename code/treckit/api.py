@@ -10,15 +10,19 @@ from .io import PathLike
 from .model import Qrels, Run
 
 
+def _format(path, given: str | None, detector, role: str, verbose: bool) -> str:
+    if given is not None:
+        return given
+    det = detector(path)
+    if verbose:
+        print(f"treckit: {path}: read as {det.format} {role} ({det.reason})", file=sys.stderr)
+    return det.format
+
+
 def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
                verbose: bool = False) -> Qrels:
     """Qrels from TREC, BEIR TSV/JSONL or QUEST JSONL (every listed doc relevant)."""
-    fmt = format
-    if fmt is None:
-        det = detect_qrels(path)
-        fmt = det.format
-        if verbose:
-            print(f"treckit: {path}: read as {fmt} qrels ({det.reason})", file=sys.stderr)
+    fmt = _format(path, format, detect_qrels, "qrels", verbose)
     if fmt == "trec":
         return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed)
     if fmt == "beir-tsv":
@@ -34,12 +38,7 @@ def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = Tr
              layout: str = "auto", fields: jsonl.JsonlFields | None = None, query_to_qid: dict | None = None,
              id_base: int = 1, tsv_third: str = "score", verbose: bool = False, lean: bool = False) -> Run:
     """A run from TREC (6 or 3 columns), TSV or JSONL."""
-    fmt = format
-    if fmt is None:
-        det = detect_run(path)
-        fmt = det.format
-        if verbose:
-            print(f"treckit: {path}: read as {fmt} run ({det.reason})", file=sys.stderr)
+    fmt = _format(path, format, detect_run, "run", verbose)
     if fmt == "trec":
         return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout, lean=lean)
     if fmt == "trec3":

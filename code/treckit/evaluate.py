@@ -170,26 +170,25 @@ def read_zscores(path) -> dict:
 
 
 # ------------------------------------------------------------------ the Python API
-def _as_qrels(x) -> Qrels:
-    if isinstance(x, Qrels):
+def _coerce(x, cls, read):
+    """A model object from itself, a {qid: {docid: value}} dict, a DataFrame, or a path (``read``)."""
+    if isinstance(x, cls):
         return x
     if isinstance(x, Mapping):
-        return Qrels.from_dict(x)
+        return cls.from_dict(x)
     if hasattr(x, "columns") and hasattr(x, "iloc"):
-        return Qrels.from_pandas(x)
+        return cls.from_pandas(x)
+    return read(x)
+
+
+def _as_qrels(x) -> Qrels:
     from .api import read_qrels
-    return read_qrels(x)
+    return _coerce(x, Qrels, read_qrels)
 
 
 def _as_run(x, lean: bool = False) -> Run:
-    if isinstance(x, Run):
-        return x
-    if isinstance(x, Mapping):
-        return Run.from_dict(x)
-    if hasattr(x, "columns") and hasattr(x, "iloc"):
-        return Run.from_pandas(x)
     from .api import read_run
-    return read_run(x, lean=lean)
+    return _coerce(x, Run, lambda p: read_run(p, lean=lean))
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,

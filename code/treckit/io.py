@@ -72,12 +72,6 @@ def read_text(path: PathLike) -> str:
     return decode_text(read_bytes(path), path)
 
 
-def require_content(text: str, path: PathLike, what: str) -> None:
-    if not text.strip():
-        raise InputError(f"the file is empty: no {what} in it", path=display_name(path),
-                         fix=f"check that the right file was given and that it was fully written")
-
-
 @contextlib.contextmanager
 def atomic_path(path: PathLike) -> Iterator[str]:
     """A temp path beside ``path`` for a native writer; renamed into place only on success."""

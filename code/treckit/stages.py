@@ -17,6 +17,20 @@ def say(msg: str) -> None:
     print(f"treckit: {msg}", file=sys.stderr)
 
 
+def run_script(body) -> int:
+    """Run a staged script's body: treckit's errors become a message on stderr and their exit code."""
+    from .errors import TreckitError
+    from .startup import defer_pandas
+
+    defer_pandas()
+    try:
+        body()
+    except TreckitError as exc:
+        print(f"treckit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
 @dataclass
 class QrelsStageResult:
     judgments: int

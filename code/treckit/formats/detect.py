@@ -18,7 +18,15 @@ class Detection:
     reason: str
 
 
-def _sample(path: PathLike, n: int = 20) -> list[str]:
+def _sample(path: PathLike, what: str, n: int = 20) -> list[str]:
+    """The first content lines (no blanks, no comments); an empty file is an error naming ``what``."""
+    lines = _content_lines(path, n)
+    if not lines:
+        raise InputError(f"the file is empty: no {what} in it", path=display_name(path), fix="check that the right file was given")
+    return lines
+
+
+def _content_lines(path: PathLike, n: int) -> list[str]:
     data = read_bytes(path)
     if len(data) > 1 << 16:                     # whole lines only, so no UTF-8 sequence is cut
         data = data[: data.rfind(b"\n", 0, 1 << 16) + 1] or data[: 1 << 16]
@@ -27,10 +35,8 @@ def _sample(path: PathLike, n: int = 20) -> list[str]:
 
 
 def detect_qrels(path: PathLike) -> Detection:
-    lines = _sample(path)
+    lines = _sample(path, "judgments")
     name = display_name(path)
-    if not lines:
-        raise InputError("the file is empty: no judgments in it", path=name, fix="check that the right file was given")
     first = lines[0]
     if first.lstrip().startswith("{"):
         try:
@@ -56,10 +62,8 @@ def detect_qrels(path: PathLike) -> Detection:
 
 
 def detect_run(path: PathLike) -> Detection:
-    lines = _sample(path)
+    lines = _sample(path, "run lines")
     name = display_name(path)
-    if not lines:
-        raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
     first = lines[0]
     if first.lstrip().startswith("{"):
         return Detection("jsonl", "first line is a JSON object")

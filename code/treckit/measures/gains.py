@@ -22,17 +22,6 @@ def gain_pairs(pairs) -> dict[int, float]:
     return out
 
 
-def query_gains(rel_levels_row: np.ndarray, custom: dict[int, float]) -> list[tuple[int, float, int]]:
-    """(grade, gain, docs at grade) for one query, sorted by gain ascending (trec_eval's setup_gains)."""
-    nz = np.flatnonzero(rel_levels_row)
-    n_levels = int(nz[-1]) + 1 if nz.size else 0
-    gains = {lv: (g, int(rel_levels_row[lv]) if 0 <= lv < n_levels else 0) for lv, g in custom.items()}
-    for lv in range(n_levels):
-        if lv not in gains:
-            gains[lv] = (float(lv), int(rel_levels_row[lv]))
-    return sorted(((lv, g, n) for lv, (g, n) in gains.items()), key=lambda t: t[1])
-
-
 def grade_gain_table(v, custom: dict[int, float]) -> np.ndarray:
     """Gain of each grade 0..L-1 plus the unjudged code, for vectorized lookups (index grade + 2)."""
     L = v.rel_levels.shape[1]
