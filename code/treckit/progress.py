@@ -1,15 +1,36 @@
-"""Progress for long work: a spinner on stderr when it is a terminal, nothing otherwise."""
+"""Progress for long work, on stderr and only when it is a terminal: a bar over a job's steps
+(reading, ordering, writing), each step with its own spinner."""
 from __future__ import annotations
 
-import contextlib
 import sys
 
 
-@contextlib.contextmanager
-def status(message: str):
-    if not sys.stderr.isatty():
-        yield
-        return
-    from rich.console import Console
-    with Console(stderr=True).status(message):
-        yield
+
+
+class Steps:
+    """``with Steps(["reading", "ordering", "writing"]) as steps: ...; steps.next()`` shows a bar of steps."""
+
+    def __init__(self, names: list[str]):
+        self.names, self.i, self._progress, self._task = names, 0, None, None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(self.names[0], total=len(self.names))
+        return self
+
+    def next(self) -> None:
+        self.i += 1
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1,
+                                  description=self.names[min(self.i, len(self.names) - 1)])
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False

@@ -88,17 +88,18 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
               fields=None, skip_malformed: bool = False, tsv_third: str = "score"):
     from .api import read_run, write_run
     from .convert import convert_run
-    from .progress import status
+    from .progress import Steps
 
-    with status(f"reading {input}"):
+    with Steps([f"reading {input}", "ordering", f"writing {output}"]) as steps:
         qmap = gold_query_map(gold, id_base) if gold else None
         run = read_run(input, format, layout=layout, fields=fields, query_to_qid=qmap, id_base=id_base,
                        skip_malformed=skip_malformed, tsv_third=tsv_third)
-    with status("ordering"):
+        steps.next()
         out, report = convert_run(run, order=order, ties=ties, duplicates=duplicates, depth=depth,
                                   run_name=run_name, source=str(input))
-    with status(f"writing {output}"):
+        steps.next()
         write_run(out, output, escape_ids=not raw_ids, tag=run_name)
+        steps.next()
     for line in report.lines():
         say(line)
     return report
