@@ -156,7 +156,7 @@ def test_markdown_and_latex_reports():
 
 
 def test_trec_eval_data_against_a_perturbed_copy(shared, tmp_path, capsys):
-    from treckit.evaluate import evaluate
+    from treckit.evaluation import evaluate
     rows = [line.split("\t") for line in (shared / "trec_eval" / "results.test").read_text().splitlines()]
     # a real change: every doc of query 301 scored as its negation (its ranking reversed), new tag
     out = ["\t".join(f[:4] + [str(-float(f[4])) if f[0] == "301" else f[4], "PERTURBED"]) for f in rows]

@@ -8,7 +8,7 @@ import pytest
 
 from treckit.api import read_qrels, read_run
 from treckit.errors import InputError
-from treckit.evaluate import EvalOptions, evaluate_requests
+from treckit.evaluation import EvalOptions, evaluate_requests
 from treckit.formats import jsonl, trec
 from treckit.io import read_text
 from treckit.measures import ranking

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treckit.evaluate import EvalOptions
+from treckit.evaluation import EvalOptions
 from treckit.measures import ndcg
 from treckit.measures.gains import gain_pairs
 from treckit.measures.ranking import build_view

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treckit.evaluate import EvalOptions, evaluate, evaluate_requests
+from treckit.evaluation import EvalOptions, evaluate, evaluate_requests
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 
@@ -115,3 +115,20 @@ def test_cross_check_ir_measures(data):
         for name in ("AP", "RR", "P@5", "R@10", "nDCG@10"):
             if (row["qid"], name) in ref:
                 assert row[name] == pytest.approx(ref[(row["qid"], name)], abs=1e-9), (row["qid"], name)
+
+
+def test_public_evaluate_stays_a_function_after_use():
+    import treckit
+    first = treckit.evaluate(QRELS, RUN, ["map"])
+    assert callable(treckit.evaluate) and treckit.evaluate(QRELS, RUN, ["map"]).equals(first)
+
+
+def test_ir_measures_rr_at_k_tie_direction_is_a_documented_difference():
+    """ir_measures' RR@1 ranks tied docs its own way; treckit follows trec_eval's ranking (docno descending),
+    so RR@k agrees with trec_eval's recip_rank on the same ranking."""
+    import ir_measures
+    q, r = {"q": {"a": 1}}, {"q": {"a": 1.0, "b": 1.0}}
+    theirs = {str(m.measure): m.value for m in ir_measures.iter_calc([ir_measures.RR @ 1, ir_measures.RR], q, r)}
+    ours = evaluate(q, r, ["RR@1", "RR"]).iloc[0]
+    assert theirs["RR"] == ours["RR"] == 0.5          # both rank b before a
+    assert ours["RR@1"] == 0.0 and theirs["RR@1"] == 1.0

@@ -14,7 +14,7 @@ _LAZY = {
     "write_qrels": ("api", "write_qrels"),
     "write_run": ("api", "write_run"),
     "convert_run": ("convert", "convert_run"),
-    "evaluate": ("evaluate", "evaluate"),
+    "evaluate": ("evaluation", "evaluate"),
     "Qrels": ("model", "Qrels"),
     "Run": ("model", "Run"),
     "QrelsBuilder": ("builder", "QrelsBuilder"),

@@ -114,7 +114,7 @@ def default_run_output(input: PathLike) -> Path:
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", order: str = "score"):
     """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries."""
     from .api import read_qrels, read_run
-    from .evaluate import EvalOptions, evaluate_requests
+    from .evaluation import EvalOptions, evaluate_requests
     from .measures.registry import resolve
 
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))

@@ -140,7 +140,7 @@ def eval_main(argv: list[str]) -> None:
 
 def run_eval(a: EvalArgs, out=None) -> None:
     from ..api import read_qrels, read_run
-    from ..evaluate import EvalOptions, evaluate_requests, read_zscores
+    from ..evaluation import EvalOptions, evaluate_requests, read_zscores
     from ..measures.irm import split_measures
     from ..measures.registry import resolve
     from ..output.records import render

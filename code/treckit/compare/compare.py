@@ -72,7 +72,7 @@ class Comparison:
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
             warn=None) -> Comparison:
-    from ..evaluate import EvalOptions, evaluate_requests
+    from ..evaluation import EvalOptions, evaluate_requests
     from ..measures.irm import split_measures
     from ..measures.registry import resolve
 

@@ -95,7 +95,7 @@ class IrmGroup:
     measures: list[IrmMeasure]
 
     def evaluate(self, qrels, run, options, source: str = "run", warn=None):
-        from ..evaluate import EvalResult, mean
+        from ..evaluation import EvalResult, mean
         from .ranking import build_view
 
         v = build_view(qrels, run, options, level=self.level, source=source, warn=warn)

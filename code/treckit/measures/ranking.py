@@ -94,7 +94,7 @@ def seq_sum(values: np.ndarray) -> float:
 # ---------------------------------------------------------------- building the view
 def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
                warn=None) -> RankedJudged:
-    """The view for ``options`` (an :class:`treckit.evaluate.EvalOptions`); ``level`` overrides its -l."""
+    """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
     level = options.level if level is None else level
     max_docs, judged_only, missing = options.max_docs, options.judged_only, options.missing
     complete = options.complete

@@ -1,7 +1,7 @@
 """trec_eval's text output, byte for byte: ``%-22s\\t%s\\t%6.4f`` (or ``%ld`` for counts)."""
 from __future__ import annotations
 
-from ..evaluate import EvalResult
+from ..evaluation import EvalResult
 
 
 def _value(kind: str, value: float, z: bool) -> str:
