@@ -19,26 +19,24 @@ def display_name(path: PathLike) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
+_stdin_cache: bytes | None = None
 
-    A large plain file comes back memory-mapped (bytes-like, read-only), so that the fast readers
-    parse it in place instead of copying it first.
-    """
+
+def read_bytes(path: PathLike) -> bytes:
+    """The whole (decompressed) content of a file, ``-`` being stdin (read once, then remembered,
+    so that detecting the format and reading it see the same bytes), with clear errors."""
+    global _stdin_cache
     name = display_name(path)
     try:
         if str(path) == "-":
-            data = sys.stdin.buffer.read()
+            if _stdin_cache is None:
+                _stdin_cache = sys.stdin.buffer.read()
+            data = _stdin_cache
         else:
             p = Path(path)
             if p.is_dir():
                 raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
             with open(p, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size >= 1 << 24 and fh.read(2) != b"\x1f\x8b":
-                    import mmap
-                    return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                fh.seek(0)
                 data = fh.read()
     except FileNotFoundError:
         raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)") from None
@@ -50,6 +48,39 @@ def read_bytes(path: PathLike) -> bytes:
         except (OSError, EOFError) as exc:
             raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
     return data
+
+
+class Source:
+    """An input for the vectorized readers: a plain file is handed to Arrow by path (it streams it in
+    blocks, so the whole file never sits in memory); stdin and .gz are read into memory first.
+    ``head``/``tail`` are the first/last 64 KiB, ``data()`` the whole content for the line parsers."""
+
+    def __init__(self, path: PathLike):
+        self.path = path
+        self._data = None
+        p = None if str(path) == "-" else Path(path)
+        plain = False
+        if p is not None and p.is_file():
+            with open(p, "rb") as fh:
+                self.head = fh.read(1 << 16)
+                plain = self.head[:2] != b"\x1f\x8b"
+                if plain:
+                    self.size = os.fstat(fh.fileno()).st_size
+                    fh.seek(max(0, self.size - (1 << 16)))
+                    self.tail = fh.read()
+        if not plain:
+            self._data = read_bytes(path)
+            self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
+        self.plain = plain
+
+    def arrow(self):
+        import pyarrow as pa
+        return str(self.path) if self.plain else pa.py_buffer(self._data)
+
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = read_bytes(self.path)
+        return self._data
 
 
 def decode_text(data: bytes, path: PathLike) -> str:

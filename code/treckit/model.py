@@ -140,13 +140,12 @@ def id_codes(column) -> tuple[np.ndarray, list[str]]:
     if isinstance(arr, pa.ChunkedArray):
         if pa.types.is_dictionary(arr.type) and arr.num_chunks:
             arr = arr.unify_dictionaries()      # every chunk now shares the first-appearance dictionary
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False).astype(np.int64) for c in arr.chunks])
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in arr.chunks])
             return codes, arr.chunk(0).dictionary.to_pylist()
         arr = arr.combine_chunks()
     if not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
-    codes = arr.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return codes, arr.dictionary.to_pylist()
+    return arr.indices.to_numpy(zero_copy_only=False), arr.dictionary.to_pylist()
 
 
 def positions(qid) -> np.ndarray:

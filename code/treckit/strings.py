@@ -41,14 +41,20 @@ def hash64(arr, group: np.ndarray | None = None) -> np.ndarray:
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     pieces = [c.slice(i, _SLICE) for c in chunks for i in range(0, len(c), _SLICE)]
     bounds = np.cumsum([0] + [len(p) for p in pieces])
-    seeds = [None if group is None else group[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    out = np.empty(int(bounds[-1]), np.uint64)
+
+    def work(i: int) -> None:                  # each piece fills its own slice of the output
+        a, b = bounds[i], bounds[i + 1]
+        out[a:b] = _hash_chunk(pieces[i], None if group is None else group[a:b])
+
     if len(pieces) <= 1:
-        parts = [_hash_chunk(p, s) for p, s in zip(pieces, seeds)]
+        for i in range(len(pieces)):
+            work(i)
     else:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=2) as pool:
-            parts = list(pool.map(_hash_chunk, pieces, seeds))
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+            list(pool.map(work, range(len(pieces))))
+    return out
 
 
 def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:

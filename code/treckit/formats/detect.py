@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import PathLike, decode_text, display_name, read_bytes
+from ..io import PathLike, Source, decode_text, display_name
 from .common import parse_int, parse_score
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
@@ -27,9 +27,10 @@ def _sample(path: PathLike, what: str, n: int = 20) -> list[str]:
 
 
 def _content_lines(path: PathLike, n: int) -> list[str]:
-    data = read_bytes(path)
-    if len(data) > 1 << 16:                     # whole lines only, so no UTF-8 sequence is cut
-        data = data[: data.rfind(b"\n", 0, 1 << 16) + 1] or data[: 1 << 16]
+    src = Source(path)
+    data = src.head
+    if src.size > len(data):                    # whole lines only, so no UTF-8 sequence is cut
+        data = data[: data.rfind(b"\n") + 1] or data
     text = decode_text(data, path)
     return [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:n]
 

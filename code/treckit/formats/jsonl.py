@@ -198,12 +198,12 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    from ..io import read_bytes
+    from ..io import Source
 
-    data = read_bytes(path)
-    if len(data) < 1 << 16:            # small files: the line reader is as fast and says more
+    src = Source(path)
+    if src.size < 1 << 16:             # small files: the line reader is as fast and says more
         return None
-    head = bytes(data[: data.find(b"\n") if data.find(b"\n") > 0 else 65536])
+    head = src.head[: src.head.find(b"\n")] if src.head.find(b"\n") > 0 else src.head
     try:
         first = json.loads(head)
     except ValueError:
@@ -216,7 +216,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
         return None
     schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))])
     try:
-        t = pj.read_json(pa.py_buffer(data), read_options=pj.ReadOptions(block_size=1 << 24),
+        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=1 << 24),
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None

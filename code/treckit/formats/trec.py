@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
-from ..io import PathLike, atomic_output, atomic_path, decode_text, display_name, read_bytes
+from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
 from .common import LineErrors, check_score, parse_int, parse_score
 
@@ -31,15 +31,15 @@ _QRELS_LINE = re.compile(r"\s*(\S+)\s+(\S+)\s+(.*\S)\s+(\S+)\s*")
 # ---------------------------------------------------------------- qrels
 def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
-    data = read_bytes(path)
-    if len(data) >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
-        t = _arrow_read(data, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
+    src = Source(path)
+    if src.size >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
+        t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows and not pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
             t = t.set_column(0, "qid", as_string(t.column("qid")))
             if decode_ids and _contains_byte(t.column("docid"), 37):
                 t = t.set_column(2, "docid", pa.array([unescape_id(d) for d in t.column("docid").to_pylist()], pa.string()))
             return Qrels(t.combine_chunks())
-    text = decode_text(data, path)
+    text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
     qids, iters, docids, grades = [], [], [], []
     for no, line in enumerate(text.splitlines(), 1):
@@ -87,14 +87,14 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     ``lean`` (for evaluation): a large file may skip materialising the rank and tag columns,
     which trec_eval ignores; the run tag is then taken from the last line only.
     """
-    data = read_bytes(path)
+    src = Source(path)
     name = display_name(path)
-    if len(data) >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
-        fast = _read_run_fast(data, columns, lean)
+    if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
+        fast = _read_run_fast(src, columns, lean)
         if fast is not None:
             # escaped ids all contain '%': ids without one need no decoding pass
             return _decode_run_ids(fast, decode_ids) if _contains_byte(fast.table.column("docid"), 37) else fast
-    text = decode_text(data, path)
+    text = decode_text(src.data(), path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
 
@@ -103,18 +103,18 @@ _TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()),   # qids repeat: dictio
           "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
 
-def _arrow_read(data, names: list[str], wanted: list[str]) -> pa.Table | None:
-    """pyarrow's multithreaded CSV reader, when every line of ``data`` splits into ``names`` cleanly
+def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | None:
+    """pyarrow's multithreaded CSV reader, when every line of ``src`` splits into ``names`` cleanly
     on single spaces or single tabs; None as soon as anything does not (comments, runs of spaces,
     ids with spaces, bad numbers), and the careful line parser takes over."""
     import pyarrow.csv as pcsv
 
-    head = bytes(data[:65536])
+    head = src.head
     if head.startswith(b"#") or b"\n#" in head or b"\r" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
     try:
-        t = pcsv.read_csv(pa.py_buffer(data),
+        t = pcsv.read_csv(src.arrow(),
                           read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
                           parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                                           escape_char=False, newlines_in_values=False),
@@ -137,10 +137,10 @@ def _contains_byte(col, byte: int) -> bool:
     return any(data.find(bytes([byte])) >= 0 for data in _data_bytes(col))
 
 
-def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
+def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    t = _arrow_read(data, names, ["qid", "docid", "score"] if lean or columns == 3 else names)
+    t = _arrow_read(src, names, ["qid", "docid", "score"] if lean or columns == 3 else names)
     if t is None:
         return None
     score = t.column("score")
@@ -153,10 +153,8 @@ def _read_run_fast(data: bytes, columns: int, lean: bool = False) -> Run | None:
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": positions(t.column("qid")), "tag": pa.nulls(n, pa.string())}), notes={"tag": "treckit"})
     if lean:
-        end = len(data)
-        while end and data[end - 1:end].isspace():
-            end -= 1
-        last = data[data.rfind(b"\n", 0, end) + 1:end].split()
+        tail = src.tail.rstrip()
+        last = tail[tail.rfind(b"\n") + 1:].split()
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": pa.nulls(n, pa.int64()), "tag": pa.nulls(n, pa.string())}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})

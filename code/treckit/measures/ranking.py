@@ -119,17 +119,16 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     rt = run.table
     runid = run.tag
     codes, run_qids = id_codes(rt.column("qid"))
-    code_to_q = np.array([qindex.get(q, -1) for q in run_qids], np.int64)
+    code_to_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)
     rq = code_to_q[codes]                # -1: a query without qrels, whose lines are ignored
+    del codes
     if options.order == "rank":
         key = -rt.column("rank").to_numpy().astype(np.float64)
     else:
         key = rt.column("score").to_numpy()
         if options.float32:
             key = key.astype(np.float32).astype(np.float64)
-    docid = rt.column("docid")
-    if isinstance(docid, pa.ChunkedArray):
-        docid = docid.combine_chunks()        # one chunk: fast takes for the few strings we compare
+    docid = rt.column("docid")            # left chunked: only a few strings are ever taken from it
     rkeys = hash64(docid, rq)                        # one key per (query, doc id)
     qkeys = hash64(qt.column("docid"), qi_arr)
     jrows, jgrade = _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids)
@@ -194,9 +193,12 @@ def _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids):
     Hashed keys nominate candidates through a bitmap and a sorted search; each candidate is then
     confirmed on the strings, so a hash collision can never make a doc judged.
     """
+    mask = np.uint64((1 << 22) - 1)
     bits = np.zeros(1 << 22, bool)
-    bits[(qkeys & np.uint64((1 << 22) - 1)).astype(np.int64)] = True
-    cand = np.flatnonzero(bits[(rkeys & np.uint64((1 << 22) - 1)).astype(np.int64)] & (rq >= 0))
+    bits[(qkeys & mask).astype(np.int64)] = True
+    step = 1 << 20                     # in slices: small temporaries however long the run
+    cand = np.concatenate([a + np.flatnonzero(bits[(rkeys[a:a + step] & mask).astype(np.int64)] & (rq[a:a + step] >= 0))
+                           for a in range(0, rkeys.size, step)] or [np.zeros(0, np.int64)])
     sq = np.sort(qkeys)
     at = np.minimum(np.searchsorted(sq, rkeys[cand]), sq.size - 1)
     cand = cand[sq[at] == rkeys[cand]]
@@ -232,7 +234,7 @@ def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int
     """
     if jrows.size == 0:
         return np.zeros(0, np.int64)
-    group = np.where(rq >= 0, rq, nq)               # ignored lines form one extra group
+    group = np.where(rq >= 0, rq, nq).astype(np.int32)    # ignored lines form one extra group
     n = rq.size
     n_per = np.bincount(group, minlength=nq + 1)
     if int(n_per[rq[jrows]].sum()) > 8 * n + 1_000_000:
@@ -248,7 +250,7 @@ def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int
     skey = key if perm is None else key[perm]
     out = np.empty(jrows.size, np.int64)
     order = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
-    block = max(1, 4_000_000 // max(1, int(n_per[rq[jrows]].max())))
+    block = max(1, 1_000_000 // max(1, int(n_per[rq[jrows]].max())))
     for a in range(0, order.size, block):
         sel = order[a:a + block]
         rows = jrows[sel]
