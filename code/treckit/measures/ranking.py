@@ -96,25 +96,10 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
                warn=None) -> RankedJudged:
     """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
     level = options.level if level is None else level
-    max_docs, judged_only, missing = options.max_docs, options.judged_only, options.missing
-    complete = options.complete
     qt = qrels.table
-    qq = qt.column("qid").to_pylist()
-    qd = qt.column("docid").to_pylist()
-    qg = qt.column("grade").to_numpy()
-    qrel_qids = sorted(set(qq), key=_bytes_key)
-    qindex = {q: i for i, q in enumerate(qrel_qids)}
-    judged: dict[tuple[str, str], int] = {}
-    for q, d, g in zip(qq, qd, qg.tolist()):
-        if (q, d) in judged:
-            raise InputError(f"qrels judge doc {d!r} twice for query {q!r}", fix="remove the duplicate judgment")
-        judged[(q, d)] = g
-    max_grade = max(int(qg.max()), 0) if qg.size else 0
+    qrel_qids, judged, rel_levels, qi_arr = _qrels_side(qrels)
     Qall = len(qrel_qids)
-    rel_levels = np.zeros((Qall, max_grade + 1), np.int64)
-    qi_arr = np.fromiter((qindex[q] for q in qq), np.int64, len(qq))
-    nonneg = qg >= 0
-    np.add.at(rel_levels, (qi_arr[nonneg], qg[nonneg]), 1)
+    qindex = {q: i for i, q in enumerate(qrel_qids)}
 
     rt = run.table
     runid = run.tag
@@ -137,40 +122,21 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     jpos = _ranks_of(rq, key, docid, jrows, Qall)
     present = n_per_q > 0
     num_ret = n_per_q.copy()
-    if max_docs is not None:
-        num_ret = np.minimum(num_ret, max_docs)
-        ok = jpos < max_docs
+    if options.max_docs is not None:
+        num_ret = np.minimum(num_ret, options.max_docs)
+        ok = jpos < options.max_docs
         jrows, jgrade, jpos = jrows[ok], jgrade[ok], jpos[ok]
     jq = rq[jrows]
     o = np.lexsort((jpos, jq))
     jq, jpos, jgrade = jq[o], jpos[o], jgrade[o]
-    if judged_only:
+    if options.judged_only:
         ok = jgrade >= 0
         jq, jgrade = jq[ok], jgrade[ok]
         counts = np.bincount(jq, minlength=Qall)
         jpos = np.arange(jq.size) - np.concatenate(([0], np.cumsum(counts)[:-1]))[jq]
         num_ret = np.where(present, counts, 0)
-    # which queries are evaluated
     missing_q = ~present
-    if complete:
-        evaluated = np.ones(Qall, bool)
-    else:
-        if missing_q.any():
-            names = [qrel_qids[i] for i in np.flatnonzero(missing_q)]
-            if missing == "error":
-                raise InputError(f"{len(names)} judged queries have no results in the run: {', '.join(names[:10])}"
-                                 + (" ..." if len(names) > 10 else ""), path=source,
-                                 fix="pass --missing skip (evaluate shared queries) or --missing zero (score them 0, like trec_eval -c)")
-            if missing == "zero":
-                evaluated = np.ones(Qall, bool)
-                complete = True
-            else:
-                evaluated = present
-                if warn is not None:
-                    warn(f"{len(names)} judged queries have no results in the run and are not evaluated: "
-                         f"{', '.join(names[:10])}{' ...' if len(names) > 10 else ''} (--missing zero scores them 0)")
-        else:
-            evaluated = present
+    evaluated = _evaluated(present, options, [qrel_qids[i] for i in np.flatnonzero(missing_q)], source, warn)
     num_ret = np.where(missing_q, 1, num_ret)      # trec_eval -c's placeholder: one unjudged doc
     sel = np.flatnonzero(evaluated)
     remap = np.full(Qall, -1)
@@ -181,6 +147,43 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
                         num_rel=view_levels[:, level:].sum(axis=1) if level >= 0 else view_levels.sum(axis=1),
                         q=remap[jq[ek]], pos=jpos[ek], rel=jgrade[ek], level=level, missing=missing_q[sel],
                         runid=runid, num_docs_in_coll=options.num_docs_in_coll)
+
+
+def _qrels_side(qrels: Qrels):
+    """Queries in trec_eval's order (byte order of qid), each judgment's grade by (qid, docid), docs per
+    grade per query, and each judgment's query index."""
+    qt = qrels.table
+    qq = qt.column("qid").to_pylist()
+    qg = qt.column("grade").to_numpy()
+    qrel_qids = sorted(set(qq), key=_bytes_key)
+    qindex = {q: i for i, q in enumerate(qrel_qids)}
+    judged: dict[tuple[str, str], int] = {}
+    for q, d, g in zip(qq, qt.column("docid").to_pylist(), qg.tolist()):
+        if (q, d) in judged:
+            raise InputError(f"qrels judge doc {d!r} twice for query {q!r}", fix="remove the duplicate judgment")
+        judged[(q, d)] = g
+    rel_levels = np.zeros((len(qrel_qids), max(int(qg.max()), 0) + 1 if qg.size else 1), np.int64)
+    qi_arr = np.fromiter((qindex[q] for q in qq), np.int64, len(qq))
+    nonneg = qg >= 0
+    np.add.at(rel_levels, (qi_arr[nonneg], qg[nonneg]), 1)
+    return qrel_qids, judged, rel_levels, qi_arr
+
+
+def _evaluated(present: np.ndarray, options, missing_names: list[str], source: str, warn) -> np.ndarray:
+    """Which judged queries are scored: all with -c or --missing zero; else those the run answers
+    (--missing skip, with a warning naming the others) or an error (--missing error)."""
+    if options.complete or options.missing == "zero":
+        return np.ones(present.size, bool)
+    if not missing_names:
+        return present
+    shown = ", ".join(missing_names[:10]) + (" ..." if len(missing_names) > 10 else "")
+    if options.missing == "error":
+        raise InputError(f"{len(missing_names)} judged queries have no results in the run: {shown}", path=source,
+                         fix="pass --missing skip (evaluate shared queries) or --missing zero (score them 0, like trec_eval -c)")
+    if warn is not None:
+        warn(f"{len(missing_names)} judged queries have no results in the run and are not evaluated: {shown} "
+             "(--missing zero scores them 0)")
+    return present
 
 
 def _bytes_key(s: str) -> bytes:
