@@ -1,10 +1,12 @@
 """Benchmarks: treckit against its peers, in one run, on seeded generated data.
 
-    .venv/bin/python bench/run_bench.py [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers]
+    .venv/bin/python bench/run_bench.py [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers] [--trec-eval PATH]
 
 Evaluation (issue 3): the whole process `treckit eval -m ndcg_cut.10 -m recall.100 -m recip_rank -m map`
 against pytrec_eval (trec_eval's C code), ir_measures and ranx computing the same four measures, each
 in a fresh process; wall time (best of --repeat) and peak RSS; and whether their means agree.
+With --trec-eval (a trec_eval 10.0 binary built separately; none ships with treckit) it is timed too, and
+its `-q -m all_trec` output is compared byte for byte with treckit's.
 Conversion (issue 2): `treckit run` from JSONL and from TREC to TREC, against a plain-Python
 line-by-line converter doing the same job.
 Start-up: `treckit --help` and a 1,500-line evaluation.
@@ -121,6 +123,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-peers", action="store_true")
+    ap.add_argument("--trec-eval", type=Path, default=None, help="a trec_eval binary to time and diff against")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
@@ -147,6 +150,15 @@ def main() -> None:
         diff = "" if agree else " (" + ", ".join(f"{k} {m[k] - tk['means'][k]:+.2e}" for k in MEASURES if abs(m[k] - tk["means"][k]) >= 1e-9) + ")"
         print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {info['rss'] / 1024:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
               + f" | {'yes' if agree else 'no' + diff} |")
+    if a.trec_eval:
+        args = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map", q, r]
+        t_te = timed_command([str(a.trec_eval), *args], a.repeat)
+        t_tk = timed_command([str(Path(PY).with_name("treckit")), "eval", *args], a.repeat)
+        te_out = subprocess.run([str(a.trec_eval), "-q", "-m", "all_trec", q, r], capture_output=True).stdout
+        tk_out = subprocess.run([str(Path(PY).with_name("treckit")), "eval", "-q", "-m", "all_trec", q, r],
+                                capture_output=True).stdout
+        print(f"\ntrec_eval 10.0 binary: {t_te:.2f} s against `treckit eval` {t_tk:.2f} s ({t_te / t_tk:.1f}x); "
+              f"`-q -m all_trec` outputs ({len(te_out):,} bytes) byte-identical: {'yes' if te_out == tk_out else 'NO'}")
     print(f"\n## Conversion to TREC ({a.queries * a.docs:,} lines)\n")
     print("| input | treckit run (s) | peak RSS (MiB) | plain Python (s) | ratio |")
     print("|---|---|---|---|---|")

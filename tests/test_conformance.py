@@ -38,3 +38,55 @@ def test_missing_query_policies(shared, capsys, monkeypatch):
     assert code == 2 and "302" in err
     code, out, err = run_cli(["eval", "--format", "trec_eval", "--missing", "zero", "-m", "num_q", "qrels.test", "results.trunc"], capsys)
     assert "num_q                 \tall\t3\n" in out
+
+
+def test_judged_only_and_level_against_pytrec_eval(shared):
+    """-J and -l, per query, against trec_eval's C code through pytrec_eval (doubles: exact scores here)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from treckit.api import read_qrels, read_run
+    from treckit.evaluation import EvalOptions, evaluate_requests
+    from treckit.measures.registry import resolve
+    q = read_qrels(shared / "trec_eval" / "qrels.rel_level")
+    r = read_run(shared / "trec_eval" / "results.test")
+    names = ["map", "P_10", "ndcg_cut_10", "bpref", "recip_rank", "num_ret", "Rprec", "infAP"]
+    for judged, level in ((True, 1), (False, 2), (True, 2)):
+        ours = evaluate_requests(q, r, resolve(["map", "P.10", "ndcg_cut.10", "bpref", "recip_rank", "num_ret", "Rprec", "infAP"]),
+                                 EvalOptions(judged_only=judged, level=level))
+        ev = pytrec_eval.RelevanceEvaluator(q.to_dict(), {"map", "P.10", "ndcg_cut.10", "bpref", "recip_rank", "num_ret",
+                                                          "Rprec", "infAP"}, relevance_level=level,
+                                            judged_docs_only_flag=judged).evaluate(r.to_dict())
+        for i, qid in enumerate(ours.qids):
+            for m in names:
+                assert ours.values[i, ours.columns.index(m)] == pytest.approx(ev[qid][m], abs=1e-12), (judged, level, qid, m)
+
+
+def test_other_formats_several_runs_and_nosummary(shared, capsys, monkeypatch, tmp_path):
+    import json
+    monkeypatch.chdir(shared / "trec_eval")
+    code, out, _ = run_cli(["eval", "--format", "trec_eval", "-n", "-q", "-m", "map", "qrels.test", "results.test"], capsys)
+    assert code == 0 and "\tall\t" not in out and out.count("map") == 3
+    code, out, _ = run_cli(["eval", "--format", "csv", "-q", "-m", "map", "qrels.test", "results.test", "results.trunc"], capsys)
+    rows = out.splitlines()
+    assert rows[0] == "run,qid,measure,value"
+    summary = [r.split(",") for r in rows if ",all,map," in r]
+    assert len(summary) == 2 and {s[0] for s in summary} == {"STANDARD"}      # both files carry that tag
+    assert round(float(summary[0][3]), 4) == 0.1785
+    assert sum(1 for r in rows if r.startswith("STANDARD,30")) == 3 + 2       # results.trunc lacks 302
+    code, out, _ = run_cli(["eval", "--format", "jsonl", "-q", "-m", "map", "qrels.test", "results.test"], capsys)
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert [x["qid"] for x in lines] == ["301", "302", "303", "all"] and round(lines[-1]["map"], 4) == 0.1785
+    code, out, _ = run_cli(["eval", "--format", "table", "-m", "map", "qrels.test", "results.test"], capsys)
+    assert "0.1785" in out and "STANDARD" in out
+
+
+def test_evaluate_accepts_paths_dataframes_and_dicts(shared):
+    import pandas as pd
+    from treckit import evaluate
+    from treckit.api import read_qrels, read_run
+    qp, rp = shared / "trec_eval" / "qrels.test", shared / "trec_eval" / "results.test"
+    by_path = evaluate(qp, rp, ["map", "nDCG@10"])
+    by_frame = evaluate(read_qrels(qp).to_pandas(), read_run(rp).to_pandas(), ["map", "nDCG@10"])
+    by_dict = evaluate(read_qrels(qp).to_dict(), read_run(rp).to_dict(), ["map", "nDCG@10"])
+    assert isinstance(by_path, pd.DataFrame) and list(by_path["qid"]) == ["301", "302", "303", "all"]
+    assert by_path.equals(by_frame) and by_path.equals(by_dict)
+    assert round(float(by_path.iloc[-1]["map"]), 4) == 0.1785

@@ -19,8 +19,9 @@ def test_quest_test_qrels_parse_and_raw_roundtrip(shared, tmp_path):
     assert len(set(q.table.column("qid").to_pylist())) == 1727
     assert "American Psycho (film)" in q.table.column("docid").to_pylist()
     out = tmp_path / "raw"
-    write_qrels(q, out, escape_ids=False)
-    # the shared file is not sorted; compare as sorted lines, and sorted bytes equal exactly
+    write_qrels(q, out, escape_ids=False, sort=False)
+    assert out.read_bytes() == src.read_bytes()                      # in input order: byte for byte
+    write_qrels(q, out, escape_ids=False)                            # sorted (the default): the same lines
     assert sorted(out.read_text(encoding="utf-8").splitlines()) == sorted(src.read_text(encoding="utf-8").splitlines())
 
 

@@ -51,8 +51,8 @@ def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = Tr
     raise InputError(f"unknown run format {fmt!r}", fix=f"use one of {', '.join(RUN_FORMATS)}")
 
 
-def write_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True) -> None:
-    trec.write_trec_qrels(qrels, path, escape_ids=escape_ids)
+def write_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
+    trec.write_trec_qrels(qrels, path, escape_ids=escape_ids, sort=sort)
 
 
 def write_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:

@@ -63,11 +63,12 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     return Qrels.from_columns(qids, docids, grades, iters)
 
 
-def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True) -> None:
-    """Sorted by qid then docid (byte order), so the same judgments always give the same bytes."""
+def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
+    """Sorted by qid then docid (byte order), so the same judgments always give the same bytes;
+    ``sort=False`` keeps the input order (a raw, unsorted file then round-trips byte for byte)."""
     t = qrels.table
-    order = pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")])
-    t = t.take(order)
+    if sort:
+        t = t.take(pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")]))
     docids = t.column("docid").to_pylist()
     _check_no_whitespace(t.column("qid").to_pylist(), "query id")
     if escape_ids:
