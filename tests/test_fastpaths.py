@@ -115,3 +115,14 @@ def test_comment_line_that_splits_like_data_is_still_a_comment(big, tmp_path):
     run = read_run(tmp_path / "run")
     assert "#" not in set(run.table.column("qid").to_pylist())
     assert run.to_dict() == read_run(big / "run").to_dict()
+
+
+def test_parallel_writer_gives_the_same_bytes(big, tmp_path, monkeypatch):
+    from treckit.api import write_run
+    from treckit.convert import convert_run
+    out, _ = convert_run(read_run(big / "run"), order="desc")
+    write_run(out, tmp_path / "one")
+    monkeypatch.setattr(trec, "PARALLEL_MIN_ROWS", 10)
+    write_run(out, tmp_path / "two")
+    assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
+    assert not list(tmp_path.glob("*.part*"))

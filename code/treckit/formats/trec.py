@@ -9,6 +9,7 @@ path (pyarrow); anything it cannot split goes through the careful line parser.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Literal
 
@@ -297,24 +298,59 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
         tags = pc.fill_null(as_string(tags), run.tag)
     _check_no_whitespace_arrow(tags, "run tag")
     tags = as_string(tags)
-    score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
-    iters = pa.repeat("Q0", n).cast(pa.string())
-    rank = pc.cast(t.column("rank"), pa.string())
     plain_file = str(path) != "-" and not str(path).endswith(".gz")
     if plain_file and not _has_bytes(doc, b'" \t\n\r'):
         # Arrow's CSV writer, unquoted and writing natively, is the fast path; it refuses '"' and
         # separators inside values, which the joined-lines path below takes
-        import pyarrow.csv as pcsv
-        out = pa.table({"qid": qid, "iter": iters, "docid": doc, "rank": rank, "score": score, "tag": tags})
+        cols = pa.table({"qid": qid, "docid": doc, "rank": t.column("rank"), "score": t.column("score"), "tag": tags})
         with atomic_path(path) as tmp:
-            pcsv.write_csv(out, tmp, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ",
-                                                                     quoting_style="none"))
+            _write_csv_parallel(cols, tmp)
         return
+    score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
+    iters = pa.repeat("Q0", n).cast(pa.string())
+    rank = pc.cast(t.column("rank"), pa.string())
     with atomic_output(path, "wb") as fh:
         lines = pc.binary_join_element_wise(qid, iters, doc, rank, score, tags, " ")
         lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")
         for chunk in (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]):
             fh.write(_string_payload(chunk))
+
+
+PARALLEL_MIN_ROWS = 1_000_000
+
+
+def _csv_part(t: pa.Table, dest: str) -> None:
+    import pyarrow.csv as pcsv
+    n = t.num_rows
+    out = pa.table({"qid": t.column("qid"), "iter": pa.repeat("Q0", n).cast(pa.string()), "docid": t.column("docid"),
+                    "rank": pc.cast(t.column("rank"), pa.string()),
+                    "score": pc.cast(pc.add(t.column("score"), 0.0), pa.string()),   # -0.0 -> "0", never "-0"
+                    "tag": t.column("tag")})
+    pcsv.write_csv(out, dest, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+
+
+def _write_csv_parallel(t: pa.Table, dest: str, parts: int = 2) -> None:
+    """Format and write halves of a large table on both cores, then append the second to the first."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = t.num_rows
+    if n < PARALLEL_MIN_ROWS:
+        _csv_part(t, dest)
+        return
+    bounds = [n * i // parts for i in range(parts + 1)]
+    extra = [f"{dest}.part{i}" for i in range(1, parts)]
+    try:
+        with ThreadPoolExecutor(max_workers=parts) as pool:
+            list(pool.map(_csv_part, [t.slice(a, b - a) for a, b in zip(bounds[:-1], bounds[1:])], [dest] + extra))
+        with open(dest, "ab") as out:
+            for p in extra:
+                with open(p, "rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 24)
+    finally:
+        for p in extra:
+            if os.path.exists(p):
+                os.unlink(p)
 
 
 def _string_payload(arr: pa.Array) -> bytes | memoryview:
