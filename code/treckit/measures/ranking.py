@@ -198,10 +198,11 @@ def _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids):
     """
     mask = np.uint64((1 << 22) - 1)
     bits = np.zeros(1 << 22, bool)
-    bits[(qkeys & mask).astype(np.int64)] = True
+    bits[(qkeys & mask).view(np.int64)] = True
     step = 1 << 20                     # in slices: small temporaries however long the run
-    cand = np.concatenate([a + np.flatnonzero(bits[(rkeys[a:a + step] & mask).astype(np.int64)] & (rq[a:a + step] >= 0))
+    cand = np.concatenate([a + np.flatnonzero(bits[(rkeys[a:a + step] & mask).view(np.int64)])
                            for a in range(0, rkeys.size, step)] or [np.zeros(0, np.int64)])
+    cand = cand[rq[cand] >= 0]
     sq = np.sort(qkeys)
     at = np.minimum(np.searchsorted(sq, rkeys[cand]), sq.size - 1)
     cand = cand[sq[at] == rkeys[cand]]
@@ -254,24 +255,27 @@ def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int
     out = np.empty(jrows.size, np.int64)
     order = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
     block = max(1, 1_000_000 // max(1, int(n_per[rq[jrows]].max())))
+    tie_owner, tie_other = [], []                           # score ties, settled on doc ids at the end
     for a in range(0, order.size, block):
         sel = order[a:a + block]
         rows = jrows[sel]
         qs = rq[rows]
         lens = n_per[qs]
-        width = int(lens.max())
-        col = np.arange(width)
+        col = np.arange(int(lens.max()))
         valid = col[None, :] < lens[:, None]
         flat = np.minimum(starts[qs][:, None] + col[None, :], n - 1)
         other = skey[flat]
         mine = key[rows][:, None]
-        cnt = ((other > mine) & valid).sum(axis=1)
+        out[sel] = ((other > mine) & valid).sum(axis=1)
         tie_r, tie_c = np.nonzero((other == mine) & valid)
-        if tie_r.size:
-            other_rows = flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]]
-            greater = pc.greater(docid.take(pa.array(other_rows)), docid.take(pa.array(rows[tie_r]))).to_numpy(zero_copy_only=False)
-            cnt += np.bincount(tie_r[greater], minlength=rows.size)
-        out[sel] = cnt
+        tie_owner.append(sel[tie_r])
+        tie_other.append(flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]])
+    owner = np.concatenate(tie_owner)
+    if owner.size:
+        # one pair of takes for all ties: is the other doc id greater (so ranked above, docno descending)?
+        greater = pc.greater(docid.take(pa.array(np.concatenate(tie_other))),
+                             docid.take(pa.array(jrows[owner]))).to_numpy(zero_copy_only=False)
+        out += np.bincount(owner[greater], minlength=jrows.size)
     return out
 
 
