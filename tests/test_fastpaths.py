@@ -8,7 +8,7 @@ import pytest
 
 from treckit.api import read_qrels, read_run
 from treckit.errors import InputError
-from treckit.evaluation import EvalOptions, evaluate_requests
+from treckit.evaluation import evaluate_requests
 from treckit.formats import jsonl, trec
 from treckit.io import read_text
 from treckit.measures import ranking
@@ -61,7 +61,6 @@ def test_eval_rank_paths_agree_with_small_file_path(big, monkeypatch, path):
     req = resolve(["all_trec"])
     base = evaluate_requests(qrels, read_run(big / "run"), req)
     if path == "sort":
-        real = ranking._ranks_of
 
         def forced(rq, key, docid, jrows, nq):
             group = np.where(rq >= 0, rq, nq)

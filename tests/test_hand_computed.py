@@ -6,7 +6,7 @@ grades by rank:  0 2 - 1 . 1
 """
 from __future__ import annotations
 
-from math import log, log2
+from math import log2
 
 import pytest
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, as_string, id_codes
+from .model import RUN_SCHEMA, Run, id_codes
 from .strings import hash64
 
 Order = Literal["auto", "desc", "asc", "given"]
