@@ -55,27 +55,91 @@ def test_jsonl_fast_read_equals_line_parser(big):
         read_run(big / "run.jsonl")
 
 
-@pytest.mark.parametrize("path", ["sparse", "sort"])
-def test_eval_rank_paths_agree_with_small_file_path(big, monkeypatch, path):
-    qrels, run = read_qrels(big / "qrels"), read_run(big / "run", lean=True)
-    req = resolve(["all_trec"])
-    base = evaluate_requests(qrels, read_run(big / "run"), req)
-    if path == "sort":
+def _sorted_copy(big):
+    """The same run listed the usual way: each query's lines best score first (ties in any order)."""
+    path = big / "run.sorted"
+    if not path.exists():
+        lines = (big / "run").read_text().splitlines(keepends=True)
+        lines.sort(key=lambda line: (int(line.split()[0]), -float(line.split()[4])))
+        path.write_text("".join(lines))
+    return path
 
-        def forced(rq, key, docid, jrows, nq):
+
+def _interleaved_copy(big):
+    """The same run with its lines shuffled, so no query's lines are together."""
+    path = big / "run.interleaved"
+    if not path.exists():
+        lines = (big / "run").read_text().splitlines(keepends=True)
+        path.write_text("".join(lines[i] for i in np.random.default_rng(3).permutation(len(lines))))
+    return path
+
+
+@pytest.mark.parametrize("path", ["listed", "comparison", "sort", "interleaved"])
+def test_eval_rank_paths_agree(big, monkeypatch, path):
+    """All three ways of ranking the judged rows give the same values, and the ranks of a plain
+    sort by (score desc, docno desc)."""
+    qrels = read_qrels(big / "qrels")
+    req = resolve(["all_trec"])
+    base = evaluate_requests(qrels, read_run(big / "run"), req)     # a shuffled file
+    file = big / "run"
+    if path == "listed":
+        file = _sorted_copy(big)
+        real = ranking._ranks_in_listed_order
+        calls = []
+        monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
+    elif path == "comparison":
+        monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: None)
+    elif path == "interleaved":
+        file = _interleaved_copy(big)
+    else:
+        def forced(listed, rq, key, docid, jrows, nq):
             group = np.where(rq >= 0, rq, nq)
             return ranking._ranks_by_sort(group, key, docid)[jrows]
         monkeypatch.setattr(ranking, "_ranks_of", forced)
-    got = evaluate_requests(qrels, run, req)
+    got = evaluate_requests(qrels, read_run(file, lean=True), req)
+    if path == "listed":
+        assert calls and calls[0] is not None          # the listed-order path did the ranking
     assert np.array_equal(np.nan_to_num(got.values), np.nan_to_num(base.values))
-    # and the ranks equal a plain sort by (score desc, docno desc)
     rt = read_run(big / "run").to_dict()
-    q0 = got.view.qids[0]
-    judged = {d for d, g in qrels.to_dict()[q0].items()}
-    order = sorted(rt[q0].items(), key=lambda x: (x[1], x[0]), reverse=True)
-    expected = sorted(i for i, (d, _) in enumerate(order) if d in judged)
-    sel = got.view.q == 0
-    assert sorted(got.view.pos[sel].tolist()) == expected
+    for qi in (0, 7):
+        q = got.view.qids[qi]
+        judged = set(qrels.to_dict()[q])
+        order = sorted(rt[q].items(), key=lambda x: (x[1], x[0]), reverse=True)
+        expected = sorted(i for i, (d, _) in enumerate(order) if d in judged)
+        assert sorted(got.view.pos[got.view.q == qi].tolist()) == expected
+
+
+def test_listed_order_path_refuses_other_orders():
+    import pyarrow as pa
+    docid = pa.chunked_array([pa.array(["a", "b", "c", "d"])])
+    jrows = np.array([1, 3])
+    starts = np.array([0, 2])
+    ok = ranking._ranks_in_listed_order(starts, np.array([2.0, 1.0, 5.0, 5.0]), docid, jrows)
+    assert ok.tolist() == [1, 0]            # query 1: tie between c and d, d ranks first
+    assert ranking._ranks_in_listed_order(starts, np.array([1.0, 2.0, 5.0, 5.0]), docid, jrows) is None
+    # a rise in score across a query boundary is fine
+    assert ranking._ranks_in_listed_order(starts, np.array([2.0, 1.0, 9.0, 5.0]), docid, jrows).tolist() == [1, 1]
+
+
+def test_hash_collisions_never_change_results(big, monkeypatch):
+    """With a hash that collides all the time, candidates multiply but the strings decide."""
+    qrels = read_qrels(big / "qrels")
+    req = resolve(["all_trec"])
+    base = evaluate_requests(qrels, read_run(big / "run"), req)
+    real = ranking.hash64
+
+    def weak(arr, group=None, each=None):
+        if each is None:
+            return real(arr, group) & np.uint64(7)
+        return real(arr, group, each=lambda first, h: each(first, h & np.uint64(7)))
+    monkeypatch.setattr(ranking, "hash64", weak)
+    for file in (big / "run", _sorted_copy(big), _interleaved_copy(big)):
+        got = evaluate_requests(qrels, read_run(file), req)
+        assert np.array_equal(np.nan_to_num(got.values), np.nan_to_num(base.values))
+    text = (big / "run").read_text()
+    (big / "run.dup").write_text(text + text.splitlines()[5].replace(" 6 ", " 999 ") + "\n")
+    with pytest.raises(InputError, match="more than once"):
+        evaluate_requests(qrels, read_run(big / "run.dup"), resolve(["map"]))
 
 
 def test_duplicate_run_lines_are_an_error_in_eval(big, tmp_path):

@@ -34,4 +34,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from treckit.startup import exit_now
+    exit_now(main())

@@ -134,18 +134,49 @@ def as_string(column):
 
 def id_codes(column) -> tuple[np.ndarray, list[str]]:
     """(code of each row, the distinct ids in order of first appearance) of a string or dictionary column."""
+    starts, run_code, ids = id_runs(column)
+    return np.repeat(run_code, np.diff(np.append(starts, len(column)))), ids
+
+
+def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The column as runs of equal ids: (first row of each run, code of each run, the distinct ids
+    in order of first appearance).  A run file lists each query's lines together, so its qid
+    column is a few thousand runs however many lines it has: one comparison of neighbours finds
+    them, and only each run's first value becomes a Python string."""
     import pyarrow.compute as pc
 
     arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int32), []
+    if not pa.types.is_dictionary(arr.type) and n > 1:
+        new = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(np.concatenate(([True], new)))
+        if starts.size <= n // 8:
+            from .strings import take
+            seen: dict[str, int] = {}
+            firsts = take(arr, starts).to_pylist()
+            return starts, np.fromiter((seen.setdefault(v, len(seen)) for v in firsts), np.int32, len(firsts)), list(seen)
+    # scattered values: Arrow's dictionary encoding gives the codes
     if isinstance(arr, pa.ChunkedArray):
-        if pa.types.is_dictionary(arr.type) and arr.num_chunks:
-            arr = arr.unify_dictionaries()      # every chunk now shares the first-appearance dictionary
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in arr.chunks])
-            return codes, arr.chunk(0).dictionary.to_pylist()
-        arr = arr.combine_chunks()
-    if not pa.types.is_dictionary(arr.type):
+        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
+        if not pa.types.is_dictionary(arr.type):
+            arr = pc.dictionary_encode(arr.combine_chunks())
+    elif not pa.types.is_dictionary(arr.type):
         arr = pc.dictionary_encode(arr)
-    return arr.indices.to_numpy(zero_copy_only=False), arr.dictionary.to_pylist()
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32)
+    dictionary = chunks[0].dictionary.to_pylist()
+    # dictionary order is first appearance for an encoding of one array; unified chunks keep the
+    # first chunk's order, so renumber by first appearance to be sure
+    uniq, first = np.unique(codes, return_index=True)
+    rank = np.empty(len(dictionary), np.int32)
+    by_first = np.argsort(first, kind="stable")
+    rank[uniq[by_first]] = np.arange(uniq.size, dtype=np.int32)
+    codes = rank[codes]
+    ids = [dictionary[i] for i in uniq[by_first].tolist()]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    return starts, codes[starts], ids
 
 
 def positions(qid) -> np.ndarray:

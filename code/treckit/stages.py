@@ -20,9 +20,9 @@ def say(msg: str) -> None:
 def run_script(body) -> int:
     """Run a staged script's body: treckit's errors become a message on stderr and their exit code."""
     from .errors import TreckitError
-    from .startup import defer_pandas
+    from .startup import prepare_process
 
-    defer_pandas()
+    prepare_process()
     try:
         body()
     except TreckitError as exc:

@@ -31,3 +31,51 @@ def defer_pandas() -> None:
         pa.array([0])
     finally:
         sys.meta_path.remove(_NoPandas)
+
+
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc reuse freed memory instead of handing it back to the kernel.
+
+    numpy allocates a fresh buffer for every temporary; with glibc's defaults each buffer of a
+    few MiB is a new mapping whose every 4 KiB page faults on first touch, and evaluating a
+    large run then spends about as long in page faults as in arithmetic.  Serving buffers up to
+    32 MiB (glibc's maximum) from the heap and never trimming it halves that work; larger
+    buffers are still mapped and returned, so peak memory does not grow.  Only in our own
+    processes, and only where glibc is the C library (elsewhere this does nothing).
+    """
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+    mallopt(_M_TOP_PAD, 64 << 20)
+
+
+def prepare_process() -> None:
+    """What treckit's own entry points do first (see the two functions above)."""
+    keep_freed_memory()
+    defer_pandas()
+
+
+def exit_now(code: int) -> None:
+    """End one of our processes without the interpreter's teardown.
+
+    After a large evaluation, freeing millions of objects and buffers one by one takes longer
+    than some whole evaluations (0.1-0.2 s for a 7M-line run); the operating system reclaims it
+    all at once.  Everything treckit writes is closed by then (outputs are written through
+    context managers); the standard streams are flushed here.
+    """
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):       # a closed pipe (e.g. `| head`): nothing more to say
+            pass
+    os._exit(code)

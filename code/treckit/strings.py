@@ -14,7 +14,7 @@ _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(offsets as int64, data bytes) of one string array chunk."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -28,24 +28,33 @@ def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return off, raw
 
 
-_SLICE = 1 << 19
+_SLICE = 1 << 20
 
 
-def hash64(arr, group: np.ndarray | None = None) -> np.ndarray:
+def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None:
     """A 64-bit hash of every string of ``arr`` (uint64 array of the same length); with ``group``
     (one integer per string, e.g. the query) the hash keys the pair (group, string).
 
-    Works on slices of half a million strings (cache-sized), two at a time: numpy releases
-    the GIL in these loops, so both cores work.
+    Pieces of up to a million strings (Arrow's own chunks where they are that small) are hashed
+    two at a time: numpy releases the GIL in these loops, so both cores work.  With ``each``,
+    nothing is returned: ``each(first_row, hashes)`` is called on every piece instead (from two
+    threads; it must only write to rows of its own piece), so the hashes of a long column never
+    have to sit in memory all at once.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    pieces = [c.slice(i, _SLICE) for c in chunks for i in range(0, len(c), _SLICE)]
+    pieces = [c if len(c) <= _SLICE else c.slice(i, _SLICE) for c in chunks
+              for i in range(0, max(len(c), 1), _SLICE)]
     bounds = np.cumsum([0] + [len(p) for p in pieces])
-    out = np.empty(int(bounds[-1]), np.uint64)
+    out = np.empty(int(bounds[-1]), np.uint64) if each is None else None
 
-    def work(i: int) -> None:                  # each piece fills its own slice of the output
+    def work(i: int) -> None:
         a, b = bounds[i], bounds[i + 1]
-        out[a:b] = _hash_chunk(pieces[i], None if group is None else group[a:b])
+        if b > a:
+            h = _hash_chunk(pieces[i], None if group is None else group[a:b])
+            if each is None:
+                out[a:b] = h
+            else:
+                each(int(a), h)
 
     if len(pieces) <= 1:
         for i in range(len(pieces)):
@@ -58,45 +67,104 @@ def hash64(arr, group: np.ndarray | None = None) -> np.ndarray:
 
 
 def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
-    off, raw = _buffers(arr)
+    """The hash of each string is a function of its bytes (and group) only, whatever its
+    neighbours: it mixes the string's first 8 bytes, its middle 8-byte words when it is longer
+    than 16 bytes, then its last 8 bytes (which overlap the first for lengths 8-15) and its length.
+    A string shorter than 8 bytes is one zero-padded word."""
+    off, raw = string_buffers(arr)
     start, end = off[:-1], off[1:]
     lens = end - start
-    n = start.size
     if raw.size < 8:                                  # tiny chunk: pad a copy
         raw = np.concatenate([raw, np.zeros(8, np.uint8)])
     # every 8-byte window of the data as a little-endian uint64 (unaligned view, stride one byte)
     words = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
+    last_at = end - 8
     short = np.flatnonzero(lens < 8)
-    short_words = None
+    if short.size:
+        last_at[short] = 0                            # read in a moment, then replaced
+    first = words[start if not short.size else np.where(lens < 8, 0, start)]
+    last = words[last_at]
     if short.size:
         # a short string sits in the high bytes of the window ending at its end; shift the rest out
         # (a window cannot start before 0: the rare string that ends before byte 8 is read bytewise)
-        e = end[short]
+        e, n = end[short], lens[short].astype(np.uint64)
         w = words[np.maximum(e - 8, 0)]
-        w = np.where(lens[short] == 0, np.uint64(0), w >> ((np.uint64(8) - lens[short].astype(np.uint64)) * np.uint64(8)))
+        w = np.where(n == 0, np.uint64(0), w >> ((np.uint64(8) - n) * np.uint64(8)))
         for i in np.flatnonzero(e < 8).tolist():
             r = int(short[i])
             w[i] = int.from_bytes(raw[start[r]:end[r]].tobytes(), "little")
-        short_words = w
-    last = np.maximum(end - 8, 0)
+        first[short] = w
+        last[short] = w
     with np.errstate(over="ignore"):
         if group is None:
-            h = np.full(n, 0xCBF29CE484222325, np.uint64)
+            h = np.full(start.size, 0xCBF29CE484222325, np.uint64)
         else:
-            h = (group.astype(np.uint64) + np.uint64(1)) * _MIX
-        for k in range(int((lens.max() + 7) // 8)):
-            # whole words inside the string; the last one ends at the string's end (overlapping).
-            # A string takes part in as many rounds as it has words, whatever its neighbours' lengths.
-            w = words[np.minimum(start + 8 * k, last)]
-            if short_words is not None:
-                w[short] = short_words
-            mixed = (h ^ w) * _PRIME
-            h = mixed if k == 0 and short_words is None else np.where(lens > 8 * k, mixed, h)
+            h = group.astype(np.uint64)
+            h += np.uint64(1)
+            h *= _MIX
+        h ^= first
+        h *= _PRIME
+        long = np.flatnonzero(lens > 16)
+        if long.size:                                 # the middle words, for the few long strings
+            hl, sl, ll = h[long], start[long], lens[long]
+            for k in range(1, int((ll.max() - 1) // 8)):
+                inside = 8 * k + 8 < ll
+                hl = np.where(inside, (hl ^ words[np.where(inside, sl + 8 * k, 0)]) * _PRIME, hl)
+            h[long] = hl
+        h ^= last
+        h *= _PRIME
         h ^= lens.astype(np.uint64)
         h *= _MIX
         h ^= h >> np.uint64(29)
     return h
 
 
+def contains_byte(col, byte: int) -> bool:
+    """Whether any value of a string column contains ``byte``: a scan of the data buffers in
+    place (``re`` searches a buffer without copying it, at memchr speed for a literal byte)."""
+    import re
+
+    find = re.compile(re.escape(bytes([byte]))).search
+    for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if len(c) == 0:
+            continue
+        off, raw = string_buffers(c)
+        if find(memoryview(raw)[off[0]:off[-1]]) is not None:
+            return True
+    return False
+
+
+def has_empty(col) -> bool:
+    """Whether any value of a string column is the empty string."""
+    for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if len(c):
+            off, _ = string_buffers(c)
+            if (off[1:] == off[:-1]).any():
+                return True
+    return False
+
+
+def take(col, idx: np.ndarray) -> pa.Array:
+    """``col[idx]`` as one Arrow array.  A chunked column is taken from chunk by chunk: Arrow's own
+    take over many chunks costs milliseconds per thousand indices, this costs microseconds."""
+    if not isinstance(col, pa.ChunkedArray):
+        return col.take(pa.array(idx, pa.int64()))
+    if col.num_chunks == 1:
+        return col.chunk(0).take(pa.array(idx, pa.int64()))
+    idx = np.asarray(idx, np.int64)
+    bounds = np.cumsum([0] + [len(c) for c in col.chunks])
+    which = np.searchsorted(bounds, idx, "right") - 1
+    order = np.argsort(which, kind="stable")
+    cuts = np.searchsorted(which[order], np.arange(col.num_chunks + 1))
+    parts = [col.chunk(c).take(pa.array(idx[order[cuts[c]:cuts[c + 1]]] - bounds[c]))
+             for c in range(col.num_chunks) if cuts[c + 1] > cuts[c]]
+    if not parts:
+        return pa.array([], col.type)
+    joined = pa.concat_arrays(parts)
+    inverse = np.empty(order.size, np.int64)
+    inverse[order] = np.arange(order.size)
+    return joined.take(pa.array(inverse))
+
+
 def take_strings(arr, idx: np.ndarray) -> list[str]:
-    return arr.take(pa.array(idx, pa.int64())).to_pylist()
+    return take(arr, idx).to_pylist()

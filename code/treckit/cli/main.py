@@ -27,10 +27,10 @@ def get_app():
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..startup import defer_pandas
+    from ..startup import prepare_process
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    defer_pandas()
+    prepare_process()
     try:
         if argv[:1] == ["eval"]:
             from .evaluate import eval_main
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    from ..startup import exit_now
+    exit_now(main())
 
 
 if __name__ == "__main__":

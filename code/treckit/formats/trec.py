@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
+from ..strings import contains_byte, has_empty, string_buffers
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -35,9 +36,9 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     src = Source(path)
     if src.size >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
-        if t is not None and t.num_rows and not pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
+        if t is not None and t.num_rows and not has_empty(t.column("docid")):
             t = t.set_column(0, "qid", as_string(t.column("qid")))
-            if decode_ids and _contains_byte(t.column("docid"), 37):
+            if decode_ids and contains_byte(t.column("docid"), 37):
                 t = t.set_column(2, "docid", pa.array([unescape_id(d) for d in t.column("docid").to_pylist()], pa.string()))
             return Qrels(t.combine_chunks())
     text = decode_text(src.data(), path)
@@ -95,12 +96,12 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
         fast = _read_run_fast(src, columns, lean)
         if fast is not None:
             # escaped ids all contain '%': ids without one need no decoding pass
-            return _decode_run_ids(fast, decode_ids) if _contains_byte(fast.table.column("docid"), 37) else fast
+            return _decode_run_ids(fast, decode_ids) if contains_byte(fast.table.column("docid"), 37) else fast
     text = decode_text(src.data(), path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
 
-_TYPES = {"qid": pa.dictionary(pa.int32(), pa.string()),   # qids repeat: dictionary-encoded, row codes for free
+_TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
           "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(),
           "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
@@ -127,16 +128,17 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | 
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     # a comment line further down that happened to split into the right number of fields
-    # shows up as a qid starting with '#': checked on the distinct qids only
-    qid = t.column("qid").unify_dictionaries() if t.num_rows else t.column("qid")
-    if t.num_rows and any(q.startswith("#") for q in qid.chunk(0).dictionary.to_pylist()):
+    # shows up as a qid starting with '#'
+    if any((_first_bytes(c) == 35).any() for c in t.column("qid").chunks):
         return None
     return t
 
 
-def _contains_byte(col, byte: int) -> bool:
-    """Whether any value of a string column contains ``byte`` (a scan of the data buffers)."""
-    return any(data.find(bytes([byte])) >= 0 for data in _data_bytes(col))
+def _first_bytes(arr: pa.Array) -> np.ndarray:
+    """The first byte of every (non-empty) string of an Arrow string array."""
+    off, raw = string_buffers(arr)
+    nonempty = off[1:] > off[:-1]
+    return raw[off[:-1][nonempty]]
 
 
 def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
@@ -146,9 +148,9 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
     if t is None:
         return None
     score = t.column("score")
-    if score.null_count or pc.any(pc.is_nan(score)).as_py() or t.num_rows == 0:
+    if score.null_count or t.num_rows == 0 or any(np.isnan(c.to_numpy()).any() for c in score.chunks):
         return None
-    if pc.any(pc.equal(pc.utf8_length(t.column("docid")), 0)).as_py():
+    if has_empty(t.column("docid")):
         return None
     n = t.num_rows
     if columns == 3:

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from ..model import Qrels, Run, id_codes
-from ..strings import hash64, take_strings
+from ..model import Qrels, Run, id_runs
+from ..strings import hash64, take, take_strings
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -97,16 +97,16 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
     level = options.level if level is None else level
     qt = qrels.table
-    qrel_qids, judged, rel_levels, qi_arr = _qrels_side(qrels)
+    qrel_qids, rel_levels, qi_arr, qkeys = _qrels_side(qrels)
     Qall = len(qrel_qids)
     qindex = {q: i for i, q in enumerate(qrel_qids)}
 
     rt = run.table
     runid = run.tag
-    codes, run_qids = id_codes(rt.column("qid"))
-    code_to_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)
-    rq = code_to_q[codes]                # -1: a query without qrels, whose lines are ignored
-    del codes
+    starts, run_code, run_qids = id_runs(rt.column("qid"))
+    lengths = np.diff(np.append(starts, rt.num_rows))
+    run_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)[run_code]
+    rq = np.repeat(run_q, lengths)        # -1: a query without qrels, whose lines are ignored
     if options.order == "rank":
         key = -rt.column("rank").to_numpy().astype(np.float64)
     else:
@@ -114,12 +114,13 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
         if options.float32:
             key = key.astype(np.float32).astype(np.float64)
     docid = rt.column("docid")            # left chunked: only a few strings are ever taken from it
-    rkeys = hash64(docid, rq)                        # one key per (query, doc id)
-    qkeys = hash64(qt.column("docid"), qi_arr)
-    jrows, jgrade = _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids)
-    _check_duplicates(rq, rkeys, docid, qrel_qids, source)
-    n_per_q = np.bincount(rq[rq >= 0], minlength=Qall)
-    jpos = _ranks_of(rq, key, docid, jrows, Qall)
+    jrows, jgrade, dupkeys = _match_judged(docid, rq, qt, qi_arr, qkeys)
+    n_per_q = np.bincount(run_q[run_q >= 0], weights=lengths[run_q >= 0], minlength=Qall).astype(np.int64)
+    listed = starts if run_code.size == len(run_qids) else None     # each query's lines together
+    _check_duplicates(rq, dupkeys, docid, qrel_qids, source, listed)
+    del dupkeys
+    jpos = _ranks_of(listed, rq, key, docid, jrows, Qall)
+    del key
     present = n_per_q > 0
     num_ret = n_per_q.copy()
     if options.max_docs is not None:
@@ -150,23 +151,26 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
 
 
 def _qrels_side(qrels: Qrels):
-    """Queries in trec_eval's order (byte order of qid), each judgment's grade by (qid, docid), docs per
-    grade per query, and each judgment's query index."""
+    """Queries in trec_eval's order (byte order of qid), docs per grade per query, each judgment's
+    query index and (query, doc) hash; a doc judged twice for a query is an error."""
     qt = qrels.table
-    qq = qt.column("qid").to_pylist()
     qg = qt.column("grade").to_numpy()
-    qrel_qids = sorted(set(qq), key=_bytes_key)
+    starts, run_code, ids = id_runs(qt.column("qid"))
+    qrel_qids = sorted(ids, key=_bytes_key)
     qindex = {q: i for i, q in enumerate(qrel_qids)}
-    judged: dict[tuple[str, str], int] = {}
-    for q, d, g in zip(qq, qt.column("docid").to_pylist(), qg.tolist()):
-        if (q, d) in judged:
-            raise InputError(f"qrels judge doc {d!r} twice for query {q!r}", fix="remove the duplicate judgment")
-        judged[(q, d)] = g
+    qi_arr = np.repeat(np.array([qindex[q] for q in ids], np.int32)[run_code], np.diff(np.append(starts, qt.num_rows)))
+    qkeys = hash64(qt.column("docid"), qi_arr)
+    suspects = _suspects_in_whole_run(qkeys)
+    seen: set[tuple[int, str]] = set()
+    for r, d in zip(suspects.tolist(), take_strings(qt.column("docid"), suspects)):
+        if (qi_arr[r], d) in seen:
+            raise InputError(f"qrels judge doc {d!r} twice for query {qrel_qids[qi_arr[r]]!r}",
+                             fix="remove the duplicate judgment")
+        seen.add((qi_arr[r], d))
     rel_levels = np.zeros((len(qrel_qids), max(int(qg.max()), 0) + 1 if qg.size else 1), np.int64)
-    qi_arr = np.fromiter((qindex[q] for q in qq), np.int64, len(qq))
     nonneg = qg >= 0
     np.add.at(rel_levels, (qi_arr[nonneg], qg[nonneg]), 1)
-    return qrel_qids, judged, rel_levels, qi_arr
+    return qrel_qids, rel_levels, qi_arr, qkeys
 
 
 def _evaluated(present: np.ndarray, options, missing_names: list[str], source: str, warn) -> np.ndarray:
@@ -190,54 +194,166 @@ def _bytes_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
-def _judged_rows(rq, rkeys, docid, qkeys, judged, qrel_qids):
-    """Rows of the run whose (qid, docid) is in the qrels, and their grades (UNJUDGED for negative ones).
+_BITMAP = (1 << 22) - 1
 
-    Hashed keys nominate candidates through a bitmap and a sorted search; each candidate is then
+
+def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarray):
+    """Rows of the run whose (qid, docid) is in the qrels, their grades (UNJUDGED for negative
+    ones), and a 32-bit key per row for the duplicate check.
+
+    One hashing pass over the run's doc ids (with the query mixed in) does both jobs, piece by
+    piece: a bitmap of the judgments' hashes nominates candidates, and each candidate is then
     confirmed on the strings, so a hash collision can never make a doc judged.
     """
-    mask = np.uint64((1 << 22) - 1)
-    bits = np.zeros(1 << 22, bool)
-    bits[(qkeys & mask).view(np.int64)] = True
-    step = 1 << 20                     # in slices: small temporaries however long the run
-    cand = np.concatenate([a + np.flatnonzero(bits[(rkeys[a:a + step] & mask).view(np.int64)])
-                           for a in range(0, rkeys.size, step)] or [np.zeros(0, np.int64)])
-    cand = cand[rq[cand] >= 0]
-    sq = np.sort(qkeys)
-    at = np.minimum(np.searchsorted(sq, rkeys[cand]), sq.size - 1)
-    cand = cand[sq[at] == rkeys[cand]]
-    docs = take_strings(docid, cand)
-    absent = np.iinfo(np.int64).min
-    grades = np.array([judged.get((qrel_qids[rq[i]], d), absent) for i, d in zip(cand.tolist(), docs)], np.int64)
-    ok = grades != absent
-    return cand[ok], np.where(grades[ok] < 0, UNJUDGED, grades[ok])
+    bits = np.zeros(_BITMAP + 1, bool)
+    bits[(qkeys & np.uint64(_BITMAP)).astype(np.intp)] = True
+    dupkeys = np.empty(rq.size, np.uint32)
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def scan(first: int, h: np.ndarray) -> None:
+        dupkeys[first:first + h.size] = h                  # the low 32 bits
+        hit = np.flatnonzero(bits[(h & np.uint64(_BITMAP)).astype(np.intp)])
+        if hit.size:
+            found.append((first + hit, h[hit]))
+
+    hash64(docid, rq, each=scan)
+    if found:
+        rows = np.concatenate([f[0] for f in found])
+        keys = np.concatenate([f[1] for f in found])
+    else:
+        rows, keys = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    ok = rq[rows] >= 0
+    rows, keys = rows[ok], keys[ok]
+    # every judgment with an equal hash is a candidate (several only on a hash collision)
+    order = np.argsort(qkeys, kind="stable")
+    sq = qkeys[order]
+    lo, hi = np.searchsorted(sq, keys, "left"), np.searchsorted(sq, keys, "right")
+    rows, qrow = _expand_ranges(rows, lo, hi)
+    qrow = order[qrow]
+    same = rq[rows] == qi_arr[qrow]
+    rows, qrow = rows[same], qrow[same]
+    if rows.size:
+        same = pc.equal(take(docid, rows), take(qt.column("docid"), qrow))
+        same = same.to_numpy(zero_copy_only=False)
+        rows, qrow = rows[same], qrow[same]
+    o = np.argsort(rows, kind="stable")                   # the pieces were hashed in any order
+    rows, grade = rows[o], qt.column("grade").to_numpy()[qrow[o]]
+    return rows, np.where(grade < 0, UNJUDGED, grade), dupkeys
 
 
-def _check_duplicates(rq, rkeys, docid, qrel_qids, source: str) -> None:
-    """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named)."""
-    k = np.sort(rkeys if rq.size and rq.min() >= 0 else rkeys[rq >= 0])
-    same = k[1:] == k[:-1]
-    if not same.any():
-        return
-    suspects = np.flatnonzero(np.isin(rkeys, np.unique(k[1:][same])) & (rq >= 0))
-    seen: dict[tuple[int, str], int] = {}
+def _expand_ranges(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (owner[i], j) for every j in lo[i]..hi[i]-1."""
+    n = hi - lo
+    total = int(n.sum())
+    first = np.cumsum(n) - n
+    return np.repeat(owner, n), np.repeat(lo, n) + (np.arange(total) - np.repeat(first, n))
+
+
+def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.ndarray | None = None) -> None:
+    """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named).
+
+    Equal 32-bit keys nominate suspects; the strings of the suspects decide.  When each query's
+    lines are together (``listed``: their first rows) the keys are sorted query by query, which
+    is cheaper and nominates almost nothing by chance.
+    """
+    suspects = _suspects_by_query(dupkeys, listed) if listed is not None else None
+    if suspects is None:
+        suspects = _suspects_in_whole_run(dupkeys)
+    suspects = suspects[rq[suspects] >= 0]
+    seen: set[tuple[int, str]] = set()
     for r, d in zip(suspects.tolist(), take_strings(docid, suspects)):
         key = (int(rq[r]), d)
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
+        if key in seen:
             raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[key[0]]!r}",
                              path=source, fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+        seen.add(key)
 
 
-def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int) -> np.ndarray:
+def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """Rows whose key another row of the same query shares, from a (queries x longest) matrix
+    sorted row by row; None when the queries' lengths vary too much for the matrix to pay."""
+    n = keys.size
+    lengths = np.diff(np.append(starts, n))
+    width = int(lengths.max()) if lengths.size else 0
+    if starts.size * width > 2 * n + 1_000_000:
+        return None
+    if (lengths == width).all():
+        m = np.sort(keys.reshape(starts.size, width), axis=1)
+    else:
+        # padding: distinct within each row, so it never pairs with itself (pairing with a real key
+        # only nominates that row, which the strings then clear)
+        m = np.tile(np.arange(width, dtype=keys.dtype), (starts.size, 1))
+        row = np.repeat(np.arange(starts.size), lengths)
+        m[row, np.arange(n) - starts[row]] = keys
+        m.sort(axis=1)
+    same = m[:, 1:] == m[:, :-1]
+    found = [np.zeros(0, np.int64)]
+    for q in np.flatnonzero(same.any(axis=1)).tolist():
+        a = int(starts[q])
+        rows = np.arange(a, a + int(lengths[q]))
+        found.append(rows[np.isin(keys[rows], m[q, 1:][same[q]])])
+    return np.concatenate(found)
+
+
+def _suspects_in_whole_run(keys: np.ndarray) -> np.ndarray:
+    """Rows whose key any other row shares (the query is mixed into the keys, so equal keys across
+    queries are chance: a few thousand in a run of millions)."""
+    k = np.sort(keys)
+    same = k[1:] == k[:-1]
+    if not same.any():
+        return np.zeros(0, np.int64)
+    shared = np.unique(k[1:][same])
+    bits = np.zeros(_BITMAP + 1, bool)
+    bits[shared & _BITMAP] = True
+    near = np.flatnonzero(bits[keys & keys.dtype.type(_BITMAP)])
+    return near[np.isin(keys[near], shared)]
+
+
+def _ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray,
+              nq: int) -> np.ndarray:
     """0-based trec_eval rank of each judged row: the number of rows of its query ranked above it.
-
-    Sparse path: compare each judged row only with the rows of its own query, a block of judged
-    rows at a time against a padded (rows x query length) matrix; when judgments are dense a full
-    sort is cheaper, and is used instead.
-    """
+    ``listed``: the first row of each query when each query's lines are together, else None."""
     if jrows.size == 0:
         return np.zeros(0, np.int64)
+    ranks = None if listed is None else _ranks_in_listed_order(listed, key, docid, jrows)
+    return ranks if ranks is not None else _ranks_by_comparison(rq, key, docid, jrows, nq)
+
+
+def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
+    """Ranks read off the file order, for the usual run: each query's lines together (starting at
+    ``query_start``), best score first.  A row's rank is then where its run of equal scores starts
+    within its query, plus the rows of that run with a greater doc id.  None when the scores are
+    not in that order."""
+    n = key.size
+    same_query = np.ones(max(n - 1, 0), bool)
+    same_query[query_start[1:] - 1] = False
+    if ((key[1:] > key[:-1]) & same_query).any():
+        return None
+    tie_start = np.flatnonzero(np.concatenate(([True], ~same_query | (key[1:] != key[:-1]))))
+    del same_query
+    run = np.searchsorted(tie_start, jrows, "right") - 1
+    lo = tie_start[run]
+    hi = np.where(run + 1 < tie_start.size, tie_start[np.minimum(run + 1, tie_start.size - 1)], n)
+    del tie_start
+    ranks = lo - query_start[np.searchsorted(query_start, jrows, "right") - 1]
+    owner, other = _expand_ranges(np.arange(jrows.size), lo, hi)
+    not_self = other != jrows[owner]
+    return ranks + _greater_docids(docid, jrows, owner[not_self], other[not_self])
+
+
+def _greater_docids(docid, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """For each judged row, how many of the rows tied with it (``other``, listed with the index of
+    the judged row in ``owner``) have a greater doc id, so rank above it (docno descending)."""
+    if owner.size == 0:
+        return np.zeros(jrows.size, np.int64)
+    greater = pc.greater(take(docid, other), take(docid, jrows[owner]))
+    return np.bincount(owner[greater.to_numpy(zero_copy_only=False)], minlength=jrows.size)
+
+
+def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int) -> np.ndarray:
+    """Ranks for a run in any order: compare each judged row only with the rows of its own query,
+    a block of judged rows at a time against a padded (rows x query length) matrix; when judgments
+    are dense a full sort is cheaper, and is used instead."""
     group = np.where(rq >= 0, rq, nq).astype(np.int32)    # ignored lines form one extra group
     n = rq.size
     n_per = np.bincount(group, minlength=nq + 1)
@@ -270,13 +386,7 @@ def _ranks_of(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int
         tie_r, tie_c = np.nonzero((other == mine) & valid)
         tie_owner.append(sel[tie_r])
         tie_other.append(flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]])
-    owner = np.concatenate(tie_owner)
-    if owner.size:
-        # one pair of takes for all ties: is the other doc id greater (so ranked above, docno descending)?
-        greater = pc.greater(docid.take(pa.array(np.concatenate(tie_other))),
-                             docid.take(pa.array(jrows[owner]))).to_numpy(zero_copy_only=False)
-        out += np.bincount(owner[greater], minlength=jrows.size)
-    return out
+    return out + _greater_docids(docid, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
 
 
 def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid) -> np.ndarray:
