@@ -80,9 +80,14 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
     words = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
     last_at = end - 8
     short = np.flatnonzero(lens < 8)
+    first_at = start
     if short.size:
         last_at[short] = 0                            # read in a moment, then replaced
-    first = words[start if not short.size else np.where(lens < 8, 0, start)]
+        past = np.searchsorted(start, words.size)     # only short strings at the very end start there
+        if past < start.size:
+            first_at = start.copy()
+            first_at[past:] = 0
+    first = words[first_at]
     last = words[last_at]
     if short.size:
         # a short string sits in the high bytes of the window ending at its end; shift the rest out
@@ -113,24 +118,21 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
             h[long] = hl
         h ^= last
         h *= _PRIME
-        h ^= lens.astype(np.uint64)
+        h ^= lens.view(np.uint64)                     # lengths are >= 0: the same bits
         h *= _MIX
         h ^= h >> np.uint64(29)
     return h
 
 
 def contains_byte(col, byte: int) -> bool:
-    """Whether any value of a string column contains ``byte``: a scan of the data buffers in
-    place (``re`` searches a buffer without copying it, at memchr speed for a literal byte)."""
-    import re
-
-    find = re.compile(re.escape(bytes([byte]))).search
+    """Whether any value of a string column contains ``byte``: a memchr-speed scan of each chunk's
+    data buffer (copied a chunk at a time, which costs less than any search that avoids the copy)."""
+    needle = bytes([byte])
     for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
-        if len(c) == 0:
-            continue
-        off, raw = string_buffers(c)
-        if find(memoryview(raw)[off[0]:off[-1]]) is not None:
-            return True
+        if len(c):
+            off, raw = string_buffers(c)
+            if raw[off[0]:off[-1]].tobytes().find(needle) >= 0:
+                return True
     return False
 
 

@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
-from ..strings import contains_byte, has_empty, string_buffers
+from ..strings import contains_byte, has_empty
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -127,18 +127,11 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | 
                                                               quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
-    # a comment line further down that happened to split into the right number of fields
-    # shows up as a qid starting with '#'
-    if any((_first_bytes(c) == 35).any() for c in t.column("qid").chunks):
+    # a comment line further down that happened to split into the right number of fields shows
+    # up as a qid starting with '#'; a '#' anywhere in a qid is rare enough to leave to the line parser
+    if contains_byte(t.column("qid"), 35):
         return None
     return t
-
-
-def _first_bytes(arr: pa.Array) -> np.ndarray:
-    """The first byte of every (non-empty) string of an Arrow string array."""
-    off, raw = string_buffers(arr)
-    nonempty = off[1:] > off[:-1]
-    return raw[off[:-1][nonempty]]
 
 
 def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
@@ -160,9 +153,15 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
         tail = src.tail.rstrip()
         last = tail[tail.rfind(b"\n") + 1:].split()
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
-                             "rank": pa.nulls(n, pa.int64()), "tag": pa.nulls(n, pa.string())}),
+                             "rank": _nulls(n, pa.int64()), "tag": _nulls(n, pa.string())}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
     return Run(t.select(RUN_SCHEMA.names))
+
+
+def _nulls(n: int, type_: pa.DataType) -> pa.ChunkedArray:
+    """A column of ``n`` nulls whose chunks share one buffer (a lean run's unread columns)."""
+    block = 1 << 20
+    return pa.chunked_array([pa.nulls(block, type_)] * (n // block) + [pa.nulls(n % block, type_)], type_)
 
 
 def _decode_run_ids(run: Run, decode_ids: bool) -> Run:

@@ -212,7 +212,7 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
 
     def scan(first: int, h: np.ndarray) -> None:
         dupkeys[first:first + h.size] = h                  # the low 32 bits
-        hit = np.flatnonzero(bits[(h & np.uint64(_BITMAP)).astype(np.intp)])
+        hit = np.flatnonzero(bits[np.bitwise_and(h, np.uint64(_BITMAP)).view(np.int64)])
         if hit.size:
             found.append((first + hit, h[hit]))
 
@@ -329,16 +329,37 @@ def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, docid, jrow
     same_query[query_start[1:] - 1] = False
     if ((key[1:] > key[:-1]) & same_query).any():
         return None
-    tie_start = np.flatnonzero(np.concatenate(([True], ~same_query | (key[1:] != key[:-1]))))
     del same_query
-    run = np.searchsorted(tie_start, jrows, "right") - 1
-    lo = tie_start[run]
-    hi = np.where(run + 1 < tie_start.size, tie_start[np.minimum(run + 1, tie_start.size - 1)], n)
-    del tie_start
-    ranks = lo - query_start[np.searchsorted(query_start, jrows, "right") - 1]
+    q = np.searchsorted(query_start, jrows, "right") - 1
+    first = query_start[q]
+    end = np.append(query_start[1:], n)[q]
+    mine = key[jrows]
+    # scores only fall along a query, so the rows tied with a judged row are one stretch around it:
+    # binary searches, all judged rows at once, for where that stretch starts and ends
+    lo = _first_true(first, jrows, lambda i: key[i] == mine)
+    hi = _first_true(jrows, end - 1, lambda i: key[i] != mine, end)
     owner, other = _expand_ranges(np.arange(jrows.size), lo, hi)
     not_self = other != jrows[owner]
-    return ranks + _greater_docids(docid, jrows, owner[not_self], other[not_self])
+    return (lo - first) + _greater_docids(docid, jrows, owner[not_self], other[not_self])
+
+
+def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = None) -> np.ndarray:
+    """Elementwise binary search: the first i in lo..hi where ``pred(i)`` holds (it must hold from
+    some point on up to hi, or nowhere: then ``none``, default hi)."""
+    lo, hi = lo.copy(), hi.copy()
+    top = hi.copy()
+    while True:
+        active = lo < hi
+        if not active.any():
+            break
+        mid = (lo + hi) // 2
+        ok = pred(mid)
+        hi = np.where(active & ok, mid, hi)
+        lo = np.where(active & ~ok, mid + 1, lo)
+    if none is not None:
+        last = lo == top
+        lo = np.where(last & ~pred(top), none, lo)
+    return lo
 
 
 def _greater_docids(docid, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:
