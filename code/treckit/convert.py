@@ -27,8 +27,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, id_codes
-from .strings import hash64
+from .model import RUN_SCHEMA, Run, id_runs
+from .repeats import first_repeat, pair_keys, suspects
+from .strings import run_starts, take
 
 Order = Literal["auto", "desc", "asc", "given"]
 Ties = Literal["keep", "break", "docid-asc"]
@@ -80,39 +81,45 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     t = run.table
     if t.num_rows == 0:
         raise InputError("the run has no documents", path=source, fix="check the input")
-    codes, _ = id_codes(t.column("qid"))
-    t = _drop_duplicates(t, codes, duplicates, report, source)
+    starts, run_code, ids = id_runs(t.column("qid"))
+    listed = starts if run_code.size == len(ids) else None     # each query's lines together
+    codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
+    t = _drop_duplicates(t, codes, listed, duplicates, report, source)
     if t.num_rows != codes.size:
-        codes, _ = id_codes(t.column("qid"))
+        starts, run_code, ids = id_runs(t.column("qid"))
+        listed = starts if run_code.size == len(ids) else None
+        codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
     score = t.column("score").to_numpy()
-    given = t.column("rank").to_numpy()
-    n_queries = int(codes.max()) + 1
-    # per-query direction: +1 desc, -1 asc
+    n_queries = len(ids)
+    # the score that ranks descending: negated for queries ranked ascending (+ 0.0 turns -0.0 into 0.0)
     if order == "auto":
         qmax = np.full(n_queries, -np.inf)
         qmin = np.full(n_queries, np.inf)
         _reduce_by(codes, score, qmax, qmin)
         negated = (qmax <= 0) & (qmin < 0)
         report.negated_queries = int(negated.sum())
-        direction = np.where(negated, -1.0, 1.0)[codes]
+        effective = np.where(negated[codes], -score, score) + 0.0 if negated.any() else score + 0.0
     else:
-        direction = np.full(codes.size, -1.0 if order == "asc" else 1.0)
-    effective = score * direction + 0.0
-    docid = t.column("docid").combine_chunks()
-    rowidx = np.arange(codes.size)
+        effective = (-score if order == "asc" else score) + 0.0
+    docid = t.column("docid")
     if order == "given":
-        perm = np.lexsort((rowidx, given, codes))
+        given = t.column("rank").to_numpy()
+        perm = np.lexsort((np.arange(codes.size), given, codes))
     elif ties == "break":
-        perm = np.lexsort((rowidx, given, -effective, codes))
+        given = t.column("rank").to_numpy()
+        perm = np.lexsort((np.arange(codes.size), given, -effective, codes))
     elif ties == "docid-asc":
         perm = pc.sort_indices(pa.table({"c": codes, "e": effective, "d": docid}),
                                sort_keys=[("c", "ascending"), ("e", "descending"), ("d", "ascending")]).to_numpy()
     else:
         perm = _trec_eval_order(codes, effective, docid)
-    codes_s, eff_s = codes[perm], effective[perm]
+    # every ordering sorts by query first, so queries already together stay where they are
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))
+    codes_s, eff_s = codes if grouped else codes[perm], effective[perm]
     starts = np.flatnonzero(np.r_[True, codes_s[1:] != codes_s[:-1]])
     counts = np.diff(np.r_[starts, codes_s.size])
-    position = np.arange(codes_s.size) - np.repeat(starts, counts)
+    position = np.arange(codes_s.size)
+    position -= np.repeat(starts, counts)
     same_q = codes_s[1:] == codes_s[:-1]
     tie_pair = same_q & (eff_s[1:] == eff_s[:-1])
     if tie_pair.any():
@@ -125,7 +132,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     written = eff_s.copy()
     rank_derived = np.zeros(n_queries, bool)
     if order == "given" or (ties in ("break", "docid-asc") and report.tied_docs):
-        doc_s = docid.take(pa.array(perm))
+        doc_s = take(docid, perm)
         ok_pair = (eff_s[:-1] > eff_s[1:]) | ((eff_s[:-1] == eff_s[1:]) &
                                                pc.greater(doc_s.slice(0, len(doc_s) - 1), doc_s.slice(1)).to_numpy(zero_copy_only=False))
         bad_q = np.unique(codes_s[1:][same_q & ~ok_pair])
@@ -142,11 +149,18 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     identity = perm_k.size == codes.size and bool(np.all(perm_k[1:] > perm_k[:-1]))
 
     def reordered(col):
-        return col if identity else col.take(pa.array(perm_k))
+        if identity:
+            return col
+        if _single_value(col):                 # one value throughout (a run tag): only the length changes
+            return col.slice(0, perm_k.size)
+        return take(col, perm_k)
 
-    tag_col = (pa.repeat(run_name, len(perm_k)).cast(pa.string()) if run_name else reordered(t.column("tag")))
+    qid = t.column("qid")
+    # rows that only moved within their query leave the qid column as it was
+    out_qid = qid if grouped and perm_k.size == codes.size else reordered(qid)
+    tag_col = pa.repeat(run_name, len(perm_k)).cast(pa.string()) if run_name else reordered(t.column("tag"))
     # qid and tag may stay dictionary-encoded: the writer decodes them once
-    out = pa.Table.from_arrays([reordered(t.column("qid")), reordered(docid), pa.array(written_k + 0.0),
+    out = pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
                                 pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
     report.queries = n_queries
     report.docs = out.num_rows
@@ -157,16 +171,14 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     return Run(out, run_name), report
 
 
-def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: ConversionReport, source: str) -> pa.Table:
-    """Apply the duplicates policy; a hash aggregation first tells whether there is anything to do."""
+def _drop_duplicates(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, policy: str,
+                     report: ConversionReport, source: str) -> pa.Table:
+    """Apply the duplicates policy; hashed keys first tell whether there is anything to do."""
     n = t.num_rows
-    keys = np.sort(hash64(t.column("docid"), codes))     # equal (query, doc) pairs hash equal
-    if not (keys[1:] == keys[:-1]).any():
+    if first_repeat(suspects(pair_keys(t.column("docid"), codes), listed), codes, t.column("docid")) is None:
         return t
     key = pa.table({"c": codes, "d": t.column("docid"), "s": t.column("score"), "i": np.arange(n)})
     groups = key.group_by(["c", "d"]).aggregate([("i", "count")])
-    if groups.num_rows == n:                             # only a hash collision: nothing to drop
-        return t
     if policy == "error":
         dup = groups.filter(pc.greater(groups.column("i_count"), 1))
         c0, d0, k0 = dup.column("c")[0].as_py(), dup.column("d")[0].as_py(), dup.column("i_count")[0].as_py()
@@ -187,6 +199,15 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: Conver
     return t.take(pa.array(kept))
 
 
+def _single_value(col) -> bool:
+    """Whether a string or dictionary column holds one value throughout (cheaply: no decoding)."""
+    if pa.types.is_dictionary(col.type):
+        chunks = [c for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]) if len(c)]
+        dicts = {tuple(c.dictionary.to_pylist()) for c in chunks}
+        return len(dicts) == 1 and len(next(iter(dicts))) == 1 and not any(c.null_count for c in chunks)
+    return len(col) > 0 and col.null_count == 0 and len(run_starts(col)) == 1
+
+
 def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np.ndarray) -> None:
     order = np.argsort(codes, kind="stable")
     c = codes[order]
@@ -196,7 +217,7 @@ def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np
     qmin[c[starts]] = np.minimum.reduceat(v, starts)
 
 
-def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid: pa.Array) -> np.ndarray:
+def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid) -> np.ndarray:
     """Permutation sorting rows by (query first appearance, effective score desc, docid desc).
 
     Runs usually arrive grouped and sorted; only when they are not is a full sort paid for,
@@ -204,21 +225,24 @@ def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid: pa.Array) 
     """
     n = codes.size
     if np.all(codes[1:] >= codes[:-1]) and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
-        perm = np.arange(n)
+        perm, c, e = None, codes, effective
     else:
         perm = np.lexsort((-effective, codes))
-    c, e = codes[perm], effective[perm]
+        c, e = codes[perm], effective[perm]
     tie = (c[1:] == c[:-1]) & (e[1:] == e[:-1])
     if not tie.any():
-        return perm
+        return np.arange(n) if perm is None else perm
     in_tie = np.zeros(n, bool)
     in_tie[1:] |= tie
     in_tie[:-1] |= tie
     rows = np.flatnonzero(in_tie)
-    d = docid.take(pa.array(perm[rows]))
-    group = np.cumsum(np.r_[True, ~tie])[rows]     # tie-group number of each tied row
-    sub = pa.table({"g": group, "d": d})
+    del in_tie
+    opens = np.ones(rows.size, bool)                 # a tied row opens a group unless it ties with the one before
+    later = rows > 0
+    opens[later] = ~tie[rows[later] - 1]
+    src = rows if perm is None else perm[rows]
+    sub = pa.table({"g": np.cumsum(opens), "d": take(docid, src)})
     inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
-    perm = perm.copy()
-    perm[rows] = perm[rows][inner]
+    perm = np.arange(n) if perm is None else perm.copy()
+    perm[rows] = src[inner]
     return perm

@@ -150,10 +150,9 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), []
     if not pa.types.is_dictionary(arr.type) and n > 1:
-        new = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-        starts = np.flatnonzero(np.concatenate(([True], new)))
+        from .strings import run_starts, take
+        starts = run_starts(arr)
         if starts.size <= n // 8:
-            from .strings import take
             seen: dict[str, int] = {}
             firsts = take(arr, starts).to_pylist()
             return starts, np.fromiter((seen.setdefault(v, len(seen)) for v in firsts), np.int32, len(firsts)), list(seen)

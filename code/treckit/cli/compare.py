@@ -33,7 +33,9 @@ def compare_cmd(
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
     from ..compare.compare import CompareOptions
     from ..compare.report import table
+    from ..startup import defer_pandas
     from ..stages import compare_stage, say
+    defer_pandas()
     opts = CompareOptions(k=k, tests=tuple(test) if test else CompareOptions.tests, correction=correction, alpha=alpha,
                           permutations=permutations, resamples=resamples, seed=seed)
     comp = compare_stage(qrels, runs or [], measure, names=name, configs=config, options=opts, out_json=out,

@@ -20,7 +20,9 @@ def qrels_cmd(
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
+    from ..startup import defer_pandas
     from ..stages import qrels_stage, say
+    defer_pandas()
     r = qrels_stage(input, output, format=format, id_base=id_base, id_field=id_field, raw_ids=raw_ids,
                     duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed)
     say(f"{r.judgments} judgments for {r.queries} queries written to {output}")
@@ -51,7 +53,9 @@ def run_cmd(
 ) -> None:
     """A run in any supported format -> canonical TREC run that trec_eval reads in the intended order."""
     from ..formats.jsonl import JsonlFields
+    from ..startup import defer_pandas
     from ..stages import default_run_output, run_stage
+    defer_pandas()
     fields = JsonlFields(id_field, docs_field, scores_field, hits_field, hit_doc_field, hit_score_field, query_field)
     out = output or str(default_run_output(input))
     run_stage(input, out, run_name=run_name, format=format, order=order, ties="break" if break_ties else "keep",

@@ -19,6 +19,8 @@ def measures_cmd() -> None:
 def detect_cmd(path: str, role: str = typer.Option("run", help="run | qrels")) -> None:
     """Say which format a file is read as, and why."""
     from ..formats.detect import detect_qrels, detect_run
+    from ..startup import defer_pandas
+    defer_pandas()
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
 

@@ -16,7 +16,7 @@ def get_app():
     """The typer app with every command registered (command modules register on import)."""
     import typer
 
-    app = typer.Typer(add_completion=False, no_args_is_help=True,
+    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
     from . import compare, convert, info
@@ -27,13 +27,14 @@ def get_app():
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..startup import prepare_process
+    from ..startup import defer_pandas, keep_freed_memory
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    prepare_process()
+    keep_freed_memory()
     try:
         if argv[:1] == ["eval"]:
             from .evaluate import eval_main
+            defer_pandas()
             eval_main(argv[1:])
             return 0
         get_app()(args=argv, standalone_mode=False)

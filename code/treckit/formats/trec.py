@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
-from ..strings import contains_byte, has_empty
+from ..strings import contains_byte, has_empty, run_starts, take
 from .common import LineErrors, check_score, parse_int, parse_score
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -282,7 +282,6 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     t = run.table
     qid = t.column("qid")
     _check_no_whitespace_arrow(qid, "query id")
-    qid = as_string(qid)
     doc = t.column("docid")
     if escape_ids:
         mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2) if _may_need_escape(doc) else None
@@ -298,7 +297,6 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     if tags.null_count:
         tags = pc.fill_null(as_string(tags), run.tag)
     _check_no_whitespace_arrow(tags, "run tag")
-    tags = as_string(tags)
     plain_file = str(path) != "-" and not str(path).endswith(".gz")
     if plain_file and not _has_bytes(doc, b'" \t\n\r'):
         # Arrow's CSV writer, unquoted and writing natively, is the fast path; it refuses '"' and
@@ -307,6 +305,7 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
         with atomic_path(path) as tmp:
             _write_csv_parallel(cols, tmp)
         return
+    qid, tags = as_string(qid), as_string(tags)
     score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
     iters = pa.repeat("Q0", n).cast(pa.string())
     rank = pc.cast(t.column("rank"), pa.string())
@@ -394,6 +393,10 @@ def _may_need_escape(col) -> bool:
 def _check_no_whitespace_arrow(col, what: str) -> None:
     if pa.types.is_dictionary(col.type):           # check each distinct value once
         col = (col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col).dictionary
+    elif len(col) > 1:
+        starts = run_starts(col)
+        if starts.size < len(col) // 8:            # runs of equal values (a qid or tag column): check one of each
+            col = take(col, starts)
     bad = pc.or_(pc.match_substring_regex(col, WHITESPACE_RE2), pc.equal(pc.utf8_length(col), 0))
     if pc.any(bad).as_py():
         first = col.filter(bad)[0].as_py()

@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..model import Qrels, Run, id_runs
-from ..strings import hash64, take, take_strings
+from ..repeats import first_repeat, suspects
+from ..strings import hash64, take
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -160,13 +161,10 @@ def _qrels_side(qrels: Qrels):
     qindex = {q: i for i, q in enumerate(qrel_qids)}
     qi_arr = np.repeat(np.array([qindex[q] for q in ids], np.int32)[run_code], np.diff(np.append(starts, qt.num_rows)))
     qkeys = hash64(qt.column("docid"), qi_arr)
-    suspects = _suspects_in_whole_run(qkeys)
-    seen: set[tuple[int, str]] = set()
-    for r, d in zip(suspects.tolist(), take_strings(qt.column("docid"), suspects)):
-        if (qi_arr[r], d) in seen:
-            raise InputError(f"qrels judge doc {d!r} twice for query {qrel_qids[qi_arr[r]]!r}",
-                             fix="remove the duplicate judgment")
-        seen.add((qi_arr[r], d))
+    repeat = first_repeat(suspects(qkeys), qi_arr, qt.column("docid"))
+    if repeat is not None:
+        _, q, d = repeat
+        raise InputError(f"qrels judge doc {d!r} twice for query {qrel_qids[q]!r}", fix="remove the duplicate judgment")
     rel_levels = np.zeros((len(qrel_qids), max(int(qg.max()), 0) + 1 if qg.size else 1), np.int64)
     nonneg = qg >= 0
     np.add.at(rel_levels, (qi_arr[nonneg], qg[nonneg]), 1)
@@ -251,62 +249,13 @@ def _expand_ranges(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[n
 
 def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.ndarray | None = None) -> None:
     """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named).
-
-    Equal 32-bit keys nominate suspects; the strings of the suspects decide.  When each query's
-    lines are together (``listed``: their first rows) the keys are sorted query by query, which
-    is cheaper and nominates almost nothing by chance.
-    """
-    suspects = _suspects_by_query(dupkeys, listed) if listed is not None else None
-    if suspects is None:
-        suspects = _suspects_in_whole_run(dupkeys)
-    suspects = suspects[rq[suspects] >= 0]
-    seen: set[tuple[int, str]] = set()
-    for r, d in zip(suspects.tolist(), take_strings(docid, suspects)):
-        key = (int(rq[r]), d)
-        if key in seen:
-            raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[key[0]]!r}",
-                             path=source, fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
-        seen.add(key)
-
-
-def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
-    """Rows whose key another row of the same query shares, from a (queries x longest) matrix
-    sorted row by row; None when the queries' lengths vary too much for the matrix to pay."""
-    n = keys.size
-    lengths = np.diff(np.append(starts, n))
-    width = int(lengths.max()) if lengths.size else 0
-    if starts.size * width > 2 * n + 1_000_000:
-        return None
-    if (lengths == width).all():
-        m = np.sort(keys.reshape(starts.size, width), axis=1)
-    else:
-        # padding: distinct within each row, so it never pairs with itself (pairing with a real key
-        # only nominates that row, which the strings then clear)
-        m = np.tile(np.arange(width, dtype=keys.dtype), (starts.size, 1))
-        row = np.repeat(np.arange(starts.size), lengths)
-        m[row, np.arange(n) - starts[row]] = keys
-        m.sort(axis=1)
-    same = m[:, 1:] == m[:, :-1]
-    found = [np.zeros(0, np.int64)]
-    for q in np.flatnonzero(same.any(axis=1)).tolist():
-        a = int(starts[q])
-        rows = np.arange(a, a + int(lengths[q]))
-        found.append(rows[np.isin(keys[rows], m[q, 1:][same[q]])])
-    return np.concatenate(found)
-
-
-def _suspects_in_whole_run(keys: np.ndarray) -> np.ndarray:
-    """Rows whose key any other row shares (the query is mixed into the keys, so equal keys across
-    queries are chance: a few thousand in a run of millions)."""
-    k = np.sort(keys)
-    same = k[1:] == k[:-1]
-    if not same.any():
-        return np.zeros(0, np.int64)
-    shared = np.unique(k[1:][same])
-    bits = np.zeros(_BITMAP + 1, bool)
-    bits[shared & _BITMAP] = True
-    near = np.flatnonzero(bits[keys & keys.dtype.type(_BITMAP)])
-    return near[np.isin(keys[near], shared)]
+    Lines of queries without judgments are not looked at, as trec_eval ignores them."""
+    rows = suspects(dupkeys, listed)
+    repeat = first_repeat(rows[rq[rows] >= 0], rq, docid)
+    if repeat is not None:
+        _, q, d = repeat
+        raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[q]!r}", path=source,
+                         fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
 
 
 def _ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray,
