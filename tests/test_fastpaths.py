@@ -46,6 +46,14 @@ def test_trec_fast_read_equals_line_parser(big):
     assert read_run(big / "run", lean=True).tag == slow.tag
 
 
+def test_trec_fast_read_without_ranks_keeps_everything_else(big):
+    full, no_ranks = read_run(big / "run"), read_run(big / "run", ranks=False)
+    for col in ("qid", "docid", "score", "tag"):
+        assert no_ranks.table.column(col).to_pylist() == full.table.column(col).to_pylist()
+    assert no_ranks.table.column("rank").null_count == len(no_ranks)
+    assert no_ranks.tag == full.tag
+
+
 def test_jsonl_fast_read_equals_line_parser(big):
     fast = jsonl._read_jsonl_run_fast(big / "run1.jsonl", jsonl.JsonlFields())
     assert fast is not None

@@ -36,11 +36,13 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
 
 def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
              layout: str = "auto", fields: jsonl.JsonlFields | None = None, query_to_qid: dict | None = None,
-             id_base: int = 1, tsv_third: str = "score", verbose: bool = False, lean: bool = False) -> Run:
-    """A run from TREC (6 or 3 columns), TSV or JSONL."""
+             id_base: int = 1, tsv_third: str = "score", verbose: bool = False, lean: bool = False,
+             ranks: bool = True) -> Run:
+    """A run from TREC (6 or 3 columns), TSV or JSONL.  ``lean``/``ranks``: see :func:`treckit.formats.trec.read_trec_run`."""
     fmt = _format(path, format, detect_run, "run", verbose)
     if fmt == "trec":
-        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout, lean=lean)
+        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout, lean=lean,
+                                   ranks=ranks)
     if fmt == "trec3":
         return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, columns=3)
     if fmt == "tsv":

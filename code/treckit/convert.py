@@ -101,7 +101,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         effective = np.where(negated[codes], -score, score) + 0.0 if negated.any() else score + 0.0
     else:
         effective = (-score if order == "asc" else score) + 0.0
-    docid = t.column("docid")
+    docid = t.column("docid").combine_chunks()     # one chunk: taking rows from it is cheap
     if order == "given":
         given = t.column("rank").to_numpy()
         perm = np.lexsort((np.arange(codes.size), given, codes))

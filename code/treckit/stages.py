@@ -93,7 +93,8 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
     with Steps([f"reading {input}", "ordering", f"writing {output}"]) as steps:
         qmap = gold_query_map(gold, id_base) if gold else None
         run = read_run(input, format, layout=layout, fields=fields, query_to_qid=qmap, id_base=id_base,
-                       skip_malformed=skip_malformed, tsv_third=tsv_third)
+                       skip_malformed=skip_malformed, tsv_third=tsv_third,
+                       ranks=order == "given" or ties == "break")    # only these read the given ranks
         steps.next()
         out, report = convert_run(run, order=order, ties=ties, duplicates=duplicates, depth=depth,
                                   run_name=run_name, source=str(input))

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
-from ..model import RUN_SCHEMA, Qrels, Run, as_string, positions
+from ..model import Qrels, Run, as_string, positions
 from ..strings import contains_byte, has_empty, run_starts, take
 from .common import LineErrors, check_score, parse_int, parse_score
 
@@ -84,16 +84,17 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
 
 # ---------------------------------------------------------------- runs
 def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
-                  layout: RunLayout = "auto", columns: int = 6, lean: bool = False) -> Run:
+                  layout: RunLayout = "auto", columns: int = 6, lean: bool = False, ranks: bool = True) -> Run:
     """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form.
 
-    ``lean`` (for evaluation): a large file may skip materialising the rank and tag columns,
-    which trec_eval ignores; the run tag is then taken from the last line only.
+    A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
+    rank and tag columns, which trec_eval ignores (the run tag is then taken from the last line);
+    without ``ranks`` the rank column (a conversion that orders by score).
     """
     src = Source(path)
     name = display_name(path)
     if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
-        fast = _read_run_fast(src, columns, lean)
+        fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
             # escaped ids all contain '%': ids without one need no decoding pass
             return _decode_run_ids(fast, decode_ids) if contains_byte(fast.table.column("docid"), 37) else fast
@@ -134,10 +135,11 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | 
     return t
 
 
-def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
+def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    t = _arrow_read(src, names, ["qid", "docid", "score"] if lean or columns == 3 else names)
+    wanted = ["qid", "docid", "score"] + ([] if lean or columns == 3 else ["tag"] + (["rank"] if ranks else []))
+    t = _arrow_read(src, names, wanted)
     if t is None:
         return None
     score = t.column("score")
@@ -155,7 +157,9 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False) -> Run | None:
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": _nulls(n, pa.int64()), "tag": _nulls(n, pa.string())}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
-    return Run(t.select(RUN_SCHEMA.names))
+    rank = t.column("rank") if ranks else _nulls(n, pa.int64())
+    return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score, "rank": rank,
+                         "tag": t.column("tag")}))
 
 
 def _nulls(n: int, type_: pa.DataType) -> pa.ChunkedArray:
@@ -331,7 +335,6 @@ def _csv_part(t: pa.Table, dest: str) -> None:
 
 def _write_csv_parallel(t: pa.Table, dest: str, parts: int = 2) -> None:
     """Format and write halves of a large table on both cores, then append the second to the first."""
-    import shutil
     from concurrent.futures import ThreadPoolExecutor
 
     n = t.num_rows
@@ -346,11 +349,35 @@ def _write_csv_parallel(t: pa.Table, dest: str, parts: int = 2) -> None:
         with open(dest, "ab") as out:
             for p in extra:
                 with open(p, "rb") as fh:
-                    shutil.copyfileobj(fh, out, 1 << 24)
+                    _append(fh, out)
     finally:
         for p in extra:
             if os.path.exists(p):
                 os.unlink(p)
+
+
+def _append(src, dst) -> None:
+    """Append file ``src`` to ``dst``: in the kernel where it can (no copy through Python), else by blocks."""
+    import shutil
+
+    size = os.fstat(src.fileno()).st_size
+    copy_range = getattr(os, "copy_file_range", None)
+    if copy_range is not None:
+        dst.flush()
+        try:
+            done = 0
+            while done < size:
+                n = copy_range(src.fileno(), dst.fileno(), size - done)
+                if n == 0:
+                    break
+                done += n
+            if done == size:
+                return
+        except OSError:
+            pass
+        src.seek(done)
+        dst.seek(0, os.SEEK_END)
+    shutil.copyfileobj(src, dst, 1 << 24)
 
 
 def _string_payload(arr: pa.Array) -> bytes | memoryview:
