@@ -18,6 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m compileall -q code     # bytecode now: start-up does not recompile (also where Python may not write it)
 	touch $@
 
 venv: $(VENV)/.installed
@@ -45,6 +46,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m compileall -q code
 	$(PY) bench/run_bench.py
 
 clean:

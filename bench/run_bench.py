@@ -24,16 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 MEASURES = ["ndcg_cut_10", "recall_100", "recip_rank", "map"]
 
-TRECKIT_EVAL = """
-import json, resource, sys, io, contextlib
-from treckit.cli.main import main
-buf = io.StringIO()
-with contextlib.redirect_stdout(buf):
-    rc = main(["eval", "--format", "json", "-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map", sys.argv[1], sys.argv[2]])
-s = json.loads(buf.getvalue())[0]["summary"]
-print(json.dumps({"means": {k: s[k] for k in %r}, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
-""" % (MEASURES,)
-
 PYTREC = """
 import json, resource, sys, pytrec_eval
 with open(sys.argv[1]) as f: q = pytrec_eval.parse_qrel(f)
@@ -84,37 +74,39 @@ out.close()
 print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
 
-TRECKIT_CONVERT = """
-import json, resource, sys
-from treckit.cli.main import main
-rc = main(["run", sys.argv[1], "-o", sys.argv[2], "--run-name", "treckit", "--order", "desc"])
-print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "rc": rc}))
-"""
+def measured(argv: list[str]) -> tuple[float, float, bytes]:
+    """(wall seconds, peak RSS in MiB, stdout) of one whole process, its RSS read by wait4."""
+    import os
+    import tempfile
 
-
-def timed(code: str, *args: str, repeat: int = 1) -> tuple[float, dict]:
-    best, info = float("inf"), {}
-    for _ in range(repeat):
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        p = subprocess.run([PY, "-c", code, *args], capture_output=True, text=True)
+        p = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
         if p.returncode != 0:
-            raise SystemExit(f"benchmark step failed:\n{p.stderr[-2000:]}")
-        if wall < best:
-            best, info = wall, json.loads(p.stdout.strip().splitlines()[-1])
-    return best, info
+            raise SystemExit(f"benchmark step failed: {' '.join(argv)}\n{err.read().decode()[-2000:]}")
+        return wall, usage.ru_maxrss / 1024, out.read()
+
+
+def best_of(jobs: dict[str, tuple[list[str], int]]) -> dict[str, tuple[float, float, bytes]]:
+    """Best wall time (and the peak RSS and output of that run) of each job; the jobs take turns,
+    round after round, so a noisy spell on the machine falls on all of them alike."""
+    best: dict[str, tuple[float, float, bytes]] = {}
+    for r in range(max(rep for _, rep in jobs.values())):
+        for name, (argv, rep) in jobs.items():
+            if r < rep:
+                got = measured(argv)
+                if name not in best or got[0] < best[name][0]:
+                    best[name] = got
+    return best
 
 
 def timed_command(argv: list[str], repeat: int) -> float:
-    """Best wall time of a whole command (one interpreter start, as a user would run it)."""
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        p = subprocess.run(argv, capture_output=True)
-        best = min(best, time.perf_counter() - t)
-        if p.returncode != 0:
-            raise SystemExit(f"benchmark step failed: {' '.join(argv)}\n{p.stderr.decode()[-2000:]}")
-    return best
+    return best_of({"x": (argv, repeat)})["x"][0]
 
 
 def main() -> None:
@@ -134,42 +126,54 @@ def main() -> None:
         print(f"generating {tag} ...", file=sys.stderr)
         paths = generate(a.out, a.queries, a.docs)
     q, r = str(paths["qrels"]), str(paths["run"])
-    rows = []
-    t_tk, tk = timed(TRECKIT_EVAL, q, r, repeat=a.repeat)
-    rows.append(("treckit eval", t_tk, tk))
+    treckit = str(Path(PY).with_name("treckit"))
+    measures = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
+    jobs = {"treckit eval": ([treckit, "eval", *measures, q, r], a.repeat)}
+    if a.trec_eval:
+        jobs["trec_eval 10.0 (C binary)"] = ([str(a.trec_eval), *measures, q, r], a.repeat)
     if not a.skip_peers:
         for name, code, rep in (("pytrec_eval", PYTREC, a.repeat), ("ir_measures", IRM, 1), ("ranx", RANX, 1)):
-            t, info = timed(code, q, r, repeat=rep)
-            rows.append((name, t, info))
+            jobs[name] = ([PY, "-c", code, q, r], rep)
+    got = best_of(jobs)
+    tk_means = json.loads(measured([treckit, "eval", "--format", "json", *measures, q, r])[2])[0]["summary"]
+    t_tk = got["treckit eval"][0]
     print(f"\n## Evaluation, {a.queries} queries x {a.docs} docs ({a.queries * a.docs:,} run lines)\n")
     print("| tool | wall (s) | vs treckit | peak RSS (MiB) | " + " | ".join(MEASURES) + " | agrees with treckit |")
     print("|---|---|---|---|" + "---|" * len(MEASURES) + "---|")
-    for name, t, info in rows:
-        m = info["means"]
-        agree = all(abs(m[k] - tk["means"][k]) < 1e-9 for k in MEASURES)
-        diff = "" if agree else " (" + ", ".join(f"{k} {m[k] - tk['means'][k]:+.2e}" for k in MEASURES if abs(m[k] - tk["means"][k]) >= 1e-9) + ")"
-        print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {info['rss'] / 1024:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
+    for name, (t, rss, out) in got.items():
+        if name == "treckit eval":
+            m = tk_means
+        elif name.startswith("trec_eval"):
+            # it prints 4 decimals: agreement is treckit printing the very same bytes
+            same = out == measured([treckit, "eval", *measures, q, r])[2]
+            print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | "
+                  + " | ".join(line.split()[2] for line in out.decode().splitlines())
+                  + f" | {'yes (byte-identical output)' if same else 'NO'} |")
+            continue
+        else:
+            m = json.loads(out.decode().strip().splitlines()[-1])["means"]
+        agree = all(abs(m[k] - tk_means[k]) < 1e-9 for k in MEASURES)
+        diff = "" if agree else " (" + ", ".join(f"{k} {m[k] - tk_means[k]:+.2e}" for k in MEASURES if abs(m[k] - tk_means[k]) >= 1e-9) + ")"
+        print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
               + f" | {'yes' if agree else 'no' + diff} |")
     if a.trec_eval:
-        args = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map", q, r]
-        t_te = timed_command([str(a.trec_eval), *args], a.repeat)
-        t_tk = timed_command([str(Path(PY).with_name("treckit")), "eval", *args], a.repeat)
         te_out = subprocess.run([str(a.trec_eval), "-q", "-m", "all_trec", q, r], capture_output=True).stdout
-        tk_out = subprocess.run([str(Path(PY).with_name("treckit")), "eval", "-q", "-m", "all_trec", q, r],
-                                capture_output=True).stdout
-        print(f"\ntrec_eval 10.0 binary: {t_te:.2f} s against `treckit eval` {t_tk:.2f} s ({t_te / t_tk:.1f}x); "
-              f"`-q -m all_trec` outputs ({len(te_out):,} bytes) byte-identical: {'yes' if te_out == tk_out else 'NO'}")
+        tk_out = subprocess.run([treckit, "eval", "-q", "-m", "all_trec", q, r], capture_output=True).stdout
+        print(f"\n`-q -m all_trec` outputs of trec_eval and treckit ({len(te_out):,} bytes) byte-identical: "
+              f"{'yes' if te_out == tk_out else 'NO'}")
     print(f"\n## Conversion to TREC ({a.queries * a.docs:,} lines)\n")
     print("| input | treckit run (s) | peak RSS (MiB) | plain Python (s) | ratio |")
     print("|---|---|---|---|---|")
     for kind in ("jsonl", "run"):
         src = str(paths[kind])
-        t1, i1 = timed(TRECKIT_CONVERT, src, str(a.out / f"converted.{kind}.trec"), repeat=a.repeat)
-        t2, _ = timed(PLAIN_CONVERT, src, str(a.out / f"plain.{kind}.trec"))
-        print(f"| {'JSONL' if kind == 'jsonl' else 'TREC'} | {t1:.2f} | {i1['rss'] / 1024:.0f} | {t2:.2f} | {t2 / t1:.1f}x |")
+        conv = best_of({
+            "treckit": ([treckit, "run", src, "-o", str(a.out / f"converted.{kind}.trec"), "--run-name", "treckit",
+                         "--order", "desc"], a.repeat),
+            "plain": ([PY, "-c", PLAIN_CONVERT, src, str(a.out / f"plain.{kind}.trec")], 1)})
+        (t1, rss1, _), (t2, _, _) = conv["treckit"], conv["plain"]
+        print(f"| {'JSONL' if kind == 'jsonl' else 'TREC'} | {t1:.2f} | {rss1:.0f} | {t2:.2f} | {t2 / t1:.1f}x |")
     print("\n## Start-up\n")
     data = ROOT.parent / "shared" / "data" / "trec_eval"
-    treckit = str(Path(PY).with_name("treckit"))
     t_py = timed_command([PY, "-c", "pass"], a.repeat)
     t_help = timed_command([treckit, "--help"], a.repeat)
     print(f"- bare `python -c pass`: {t_py:.2f} s")

@@ -98,3 +98,17 @@ def test_rbp_and_relstring(v):
     assert v["rbp"] == pytest.approx(0.1 * (2 / 3 * 0.9 + 1 / 3 * 0.9 ** 3 + 1 / 3 * 0.9 ** 5))
     assert v["rbp_resid"] == pytest.approx(0.9 ** 6 + 0.1 * (0.9 ** 2 + 0.9 ** 4))
     assert v["relstring_10"] == "02-1.1"
+
+
+def test_repeated_judgments_and_repeated_run_docs_are_errors():
+    """trec_eval refuses both; so do we, naming the doc and the query (only queries with judgments
+    count on the run side, as trec_eval ignores the others)."""
+    from treckit.errors import InputError
+    qrels = Qrels.from_columns(["q", "q", "r"], ["A", "A", "A"], [1, 0, 1])
+    with pytest.raises(InputError, match="qrels judge doc 'A' twice for query 'q'"):
+        evaluate_requests(qrels, RUN, resolve(["map"]))
+    run = Run.from_columns(["q", "q", "q", "z", "z"], ["B", "A", "B", "Y", "Y"], [3.0, 2.0, 1.0, 2.0, 1.0])
+    with pytest.raises(InputError, match="lists doc 'B' more than once for query 'q'"):
+        evaluate_requests(QRELS, run, resolve(["map"]))
+    ok = Run.from_columns(["q", "q", "z", "z"], ["B", "A", "Y", "Y"], [3.0, 2.0, 2.0, 1.0])
+    assert evaluate_requests(QRELS, ok, resolve(["map"])).values[0, 0] == pytest.approx((1 / 2) / 4)

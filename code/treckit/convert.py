@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, id_runs
+from .model import RUN_SCHEMA, Run, id_runs, repeated_column
 from .repeats import first_repeat, pair_keys, suspects
 from .strings import run_starts, take
 
@@ -158,7 +158,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     qid = t.column("qid")
     # rows that only moved within their query leave the qid column as it was
     out_qid = qid if grouped and perm_k.size == codes.size else reordered(qid)
-    tag_col = pa.repeat(run_name, len(perm_k)).cast(pa.string()) if run_name else reordered(t.column("tag"))
+    tag_col = repeated_column(len(perm_k), run_name) if run_name else reordered(t.column("tag"))
     # qid and tag may stay dictionary-encoded: the writer decodes them once
     out = pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
                                 pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
@@ -201,6 +201,8 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, 
 
 def _single_value(col) -> bool:
     """Whether a string or dictionary column holds one value throughout (cheaply: no decoding)."""
+    if len(col) and col.null_count == len(col):
+        return True
     if pa.types.is_dictionary(col.type):
         chunks = [c for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]) if len(c)]
         dicts = {tuple(c.dictionary.to_pylist()) for c in chunks}

@@ -132,6 +132,18 @@ def as_string(column):
     return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
 
 
+def repeated_column(n: int, value, type_: pa.DataType = pa.string()) -> pa.ChunkedArray:
+    """A column of ``n`` copies of ``value`` (None: nulls) whose chunks share one buffer: a run
+    tag, or a reader's column nobody will read, costs next to no memory however long the run."""
+    block = min(n, 1 << 20)
+
+    def piece(k: int) -> pa.Array:
+        return pa.nulls(k, type_) if value is None else pa.repeat(pa.scalar(value, type_), k)
+
+    full = piece(block) if block else None
+    return pa.chunked_array([full] * (n // block if block else 0) + [piece(n % block if block else 0)], type_)
+
+
 def id_codes(column) -> tuple[np.ndarray, list[str]]:
     """(code of each row, the distinct ids in order of first appearance) of a string or dictionary column."""
     starts, run_code, ids = id_runs(column)
@@ -145,37 +157,41 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     them, and only each run's first value becomes a Python string."""
     import pyarrow.compute as pc
 
+    from .strings import run_starts, take
+
     arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
     n = len(arr)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), []
-    if not pa.types.is_dictionary(arr.type) and n > 1:
-        from .strings import run_starts, take
+    if not pa.types.is_dictionary(arr.type):
         starts = run_starts(arr)
         if starts.size <= n // 8:
-            seen: dict[str, int] = {}
-            firsts = take(arr, starts).to_pylist()
-            return starts, np.fromiter((seen.setdefault(v, len(seen)) for v in firsts), np.int32, len(firsts)), list(seen)
-    # scattered values: Arrow's dictionary encoding gives the codes
+            return (starts,) + _first_appearance(take(arr, starts).to_pylist())
+        # scattered values: Arrow's dictionary encoding gives the codes
+        arr = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
     if isinstance(arr, pa.ChunkedArray):
-        arr = arr.unify_dictionaries() if pa.types.is_dictionary(arr.type) else arr
-        if not pa.types.is_dictionary(arr.type):
-            arr = pc.dictionary_encode(arr.combine_chunks())
-    elif not pa.types.is_dictionary(arr.type):
-        arr = pc.dictionary_encode(arr)
+        arr = arr.unify_dictionaries()
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32)
     dictionary = chunks[0].dictionary.to_pylist()
-    # dictionary order is first appearance for an encoding of one array; unified chunks keep the
-    # first chunk's order, so renumber by first appearance to be sure
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    if starts.size <= n // 8:
+        run_code, ids = _first_appearance([dictionary[c] for c in codes[starts].tolist()])
+        return starts, run_code, ids
+    # scattered: renumber the dictionary codes by first appearance
     uniq, first = np.unique(codes, return_index=True)
-    rank = np.empty(len(dictionary), np.int32)
     by_first = np.argsort(first, kind="stable")
+    rank = np.empty(len(dictionary), np.int32)
     rank[uniq[by_first]] = np.arange(uniq.size, dtype=np.int32)
     codes = rank[codes]
-    ids = [dictionary[i] for i in uniq[by_first].tolist()]
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    return starts, codes[starts], ids
+    return starts, codes[starts], [dictionary[i] for i in uniq[by_first].tolist()]
+
+
+def _first_appearance(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """(code of each value, the distinct values), codes numbered by first appearance."""
+    seen: dict[str, int] = {}
+    codes = np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int32, len(values))
+    return codes, list(seen)
 
 
 def positions(qid) -> np.ndarray:

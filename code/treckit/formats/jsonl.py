@@ -199,6 +199,8 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     import pyarrow.json as pj
 
     from ..io import Source
+    from ..model import repeated_column
+    from ..strings import has_empty
 
     src = Source(path)
     if src.size < 1 << 16:             # small files: the line reader is as fast and says more
@@ -220,22 +222,27 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
-    t = t.combine_chunks()
-    ids, docs, scores = t.column(id_key).chunk(0), t.column(docs_key).chunk(0), t.column(scores_key).chunk(0)
+    ids, docs, scores = t.column(id_key), t.column(docs_key), t.column(scores_key)
     if ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids):
         return None
     lens = pc.list_value_length(docs).to_numpy(zero_copy_only=False)
     if not np.array_equal(lens, pc.list_value_length(scores).to_numpy(zero_copy_only=False)):
         return None
-    flat_docs, flat_scores = pc.list_flatten(docs), pc.list_flatten(scores)
-    if (flat_docs.null_count or flat_scores.null_count or pc.any(pc.is_nan(flat_scores)).as_py()
-            or pc.any(pc.equal(pc.utf8_length(flat_docs), 0)).as_py() or len(flat_docs) == 0):
+    # chunk by chunk, so the flattened columns are views of what the reader produced (no copy)
+    flat_docs = pa.chunked_array([pc.list_flatten(c) for c in docs.chunks], pa.string())
+    flat_scores = pa.chunked_array([pc.list_flatten(c) for c in scores.chunks], pa.float64())
+    if (flat_docs.null_count or flat_scores.null_count or len(flat_docs) == 0
+            or any(np.isnan(c.to_numpy()).any() for c in flat_scores.chunks) or has_empty(flat_docs)):
         return None
-    parent = pc.list_parent_indices(docs).cast(pa.int32())
     n = len(flat_docs)
+    dictionary = ids.combine_chunks()           # one id per line: small
+    first_line = np.cumsum([0] + [len(c) for c in docs.chunks])
+    qid = pa.chunked_array([pa.DictionaryArray.from_arrays(pc.list_parent_indices(c).cast(pa.int32()).to_numpy()
+                                                           + np.int32(first_line[i]), dictionary)
+                            for i, c in enumerate(docs.chunks)])
     starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    table = pa.table({"qid": pa.DictionaryArray.from_arrays(parent, ids), "docid": flat_docs, "score": flat_scores,
-                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": pa.nulls(n, pa.string())})
+    table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
+                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
     return Run(table, notes={"tag": "treckit"})
 
 

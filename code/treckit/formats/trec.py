@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
-from ..model import Qrels, Run, as_string, positions
+from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, run_starts, take
 from .common import LineErrors, check_score, parse_int, parse_score
 
@@ -155,17 +155,11 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
         tail = src.tail.rstrip()
         last = tail[tail.rfind(b"\n") + 1:].split()
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
-                             "rank": _nulls(n, pa.int64()), "tag": _nulls(n, pa.string())}),
+                             "rank": repeated_column(n, None, pa.int64()), "tag": repeated_column(n, None)}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
-    rank = t.column("rank") if ranks else _nulls(n, pa.int64())
+    rank = t.column("rank") if ranks else repeated_column(n, None, pa.int64())
     return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score, "rank": rank,
                          "tag": t.column("tag")}))
-
-
-def _nulls(n: int, type_: pa.DataType) -> pa.ChunkedArray:
-    """A column of ``n`` nulls whose chunks share one buffer (a lean run's unread columns)."""
-    block = 1 << 20
-    return pa.chunked_array([pa.nulls(block, type_)] * (n // block) + [pa.nulls(n % block, type_)], type_)
 
 
 def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
@@ -297,10 +291,14 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     else:
         _check_raw_ids_arrow(doc)
     n = t.num_rows
-    tags = pa.repeat(tag, n).cast(pa.string()) if tag else t.column("tag")
-    if tags.null_count:
-        tags = pc.fill_null(as_string(tags), run.tag)
-    _check_no_whitespace_arrow(tags, "run tag")
+    tags = t.column("tag")
+    if tag or tags.null_count == n:           # one tag for every line
+        _check_no_whitespace([tag or run.tag], "run tag")
+        tags = repeated_column(n, tag or run.tag)
+    else:
+        if tags.null_count:
+            tags = pc.fill_null(as_string(tags), run.tag)
+        _check_no_whitespace_arrow(tags, "run tag")
     plain_file = str(path) != "-" and not str(path).endswith(".gz")
     if plain_file and not _has_bytes(doc, b'" \t\n\r'):
         # Arrow's CSV writer, unquoted and writing natively, is the fast path; it refuses '"' and
@@ -311,7 +309,7 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
         return
     qid, tags = as_string(qid), as_string(tags)
     score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
-    iters = pa.repeat("Q0", n).cast(pa.string())
+    iters = repeated_column(n, "Q0")
     rank = pc.cast(t.column("rank"), pa.string())
     with atomic_output(path, "wb") as fh:
         lines = pc.binary_join_element_wise(qid, iters, doc, rank, score, tags, " ")
@@ -323,61 +321,31 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
 PARALLEL_MIN_ROWS = 1_000_000
 
 
-def _csv_part(t: pa.Table, dest: str) -> None:
+def _csv_part(t: pa.Table, dest) -> None:
     import pyarrow.csv as pcsv
     n = t.num_rows
-    out = pa.table({"qid": t.column("qid"), "iter": pa.repeat("Q0", n).cast(pa.string()), "docid": t.column("docid"),
+    out = pa.table({"qid": t.column("qid"), "iter": repeated_column(n, "Q0"), "docid": t.column("docid"),
                     "rank": pc.cast(t.column("rank"), pa.string()),
                     "score": pc.cast(pc.add(t.column("score"), 0.0), pa.string()),   # -0.0 -> "0", never "-0"
                     "tag": t.column("tag")})
     pcsv.write_csv(out, dest, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
 
 
-def _write_csv_parallel(t: pa.Table, dest: str, parts: int = 2) -> None:
-    """Format and write halves of a large table on both cores, then append the second to the first."""
+def _write_csv_parallel(t: pa.Table, dest: str) -> None:
+    """Format and write a large table on both cores: the first half straight into ``dest``, the
+    second into memory at the same time, appended when both are done."""
     from concurrent.futures import ThreadPoolExecutor
 
     n = t.num_rows
     if n < PARALLEL_MIN_ROWS:
         _csv_part(t, dest)
         return
-    bounds = [n * i // parts for i in range(parts + 1)]
-    extra = [f"{dest}.part{i}" for i in range(1, parts)]
-    try:
-        with ThreadPoolExecutor(max_workers=parts) as pool:
-            list(pool.map(_csv_part, [t.slice(a, b - a) for a, b in zip(bounds[:-1], bounds[1:])], [dest] + extra))
-        with open(dest, "ab") as out:
-            for p in extra:
-                with open(p, "rb") as fh:
-                    _append(fh, out)
-    finally:
-        for p in extra:
-            if os.path.exists(p):
-                os.unlink(p)
-
-
-def _append(src, dst) -> None:
-    """Append file ``src`` to ``dst``: in the kernel where it can (no copy through Python), else by blocks."""
-    import shutil
-
-    size = os.fstat(src.fileno()).st_size
-    copy_range = getattr(os, "copy_file_range", None)
-    if copy_range is not None:
-        dst.flush()
-        try:
-            done = 0
-            while done < size:
-                n = copy_range(src.fileno(), dst.fileno(), size - done)
-                if n == 0:
-                    break
-                done += n
-            if done == size:
-                return
-        except OSError:
-            pass
-        src.seek(done)
-        dst.seek(0, os.SEEK_END)
-    shutil.copyfileobj(src, dst, 1 << 24)
+    half = n // 2
+    second = pa.BufferOutputStream()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(_csv_part, [t.slice(0, half), t.slice(half)], [dest, second]))
+    with open(dest, "ab") as out:
+        out.write(second.getvalue())
 
 
 def _string_payload(arr: pa.Array) -> bytes | memoryview:
