@@ -85,3 +85,94 @@ def test_hash64_is_a_function_of_the_string_alone(values, cut):
     for i, x in enumerate(values):
         for j, y in enumerate(values):
             assert (whole[i] == whole[j]) == (x == y)
+
+
+def _chunked(values: list, cuts: list[int], dictionary: bool = False):
+    """``values`` as a chunked Arrow column split at ``cuts`` (optionally dictionary-encoded)."""
+    import pyarrow as pa
+    bounds = sorted({0, len(values), *(min(c, len(values)) for c in cuts)})
+    chunks = [pa.array(values[a:b], pa.string()) for a, b in zip(bounds[:-1], bounds[1:])]
+    if dictionary:
+        chunks = [c.dictionary_encode() for c in chunks]
+    return pa.chunked_array(chunks, chunks[0].type if chunks else pa.string())
+
+
+small_ids = st.sampled_from(["1", "2", "10", "q b", "Zürich", ""])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(small_ids, min_size=1, max_size=60), st.lists(st.integers(0, 60), max_size=4), st.booleans(),
+       st.booleans())
+def test_id_runs_and_codes_describe_the_column(values, cuts, dictionary, grouped):
+    """Whatever the chunking and encoding, codes number the ids by first appearance and map back to
+    every row; runs start exactly where a value differs from the one before."""
+    from treckit.model import id_codes, id_runs
+    if grouped:
+        values = sorted(values, key=values.index)        # each value's rows together
+    col = _chunked(values, cuts, dictionary)
+    codes, ids = id_codes(col)
+    assert ids == list(dict.fromkeys(values))
+    assert [ids[c] for c in codes.tolist()] == values
+    starts, run_code, ids2 = id_runs(col)
+    assert ids2 == ids
+    assert starts.tolist() == [i for i in range(len(values)) if i == 0 or values[i] != values[i - 1]]
+    assert [ids[c] for c in run_code.tolist()] == [values[i] for i in starts.tolist()]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=5), min_size=1, max_size=50), st.lists(st.integers(0, 50), max_size=4),
+       st.lists(st.integers(0, 49), max_size=80))
+def test_take_from_chunks_is_plain_indexing(values, cuts, idx):
+    import numpy as np
+    from treckit.strings import take
+    idx = [i % len(values) for i in idx]
+    assert take(_chunked(values, cuts), np.array(idx, np.int64)).to_pylist() == [values[i] for i in idx]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "c", "dd", "a b"])), min_size=1, max_size=40),
+       st.booleans())
+def test_repeat_finder_finds_exactly_the_repeated_pairs(pairs, together):
+    """A (query, doc) pair listed twice is always found, and nothing else is, whether the rows of each
+    query are together (matrix path) or not (whole-run path), even when every key collides."""
+    import numpy as np
+    import pyarrow as pa
+    from treckit.repeats import first_repeat, pair_keys, suspects
+    if together:
+        pairs = sorted(pairs, key=lambda p: p[0])
+    group = np.array([p[0] for p in pairs], np.int64)
+    docid = pa.chunked_array([pa.array([p[1] for p in pairs])])
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if together else None
+    expected = len(set(pairs)) < len(pairs)
+    for keys in (pair_keys(docid, group), np.zeros(len(pairs), np.uint32)):    # real keys, all colliding
+        found = first_repeat(suspects(keys, starts), group, docid)
+        assert (found is not None) == expected
+        if found is not None:
+            row, g, d = found
+            assert (g, d) == pairs[row] and pairs[:row].count(pairs[row]) >= 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["a", "b", "c", "d", "e", "f"])),
+                         min_size=1, max_size=12, unique_by=lambda x: x[1]), min_size=1, max_size=6),
+       st.data())
+def test_ranks_read_off_a_listed_run_equal_a_full_sort(queries, data):
+    """For a run listed query by query, best score first, ranks read off the file order equal the
+    ranks of a sort by (score desc, docid desc) -- trec_eval's order -- for any judged rows."""
+    import numpy as np
+    import pyarrow as pa
+    from treckit.measures.ranking import _ranks_in_listed_order
+    rows, starts = [], []
+    for q in queries:
+        starts.append(len(rows))
+        rows += sorted(q, key=lambda x: -x[0])           # listed best first, ties in any order
+    key = np.array([float(s) for s, _ in rows])
+    docid = pa.chunked_array([pa.array([d for _, d in rows])])
+    jrows = np.array(sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1))), np.int64)
+    got = _ranks_in_listed_order(np.array(starts), key, docid, jrows)
+    bounds = starts + [len(rows)]
+    for j, r in zip(jrows.tolist(), got.tolist()):
+        a = max(s for s in starts if s <= j)
+        b = bounds[bounds.index(a) + 1]
+        order = sorted(range(a, b), key=lambda i: (rows[i][0], rows[i][1]), reverse=True)
+        assert r == order.index(j)

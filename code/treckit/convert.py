@@ -77,20 +77,44 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         raise InputError(f"unknown ties policy {ties!r}", fix="use keep, break or docid-asc")
     if depth is not None and depth < 1:
         raise InputError(f"depth must be at least 1, got {depth}", fix="pass a positive --depth")
-    report = ConversionReport()
     t = run.table
     if t.num_rows == 0:
         raise InputError("the run has no documents", path=source, fix="check the input")
+    from concurrent.futures import ThreadPoolExecutor
+
+    codes, listed, n_queries = _query_layout(t)
+    report = ConversionReport()
+    # the check for repeated (query, doc) pairs runs beside the ordering, on the other core for the
+    # most part; the ordering is only redone in the rare case that a keep-* policy drops repeats
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        repeated = pool.submit(_has_repeat, t, codes, listed)
+        out = _ordered(t, codes, listed, n_queries, order, ties, depth, run_name, report)
+        has_repeat = repeated.result()
+    if has_repeat:
+        report = ConversionReport()
+        t = _drop_duplicates(t, codes, duplicates, report, source)
+        codes, listed, n_queries = _query_layout(t)
+        out = _ordered(t, codes, listed, n_queries, order, ties, depth, run_name, report)
+    report.queries = n_queries
+    report.docs = out.num_rows
+    if run.notes.get("given_order_queries"):
+        report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
+    if run.notes.get("joined_by_query_text"):
+        report.notes.append(f"{run.notes['joined_by_query_text']} queries had no id and were matched to the gold file by query text")
+    return Run(out, run_name), report
+
+
+def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """(query code of each row, first row of each query when each query's rows are together, queries)."""
     starts, run_code, ids = id_runs(t.column("qid"))
-    listed = starts if run_code.size == len(ids) else None     # each query's lines together
     codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
-    t = _drop_duplicates(t, codes, listed, duplicates, report, source)
-    if t.num_rows != codes.size:
-        starts, run_code, ids = id_runs(t.column("qid"))
-        listed = starts if run_code.size == len(ids) else None
-        codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
+    return codes, (starts if run_code.size == len(ids) else None), len(ids)
+
+
+def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, n_queries: int, order: str, ties: str,
+             depth: int | None, run_name: str | None, report: ConversionReport) -> pa.Table:
+    """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
     score = t.column("score").to_numpy()
-    n_queries = len(ids)
     # the score that ranks descending: negated for queries ranked ascending (+ 0.0 turns -0.0 into 0.0)
     if order == "auto":
         qmax = np.full(n_queries, -np.inf)
@@ -160,23 +184,19 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     out_qid = qid if grouped and perm_k.size == codes.size else reordered(qid)
     tag_col = repeated_column(len(perm_k), run_name) if run_name else reordered(t.column("tag"))
     # qid and tag may stay dictionary-encoded: the writer decodes them once
-    out = pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
-                                pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
-    report.queries = n_queries
-    report.docs = out.num_rows
-    if run.notes.get("given_order_queries"):
-        report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
-    if run.notes.get("joined_by_query_text"):
-        report.notes.append(f"{run.notes['joined_by_query_text']} queries had no id and were matched to the gold file by query text")
-    return Run(out, run_name), report
+    return pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
+                                 pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
 
 
-def _drop_duplicates(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, policy: str,
-                     report: ConversionReport, source: str) -> pa.Table:
-    """Apply the duplicates policy; hashed keys first tell whether there is anything to do."""
+def _has_repeat(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None) -> bool:
+    """Whether some query lists a doc more than once (hashed keys nominate, strings decide)."""
+    docid = t.column("docid")
+    return first_repeat(suspects(pair_keys(docid, codes), listed), codes, docid) is not None
+
+
+def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: ConversionReport, source: str) -> pa.Table:
+    """Apply the duplicates policy to a run known to list some doc twice for a query."""
     n = t.num_rows
-    if first_repeat(suspects(pair_keys(t.column("docid"), codes), listed), codes, t.column("docid")) is None:
-        return t
     key = pa.table({"c": codes, "d": t.column("docid"), "s": t.column("score"), "i": np.arange(n)})
     groups = key.group_by(["c", "d"]).aggregate([("i", "count")])
     if policy == "error":
