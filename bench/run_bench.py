@@ -146,8 +146,8 @@ def main() -> None:
         elif name.startswith("trec_eval"):
             # it prints 4 decimals: agreement is treckit printing the very same bytes
             same = out == measured([treckit, "eval", *measures, q, r])[2]
-            print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | "
-                  + " | ".join(line.split()[2] for line in out.decode().splitlines())
+            printed = {line.split()[0]: line.split()[2] for line in out.decode().splitlines()}
+            print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | " + " | ".join(printed[k] for k in MEASURES)
                   + f" | {'yes (byte-identical output)' if same else 'NO'} |")
             continue
         else:

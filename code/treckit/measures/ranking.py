@@ -264,8 +264,13 @@ def _ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, docid,
     ``listed``: the first row of each query when each query's lines are together, else None."""
     if jrows.size == 0:
         return np.zeros(0, np.int64)
-    ranks = None if listed is None else _ranks_in_listed_order(listed, key, docid, jrows)
-    return ranks if ranks is not None else _ranks_by_comparison(rq, key, docid, jrows, nq)
+    if listed is not None:
+        ranks = _ranks_in_listed_order(listed, key, docid, jrows)
+        if ranks is None:
+            ranks = _ranks_in_equal_queries(listed, key, docid, jrows)
+        if ranks is not None:
+            return ranks
+    return _ranks_by_comparison(rq, key, docid, jrows, nq)
 
 
 def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
@@ -309,6 +314,30 @@ def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = 
         last = lo == top
         lo = np.where(last & ~pred(top), none, lo)
     return lo
+
+
+def _ranks_in_equal_queries(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
+    """Ranks for a run whose queries' lines are together and equally many (a fixed depth), in any
+    order: the scores are a (queries x depth) matrix, and each judged row is compared with its own
+    query's row of it, a block of judged rows at a time.  None when the lengths differ."""
+    n = key.size
+    width = n // query_start.size
+    if width * query_start.size != n or not (np.diff(query_start) == width).all():
+        return None
+    scores = key.reshape(query_start.size, width)
+    q = np.searchsorted(query_start, jrows, "right") - 1
+    mine = key[jrows]
+    above = np.empty(jrows.size, np.int64)
+    tie_owner, tie_other = [], []
+    block = max(1, (1 << 20) // width)
+    for a in range(0, jrows.size, block):
+        other = scores[q[a:a + block]]
+        m = mine[a:a + block, None]
+        above[a:a + block] = np.count_nonzero(other > m, axis=1)
+        r, c = np.nonzero(other == m)                  # ties, itself included (never greater than itself)
+        tie_owner.append(a + r)
+        tie_other.append(query_start[q[a + r]] + c)
+    return above + _greater_docids(docid, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
 
 
 def _greater_docids(docid, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:
