@@ -51,6 +51,20 @@ def generate(out_dir: Path, queries: int, docs: int, seed: int = 13) -> dict[str
     return {"run": run_path, "qrels": qrels_path, "jsonl": jsonl_path}
 
 
+def shuffled_copy(run_path: Path, seed: int = 1) -> Path:
+    """The same run with each query's lines in a seeded random order (queries still together): the
+    case where a run cannot be ranked by reading its order."""
+    out = run_path.with_name(run_path.name.replace(".trec", ".shuffled.trec"))
+    if out.exists():
+        return out
+    lines = run_path.read_bytes().splitlines(keepends=True)
+    qid = np.array([line[: line.index(b" ")] for line in lines])
+    rng = np.random.default_rng(seed)
+    order = np.lexsort((rng.random(len(lines)), np.r_[0, np.cumsum(qid[1:] != qid[:-1])]))
+    out.write_bytes(b"".join(lines[i] for i in order.tolist()))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=7000)

@@ -119,7 +119,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
-    from generate import generate
+    from generate import generate, shuffled_copy
     tag = f"{a.queries}x{a.docs}"
     paths = {"run": a.out / f"run.{tag}.trec", "qrels": a.out / f"qrels.{tag}.trec", "jsonl": a.out / f"run.{tag}.jsonl"}
     if not all(p.exists() for p in paths.values()):
@@ -156,6 +156,16 @@ def main() -> None:
         diff = "" if agree else " (" + ", ".join(f"{k} {m[k] - tk_means[k]:+.2e}" for k in MEASURES if abs(m[k] - tk_means[k]) >= 1e-9) + ")"
         print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
               + f" | {'yes' if agree else 'no' + diff} |")
+    shuffled = str(shuffled_copy(paths["run"]))
+    t_sh, rss_sh, out_sh = measured([treckit, "eval", *measures, q, shuffled])
+    for _ in range(a.repeat - 1):
+        t_sh = min(t_sh, measured([treckit, "eval", *measures, q, shuffled])[0])
+    same = out_sh == measured([treckit, "eval", *measures, q, r])[2]
+    print(f"\nThe same run with each query's lines shuffled (`{Path(shuffled).name}`): treckit eval {t_sh:.2f} s, "
+          f"{rss_sh:.0f} MiB, {got['trec_eval 10.0 (C binary)'][0] / t_sh:.1f}x faster than trec_eval, " if a.trec_eval else
+          f"\nThe same run with each query's lines shuffled (`{Path(shuffled).name}`): treckit eval {t_sh:.2f} s, {rss_sh:.0f} MiB, ",
+          end="")
+    print(f"same output as for the sorted run: {'yes' if same else 'NO'}")
     if a.trec_eval:
         te_out = subprocess.run([str(a.trec_eval), "-q", "-m", "all_trec", q, r], capture_output=True).stdout
         tk_out = subprocess.run([treckit, "eval", "-q", "-m", "all_trec", q, r], capture_output=True).stdout
