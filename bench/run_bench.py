@@ -74,22 +74,35 @@ out.close()
 print(json.dumps({"rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
 
+# Peak RSS is read by a small process that forks and waits for the command: on Linux a process's
+# ru_maxrss keeps the high-water mark of whatever it was before exec, so a command spawned straight
+# from this (possibly large) process would be charged this process's memory.
+SHIM = """
+import os, sys, time
+t = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - t
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{wall} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def measured(argv: list[str]) -> tuple[float, float, bytes]:
-    """(wall seconds, peak RSS in MiB, stdout) of one whole process, its RSS read by wait4."""
-    import os
+    """(wall seconds, peak RSS in MiB, stdout) of one whole process."""
     import tempfile
 
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".txt") as stats:
+        subprocess.run([PY, "-c", SHIM, stats.name, *argv], stdout=out, stderr=err, check=False)
+        wall, rss, code = stats.read().split()
         out.seek(0)
         err.seek(0)
-        if p.returncode != 0:
+        if int(code) != 0:
             raise SystemExit(f"benchmark step failed: {' '.join(argv)}\n{err.read().decode()[-2000:]}")
-        return wall, usage.ru_maxrss / 1024, out.read()
+        return float(wall), int(rss) / 1024, out.read()
 
 
 def best_of(jobs: dict[str, tuple[list[str], int]]) -> dict[str, tuple[float, float, bytes]]:

@@ -155,8 +155,6 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     in order of first appearance).  A run file lists each query's lines together, so its qid
     column is a few thousand runs however many lines it has: one comparison of neighbours finds
     them, and only each run's first value becomes a Python string."""
-    import pyarrow.compute as pc
-
     from .strings import run_starts, take
 
     arr = column if isinstance(column, (pa.Array, pa.ChunkedArray)) else pa.array(column, pa.string())
@@ -165,9 +163,10 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), []
     if not pa.types.is_dictionary(arr.type):
         starts = run_starts(arr)
-        if starts.size <= n // 8:
+        if starts.size <= max(n // 8, 50_000):     # few runs (or few rows): a Python pass over run heads
             return (starts,) + _first_appearance(take(arr, starts).to_pylist())
         # scattered values: Arrow's dictionary encoding gives the codes
+        import pyarrow.compute as pc
         arr = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries()
@@ -175,7 +174,7 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32)
     dictionary = chunks[0].dictionary.to_pylist()
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    if starts.size <= n // 8:
+    if starts.size <= max(n // 8, 50_000):
         run_code, ids = _first_appearance([dictionary[c] for c in codes[starts].tolist()])
         return starts, run_code, ids
     # scattered: renumber the dictionary codes by first appearance

@@ -148,37 +148,39 @@ def has_empty(col) -> bool:
 
 def run_starts(col) -> np.ndarray:
     """First row of each run of equal neighbouring values (row 0 always starts one)."""
-    import pyarrow.compute as pc
+    from .arrow_calls import call
 
     n = len(col)
     if n < 2:
         return np.zeros(min(n, 1), np.int64)
-    new = pc.not_equal(col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    new = call("not_equal", col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     return np.flatnonzero(np.concatenate(([True], new)))
 
 
 def take(col, idx: np.ndarray) -> pa.Array:
     """``col[idx]`` as one Arrow array.  Arrow's own take over a chunked column first joins the
     chunks, which costs as much as taking every row: for a few indices, take chunk by chunk."""
+    from .arrow_calls import take as arrow_take
+
     if not isinstance(col, pa.ChunkedArray):
-        return col.take(pa.array(idx, pa.int64()))
+        return arrow_take(col, np.asarray(idx, np.int64))
     if col.num_chunks == 1:
-        return col.chunk(0).take(pa.array(idx, pa.int64()))
+        return arrow_take(col.chunk(0), np.asarray(idx, np.int64))
     if len(idx) > len(col) // 16:
-        return col.take(pa.array(idx, pa.int64())).combine_chunks()
+        return arrow_take(col, np.asarray(idx, np.int64)).combine_chunks()
     idx = np.asarray(idx, np.int64)
     bounds = np.cumsum([0] + [len(c) for c in col.chunks])
     which = np.searchsorted(bounds, idx, "right") - 1
     order = np.argsort(which, kind="stable")
     cuts = np.searchsorted(which[order], np.arange(col.num_chunks + 1))
-    parts = [col.chunk(c).take(pa.array(idx[order[cuts[c]:cuts[c + 1]]] - bounds[c]))
+    parts = [arrow_take(col.chunk(c), idx[order[cuts[c]:cuts[c + 1]]] - bounds[c])
              for c in range(col.num_chunks) if cuts[c + 1] > cuts[c]]
     if not parts:
         return pa.array([], col.type)
     joined = pa.concat_arrays(parts)
     inverse = np.empty(order.size, np.int64)
     inverse[order] = np.arange(order.size)
-    return joined.take(pa.array(inverse))
+    return arrow_take(joined, inverse)
 
 
 def take_strings(arr, idx: np.ndarray) -> list[str]:

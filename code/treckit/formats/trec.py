@@ -15,7 +15,6 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
@@ -68,6 +67,8 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
 def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
     """Sorted by qid then docid (byte order), so the same judgments always give the same bytes;
     ``sort=False`` keeps the input order (a raw, unsorted file then round-trips byte for byte)."""
+    import pyarrow.compute as pc
+
     t = qrels.table
     if sort:
         t = t.take(pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")]))
@@ -163,6 +164,8 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
 
 
 def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
+    import pyarrow.compute as pc
+
     if not decode_ids:
         return run
     doc = run.table.column("docid")
@@ -277,6 +280,8 @@ def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -
 # ---------------------------------------------------------------- writing runs
 def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
     """Six columns, single spaces; scores in shortest round-trip form so trec_eval reads the same double."""
+    import pyarrow.compute as pc
+
     t = run.table
     qid = t.column("qid")
     _check_no_whitespace_arrow(qid, "query id")
@@ -322,7 +327,9 @@ PARALLEL_MIN_ROWS = 1_000_000
 
 
 def _csv_part(t: pa.Table, dest) -> None:
+    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
+
     n = t.num_rows
     out = pa.table({"qid": t.column("qid"), "iter": repeated_column(n, "Q0"), "docid": t.column("docid"),
                     "rank": _rank_text(t.column("rank")),
@@ -334,6 +341,8 @@ def _csv_part(t: pa.Table, dest) -> None:
 def _rank_text(rank) -> pa.ChunkedArray | pa.Array:
     """Ranks as text; ranks are small numbers repeated in every query, so their text is looked up
     in a table of "0".."max" (a third of the cost of formatting each one)."""
+    import pyarrow.compute as pc
+
     lo, hi = (pc.min_max(rank)[k].as_py() for k in ("min", "max")) if len(rank) else (0, 0)
     if lo is None or lo < 0 or hi > 100_000:
         return pc.cast(rank, pa.string())
@@ -395,6 +404,8 @@ def _may_need_escape(col) -> bool:
 
 
 def _check_no_whitespace_arrow(col, what: str) -> None:
+    import pyarrow.compute as pc
+
     if pa.types.is_dictionary(col.type):           # check each distinct value once
         col = (col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col).dictionary
     elif len(col) > 1:
@@ -415,6 +426,8 @@ def _check_raw_ids(values: list[str]) -> None:
 
 
 def _check_raw_ids_arrow(col) -> None:
+    import pyarrow.compute as pc
+
     bad = pc.match_substring_regex(col, r"[\n\r]")
     if pc.any(bad).as_py():
         _check_raw_ids([col.filter(bad)[0].as_py()])

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import InputError
 from ..model import Qrels, Run, id_runs
+from ..arrow_calls import call
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
 
@@ -231,7 +231,7 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     same = rq[rows] == qi_arr[qrow]
     rows, qrow = rows[same], qrow[same]
     if rows.size:
-        same = pc.equal(take(docid, rows), take(qt.column("docid"), qrow))
+        same = call("equal", take(docid, rows), take(qt.column("docid"), qrow))
         same = same.to_numpy(zero_copy_only=False)
         rows, qrow = rows[same], qrow[same]
     o = np.argsort(rows, kind="stable")                   # the pieces were hashed in any order
@@ -345,7 +345,7 @@ def _greater_docids(docid, jrows: np.ndarray, owner: np.ndarray, other: np.ndarr
     the judged row in ``owner``) have a greater doc id, so rank above it (docno descending)."""
     if owner.size == 0:
         return np.zeros(jrows.size, np.int64)
-    greater = pc.greater(take(docid, other), take(docid, jrows[owner]))
+    greater = call("greater", take(docid, other), take(docid, jrows[owner]))
     return np.bincount(owner[greater.to_numpy(zero_copy_only=False)], minlength=jrows.size)
 
 
@@ -389,6 +389,8 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarr
 
 
 def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid) -> np.ndarray:
+    import pyarrow.compute as pc
+
     t = pa.table({"q": rq, "k": key, "d": docid})
     perm = pc.sort_indices(t, sort_keys=[("q", "ascending"), ("k", "descending"), ("d", "descending")]).to_numpy()
     q_sorted = rq[perm]
