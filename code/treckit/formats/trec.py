@@ -9,7 +9,6 @@ path (pyarrow); anything it cannot split goes through the careful line parser.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from typing import Literal
 
