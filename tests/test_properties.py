@@ -182,3 +182,15 @@ def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, dat
         b = bounds[bounds.index(a) + 1]
         order = sorted(range(a, b), key=lambda i: (rows[i][0], rows[i][1]), reverse=True)
         assert r == order.index(j)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=8), min_size=1, max_size=30))
+def test_hash64_of_short_strings_does_not_depend_on_their_neighbours_lengths(values):
+    """Chunks whose strings all fit one word take a shorter path; it must hash exactly as the
+    general one does (the same strings beside a long one)."""
+    import pyarrow as pa
+    from treckit.strings import hash64
+    alone = hash64(pa.array(values)).tolist()
+    mixed = hash64(pa.array(values + ["a string much longer than sixteen bytes"])).tolist()[:-1]
+    assert alone == mixed

@@ -43,16 +43,17 @@ def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | Non
     n = keys.size
     lengths = np.diff(np.append(starts, n))
     width = int(lengths.max()) if lengths.size else 0
-    if starts.size * width > 2 * n + 1_000_000:
+    if starts.size * width > 2 * n + 1_000_000 or starts.size > 200_000:
         return None
     if (lengths == width).all():
         m = np.sort(keys.reshape(starts.size, width), axis=1)
     else:
         # padding: distinct within each row, so it never pairs with itself (pairing with a real key
-        # only nominates that row, which the strings then clear)
+        # only nominates that row, which the strings then clear); rows are filled one query at a
+        # time, which needs no index arrays as long as the run
         m = np.tile(np.arange(width, dtype=keys.dtype), (starts.size, 1))
-        row = np.repeat(np.arange(starts.size), lengths)
-        m[row, np.arange(n) - starts[row]] = keys
+        for q, (a, k) in enumerate(zip(starts.tolist(), lengths.tolist())):
+            m[q, :k] = keys[a:a + k]
         m.sort(axis=1)
     same = m[:, 1:] == m[:, :-1]
     found = [np.zeros(0, np.int64)]

@@ -78,28 +78,10 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
         raw = np.concatenate([raw, np.zeros(8, np.uint8)])
     # every 8-byte window of the data as a little-endian uint64 (unaligned view, stride one byte)
     words = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
-    last_at = end - 8
-    short = np.flatnonzero(lens < 8)
-    first_at = start
-    if short.size:
-        last_at[short] = 0                            # read in a moment, then replaced
-        past = np.searchsorted(start, words.size)     # only short strings at the very end start there
-        if past < start.size:
-            first_at = start.copy()
-            first_at[past:] = 0
-    first = words[first_at]
-    last = words[last_at]
-    if short.size:
-        # a short string sits in the high bytes of the window ending at its end; shift the rest out
-        # (a window cannot start before 0: the rare string that ends before byte 8 is read bytewise)
-        e, n = end[short], lens[short].astype(np.uint64)
-        w = words[np.maximum(e - 8, 0)]
-        w = np.where(n == 0, np.uint64(0), w >> ((np.uint64(8) - n) * np.uint64(8)))
-        for i in np.flatnonzero(e < 8).tolist():
-            r = int(short[i])
-            w[i] = int.from_bytes(raw[start[r]:end[r]].tobytes(), "little")
-        first[short] = w
-        last[short] = w
+    if lens.size and int(lens.max()) <= 8:
+        first = last = _one_word(words, raw, start, end, lens)
+    else:
+        first, last = _first_and_last_words(words, raw, start, end, lens)
     with np.errstate(over="ignore"):
         if group is None:
             h = np.full(start.size, 0xCBF29CE484222325, np.uint64)
@@ -122,6 +104,49 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
         h *= _MIX
         h ^= h >> np.uint64(29)
     return h
+
+
+def _one_word(words: np.ndarray, raw: np.ndarray, start: np.ndarray, end: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Strings of at most 8 bytes as one zero-padded word each (the value _first_and_last_words
+    gives them as both words): the window ending at the string's end, shifted right."""
+    e = end - 8
+    early = np.flatnonzero(e < 0)
+    e[early] = 0
+    with np.errstate(over="ignore"):
+        w = words[e] >> ((np.uint64(8) - lens.astype(np.uint64)) * np.uint64(8) & np.uint64(63))
+    w[lens == 0] = 0
+    for r in early.tolist():                          # a string that ends before byte 8: read bytewise
+        w[r] = int.from_bytes(raw[start[r]:end[r]].tobytes(), "little")
+    return w
+
+
+def _first_and_last_words(words: np.ndarray, raw: np.ndarray, start: np.ndarray, end: np.ndarray,
+                          lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each string's first and last 8 bytes as words (overlapping for lengths 8-15); a string
+    shorter than 8 bytes is one zero-padded word, given as both."""
+    last_at = end - 8
+    short = np.flatnonzero(lens < 8)
+    first_at = start
+    if short.size:
+        last_at[short] = 0                            # read in a moment, then replaced
+        past = np.searchsorted(start, words.size)     # only short strings at the very end start there
+        if past < start.size:
+            first_at = start.copy()
+            first_at[past:] = 0
+    first = words[first_at]
+    last = words[last_at]
+    if short.size:
+        # a short string sits in the high bytes of the window ending at its end; shift the rest out
+        # (a window cannot start before 0: the rare string that ends before byte 8 is read bytewise)
+        e, n = end[short], lens[short].astype(np.uint64)
+        w = words[np.maximum(e - 8, 0)]
+        w = np.where(n == 0, np.uint64(0), w >> ((np.uint64(8) - n) * np.uint64(8)))
+        for i in np.flatnonzero(e < 8).tolist():
+            r = int(short[i])
+            w[i] = int.from_bytes(raw[start[r]:end[r]].tobytes(), "little")
+        first[short] = w
+        last[short] = w
+    return first, last
 
 
 def contains_byte(col, byte: int) -> bool:
