@@ -13,31 +13,46 @@ from pathlib import Path
 import numpy as np
 
 
-def generate(out_dir: Path, queries: int, docs: int, seed: int = 13) -> dict[str, Path]:
+SHAPES = ("bench", "short-ids")
+
+
+def generate(out_dir: Path, queries: int, docs: int, seed: int = 13, shape: str = "bench") -> dict[str, Path]:
+    """``bench``: every query retrieves ``docs`` docs with 11-character ids of its own.
+    ``short-ids`` (MS MARCO-like): numeric ids of 1-6 digits from a pool shared by all queries, and
+    depths from a fifth of ``docs`` to ``docs``."""
     rng = np.random.default_rng(seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     qids = np.arange(1, queries + 1)
-    doc_numbers = rng.integers(0, 5_000_000, size=(queries, docs))
-    # make docids unique inside a query: add the column index scaled past the random range
-    doc_numbers = doc_numbers * docs + np.arange(docs)[None, :]
+    if shape == "short-ids":
+        pool = 200_000
+        doc_numbers = np.stack([rng.choice(pool, docs, replace=False) for _ in range(queries)])
+        depth = rng.integers(docs // 5, docs + 1, queries)
+        prefix, tag = "", f"{shape}."
+    else:
+        doc_numbers = rng.integers(0, 5_000_000, size=(queries, docs))
+        # make docids unique inside a query: add the column index scaled past the random range
+        doc_numbers = doc_numbers * docs + np.arange(docs)[None, :]
+        depth = np.full(queries, docs)
+        prefix, tag = "D", ""
     # real runs list each query's docs best first: sort scores descending (ties stay in arbitrary docid order)
     scores = -np.sort(-np.round(rng.random((queries, docs)) * 20.0, 2), axis=1)
-    run_path = out_dir / f"run.{queries}x{docs}.trec"
-    qrels_path = out_dir / f"qrels.{queries}x{docs}.trec"
-    jsonl_path = out_dir / f"run.{queries}x{docs}.jsonl"
-    q_col = np.repeat(qids, docs)
-    d_col = doc_numbers.ravel()
-    ranks = np.tile(np.arange(1, docs + 1), queries)
-    s_col = scores.ravel()
+    run_path = out_dir / f"run.{tag}{queries}x{docs}.trec"
+    qrels_path = out_dir / f"qrels.{tag}{queries}x{docs}.trec"
+    jsonl_path = out_dir / f"run.{tag}{queries}x{docs}.jsonl"
+    kept = np.arange(docs)[None, :] < depth[:, None]
+    q_col = np.repeat(qids, depth)
+    d_col = doc_numbers[kept]
+    ranks = np.tile(np.arange(1, docs + 1), queries)[kept.ravel()]
+    s_col = scores[kept]
     with open(run_path, "w", encoding="ascii") as fh:
         for start in range(0, q_col.size, 1_000_000):
             sl = slice(start, start + 1_000_000)
-            lines = [f"{q} Q0 D{d} {r} {s:.2f} bench\n" for q, d, r, s in zip(q_col[sl].tolist(), d_col[sl].tolist(), ranks[sl].tolist(), s_col[sl].tolist())]
+            lines = [f"{q} Q0 {prefix}{d} {r} {s:.2f} bench\n" for q, d, r, s in zip(q_col[sl].tolist(), d_col[sl].tolist(), ranks[sl].tolist(), s_col[sl].tolist())]
             fh.write("".join(lines))
     with open(jsonl_path, "w", encoding="ascii") as fh:
         for qi in range(queries):
-            fh.write(json.dumps({"qid": str(qids[qi]), "docs": [f"D{d}" for d in doc_numbers[qi].tolist()],
-                                 "scores": [round(s, 2) for s in scores[qi].tolist()]}) + "\n")
+            fh.write(json.dumps({"qid": str(qids[qi]), "docs": [f"{prefix}{d}" for d in doc_numbers[qi, :depth[qi]].tolist()],
+                                 "scores": [round(s, 2) for s in scores[qi, :depth[qi]].tolist()]}) + "\n")
     with open(qrels_path, "w", encoding="ascii") as fh:
         for qi in range(queries):
             n_rel = int(rng.integers(1, 5))
@@ -45,7 +60,7 @@ def generate(out_dir: Path, queries: int, docs: int, seed: int = 13) -> dict[str
             picks = rng.choice(docs * 2, size=n_rel + n_non, replace=False)
             for j, p in enumerate(picks.tolist()):
                 # about half of the judged docs are in the run, the rest are not retrieved
-                doc = f"D{doc_numbers[qi, p]}" if p < docs else f"X{qi}_{p}"
+                doc = f"{prefix}{doc_numbers[qi, p]}" if p < depth[qi] else f"X{qi}_{p}"
                 grade = int(rng.integers(1, 4)) if j < n_rel else 0
                 fh.write(f"{qids[qi]} 0 {doc} {grade}\n")
     return {"run": run_path, "qrels": qrels_path, "jsonl": jsonl_path}
@@ -70,9 +85,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=7000)
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--shape", choices=SHAPES, default="bench")
     ap.add_argument("--out", type=Path, default=Path("outputs/bench"))
     a = ap.parse_args()
-    for k, v in generate(a.out, a.queries, a.docs, a.seed).items():
+    for k, v in generate(a.out, a.queries, a.docs, a.seed, a.shape).items():
         print(k, v)
 
 

@@ -128,15 +128,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--trec-eval", type=Path, default=None, help="a trec_eval binary to time and diff against")
+    ap.add_argument("--shape", default="bench", help="bench (default) | short-ids (MS MARCO-like: see bench/generate.py)")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
     from generate import generate, shuffled_copy
-    tag = f"{a.queries}x{a.docs}"
+    tag = ("" if a.shape == "bench" else f"{a.shape}.") + f"{a.queries}x{a.docs}"
     paths = {"run": a.out / f"run.{tag}.trec", "qrels": a.out / f"qrels.{tag}.trec", "jsonl": a.out / f"run.{tag}.jsonl"}
     if not all(p.exists() for p in paths.values()):
         print(f"generating {tag} ...", file=sys.stderr)
-        paths = generate(a.out, a.queries, a.docs)
+        paths = generate(a.out, a.queries, a.docs, shape=a.shape)
     q, r = str(paths["qrels"]), str(paths["run"])
     treckit = str(Path(PY).with_name("treckit"))
     measures = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
@@ -149,7 +150,8 @@ def main() -> None:
     got = best_of(jobs)
     tk_means = json.loads(measured([treckit, "eval", "--format", "json", *measures, q, r])[2])[0]["summary"]
     t_tk = got["treckit eval"][0]
-    print(f"\n## Evaluation, {a.queries} queries x {a.docs} docs ({a.queries * a.docs:,} run lines)\n")
+    lines = sum(1 for _ in open(r, "rb"))
+    print(f"\n## Evaluation, {a.queries} queries x up to {a.docs} docs, shape {a.shape} ({lines:,} run lines)\n")
     print("| tool | wall (s) | vs treckit | peak RSS (MiB) | " + " | ".join(MEASURES) + " | agrees with treckit |")
     print("|---|---|---|---|" + "---|" * len(MEASURES) + "---|")
     for name, (t, rss, out) in got.items():
@@ -183,7 +185,7 @@ def main() -> None:
         tk_out = subprocess.run([treckit, "eval", "-q", "-m", "all_trec", q, r], capture_output=True).stdout
         print(f"\n`-q -m all_trec` outputs of trec_eval and treckit ({len(te_out):,} bytes) byte-identical: "
               f"{'yes' if te_out == tk_out else 'NO'}")
-    print(f"\n## Conversion to TREC ({a.queries * a.docs:,} lines)\n")
+    print(f"\n## Conversion to TREC ({lines:,} lines)\n")
     print("| input | treckit run (s) | peak RSS (MiB) | plain Python (s) | ratio |")
     print("|---|---|---|---|---|")
     for kind in ("jsonl", "run"):
