@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, id_runs, repeated_column
+from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column
 from .repeats import first_repeat, pair_keys, suspects
 from .strings import run_starts, take
 
@@ -231,7 +231,7 @@ def _single_value(col) -> bool:
 
 
 def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np.ndarray) -> None:
-    order = np.argsort(codes, kind="stable")
+    order = group_order(codes)
     c = codes[order]
     v = values[order]
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])

@@ -177,13 +177,15 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if starts.size <= max(n // 8, 50_000):
         run_code, ids = _first_appearance([dictionary[c] for c in codes[starts].tolist()])
         return starts, run_code, ids
-    # scattered: renumber the dictionary codes by first appearance
-    uniq, first = np.unique(codes, return_index=True)
-    by_first = np.argsort(first, kind="stable")
+    # scattered: renumber the dictionary codes by first appearance (the first row of each code)
+    first = np.full(len(dictionary), codes.size, np.int64)
+    np.minimum.at(first, codes, np.arange(codes.size))
+    used = np.flatnonzero(first < codes.size)
+    by_first = used[np.argsort(first[used], kind="stable")]
     rank = np.empty(len(dictionary), np.int32)
-    rank[uniq[by_first]] = np.arange(uniq.size, dtype=np.int32)
+    rank[by_first] = np.arange(by_first.size, dtype=np.int32)
     codes = rank[codes]
-    return starts, codes[starts], [dictionary[i] for i in uniq[by_first].tolist()]
+    return starts, codes[starts], [dictionary[i] for i in by_first.tolist()]
 
 
 def _first_appearance(values: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -193,10 +195,18 @@ def _first_appearance(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes, list(seen)
 
 
+def group_order(codes: np.ndarray) -> np.ndarray:
+    """The stable permutation that puts equal codes (small non-negative integers) together; codes
+    that fit 16 bits are radix-sorted (numpy does so for 16-bit keys), three times as fast."""
+    if codes.size and int(codes.max()) < 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
 def positions(qid) -> np.ndarray:
     """1-based position of each row among the rows of its query, in input order."""
     codes, _ = id_codes(qid)
-    order = np.argsort(codes, kind="stable")
+    order = group_order(codes)
     counts = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     pos = np.empty(codes.size, np.int64)

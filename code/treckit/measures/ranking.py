@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..model import Qrels, Run, id_runs
+from ..model import Qrels, Run, group_order, id_runs
 from ..arrow_calls import call
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
@@ -364,7 +364,7 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarr
         starts = np.zeros(nq + 1, np.int64)
         starts[group[change]] = change
     else:
-        perm = np.argsort(group, kind="stable")
+        perm = group_order(group)
         starts = np.concatenate(([0], np.cumsum(n_per)[:-1]))
     skey = key if perm is None else key[perm]
     out = np.empty(jrows.size, np.int64)
