@@ -1,0 +1,58 @@
+"""Start-up stays lean: which heavy modules a fresh ``treckit`` process loads (not timed: timings
+live in bench/).  Help loads no pyarrow; evaluation loads neither pandas nor pyarrow.compute (whose
+import alone costs about 60 ms); the CLI still exits with the right code and prints every line."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import json, sys
+from treckit.cli import main as cli
+code = cli.main(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps({m: m in sys.modules for m in ("pyarrow", "pandas", "pyarrow.compute")}), file=sys.stderr)
+"""
+
+
+def _probe(*argv) -> tuple[dict, str]:
+    p = subprocess.run([sys.executable, "-c", PROBE, *map(str, argv)], capture_output=True, text=True, check=True)
+    return json.loads(p.stderr.strip().splitlines()[-1]), p.stdout
+
+
+def _files(tmp_path, queries: int, docs: int):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("".join(f"{q} 0 d{q}_{d} {d % 3}\n" for q in range(queries) for d in range(0, docs, 7)))
+    run.write_text("".join(f"{q} Q0 d{q}_{d} {d + 1} {docs - d}.5 tag\n" for q in range(queries) for d in range(docs)))
+    return qrels, run
+
+
+def test_help_loads_no_pyarrow():
+    loaded, out = _probe("--help")
+    assert "Usage" in out and not loaded["pyarrow"]
+    loaded, out = _probe("run", "--help")
+    assert "--order" in out and not loaded["pyarrow"]
+
+
+@pytest.mark.parametrize("size", ["small", "large"])     # large: over 1 MiB, the vectorized readers
+def test_evaluation_loads_neither_pandas_nor_pyarrow_compute(tmp_path, size):
+    qrels, run = _files(tmp_path, *((5, 40) if size == "small" else (300, 150)))
+    assert (run.stat().st_size > 1 << 20) == (size == "large")
+    loaded, out = _probe("eval", "-m", "map", "-m", "P.5", qrels, run)
+    assert loaded == {"pyarrow": True, "pandas": False, "pyarrow.compute": False}
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == ["map", "P_5"] and all(line.split()[1] == "all" for line in lines)
+
+
+def test_console_script_exits_with_the_code_and_flushes_everything(tmp_path):
+    """`treckit` ends without interpreter teardown: the exit code and every line must still arrive."""
+    qrels, run = _files(tmp_path, 300, 150)
+    exe = [sys.executable, "-c", "from treckit.cli.main import run; run()"]
+    p = subprocess.run([*exe, "eval", "-q", "-m", "map", qrels, run], capture_output=True, text=True)
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 301        # 300 queries + "all"
+    p = subprocess.run([*exe, "eval", "-m", "map", qrels, tmp_path / "missing"], capture_output=True, text=True)
+    assert p.returncode == 2 and "missing" in p.stderr
