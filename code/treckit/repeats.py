@@ -10,7 +10,7 @@ import numpy as np
 
 from .strings import hash64, take_strings
 
-_BITMAP = (1 << 22) - 1
+BITMAP = (1 << 22) - 1        # mask of the bitmaps that nominate candidates: 4 MiB of bools
 
 
 def pair_keys(docid, group: np.ndarray) -> np.ndarray:
@@ -72,7 +72,7 @@ def _suspects_in_whole_run(keys: np.ndarray) -> np.ndarray:
     if not same.any():
         return np.zeros(0, np.int64)
     shared = np.unique(k[1:][same])
-    bits = np.zeros(_BITMAP + 1, bool)
-    bits[shared & _BITMAP] = True
-    near = np.flatnonzero(bits[keys & keys.dtype.type(_BITMAP)])
+    bits = np.zeros(BITMAP + 1, bool)
+    bits[shared & BITMAP] = True
+    near = np.flatnonzero(bits[keys & keys.dtype.type(BITMAP)])
     return near[np.isin(keys[near], shared)]

@@ -17,7 +17,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ..model import Qrels, Run, group_order, id_runs
 from ..arrow_calls import call
-from ..repeats import first_repeat, suspects
+from ..repeats import BITMAP, first_repeat, suspects
 from ..strings import hash64, take
 
 NONPOOL = -1      # retrieved, not in the qrels
@@ -192,9 +192,6 @@ def _bytes_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
 
-_BITMAP = (1 << 22) - 1
-
-
 def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarray):
     """Rows of the run whose (qid, docid) is in the qrels, their grades (UNJUDGED for negative
     ones), and a 32-bit key per row for the duplicate check.
@@ -203,14 +200,14 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     piece: a bitmap of the judgments' hashes nominates candidates, and each candidate is then
     confirmed on the strings, so a hash collision can never make a doc judged.
     """
-    bits = np.zeros(_BITMAP + 1, bool)
-    bits[(qkeys & np.uint64(_BITMAP)).astype(np.intp)] = True
+    bits = np.zeros(BITMAP + 1, bool)
+    bits[(qkeys & np.uint64(BITMAP)).astype(np.intp)] = True
     dupkeys = np.empty(rq.size, np.uint32)
     found: list[tuple[np.ndarray, np.ndarray]] = []
 
     def scan(first: int, h: np.ndarray) -> None:
         dupkeys[first:first + h.size] = h                  # the low 32 bits
-        hit = np.flatnonzero(bits[np.bitwise_and(h, np.uint64(_BITMAP)).view(np.int64)])
+        hit = np.flatnonzero(bits[np.bitwise_and(h, np.uint64(BITMAP)).view(np.int64)])
         if hit.size:
             found.append((first + hit, h[hit]))
 
