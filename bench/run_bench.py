@@ -191,9 +191,9 @@ def main() -> None:
     for kind in ("jsonl", "run"):
         src = str(paths[kind])
         conv = best_of({
-            "treckit": ([treckit, "run", src, "-o", str(a.out / f"converted.{kind}.trec"), "--run-name", "treckit",
+            "treckit": ([treckit, "run", src, "-o", str(a.out / f"converted.{tag}.{kind}.trec"), "--run-name", "treckit",
                          "--order", "desc"], a.repeat),
-            "plain": ([PY, "-c", PLAIN_CONVERT, src, str(a.out / f"plain.{kind}.trec")], 1)})
+            "plain": ([PY, "-c", PLAIN_CONVERT, src, str(a.out / f"plain.{tag}.{kind}.trec")], 1)})
         (t1, rss1, _), (t2, _, _) = conv["treckit"], conv["plain"]
         print(f"| {'JSONL' if kind == 'jsonl' else 'TREC'} | {t1:.2f} | {rss1:.0f} | {t2:.2f} | {t2 / t1:.1f}x |")
     print("\n## Start-up\n")

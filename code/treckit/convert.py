@@ -82,20 +82,20 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         raise InputError("the run has no documents", path=source, fix="check the input")
     from concurrent.futures import ThreadPoolExecutor
 
-    codes, listed, n_queries = _query_layout(t)
+    codes, listed, ids = _query_layout(t)
     report = ConversionReport()
     # the check for repeated (query, doc) pairs runs beside the ordering, on the other core for the
     # most part; the ordering is only redone in the rare case that a keep-* policy drops repeats
     with ThreadPoolExecutor(max_workers=1) as pool:
         repeated = pool.submit(_has_repeat, t, codes, listed)
-        out = _ordered(t, codes, listed, n_queries, order, ties, depth, run_name, report)
+        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report)
         has_repeat = repeated.result()
     if has_repeat:
         report = ConversionReport()
         t = _drop_duplicates(t, codes, duplicates, report, source)
-        codes, listed, n_queries = _query_layout(t)
-        out = _ordered(t, codes, listed, n_queries, order, ties, depth, run_name, report)
-    report.queries = n_queries
+        codes, listed, ids = _query_layout(t)
+        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report)
+    report.queries = len(ids)
     report.docs = out.num_rows
     if run.notes.get("given_order_queries"):
         report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
@@ -104,16 +104,18 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
     return Run(out, run_name), report
 
 
-def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, int]:
-    """(query code of each row, first row of each query when each query's rows are together, queries)."""
+def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
+    """(query code of each row, first row of each query when each query's rows are together,
+    the query ids by code)."""
     starts, run_code, ids = id_runs(t.column("qid"))
     codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
-    return codes, (starts if run_code.size == len(ids) else None), len(ids)
+    return codes, (starts if run_code.size == len(ids) else None), ids
 
 
-def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, n_queries: int, order: str, ties: str,
+def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: list[str], order: str, ties: str,
              depth: int | None, run_name: str | None, report: ConversionReport) -> pa.Table:
     """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
+    n_queries = len(ids)
     score = t.column("score").to_numpy()
     # the score that ranks descending: negated for queries ranked ascending (+ 0.0 turns -0.0 into 0.0)
     if order == "auto":
@@ -180,8 +182,12 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, n_querie
         return take(col, perm_k)
 
     qid = t.column("qid")
-    # rows that only moved within their query leave the qid column as it was
-    out_qid = qid if grouped and perm_k.size == codes.size else reordered(qid)
+    # rows that only moved within their query leave the qid column as it was; otherwise the qids
+    # are the (sorted) query codes over the ids, no strings taken
+    if grouped and perm_k.size == codes.size:
+        out_qid = qid
+    else:
+        out_qid = pa.DictionaryArray.from_arrays(pa.array(codes_s[keep], pa.int32()), pa.array(ids, pa.string()))
     tag_col = repeated_column(len(perm_k), run_name) if run_name else reordered(t.column("tag"))
     # qid and tag may stay dictionary-encoded: the writer decodes them once
     return pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
@@ -219,6 +225,35 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: Conver
     return t.take(pa.array(kept))
 
 
+def _by_query_then_score(codes: np.ndarray, effective: np.ndarray, grouped: bool) -> np.ndarray:
+    """A permutation putting the rows in query order (first appearance), each query's best score
+    first; the order among equal scores is left open (the caller settles ties by docno).
+
+    Rows are grouped by query (a radix sort of the codes, unless already grouped), then each query's
+    scores are sorted as one row of a (queries x longest) matrix, much faster than one sort of the
+    whole run by two keys; very uneven query lengths take two stable sorts instead.
+    """
+    n = codes.size
+    by_query = None if grouped else group_order(codes)
+    e = effective if grouped else effective[by_query]
+    counts = np.bincount(codes)
+    width = int(counts.max())
+    if counts.size * width > 2 * n + 1_000_000:
+        o = np.argsort(-e, kind="stable")
+        within = o[group_order((codes if grouped else codes[by_query])[o])]
+    else:
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        if (counts == width).all():
+            m = -e.reshape(counts.size, width)
+        else:
+            m = np.full((counts.size, width), np.nan)     # NaN padding sorts after every score
+            for q, (a, k) in enumerate(zip(starts.tolist(), counts.tolist())):
+                m[q, :k] = -e[a:a + k]
+        o = np.argsort(m, axis=1)
+        within = (o + starts[:, None])[np.arange(width)[None, :] < counts[:, None]]
+    return within if grouped else by_query[within]
+
+
 def _single_value(col) -> bool:
     """Whether a string or dictionary column holds one value throughout (cheaply: no decoding)."""
     if len(col) and col.null_count == len(col):
@@ -246,10 +281,11 @@ def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid) -> np.ndar
     and only tie groups get the (string) docid comparison.
     """
     n = codes.size
-    if np.all(codes[1:] >= codes[:-1]) and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
+    grouped = bool(np.all(codes[1:] >= codes[:-1]))
+    if grouped and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
         perm, c, e = None, codes, effective
     else:
-        perm = np.lexsort((-effective, codes))
+        perm = _by_query_then_score(codes, effective, grouped)
         c, e = codes[perm], effective[perm]
     tie = (c[1:] == c[:-1]) & (e[1:] == e[:-1])
     if not tie.any():
