@@ -262,7 +262,7 @@ def _single_value(col) -> bool:
         chunks = [c for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]) if len(c)]
         dicts = {tuple(c.dictionary.to_pylist()) for c in chunks}
         return len(dicts) == 1 and len(next(iter(dicts))) == 1 and not any(c.null_count for c in chunks)
-    return len(col) > 0 and col.null_count == 0 and len(run_starts(col)) == 1
+    return len(col) > 0 and col.null_count == 0 and run_starts(col, most=1) is not None
 
 
 def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np.ndarray) -> None:

@@ -162,12 +162,12 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), []
     if not pa.types.is_dictionary(arr.type):
-        starts = run_starts(arr)
-        if starts.size <= max(n // 8, 50_000):     # few runs (or few rows): a Python pass over run heads
+        starts = run_starts(arr, most=max(n // 8, 50_000))
+        if starts is not None:                     # few runs (or few rows): a Python pass over run heads
             return (starts,) + _first_appearance(take(arr, starts).to_pylist())
-        # scattered values: Arrow's dictionary encoding gives the codes
+        # scattered values: Arrow's dictionary encoding gives the codes (chunk by chunk, then unified)
         import pyarrow.compute as pc
-        arr = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
+        arr = pc.dictionary_encode(arr)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.unify_dictionaries()
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
@@ -179,7 +179,8 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
         return starts, run_code, ids
     # scattered: renumber the dictionary codes by first appearance (the first row of each code)
     first = np.full(len(dictionary), codes.size, np.int64)
-    np.minimum.at(first, codes, np.arange(codes.size))
+    for a in range(0, codes.size, 1 << 20):        # in slices: no index array as long as the column
+        np.minimum.at(first, codes[a:a + (1 << 20)], np.arange(a, min(a + (1 << 20), codes.size)))
     used = np.flatnonzero(first < codes.size)
     by_first = used[np.argsort(first[used], kind="stable")]
     rank = np.empty(len(dictionary), np.int32)

@@ -171,14 +171,17 @@ def has_empty(col) -> bool:
     return False
 
 
-def run_starts(col) -> np.ndarray:
-    """First row of each run of equal neighbouring values (row 0 always starts one)."""
+def run_starts(col, most: int | None = None) -> np.ndarray | None:
+    """First row of each run of equal neighbouring values (row 0 always starts one); None when
+    there are more than ``most`` runs (saying so costs no array as long as the column)."""
     from .arrow_calls import call
 
     n = len(col)
     if n < 2:
         return np.zeros(min(n, 1), np.int64)
     new = call("not_equal", col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    if most is not None and np.count_nonzero(new) + 1 > most:
+        return None
     return np.flatnonzero(np.concatenate(([True], new)))
 
 
