@@ -82,7 +82,7 @@ def _interleaved_copy(big):
     return path
 
 
-@pytest.mark.parametrize("path", ["listed", "equal-queries", "comparison", "sort", "interleaved"])
+@pytest.mark.parametrize("path", ["listed", "query-rows", "comparison", "sort", "interleaved"])
 def test_eval_rank_paths_agree(big, monkeypatch, path):
     """All three ways of ranking the judged rows give the same values, and the ranks of a plain
     sort by (score desc, docno desc)."""
@@ -95,13 +95,13 @@ def test_eval_rank_paths_agree(big, monkeypatch, path):
         real = ranking._ranks_in_listed_order
         calls = []
         monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
-    elif path == "equal-queries":
-        real = ranking._ranks_in_equal_queries
+    elif path == "query-rows":
+        real = ranking._ranks_in_query_rows
         calls = []
-        monkeypatch.setattr(ranking, "_ranks_in_equal_queries", lambda *a: calls.append(real(*a)) or calls[-1])
+        monkeypatch.setattr(ranking, "_ranks_in_query_rows", lambda *a: calls.append(real(*a)) or calls[-1])
     elif path == "comparison":
         monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: None)
-        monkeypatch.setattr(ranking, "_ranks_in_equal_queries", lambda *a: None)
+        monkeypatch.setattr(ranking, "_ranks_in_query_rows", lambda *a: None)
     elif path == "interleaved":
         file = _interleaved_copy(big)
     else:
@@ -110,7 +110,7 @@ def test_eval_rank_paths_agree(big, monkeypatch, path):
             return ranking._ranks_by_sort(group, key, docid)[jrows]
         monkeypatch.setattr(ranking, "_ranks_of", forced)
     got = evaluate_requests(qrels, read_run(file, lean=True), req)
-    if path in ("listed", "equal-queries"):
+    if path in ("listed", "query-rows"):
         assert calls and calls[0] is not None          # that path did the ranking
     assert np.array_equal(np.nan_to_num(got.values), np.nan_to_num(base.values))
     rt = read_run(big / "run").to_dict()

@@ -159,15 +159,12 @@ def test_repeat_finder_finds_exactly_the_repeated_pairs(pairs, together):
        st.data())
 @pytest.mark.parametrize("listed", [True, False])
 def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, data):
-    """For a run listed query by query -- best score first (ranks read off the file order) or, at a
-    fixed depth, in any order (each judged row compared with its query) -- ranks equal those of a
-    sort by (score desc, docid desc), trec_eval's order, for any judged rows."""
+    """For a run listed query by query -- best score first (ranks read off the file order) or in any
+    order (each judged row compared with its query's row of a padded score matrix) -- ranks equal
+    those of a sort by (score desc, docid desc), trec_eval's order, for any judged rows."""
     import numpy as np
     import pyarrow as pa
-    from treckit.measures.ranking import _ranks_in_equal_queries, _ranks_in_listed_order
-    if not listed:
-        depth = min(len(q) for q in queries)
-        queries = [q[:depth] for q in queries]
+    from treckit.measures.ranking import _ranks_in_listed_order, _ranks_in_query_rows
     rows, starts = [], []
     for q in queries:
         starts.append(len(rows))
@@ -175,7 +172,7 @@ def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, dat
     key = np.array([float(s) for s, _ in rows])
     docid = pa.chunked_array([pa.array([d for _, d in rows])])
     jrows = np.array(sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1))), np.int64)
-    got = (_ranks_in_listed_order if listed else _ranks_in_equal_queries)(np.array(starts), key, docid, jrows)
+    got = (_ranks_in_listed_order if listed else _ranks_in_query_rows)(np.array(starts), key, docid, jrows)
     bounds = starts + [len(rows)]
     for j, r in zip(jrows.tolist(), got.tolist()):
         a = max(s for s in starts if s <= j)

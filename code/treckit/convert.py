@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column
+from .model import RUN_SCHEMA, Run, group_order, id_runs, query_matrix, repeated_column, spread
 from .repeats import first_repeat, pair_keys, suspects
 from .strings import run_starts, take
 
@@ -108,20 +108,18 @@ def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]
     """(query code of each row, first row of each query when each query's rows are together,
     the query ids by code)."""
     starts, run_code, ids = id_runs(t.column("qid"))
-    codes = np.repeat(run_code, np.diff(np.append(starts, t.num_rows)))
-    return codes, (starts if run_code.size == len(ids) else None), ids
+    return spread(run_code, starts, t.num_rows), (starts if run_code.size == len(ids) else None), ids
 
 
 def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: list[str], order: str, ties: str,
              depth: int | None, run_name: str | None, report: ConversionReport) -> pa.Table:
     """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
     n_queries = len(ids)
+    grouped = listed is not None          # first-appearance codes: each query's rows together, in code order
     score = t.column("score").to_numpy()
     # the score that ranks descending: negated for queries ranked ascending (+ 0.0 turns -0.0 into 0.0)
     if order == "auto":
-        qmax = np.full(n_queries, -np.inf)
-        qmin = np.full(n_queries, np.inf)
-        _reduce_by(codes, score, qmax, qmin)
+        qmax, qmin = _max_min_by(codes, score, n_queries, listed)
         negated = (qmax <= 0) & (qmin < 0)
         report.negated_queries = int(negated.sum())
         effective = np.where(negated[codes], -score, score) + 0.0 if negated.any() else score + 0.0
@@ -138,9 +136,8 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
         perm = pc.sort_indices(pa.table({"c": codes, "e": effective, "d": docid}),
                                sort_keys=[("c", "ascending"), ("e", "descending"), ("d", "ascending")]).to_numpy()
     else:
-        perm = _trec_eval_order(codes, effective, docid)
+        perm = _trec_eval_order(codes, effective, docid, grouped)
     # every ordering sorts by query first, so queries already together stay where they are
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))
     codes_s, eff_s = codes if grouped else codes[perm], effective[perm]
     starts = np.flatnonzero(np.r_[True, codes_s[1:] != codes_s[:-1]])
     counts = np.diff(np.r_[starts, codes_s.size])
@@ -149,9 +146,7 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
     same_q = codes_s[1:] == codes_s[:-1]
     tie_pair = same_q & (eff_s[1:] == eff_s[:-1])
     if tie_pair.any():
-        in_tie = np.zeros(codes_s.size, bool)
-        in_tie[1:] |= tie_pair
-        in_tie[:-1] |= tie_pair
+        in_tie = _tied_rows(tie_pair)
         report.tied_docs = int(in_tie.sum())
         tied_codes = codes_s[in_tie]                     # sorted by query: count the changes
         report.tied_queries = int(np.count_nonzero(tied_codes[1:] != tied_codes[:-1]) + 1)
@@ -218,7 +213,7 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: Conver
     sort_keys.append(("i", "descending" if policy == "keep-last" else "ascending"))
     perm = pc.sort_indices(key, sort_keys=sort_keys).to_numpy()
     c = codes[perm]
-    d = key.column("d").take(pa.array(perm)).combine_chunks()
+    d = take(key.column("d"), perm)
     new_group = np.r_[True, (c[1:] != c[:-1]) | pc.not_equal(d.slice(0, n - 1), d.slice(1)).to_numpy(zero_copy_only=False)]
     kept = np.sort(perm[new_group])
     report.duplicates_dropped = n - kept.size
@@ -233,24 +228,17 @@ def _by_query_then_score(codes: np.ndarray, effective: np.ndarray, grouped: bool
     scores are sorted as one row of a (queries x longest) matrix, much faster than one sort of the
     whole run by two keys; very uneven query lengths take two stable sorts instead.
     """
-    n = codes.size
     by_query = None if grouped else group_order(codes)
     e = effective if grouped else effective[by_query]
     counts = np.bincount(codes)
-    width = int(counts.max())
-    if counts.size * width > 2 * n + 1_000_000:
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    m = query_matrix(-e, starts, np.nan)          # NaN padding sorts after every score
+    if m is None:
         o = np.argsort(-e, kind="stable")
         within = o[group_order((codes if grouped else codes[by_query])[o])]
     else:
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        if (counts == width).all():
-            m = -e.reshape(counts.size, width)
-        else:
-            m = np.full((counts.size, width), np.nan)     # NaN padding sorts after every score
-            for q, (a, k) in enumerate(zip(starts.tolist(), counts.tolist())):
-                m[q, :k] = -e[a:a + k]
         o = np.argsort(m, axis=1)
-        within = (o + starts[:, None])[np.arange(width)[None, :] < counts[:, None]]
+        within = (o + starts[:, None])[np.arange(m.shape[1])[None, :] < counts[:, None]]
     return within if grouped else by_query[within]
 
 
@@ -265,23 +253,33 @@ def _single_value(col) -> bool:
     return len(col) > 0 and col.null_count == 0 and run_starts(col, most=1) is not None
 
 
-def _reduce_by(codes: np.ndarray, values: np.ndarray, qmax: np.ndarray, qmin: np.ndarray) -> None:
-    order = group_order(codes)
-    c = codes[order]
-    v = values[order]
-    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
-    qmax[c[starts]] = np.maximum.reduceat(v, starts)
-    qmin[c[starts]] = np.minimum.reduceat(v, starts)
+def _max_min_by(codes: np.ndarray, values: np.ndarray, n: int, listed: np.ndarray | None):
+    """(max, min) of ``values`` per code; runs whose queries are together (``listed``) need no sort."""
+    if listed is None:
+        order = group_order(codes)
+        codes, values = codes[order], values[order]
+        listed = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    qmax, qmin = np.full(n, -np.inf), np.full(n, np.inf)
+    qmax[codes[listed]] = np.maximum.reduceat(values, listed)
+    qmin[codes[listed]] = np.minimum.reduceat(values, listed)
+    return qmax, qmin
 
 
-def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid) -> np.ndarray:
+def _tied_rows(tie_pair: np.ndarray) -> np.ndarray:
+    """Rows in a tie, from ``tie_pair`` (row i+1 ties with row i)."""
+    in_tie = np.zeros(tie_pair.size + 1, bool)
+    in_tie[1:] |= tie_pair
+    in_tie[:-1] |= tie_pair
+    return in_tie
+
+
+def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid, grouped: bool) -> np.ndarray:
     """Permutation sorting rows by (query first appearance, effective score desc, docid desc).
 
     Runs usually arrive grouped and sorted; only when they are not is a full sort paid for,
     and only tie groups get the (string) docid comparison.
     """
     n = codes.size
-    grouped = bool(np.all(codes[1:] >= codes[:-1]))
     if grouped and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
         perm, c, e = None, codes, effective
     else:
@@ -290,11 +288,7 @@ def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid) -> np.ndar
     tie = (c[1:] == c[:-1]) & (e[1:] == e[:-1])
     if not tie.any():
         return np.arange(n) if perm is None else perm
-    in_tie = np.zeros(n, bool)
-    in_tie[1:] |= tie
-    in_tie[:-1] |= tie
-    rows = np.flatnonzero(in_tie)
-    del in_tie
+    rows = np.flatnonzero(_tied_rows(tie))
     opens = np.ones(rows.size, bool)                 # a tied row opens a group unless it ties with the one before
     later = rows > 0
     opens[later] = ~tie[rows[later] - 1]

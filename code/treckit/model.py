@@ -147,7 +147,31 @@ def repeated_column(n: int, value, type_: pa.DataType = pa.string()) -> pa.Chunk
 def id_codes(column) -> tuple[np.ndarray, list[str]]:
     """(code of each row, the distinct ids in order of first appearance) of a string or dictionary column."""
     starts, run_code, ids = id_runs(column)
-    return np.repeat(run_code, np.diff(np.append(starts, len(column)))), ids
+    return spread(run_code, starts, len(column)), ids
+
+
+def spread(values: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+    """One value per run (runs starting at ``starts`` in ``n`` rows) as one value per row."""
+    return np.repeat(values, np.diff(np.append(starts, n)))
+
+
+def query_matrix(values: np.ndarray, starts: np.ndarray, pad) -> np.ndarray | None:
+    """``values`` laid out one query per row (queries' rows together, starting at ``starts``) in a
+    (queries x longest) matrix, short rows ended with ``pad`` (a scalar, or one value per column);
+    for equal lengths, a view.  None when the lengths vary so much that the matrix would be more
+    than about twice as large as ``values``."""
+    n = values.size
+    lengths = np.diff(np.append(starts, n))
+    width = int(lengths.max()) if lengths.size else 0
+    if starts.size * width > 2 * n + 1_000_000 or starts.size > 200_000:
+        return None
+    if (lengths == width).all():
+        return values.reshape(starts.size, width)
+    m = np.empty((starts.size, width), values.dtype)
+    m[:] = pad
+    for q, (a, k) in enumerate(zip(starts.tolist(), lengths.tolist())):    # no index arrays as long as the run
+        m[q, :k] = values[a:a + k]
+    return m
 
 
 def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .model import query_matrix
 from .strings import hash64, take_strings
 
 BITMAP = (1 << 22) - 1        # mask of the bitmaps that nominate candidates: 4 MiB of bools
@@ -40,21 +41,13 @@ def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | Non
     """From a (queries x longest) matrix of keys sorted row by row, which is cheaper than one sort
     of the whole run and nominates almost nothing by chance; None when the queries' lengths vary
     too much for the matrix to pay."""
-    n = keys.size
-    lengths = np.diff(np.append(starts, n))
-    width = int(lengths.max()) if lengths.size else 0
-    if starts.size * width > 2 * n + 1_000_000 or starts.size > 200_000:
+    lengths = np.diff(np.append(starts, keys.size))
+    # padding: distinct within each row, so it never pairs with itself (pairing with a real key
+    # only nominates that row, which the strings then clear)
+    m = query_matrix(keys, starts, np.arange(int(lengths.max()), dtype=keys.dtype))
+    if m is None:
         return None
-    if (lengths == width).all():
-        m = np.sort(keys.reshape(starts.size, width), axis=1)
-    else:
-        # padding: distinct within each row, so it never pairs with itself (pairing with a real key
-        # only nominates that row, which the strings then clear); rows are filled one query at a
-        # time, which needs no index arrays as long as the run
-        m = np.tile(np.arange(width, dtype=keys.dtype), (starts.size, 1))
-        for q, (a, k) in enumerate(zip(starts.tolist(), lengths.tolist())):
-            m[q, :k] = keys[a:a + k]
-        m.sort(axis=1)
+    m = np.sort(m, axis=1)
     same = m[:, 1:] == m[:, :-1]
     found = [np.zeros(0, np.int64)]
     for q in np.flatnonzero(same.any(axis=1)).tolist():

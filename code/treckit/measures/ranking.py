@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
-from ..model import Qrels, Run, group_order, id_runs
 from ..arrow_calls import call
+from ..errors import InputError
+from ..model import Qrels, Run, group_order, id_runs, query_matrix, spread
 from ..repeats import BITMAP, first_repeat, suspects
 from ..strings import hash64, take
 
@@ -107,7 +107,7 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     starts, run_code, run_qids = id_runs(rt.column("qid"))
     lengths = np.diff(np.append(starts, rt.num_rows))
     run_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)[run_code]
-    rq = np.repeat(run_q, lengths)        # -1: a query without qrels, whose lines are ignored
+    rq = spread(run_q, starts, rt.num_rows)       # -1: a query without qrels, whose lines are ignored
     if options.order == "rank":
         key = -rt.column("rank").to_numpy().astype(np.float64)
     else:
@@ -159,7 +159,7 @@ def _qrels_side(qrels: Qrels):
     starts, run_code, ids = id_runs(qt.column("qid"))
     qrel_qids = sorted(ids, key=_bytes_key)
     qindex = {q: i for i, q in enumerate(qrel_qids)}
-    qi_arr = np.repeat(np.array([qindex[q] for q in ids], np.int32)[run_code], np.diff(np.append(starts, qt.num_rows)))
+    qi_arr = spread(np.array([qindex[q] for q in ids], np.int32)[run_code], starts, qt.num_rows)
     qkeys = hash64(qt.column("docid"), qi_arr)
     repeat = first_repeat(suspects(qkeys), qi_arr, qt.column("docid"))
     if repeat is not None:
@@ -264,7 +264,7 @@ def _ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, docid,
     if listed is not None:
         ranks = _ranks_in_listed_order(listed, key, docid, jrows)
         if ranks is None:
-            ranks = _ranks_in_equal_queries(listed, key, docid, jrows)
+            ranks = _ranks_in_query_rows(listed, key, docid, jrows)
         if ranks is not None:
             return ranks
     return _ranks_by_comparison(rq, key, docid, jrows, nq)
@@ -313,15 +313,15 @@ def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = 
     return lo
 
 
-def _ranks_in_equal_queries(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
-    """Ranks for a run whose queries' lines are together and equally many (a fixed depth), in any
-    order: the scores are a (queries x depth) matrix, and each judged row is compared with its own
-    query's row of it, a block of judged rows at a time.  None when the lengths differ."""
-    n = key.size
-    width = n // query_start.size
-    if width * query_start.size != n or not (np.diff(query_start) == width).all():
+def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
+    """Ranks for a run whose queries' lines are together, in any order: the scores are a (queries x
+    longest) matrix (NaN padding, which is neither greater nor equal), and each judged row is
+    compared with its own query's row of it, a block of judged rows at a time.  None when the
+    queries' lengths vary too much for the matrix."""
+    scores = query_matrix(key, query_start, np.nan)
+    if scores is None:
         return None
-    scores = key.reshape(query_start.size, width)
+    width = scores.shape[1]
     q = np.searchsorted(query_start, jrows, "right") - 1
     mine = key[jrows]
     above = np.empty(jrows.size, np.int64)
