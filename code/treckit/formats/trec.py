@@ -36,8 +36,8 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows and not has_empty(t.column("docid")):
             t = t.set_column(0, "qid", as_string(t.column("qid")))
-            if decode_ids and contains_byte(t.column("docid"), 37):
-                t = t.set_column(2, "docid", pa.array([unescape_id(d) for d in t.column("docid").to_pylist()], pa.string()))
+            if decode_ids:
+                t = t.set_column(2, "docid", _decoded(t.column("docid")))
             return Qrels(t.combine_chunks())
     text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
@@ -96,8 +96,9 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
-            # escaped ids all contain '%': ids without one need no decoding pass
-            return _decode_run_ids(fast, decode_ids) if contains_byte(fast.table.column("docid"), 37) else fast
+            if not decode_ids:
+                return fast
+            return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", _decoded(fast.table.column("docid"))))
     text = decode_text(src.data(), path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
@@ -150,7 +151,7 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
     n = t.num_rows
     if columns == 3:
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
-                             "rank": positions(t.column("qid")), "tag": pa.nulls(n, pa.string())}), notes={"tag": "treckit"})
+                             "rank": positions(t.column("qid")), "tag": repeated_column(n, None)}), notes={"tag": "treckit"})
     if lean:
         tail = src.tail.rstrip()
         last = tail[tail.rfind(b"\n") + 1:].split()
@@ -162,20 +163,17 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
                          "tag": t.column("tag")}))
 
 
-def _decode_run_ids(run: Run, decode_ids: bool) -> Run:
+def _decoded(doc):
+    """A doc id column with escaped ids decoded.  Escaped ids all contain '%': a column without one
+    is returned as it is (one scan of its bytes), and only the ids with one go through Python."""
+    if not contains_byte(doc, 37):
+        return doc
     import pyarrow.compute as pc
 
-    if not decode_ids:
-        return run
-    doc = run.table.column("docid")
-    mask = pc.match_substring(doc, "%")
-    if not pc.any(mask).as_py():
-        return run
     values = doc.to_pylist()
-    idx = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
-    for i in idx.tolist():
+    for i in np.flatnonzero(pc.match_substring(doc, "%").to_numpy(zero_copy_only=False)).tolist():
         values[i] = unescape_id(values[i])
-    return dataclasses.replace(run, table=run.table.set_column(1, "docid", pa.array(values, pa.string())))
+    return pa.array(values, pa.string())
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
@@ -312,12 +310,10 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
             _write_csv_parallel(cols, tmp)
         return
     qid, tags = as_string(qid), as_string(tags)
-    score = pc.cast(pc.add(t.column("score"), 0.0), pa.string())  # -0.0 -> 0.0: nothing prints as "-0"
-    iters = repeated_column(n, "Q0")
-    rank = pc.cast(t.column("rank"), pa.string())
     with atomic_output(path, "wb") as fh:
-        lines = pc.binary_join_element_wise(qid, iters, doc, rank, score, tags, " ")
-        lines = pc.binary_join_element_wise(lines, pa.repeat("", n).cast(pa.string()), "\n")
+        lines = pc.binary_join_element_wise(qid, repeated_column(n, "Q0"), doc, _rank_text(t.column("rank")),
+                                            _score_text(t.column("score")), tags, " ")
+        lines = pc.binary_join_element_wise(lines, repeated_column(n, ""), "\n")
         for chunk in (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]):
             fh.write(_string_payload(chunk))
 
@@ -326,15 +322,21 @@ PARALLEL_MIN_ROWS = 1_000_000
 
 
 def _csv_part(t: pa.Table, dest) -> None:
-    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
     n = t.num_rows
     out = pa.table({"qid": t.column("qid"), "iter": repeated_column(n, "Q0"), "docid": t.column("docid"),
                     "rank": _rank_text(t.column("rank")),
-                    "score": pc.cast(pc.add(t.column("score"), 0.0), pa.string()),   # -0.0 -> "0", never "-0"
+                    "score": _score_text(t.column("score")),
                     "tag": t.column("tag")})
     pcsv.write_csv(out, dest, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+
+
+def _score_text(score):
+    """Scores as text, shortest round-trip form; -0.0 is written "0", never "-0"."""
+    import pyarrow.compute as pc
+
+    return pc.cast(pc.add(score, 0.0), pa.string())
 
 
 def _rank_text(rank) -> pa.ChunkedArray | pa.Array:
