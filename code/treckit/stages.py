@@ -36,29 +36,45 @@ class QrelsStageResult:
     judgments: int
     queries: int
     id_added: Path | None
+    repeats_dropped: int = 0
 
 
 def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None, id_base: int = 1,
                 id_field: str | None = None, raw_ids: bool = False, duplicates: str = "error",
-                id_added: PathLike | None = None, skip_malformed: bool = False) -> QrelsStageResult:
+                id_added: PathLike | None = None, skip_malformed: bool = False, layout: str = "auto") -> QrelsStageResult:
+    """Ground truth in any qrels format -> TREC qrels.  ``duplicates`` applies to every format (a
+    (qid, docid) judged twice); what it dropped is counted and said.  ``layout``: TREC lines with
+    more than 4 fields (README: Reading rules)."""
     from .api import read_qrels, write_qrels
+    from .formats.common import check_layout, drop_repeated_judgments
     from .formats.detect import detect_qrels
-    from .formats.jsonl import read_quest, write_id_added
+    from .formats.jsonl import check_duplicates_policy, read_quest, write_id_added
+    from .formats.trec import read_trec_qrels
+    from .io import display_name
 
+    check_duplicates_policy(duplicates)
+    check_layout(layout)
     fmt = format or detect_qrels(input).format
     written_ids = None
+    dropped = 0
     if fmt == "quest":
         gt = read_quest(input, id_base=id_base, id_field=id_field, duplicates=duplicates)
-        qrels = gt.qrels
+        qrels, dropped = gt.qrels, gt.repeats_dropped
         if not gt.ids_were_given and str(input) != "-":
             written_ids = Path(id_added) if id_added else default_id_added_path(input, output)
             write_id_added(gt, written_ids)
             say(f"the input had no ids: wrote the id-added JSONL to {written_ids} (qid = line number, base {id_base})")
+    elif fmt == "trec":      # the layout is a TREC reading rule (helper G's reader configuration will carry it)
+        qrels = read_trec_qrels(input, skip_malformed=skip_malformed, layout=layout)
     else:
         qrels = read_qrels(input, fmt, skip_malformed=skip_malformed)
+    qrels, more = drop_repeated_judgments(qrels, duplicates, display_name(input))
+    dropped += more
+    if dropped:
+        say(f"{display_name(input)}: dropped {dropped} repeated judgment(s) of the same (query, doc) ({duplicates})")
     write_qrels(qrels, output, escape_ids=not raw_ids)
     n_q = len(set(qrels.table.column("qid").to_pylist()))
-    return QrelsStageResult(len(qrels), n_q, written_ids)
+    return QrelsStageResult(len(qrels), n_q, written_ids, dropped)
 
 
 def default_id_added_path(input: PathLike, output: PathLike) -> Path:

@@ -16,7 +16,10 @@ def qrels_cmd(
     id_field: Optional[str] = typer.Option(None, help="JSONL field that holds the query id"),
     id_added: Optional[Path] = typer.Option(None, help="where to write the id-added JSONL (default: beside the output)"),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="write doc ids unescaped (trec_eval cannot read ids with spaces)"),
-    duplicates: str = typer.Option("error", help="error | keep-first | keep-max | keep-last"),
+    duplicates: str = typer.Option("error", help="a (qid, doc) judged twice: error | keep-first | keep-max | keep-last "
+                                                 "(any format; what is dropped is counted)"),
+    layout: str = typer.Option("auto", help="TREC lines with >4 fields: auto | docid-spaces | extra-columns "
+                                            "(README: Reading rules)"),
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
@@ -24,7 +27,7 @@ def qrels_cmd(
     from ..stages import qrels_stage, say
     defer_pandas()
     r = qrels_stage(input, output, format=format, id_base=id_base, id_field=id_field, raw_ids=raw_ids,
-                    duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed)
+                    duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed, layout=layout)
     say(f"{r.judgments} judgments for {r.queries} queries written to {output}")
 
 

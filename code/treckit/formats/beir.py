@@ -4,8 +4,8 @@ from __future__ import annotations
 from ..errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..model import Qrels
-from .common import LineErrors, parse_int
-from .jsonl import iter_json_lines
+from .common import FIELD_SEPARATORS, LineErrors, is_blank, parse_int, text_lines
+from .jsonl import _as_id, iter_json_lines
 
 _Q = ("query-id", "query_id", "qid")
 _D = ("corpus-id", "corpus_id", "doc_id", "docid")
@@ -14,30 +14,30 @@ _G = ("score", "relevance", "grade", "rel")
 
 def read_beir_tsv(path: PathLike, *, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
-    lines = read_text(path).splitlines()
+    lines = text_lines(read_text(path))
     errors = LineErrors(name, skip_malformed)
     start = 0
-    while start < len(lines) and not lines[start].strip():
+    while start < len(lines) and is_blank(lines[start]):
         start += 1
     if start == len(lines):
         raise InputError("the file is empty: no judgments in it", path=name, fix="check that the right file was given")
     header = lines[start].split("\t")
-    if header[0].strip() in _Q:
+    if header[0].strip(FIELD_SEPARATORS) in _Q:
         start += 1
     qids, docids, grades = [], [], []
     for no, line in enumerate(lines[start:], start + 1):
-        if not line.strip():
+        if is_blank(line):
             continue
         f = line.split("\t")
         if len(f) != 3:
             errors.bad(no, line, f"a BEIR qrels line has 3 tab-separated fields (query-id, corpus-id, score), found {len(f)}",
                        "separate the fields with single tabs")
             continue
-        g = parse_int(f[2].strip())
+        g = parse_int(f[2].strip(FIELD_SEPARATORS))
         if g is None:
             errors.bad(no, line, f"score {f[2]!r} is not an integer", "the third field is an integer relevance grade")
             continue
-        q, d = f[0].strip(), f[1]
+        q, d = f[0].strip(FIELD_SEPARATORS), f[1]
         if not q or not d:
             errors.bad(no, line, "empty query id or corpus id", "fill both ids")
             continue
@@ -58,5 +58,6 @@ def read_beir_jsonl(path: PathLike) -> Qrels:
         if q is None or d is None or not isinstance(g, int) or isinstance(g, bool):
             raise InputError("a BEIR qrels JSON line needs query-id, corpus-id and an integer score", path=name,
                              line=no, text=line, fix='write {"query-id": "1", "corpus-id": "d1", "score": 1}')
-        qids.append(str(q)), docids.append(str(d)), grades.append(g)
+        qids.append(_as_id(q, "query id", name, no, line)), docids.append(_as_id(d, "corpus id", name, no, line))
+        grades.append(g)
     return Qrels.from_columns(qids, docids, grades)

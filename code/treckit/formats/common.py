@@ -1,4 +1,5 @@
-"""What every line-oriented reader shares: numbers parsed strictly, errors or counted skips."""
+"""What every reader shares: lines and fields split one way, numbers parsed strictly, errors or
+counted skips, and notices of the explicit readings a file needed (README: "Reading rules")."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,87 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, SkipCounter
 from ..ids import unescape_id
+
+# Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
+# trec_eval splits on; any other character (NBSP, U+2028, U+0085, \x1c..\x1f, ...) is part of a field.
+FIELD_SEPARATORS = " \t\n\v\f\r"
+_SEPARATORS = re.compile("[" + re.escape(FIELD_SEPARATORS) + "]+")
+# The two readings a line with more fields than its format can have (``--layout``).
+LAYOUTS = ("auto", "docid-spaces", "extra-columns")
+# The iteration values TREC files write in their second field; under the ``auto`` layout only a
+# line with one of them may have its extra fields read as part of the doc id (anything else may be
+# a query id with a space in it).
+ITERATION_MARKS = ("0", "Q0")
+
+
+def check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise InputError(f"unknown layout {layout!r}", fix=f"use one of {', '.join(LAYOUTS)}")
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a line, split as trec_eval splits them."""
+    return _SEPARATORS.split(line.strip(FIELD_SEPARATORS)) if line.strip(FIELD_SEPARATORS) else []
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip(FIELD_SEPARATORS)
+
+
+def is_comment(line: str) -> bool:
+    return line.lstrip(FIELD_SEPARATORS).startswith("#")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a file: split on '\n' only (a '\r' before it is dropped), never on the other
+    characters ``str.splitlines`` breaks at (U+2028, U+0085, \x0b, \x1c, ...), so a file means the
+    same whether the line parser or the vectorized (Arrow) reader takes it."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+# Format detection reads whole first lines (a QUEST line lists thousands of docs, an id may be
+# long), but no more than this: a first line longer than it is refused with a clear error.
+DETECT_MAX_BYTES = 64 << 20
+_DETECT_CHUNK = 1 << 16
+
+
+def head_lines(path, n: int, what: str) -> list[str]:
+    """The first ``n`` content lines (not blank, not comments) of a file, each read whole."""
+    from ..io import Source, decode_text, display_name
+
+    src = Source(path)
+    if src.plain:
+        data = src.head
+        with open(src.path, "rb") as fh:
+            fh.seek(len(data))
+            while len(data) < src.size and len(data) < DETECT_MAX_BYTES and _content_count(data) < n:
+                data += fh.read(min(max(len(data), _DETECT_CHUNK), DETECT_MAX_BYTES - len(data)))
+    else:
+        data = src.data()[:DETECT_MAX_BYTES]
+    cut = len(data) < src.size
+    if cut:                                      # whole lines only (a UTF-8 sequence is never cut)
+        data = data[: data.rfind(b"\n") + 1]
+    lines = [ln for ln in text_lines(decode_text(data, path)) if not is_blank(ln) and not is_comment(ln)]
+    if cut and not lines:
+        raise InputError(f"the first line is longer than {DETECT_MAX_BYTES:,} bytes, so the format cannot be "
+                         f"detected from it", path=display_name(path),
+                         fix=f"pass --format to say which format the {what} file has")
+    return lines[:n]
+
+
+def _content_count(data: bytes) -> int:
+    """How many complete lines of ``data`` have content (a cheap upper bound is enough to stop reading)."""
+    return data.count(b"\n") - data.count(b"\n\n")
+
+
+def notice(path: str, message: str) -> None:
+    """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
+    columns, queries without documents, ...): counted, never silent."""
+    print(f"treckit: {path}: {message}", file=sys.stderr)
+
 
 # A decimal number as C's atof would read it completely (no '1_000', no hex); inf allowed, nan refused.
 _FLOAT = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?)", re.IGNORECASE)
@@ -57,15 +139,56 @@ class LineErrors:
                   file=sys.stderr)
 
 
+def score_problem(text: str) -> tuple[str, str]:
+    """(what, fix) for a score field that is not a number."""
+    if text.lower() in ("nan", "-nan", "+nan"):
+        return f"score is NaN ({text!r})", "give every document a real number; drop or rescore NaN rows"
+    return f"score {text!r} is not a number", "the score column must hold a decimal number such as 12.5 or -3e-2"
+
+
 def check_score(value: float | None, text: str, line_no: int, line: str, errors: LineErrors) -> bool:
     if value is None:
-        if text.lower() in ("nan", "-nan", "+nan"):
-            errors.bad(line_no, line, f"score is NaN ({text!r})", "give every document a real number; drop or rescore NaN rows")
-        else:
-            errors.bad(line_no, line, f"score {text!r} is not a number", "the score column must hold a decimal number such as 12.5 or -3e-2")
+        errors.bad(line_no, line, *score_problem(text))
         return False
     return True
 
 
 def decode(docid: str, decode_ids: bool) -> str:
     return unescape_id(docid) if decode_ids else docid
+
+
+def drop_repeated_judgments(qrels, policy: str, source: str):
+    """(qrels, number of judgments dropped) under a duplicates policy for a (qid, docid) judged
+    more than once: ``error`` refuses it, ``keep-first``/``keep-last`` keep that line's grade,
+    ``keep-max`` the highest grade; the kept judgments stay in input order."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..convert import DUPLICATES
+
+    if policy not in DUPLICATES:
+        raise InputError(f"unknown duplicates policy {policy!r}", fix=f"use one of {', '.join(DUPLICATES)}")
+    t = qrels.table
+    n = t.num_rows
+    key = pa.table({"q": t.column("qid"), "d": t.column("docid"), "g": t.column("grade"), "i": np.arange(n)})
+    sort_keys = [("q", "ascending"), ("d", "ascending")]
+    if policy == "keep-max":
+        sort_keys.append(("g", "descending"))
+    sort_keys.append(("i", "descending" if policy == "keep-last" else "ascending"))
+    perm = pc.sort_indices(key, sort_keys=sort_keys).to_numpy()
+    q, d = key.column("q").take(perm), key.column("d").take(perm)
+    same = pc.and_(pc.equal(q.slice(0, n - 1), q.slice(1)), pc.equal(d.slice(0, n - 1), d.slice(1))) if n > 1 else None
+    first = np.ones(n, bool)
+    if same is not None:
+        first[1:] = ~same.to_numpy(zero_copy_only=False)
+    kept = np.sort(perm[first])
+    dropped = n - kept.size
+    if not dropped:
+        return qrels, 0
+    if policy == "error":
+        row = int(np.setdiff1d(np.arange(n), kept)[0])        # the first line that repeats an earlier one
+        qid, doc = t.column("qid")[row].as_py(), t.column("docid")[row].as_py()
+        raise InputError(f"query {qid!r} judges doc {doc!r} more than once ({dropped} repeated judgment(s) in all)",
+                         path=source, fix="remove the repeats, or pass --duplicates keep-first|keep-max|keep-last")
+    return type(qrels)(t.take(pa.array(kept))), dropped

@@ -5,8 +5,8 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import PathLike, Source, decode_text, display_name
-from .common import parse_int, parse_score
+from ..io import PathLike, display_name
+from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
 RUN_FORMATS = ("trec", "trec3", "tsv", "jsonl")
@@ -19,27 +19,18 @@ class Detection:
 
 
 def _sample(path: PathLike, what: str, n: int = 20) -> list[str]:
-    """The first content lines (no blanks, no comments); an empty file is an error naming ``what``."""
-    lines = _content_lines(path, n)
+    """The first content lines (no blanks, no comments), each whole; an empty file is an error naming ``what``."""
+    lines = head_lines(path, n, what)
     if not lines:
         raise InputError(f"the file is empty: no {what} in it", path=display_name(path), fix="check that the right file was given")
     return lines
-
-
-def _content_lines(path: PathLike, n: int) -> list[str]:
-    src = Source(path)
-    data = src.head
-    if src.size > len(data):                    # whole lines only, so no UTF-8 sequence is cut
-        data = data[: data.rfind(b"\n") + 1] or data
-    text = decode_text(data, path)
-    return [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:n]
 
 
 def detect_qrels(path: PathLike) -> Detection:
     lines = _sample(path, "judgments")
     name = display_name(path)
     first = lines[0]
-    if first.lstrip().startswith("{"):
+    if first.lstrip(FIELD_SEPARATORS).startswith("{"):
         try:
             obj = json.loads(first)
         except json.JSONDecodeError:
@@ -51,27 +42,38 @@ def detect_qrels(path: PathLike) -> Detection:
         raise InputError(f"JSON lines, but neither QUEST (query, docs) nor BEIR (query-id, corpus-id); keys: {sorted(obj)}",
                          path=name, line=1, text=first, fix="pass --format to say which, or rename the fields")
     head = first.split("\t")
-    if head[0].strip().lower() in ("query-id", "query_id", "qid") and len(head) == 3:
-        return Detection("beir-tsv", f"tab-separated header {first.strip()!r}")
-    f = first.split()
+    if head[0].strip(FIELD_SEPARATORS).lower() in ("query-id", "query_id", "qid") and len(head) == 3:
+        return Detection("beir-tsv", f"tab-separated header {first.strip(FIELD_SEPARATORS)!r}")
+    f = split_fields(first)
+    if all(_run_like(split_fields(ln)) for ln in lines):
+        raise InputError("the first lines look like a TREC run (qid Q0 docid rank score tag), not qrels", path=name,
+                         line=1, text=first, fix="give the qrels file here (lines 'qid 0 docid grade'); to read these "
+                                                 "as judgments whose doc ids contain spaces, pass --format trec "
+                                                 "--layout docid-spaces")
     if len(f) >= 4 and parse_int(f[-1]) is not None:
         return Detection("trec", "lines of 4+ fields ending in an integer grade (TREC qrels)")
-    if len(head) == 3 and parse_int(head[2].strip()) is not None:
+    if len(head) == 3 and parse_int(head[2].strip(FIELD_SEPARATORS)) is not None:
         return Detection("beir-tsv", "3 tab-separated fields ending in an integer (BEIR TSV without header)")
     raise InputError("cannot tell the qrels format from the first line", path=name, line=1, text=first,
                      fix="pass --format trec|beir-tsv|beir-jsonl|quest")
+
+
+def _run_like(f: list[str]) -> bool:
+    """6 fields with an integer rank and a score that is not an integer (qrels grades are)."""
+    return (len(f) == 6 and parse_int(f[3]) is not None and parse_score(f[4]) is not None
+            and parse_int(f[4]) is None)
 
 
 def detect_run(path: PathLike) -> Detection:
     lines = _sample(path, "run lines")
     name = display_name(path)
     first = lines[0]
-    if first.lstrip().startswith("{"):
+    if first.lstrip(FIELD_SEPARATORS).startswith("{"):
         return Detection("jsonl", "first line is a JSON object")
     tabs = [ln.split("\t") for ln in lines]
     if all(len(t) >= 6 for t in tabs):
         return Detection("trec", "6+ tab-separated fields (TREC run)")
-    f = first.split()
+    f = split_fields(first)
     if len(f) >= 6 and (parse_score(f[4]) is not None or parse_score(f[-2]) is not None):
         return Detection("trec", f"{len(f)} whitespace-separated fields with rank and score (TREC run)")
     if "\t" in first and len(tabs[0]) in (3, 4):

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import InputError
 from ..io import PathLike, atomic_output, display_name, read_text
 from ..model import Qrels, Run
-from .common import LineErrors
+from .common import LineErrors, head_lines, notice, text_lines
 
+FAST_JSONL_MIN_BYTES = 1 << 16   # smaller files: the line reader is as fast and says more
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
 DOCS_FIELDS = ("docs", "doc_ids", "docids", "pids")
 SCORES_FIELDS = ("scores",)
@@ -44,21 +46,60 @@ class JsonlFields:
     query: str = "query"
 
 
+class _Refused(ValueError):
+    """JSON that Python's json module would accept but that has no single meaning."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Refused(f"the key {dup!r} appears twice in one object",
+                       "keep one of them (readers disagree on which a repeated key means)")
+    return obj
+
+
+def _no_constant(name: str):
+    raise _Refused(f"{name} is not a JSON number (RFC 8259)", "write every score as a finite number; drop or rescore such rows")
+
+
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_JSON_BLANK = " \t\r"
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+
+
+def load_json_line(line: str):
+    """One JSON value, strictly: no repeated keys, no NaN/Infinity, no lone surrogates."""
+    obj = _DECODER.decode(line)
+    if _SURROGATE.search(line):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Refused("a \\u escape is a lone surrogate (not a character)", "fix the escaped text") from None
+    return obj
+
+
 def iter_json_lines(path: PathLike, errors: LineErrors | None = None) -> Iterator[tuple[int, str, Any]]:
     name = display_name(path)
     text = read_text(path)
     found = False
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+    for no, line in enumerate(text_lines(text), 1):
+        if not line.strip(_JSON_BLANK):
             continue
         try:
-            obj = json.loads(line)
+            obj = load_json_line(line)
         except json.JSONDecodeError as exc:
             if errors is None:
                 raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=name, line=no, text=line,
                                  fix="each line must be one complete JSON object") from None
             errors.bad(no, line, f"not valid JSON ({exc.msg} at column {exc.colno})", "each line must be one complete JSON object")
             continue
+        except _Refused as exc:
+            raise InputError(exc.args[0], path=name, line=no, text=line, fix=exc.args[1]) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply", path=name, line=no, text=line,
+                             fix="each line must be one flat JSON object") from None
         if not isinstance(obj, dict):
             raise InputError(f"a JSON line must be an object, found {type(obj).__name__}", path=name, line=no, text=line,
                              fix="write one {...} object per line")
@@ -73,11 +114,11 @@ def _first_key(obj: dict, names: tuple[str, ...]) -> str | None:
 
 
 def _as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
-    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        raise InputError(f"{what} must be a string or a number, found {json.dumps(value)}", path=name, line=no,
+    """A JSON string as it is, a JSON integer as its decimal text; anything else is refused
+    (a float id such as 1.0 has no single spelling, true/null/lists are not ids)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f"{what} must be a string or an integer, found {json.dumps(value)}", path=name, line=no,
                          text=line, fix=f"give every {what} as a string")
-    if isinstance(value, float):
-        value = repr(value) if not value.is_integer() else str(int(value))
     s = str(value)
     if not s:
         raise InputError(f"empty {what}", path=name, line=no, text=line, fix=f"every {what} must be non-empty")
@@ -91,6 +132,15 @@ class GroundTruth:
     queries: list[tuple[str, str]]          # (qid, query text)
     ids_were_given: bool
     objects: list[dict] = field(default_factory=list)
+    repeats_dropped: int = 0                  # docs listed twice on a line, dropped by the duplicates policy
+    empty_queries: list[str] = field(default_factory=list)   # lines with an empty docs list
+
+
+def check_duplicates_policy(policy: str) -> None:
+    from ..convert import DUPLICATES
+
+    if policy not in DUPLICATES:
+        raise InputError(f"unknown duplicates policy {policy!r}", fix=f"use one of {', '.join(DUPLICATES)}")
 
 
 def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None, grade: int = 1,
@@ -98,11 +148,17 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
     """QUEST-style JSONL (``query``, ``docs``, ...): every listed doc is relevant with ``grade``.
 
     The qid is an id field when present, else the 1-based (``id_base``) number of the
-    non-blank line.  ``metadata`` may be null or lack keys: it is not read.
+    non-blank line.  ``metadata`` may be null or lack keys: it is not read.  A doc listed twice
+    on one line is an error, or with ``duplicates`` keep-first/keep-max/keep-last (all the same
+    here: one grade) kept once and counted in ``repeats_dropped``.  A line with an empty ``docs``
+    list keeps its query (``queries``) without judgments, counted in ``empty_queries``.
     """
+    check_duplicates_policy(duplicates)
     name = display_name(path)
     qids, docids, grades, queries, objects = [], [], [], [], []
     given = None
+    dropped = 0
+    empty: list[str] = []
     for n, (no, line, obj) in enumerate(iter_json_lines(path)):
         key = id_field if id_field is not None else _first_key(obj, ID_FIELDS)
         if id_field is not None and id_field not in obj:
@@ -125,16 +181,24 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
                 if duplicates == "error":
                     raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
                                      fix="remove the repeat, or pass --duplicates keep-first")
+                dropped += 1
                 continue
             seen.add(doc)
             qids.append(qid), docids.append(doc), grades.append(grade)
+        if not seen:
+            empty.append(qid)
         queries.append((qid, obj.get("query", "")))
         objects.append(obj)
     if len({q for q, _ in queries}) != len(queries):
         dup = next(q for q in (q for q, _ in queries) if sum(1 for x, _ in queries if x == q) > 1)
         raise InputError(f"query id {dup!r} appears on more than one line", path=name,
                          fix="give each line a distinct id")
-    return GroundTruth(Qrels.from_columns(qids, docids, grades), queries, bool(given), objects)
+    if empty:
+        notice(name, f"{len(empty)} quer{'y lists' if len(empty) == 1 else 'ies list'} no relevant documents "
+                     f"(first: {empty[0]}): kept without judgments, so trec_eval will not evaluate "
+                     f"{'it' if len(empty) == 1 else 'them'}")
+    return GroundTruth(Qrels.from_columns(qids, docids, grades), queries, bool(given), objects,
+                       repeats_dropped=dropped, empty_queries=empty)
 
 
 def write_id_added(gt: GroundTruth, path: PathLike) -> None:
@@ -147,11 +211,16 @@ def write_id_added(gt: GroundTruth, path: PathLike) -> None:
 # ---------------------------------------------------------------- runs
 def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_to_qid: dict[str, str] | None = None,
                    id_base: int = 1, skip_malformed: bool = False) -> Run:
+    """A JSONL run.  Every line has an id field or none does (then the gold file's query text, else
+    the 1-based line number, is the id: counted on stderr).  A line with no documents keeps no row
+    (a TREC run cannot hold an empty query): its qid is counted on stderr and listed in
+    ``run.notes["empty_queries"]``."""
     f = fields or JsonlFields()
     name = display_name(path)
     if not skip_malformed:
         fast = _read_jsonl_run_fast(path, f)
         if fast is not None:
+            _report_empty(name, fast.notes.get("empty_queries"))
             return fast
     errors = LineErrors(name, skip_malformed)
     qids: list[str] = []
@@ -159,18 +228,32 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
     scores: list[float] = []
     ranks: list[int] = []
     no_scores = 0
-    by_text = 0
+    by_text = by_line = 0
+    given: bool | None = None
+    empty: list[str] = []
     seen_qids: dict[str, int] = {}
     for n, (no, line, obj) in enumerate(iter_json_lines(path, errors)):
+        has_id = f.id is not None or _first_key(obj, ID_FIELDS) is not None
+        if given is None:
+            given = has_id
+        elif given != has_id:
+            raise InputError("some lines have an id field and some do not", path=name, line=no, text=line,
+                             fix="give every line an id, or none (then the --gold query text or the line number is the id)")
         qid = _run_qid(obj, f, query_to_qid, n + id_base, name, no, line)
         if qid in seen_qids:
             raise InputError(f"query {qid!r} appears again (first on line {seen_qids[qid]})", path=name, line=no,
                              text=line, fix="give each query one line")
         seen_qids[qid] = no
-        if f.id is None and _first_key(obj, ID_FIELDS) is None and query_to_qid is not None:
-            by_text += 1
+        if not has_id:
+            if query_to_qid is not None:
+                by_text += 1
+            else:
+                by_line += 1
         docs, sc = _run_docs(obj, f, name, no, line, errors)
         if docs is None:
+            continue
+        if not docs:
+            empty.append(qid)
             continue
         if sc is None:
             no_scores += 1
@@ -180,6 +263,10 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
         scores.extend(sc)
         ranks.extend(range(1, len(docs) + 1))
     errors.report("run")
+    _report_empty(name, empty)
+    if by_line:
+        notice(name, f"{by_line} line(s) have no id field: their query ids are line numbers (first line = {id_base}); "
+                     f"pass --gold to join them to the gold file by query text instead")
     if not qids:
         raise InputError("no retrieved documents in the file", path=name, fix="check that the right file was given")
     run = Run.from_columns(qids, docids, scores, ranks)
@@ -187,7 +274,18 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
         run.notes["given_order_queries"] = no_scores
     if by_text:
         run.notes["joined_by_query_text"] = by_text
+    if by_line:
+        run.notes["numbered_by_line"] = by_line
+    if empty:
+        run.notes["empty_queries"] = empty
     return run
+
+
+def _report_empty(name: str, empty: list[str] | None) -> None:
+    if empty:
+        notice(name, f"{len(empty)} quer{'y has' if len(empty) == 1 else 'ies have'} no documents (first: {empty[0]}): "
+                     f"a TREC run cannot list {'it' if len(empty) == 1 else 'them'}; trec_eval counts such a query "
+                     f"(as retrieving nothing) only with -c")
 
 
 def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
@@ -200,15 +298,14 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
 
     from ..io import Source
     from ..model import repeated_column
-    from ..strings import has_empty
+    from ..strings import has_empty, take
 
     src = Source(path)
-    if src.size < 1 << 16:             # small files: the line reader is as fast and says more
+    if src.size < FAST_JSONL_MIN_BYTES:   # small files: the line reader is as fast and says more
         return None
-    head = src.head[: src.head.find(b"\n")] if src.head.find(b"\n") > 0 else src.head
     try:
-        first = json.loads(head)
-    except ValueError:
+        first = load_json_line(head_lines(path, 1, "run")[0])
+    except (ValueError, IndexError, RecursionError):
         return None
     id_key = f.id or _first_key(first, ID_FIELDS)
     docs_key = f.docs or _first_key(first, DOCS_FIELDS)
@@ -223,7 +320,8 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     ids, docs, scores = t.column(id_key), t.column(docs_key), t.column(scores_key)
-    if ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids):
+    if (ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids)
+            or has_empty(ids)):
         return None
     lens = pc.list_value_length(docs).to_numpy(zero_copy_only=False)
     if not np.array_equal(lens, pc.list_value_length(scores).to_numpy(zero_copy_only=False)):
@@ -231,8 +329,10 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     # chunk by chunk, so the flattened columns are views of what the reader produced (no copy)
     flat_docs = pa.chunked_array([pc.list_flatten(c) for c in docs.chunks], pa.string())
     flat_scores = pa.chunked_array([pc.list_flatten(c) for c in scores.chunks], pa.float64())
+    # Arrow reads NaN/Infinity literals and overflowing numbers that the line reader refuses: such a
+    # file goes to the line reader, which names the line
     if (flat_docs.null_count or flat_scores.null_count or len(flat_docs) == 0
-            or any(np.isnan(c.to_numpy()).any() for c in flat_scores.chunks) or has_empty(flat_docs)):
+            or not all(np.isfinite(c.to_numpy()).all() for c in flat_scores.chunks) or has_empty(flat_docs)):
         return None
     n = len(flat_docs)
     dictionary = ids.combine_chunks()           # one id per line: small
@@ -243,7 +343,10 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
     table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
                       "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
-    return Run(table, notes={"tag": "treckit"})
+    notes: dict = {"tag": "treckit"}
+    if not lens.all():
+        notes["empty_queries"] = take(ids, np.flatnonzero(lens == 0)).to_pylist()
+    return Run(table, notes=notes)
 
 
 def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, line_id: int, name: str, no: int, line: str) -> str:
@@ -310,13 +413,15 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
 
 
 def _score(x: Any, name: str, no: int, line: str) -> float:
+    """A score is a JSON number (not true/false, not a string such as "2.5"), finite as a double."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        try:
-            x = float(x)
-        except (TypeError, ValueError):
-            raise InputError(f"score {x!r} is not a number", path=name, line=no, text=line,
-                             fix="scores must be numbers") from None
-    v = float(x)
-    if math.isnan(v):
-        raise InputError("score is NaN", path=name, line=no, text=line, fix="give every document a real number")
+        raise InputError(f"score {json.dumps(x)} is not a JSON number", path=name, line=no, text=line,
+                         fix="write scores as JSON numbers (2.5, not \"2.5\"; no true/false)")
+    try:
+        v = float(x)
+    except OverflowError:
+        v = math.inf
+    if not math.isfinite(v):
+        raise InputError(f"score {x!r} does not fit a double (not finite)", path=name, line=no, text=line,
+                         fix="give every document a finite score")
     return v

@@ -1,10 +1,11 @@
 """TREC qrels (``qid iter docid grade``) and TREC runs (``qid iter docid rank score tag``).
 
-Reading follows trec_eval: fields are split on whitespace, ``#`` starts a comment
-line, blank lines are ignored.  Beyond trec_eval, a doc id may contain spaces
-(everything between the second field and the last field(s)), and escaped ids
-(:mod:`treckit.ids`) are decoded.  Large well-formed files take a vectorized
-path (pyarrow); anything it cannot split goes through the careful line parser.
+Reading follows trec_eval: lines end at '\n', fields are split on runs of ASCII whitespace
+(C's isspace), ``#`` starts a comment line, blank lines are ignored.  A line with more fields
+than its format is read by the rules of ``layout`` (README: "Reading rules"): never a silent
+guess, and every doc id read with spaces is counted on stderr.  Escaped ids (:mod:`treckit.ids`)
+are decoded.  Large well-formed files take a vectorized path (pyarrow) that reads exactly what
+the careful line parser reads; anything it cannot split goes through the line parser.
 """
 from __future__ import annotations
 
@@ -20,47 +21,147 @@ from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, run_starts, take
-from .common import LineErrors, check_score, parse_int, parse_score
+from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, is_blank, is_comment, notice,
+                     parse_int, parse_score, score_problem, split_fields, text_lines)
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
 _FAST_PATH_MIN_BYTES = 1 << 20
 _FAST_QRELS_MIN_BYTES = 1 << 16
-_QRELS_LINE = re.compile(r"\s*(\S+)\s+(\S+)\s+(.*\S)\s+(\S+)\s*")
 
 
 # ---------------------------------------------------------------- qrels
-def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False) -> Qrels:
+def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
+                    layout: RunLayout = "auto") -> Qrels:
+    """TREC qrels; ``layout`` says how to read a line with more than 4 fields (README: Reading rules)."""
     name = display_name(path)
     src = Source(path)
     if src.size >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
-        if t is not None and t.num_rows and not has_empty(t.column("docid")):
+        if t is not None and t.num_rows:
             t = t.set_column(0, "qid", as_string(t.column("qid")))
             if decode_ids:
                 t = t.set_column(2, "docid", _decoded(t.column("docid")))
             return Qrels(t.combine_chunks())
     text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
+    readings = _Readings(name, 4)
     qids, iters, docids, grades = [], [], [], []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
+    for no, line in enumerate(text_lines(text), 1):
+        if is_blank(line) or is_comment(line):
             continue
-        m = _QRELS_LINE.fullmatch(line)
-        if m is None:
-            errors.bad(no, line, f"a qrels line needs 4 fields (qid iter docid grade), found {len(line.split())}",
-                       "write each judgment as 'qid 0 docid grade'")
+        got = _qrels_reading(line, layout)
+        if isinstance(got[0], str) and got[0] == "bad":
+            errors.bad(no, line, got[1], got[2])
             continue
-        q, it, d, g = m.groups()
+        (q, it, d, g), kind = got
         grade = parse_int(g)
         if grade is None:
             errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade such as 0, 1 or 2")
             continue
+        readings.add(kind, no)
         qids.append(q), iters.append(it), docids.append(unescape_id(d) if decode_ids else d), grades.append(grade)
     errors.report("qrels")
+    readings.report()
     if not qids:
         raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
     return Qrels.from_columns(qids, docids, grades, iters)
+
+
+_S = re.escape(FIELD_SEPARATORS)
+
+
+def _middle(line: str, lead: int, trail: int) -> str:
+    """The text of ``line`` between its first ``lead`` and its last ``trail`` fields, as written."""
+    field, sep = f"[^{_S}]+", f"[{_S}]+"
+    m = re.fullmatch(f"[{_S}]*" + (field + sep) * lead + "(.*?)" + (sep + field) * trail + f"[{_S}]*", line)
+    return m.group(1)
+
+
+def _tab_fields(line: str, n: int, doc: int) -> list[str] | None:
+    """The fields of a line of exactly ``n`` non-empty tab-separated fields whose doc id (field
+    ``doc``) contains spaces: then the tabs are the separators; else None (the whitespace rules)."""
+    if "\t" not in line:
+        return None
+    f = [x.strip(FIELD_SEPARATORS) for x in line.strip(FIELD_SEPARATORS).split("\t")]
+    if len(f) == n and all(f) and any(ch in FIELD_SEPARATORS for ch in f[doc]):
+        return f
+    return None
+
+
+def _whitespace_in(fields: dict[str, str]) -> tuple | None:
+    for what, value in fields.items():
+        if any(ch in FIELD_SEPARATORS for ch in value):
+            return ("bad", f"{what} {value!r} contains whitespace",
+                    f"a {what} cannot contain spaces (trec_eval would read only {split_fields(value)[0]!r}); rename it")
+    return None
+
+
+def _looks_like_run(f: list[str]) -> bool:
+    return len(f) == 6 and parse_int(f[3]) is not None and parse_score(f[4]) is not None
+
+
+_RUN_GIVEN_AS_QRELS = ("this looks like a TREC run line (qid Q0 docid rank score tag), not a qrels line",
+                       "give the qrels file here (lines 'qid 0 docid grade'); if these are judgments whose doc ids "
+                       "contain spaces, pass --layout docid-spaces")
+
+
+def _qrels_reading(line: str, layout: RunLayout):
+    """((qid, iter, docid, grade text), kind) where kind is None, 'spaced' (a doc id with spaces) or
+    'extra' (columns after the grade ignored); or ('bad', what, fix)."""
+    f = split_fields(line)
+    if len(f) == 4:
+        return tuple(f), None
+    if len(f) < 4:
+        return ("bad", f"a qrels line needs 4 fields (qid iter docid grade), found {len(f)}",
+                "write each judgment as 'qid 0 docid grade'")
+    if layout == "extra-columns":
+        return tuple(f[:4]), "extra"
+    tabs = _tab_fields(line, 4, 2)
+    if tabs is not None:
+        return _whitespace_in({"query id": tabs[0], "iteration": tabs[1], "grade": tabs[3]}) or (tuple(tabs), "spaced")
+    spaced = (f[0], f[1], _middle(line, 2, 1), f[-1])
+    if layout == "docid-spaces":
+        return spaced, "spaced"
+    # auto: a doc id with spaces only where no other reading fits and the second field is an iteration
+    if _looks_like_run(f):
+        return ("bad",) + _RUN_GIVEN_AS_QRELS
+    last, fourth = parse_int(f[-1]) is not None, parse_int(f[3]) is not None
+    if last and fourth:
+        return ("bad", f"ambiguous line of {len(f)} fields: doc id {spaced[2]!r} with grade {f[-1]}, or doc id "
+                       f"{f[2]!r} with grade {f[3]} and extra columns (trec_eval: 'Malformed line')",
+                "pass --layout docid-spaces or --layout extra-columns to say which, or write doc ids escaped")
+    if fourth:
+        return ("bad", f"{len(f)} fields where a qrels line has 4 (trec_eval: 'Malformed line')",
+                "remove the columns after the grade, or pass --layout extra-columns to ignore them")
+    if last and f[1] not in ITERATION_MARKS:
+        return ("bad", f"{len(f)} fields, and the second field {f[1]!r} is not an iteration (0 or Q0): the query id "
+                       "or the doc id may contain spaces",
+                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or write them escaped)")
+    return spaced, "spaced"
+
+
+class _Readings:
+    """Counts of lines read by an explicit rule, reported once on stderr."""
+
+    def __init__(self, name: str, width: int) -> None:
+        self.name, self.width = name, width
+        self.counts: dict[str, int] = {}
+        self.first: dict[str, int] = {}
+
+    def add(self, kinds: str | None, line_no: int) -> None:
+        for kind in kinds.split("+") if kinds else ():
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            self.first.setdefault(kind, line_no)
+
+    def report(self) -> None:
+        if "spaced" in self.counts:
+            notice(self.name, f"read {self.counts['spaced']} doc id(s) containing whitespace (first on line "
+                              f"{self.first['spaced']}); write doc ids escaped (treckit's writers do) so every "
+                              f"reader sees one field")
+        if "extra" in self.counts:
+            notice(self.name, f"ignored the columns after field {self.width} on {self.counts['extra']} line(s) "
+                              f"(first on line {self.first['extra']})")
 
 
 def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
@@ -115,9 +216,14 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | 
     import pyarrow.csv as pcsv
 
     head = src.head
-    if head.startswith(b"#") or b"\n#" in head or b"\r" in head:
+    if head.startswith(b"#") or b"\n#" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
+    # The line parser splits fields at every byte of FIELD_SEPARATORS and lines at '\n' only; Arrow
+    # splits fields at one delimiter and also ends lines at '\r'.  A file holding any other separator
+    # byte goes to the line parser, so that both paths read every file alike (memchr-speed scans).
+    if _holds_any(src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t")):
+        return None
     try:
         t = pcsv.read_csv(src.arrow(),
                           read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
@@ -130,23 +236,46 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | 
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
     # a comment line further down that happened to split into the right number of fields shows
-    # up as a qid starting with '#'; a '#' anywhere in a qid is rare enough to leave to the line parser
-    if contains_byte(t.column("qid"), 35):
+    # up as a qid starting with '#'; a '#' anywhere in a qid is rare enough to leave to the line parser.
+    # An empty field (two delimiters in a row, one at the start of a line) is a missing field to the
+    # line parser: numeric columns refuse it, text columns are checked here.
+    if contains_byte(t.column("qid"), 35) or any(_any_empty(t.column(n)) for n in ("qid", "iter", "docid", "tag")
+                                                 if n in t.column_names):
         return None
     return t
+
+
+def _any_empty(col) -> bool:
+    if pa.types.is_dictionary(col.type):         # check each chunk's distinct values only
+        return any(has_empty(c.dictionary) for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))
+    return has_empty(col)
+
+
+def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
+    """Whether the content of ``src`` holds any of the single bytes ``needles`` (a mapped plain file
+    is searched in place, without reading it into memory)."""
+    import mmap
+
+    if not src.plain:
+        data = src.data()
+        return any(data.find(n) >= 0 for n in needles)
+    if src.size == 0:
+        return False
+    with open(src.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        return any(mm.find(n) >= 0 for n in needles)
 
 
 def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    wanted = ["qid", "docid", "score"] + ([] if lean or columns == 3 else ["tag"] + (["rank"] if ranks else []))
+    # iter and rank are always read (and checked), so that an empty or non-integer field is refused
+    # here as the line parser refuses it; the tag only when it is kept
+    wanted = names if columns == 3 else ["qid", "iter", "docid", "rank", "score"] + ([] if lean else ["tag"])
     t = _arrow_read(src, names, wanted)
     if t is None:
         return None
     score = t.column("score")
     if score.null_count or t.num_rows == 0 or any(np.isnan(c.to_numpy()).any() for c in score.chunks):
-        return None
-    if has_empty(t.column("docid")):
         return None
     n = t.num_rows
     if columns == 3:
@@ -158,7 +287,7 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": repeated_column(n, None, pa.int64()), "tag": repeated_column(n, None)}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
-    rank = t.column("rank") if ranks else repeated_column(n, None, pa.int64())
+    rank = t.column("rank") if ranks else repeated_column(n, None, pa.int64())   # parsed, not kept
     return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score, "rank": rank,
                          "tag": t.column("tag")}))
 
@@ -178,21 +307,16 @@ def _decoded(doc):
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
     errors = LineErrors(name, skip)
-    lines = text.splitlines()
+    readings = _Readings(name, columns)
     # first pass: which readings of each line are possible; unambiguous lines tell the run tag
     known_tags: dict[str, int] = {}
     parsed: list[tuple[int, str, list[tuple]]] = []
-    for no, line in enumerate(lines, 1):
-        if not line.strip() or line.lstrip().startswith("#"):
+    for no, line in enumerate(text_lines(text), 1):
+        if is_blank(line) or is_comment(line):
             continue
         cands = _run_candidates(line, layout, columns)
-        if not cands:
-            n = len(line.split())
-            if n < columns:
-                errors.bad(no, line, f"a run line needs {columns} fields ({'qid iter docid rank score tag' if columns == 6 else 'qid docid score'}), found {n}",
-                           "write each retrieved document as 'qid Q0 docid rank score tag'" if columns == 6 else "write 'qid docid score'")
-            else:
-                _explain_bad_numbers(line, no, errors, columns)
+        if not cands or len(cands[0]) == 3:          # no reading, or ('bad', what, fix)
+            errors.bad(no, line, *(cands[0][1:] if cands else _explain_bad_run_line(line, layout, columns)))
             continue
         if len(cands) == 1:
             known_tags[cands[0][5]] = known_tags.get(cands[0][5], 0) + 1
@@ -212,12 +336,11 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
                            "separate fields with tabs, or pass --layout docid-spaces / --layout extra-columns")
                 continue
             cands = matching
-        q, _it, d, r, s, tag = cands[0]
-        if not d:
-            errors.bad(no, line, "empty doc id", "every line needs a non-empty doc id")
-            continue
+        q, _it, d, r, s, tag, kind = cands[0]
+        readings.add(kind, no)
         qids.append(q), docids.append(unescape_id(d) if decode_ids else d), scores.append(s), ranks.append(r), tags.append(tag)
     errors.report("run")
+    readings.report()
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
@@ -228,50 +351,72 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
 
 
 def _run_candidates(line: str, layout: RunLayout, columns: int) -> list[tuple]:
-    """Every consistent reading of a run line as (qid, iter, docid, rank, score, tag)."""
-    if columns == 3:
-        f = line.split()
-        if len(f) < 3:
-            return []
-        s = parse_score(f[-1])
-        if s is None:
-            return []
-        doc = line.strip()[len(f[0]):].strip()
-        doc = doc[: len(doc) - len(f[-1])].strip()
-        return [(f[0], "Q0", doc, None, s, "treckit")]
-    if "\t" in line:
-        f = [x.strip() for x in line.split("\t")]
-        if len(f) >= 6:
-            r, s = parse_int(f[3]), parse_score(f[4])
-            tag = f[5].split()[0] if f[5].split() else ""
-            if r is not None and s is not None and tag:
-                return [(f[0], f[1], f[2], r, s, tag)]
-    f = line.split()
-    if len(f) < 6:
+    """Every consistent reading of a run line as (qid, iter, docid, rank, score, tag, kind), kind
+    being None, 'spaced' (a doc id with spaces) or 'extra' (columns after the last ignored); or
+    [('bad', what, fix)] when the line cannot be read that way."""
+    f = split_fields(line)
+    if len(f) < columns:
         return []
+    if columns == 3:
+        s = parse_score(f[2])
+        if len(f) == 3:
+            return [(f[0], "Q0", f[1], None, s, "treckit", None)] if s is not None else []
+        if layout == "extra-columns":
+            return [(f[0], "Q0", f[1], None, s, "treckit", "extra")] if s is not None else []
+        tabs = _tab_fields(line, 3, 1) if layout == "auto" else None
+        if tabs is not None:
+            bad = _whitespace_in({"query id": tabs[0], "score": tabs[2]})
+            s = parse_score(tabs[2])
+            return [bad] if bad else [(tabs[0], "Q0", tabs[1], None, s, "treckit", "spaced")] if s is not None else []
+        if layout == "docid-spaces":
+            s = parse_score(f[-1])
+            return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
+        return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
+                        "spaces, or there are extra columns",
+                 "pass --layout docid-spaces or --layout extra-columns to say which, or write doc ids escaped")]
+    if len(f) == 6:
+        r, s = parse_int(f[3]), parse_score(f[4])
+        return [(*f[:3], r, s, f[5], None)] if r is not None and s is not None else []
+    tabs = _tab_fields(line, 6, 2) if layout != "extra-columns" else None
+    if tabs is not None:
+        r, s = parse_int(tabs[3]), parse_score(tabs[4])
+        if r is not None and s is not None:
+            bad = _whitespace_in({"query id": tabs[0], "iteration": tabs[1]})
+            tag = split_fields(tabs[5])         # trec_eval's tag ends at whitespace; the rest is extra columns
+            return [bad] if bad else [(*tabs[:3], r, s, tag[0], "spaced" if len(tag) == 1 else "spaced+extra")]
     out = []
-    if layout in ("auto", "extra-columns") or len(f) == 6:
+    if layout in ("auto", "extra-columns"):
         r, s = parse_int(f[3]), parse_score(f[4])
         if r is not None and s is not None:
-            out.append((f[0], f[1], f[2], r, s, f[5]))
-    if len(f) > 6 and layout in ("auto", "docid-spaces"):
+            out.append((*f[:3], r, s, f[5], "extra"))
+    if layout == "docid-spaces" or (layout == "auto" and f[1] in ITERATION_MARKS):
         r, s = parse_int(f[-3]), parse_score(f[-2])
         if r is not None and s is not None:
-            m = re.match(r"\s*\S+\s+\S+\s+(.*\S)\s+\S+\s+\S+\s+\S+\s*$", line)
-            out.append((f[0], f[1], m.group(1), r, s, f[-1]))
+            out.append((f[0], f[1], _middle(line, 2, 3), r, s, f[-1], "spaced"))
     return out
 
 
-def _explain_bad_numbers(line: str, no: int, errors: LineErrors, columns: int) -> None:
-    f = [x.strip() for x in line.split("\t")] if "\t" in line and len(line.split("\t")) >= 6 else line.split()
+def _explain_bad_run_line(line: str, layout: RunLayout, columns: int) -> tuple[str, str]:
+    """(what, fix) for a run line no reading fits."""
+    f = split_fields(line)
+    if len(f) < columns:
+        return (f"a run line needs {columns} fields ({'qid iter docid rank score tag' if columns == 6 else 'qid docid score'}), found {len(f)}",
+                "write each retrieved document as 'qid Q0 docid rank score tag'" if columns == 6 else "write 'qid docid score'")
     if columns == 3:
-        check_score(parse_score(f[-1]), f[-1], no, line, errors)
-        return
-    score_text = f[4] if len(f) == 6 or "\t" in line else f[-2]
-    if parse_score(score_text) is None:
-        check_score(None, score_text, no, line, errors)
-    else:
-        errors.bad(no, line, f"rank {f[3]!r} is not an integer", "the 4th field of a TREC run line is the integer rank")
+        text = f[-1] if layout == "docid-spaces" else f[2]
+        return score_problem(text)
+    if len(f) > 6 and layout == "auto" and f[1] not in ITERATION_MARKS and parse_int(f[-3]) is not None \
+            and parse_score(f[-2]) is not None:
+        return (f"{len(f)} fields where a TREC run line has 6, and the second field {f[1]!r} is not an iteration "
+                "(Q0 or 0): the query id or the doc id may contain spaces",
+                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or write them escaped)")
+    at_end = len(f) > 6 and layout == "docid-spaces"
+    rank, score = (f[-3], f[-2]) if at_end else (f[3], f[4])
+    if parse_score(score) is None:
+        return score_problem(score)
+    if parse_int(rank) is None:
+        return (f"rank {rank!r} is not an integer", "the 4th field of a TREC run line is the integer rank")
+    return (f"{len(f)} fields where a TREC run line has 6", "pass --layout docid-spaces or --layout extra-columns")
 
 
 # ---------------------------------------------------------------- writing runs

@@ -8,22 +8,25 @@ from __future__ import annotations
 from ..errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..model import Run
-from .common import LineErrors, check_score, parse_int, parse_score
+from .common import FIELD_SEPARATORS, LineErrors, check_score, is_blank, is_comment, parse_int, parse_score, text_lines
 
 _Q = ("qid", "query_id", "query-id", "query")
 _D = ("docid", "doc_id", "pid", "corpus-id", "corpus_id", "doc")
 _S = ("score", "sim", "similarity")
 _R = ("rank",)
+THIRD_COLUMN = ("score", "rank")
 
 
 def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool = False) -> Run:
     name = display_name(path)
-    lines = read_text(path).splitlines()
+    if third not in THIRD_COLUMN:
+        raise InputError(f"unknown third-column meaning {third!r}", fix=f"use one of {', '.join(THIRD_COLUMN)}")
+    lines = text_lines(read_text(path))
     errors = LineErrors(name, skip_malformed)
-    body = [(no, ln) for no, ln in enumerate(lines, 1) if ln.strip() and not ln.startswith("#")]
+    body = [(no, ln) for no, ln in enumerate(lines, 1) if not is_blank(ln) and not is_comment(ln)]
     if not body:
         raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
-    head = [h.strip().lower() for h in body[0][1].split("\t")]
+    head = [h.strip(FIELD_SEPARATORS).lower() for h in body[0][1].split("\t")]
     cols = {"qid": 0, "docid": 1, third: 2}
     if any(h in _Q for h in head) and any(h in _D for h in head):
         cols = {}
@@ -42,18 +45,18 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
         if len(f) < width:
             errors.bad(no, line, f"expected at least {width} tab-separated fields, found {len(f)}", "separate fields with tabs")
             continue
-        q, d = f[cols["qid"]].strip(), f[cols["docid"]]
+        q, d = f[cols["qid"]].strip(FIELD_SEPARATORS), f[cols["docid"]]
         if not q or not d:
             errors.bad(no, line, "empty query id or doc id", "fill both ids")
             continue
         if "score" in cols:
-            text = f[cols["score"]].strip()
+            text = f[cols["score"]].strip(FIELD_SEPARATORS)
             s = parse_score(text)
             if not check_score(s, text, no, line, errors):
                 continue
-            r = parse_int(f[cols["rank"]].strip()) if "rank" in cols else None
+            r = parse_int(f[cols["rank"]].strip(FIELD_SEPARATORS)) if "rank" in cols else None
         else:
-            r = parse_int(f[cols["rank"]].strip())
+            r = parse_int(f[cols["rank"]].strip(FIELD_SEPARATORS))
             if r is None:
                 errors.bad(no, line, f"rank {f[cols['rank']]!r} is not an integer", "the rank column holds integers")
                 continue
