@@ -50,14 +50,26 @@ class _Refused(ValueError):
     """JSON that Python's json module would accept but that has no single meaning."""
 
 
+class _RepeatedKeys(dict):
+    """An object with a key given twice: an error where treckit reads the object (a line, a hit);
+    objects it does not read (metadata) are not its business, as in the Arrow path."""
+
+    repeated = ""
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise _Refused(f"the key {dup!r} appears twice in one object",
-                       "keep one of them (readers disagree on which a repeated key means)")
+        obj = _RepeatedKeys(obj)
+        obj.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
     return obj
+
+
+def _check_keys(obj: Any) -> None:
+    if isinstance(obj, _RepeatedKeys):
+        raise _Refused(f"the key {obj.repeated!r} appears twice in one object",
+                       "keep one of them (readers disagree on which a repeated key means)")
 
 
 def _no_constant(name: str):
@@ -72,6 +84,7 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_c
 def load_json_line(line: str):
     """One JSON value, strictly: no repeated keys, no NaN/Infinity, no lone surrogates."""
     obj = _DECODER.decode(line)
+    _check_keys(obj)
     if _SURROGATE.search(line):
         try:
             json.dumps(obj, ensure_ascii=False).encode("utf-8")
@@ -393,6 +406,10 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
         if not isinstance(h, dict):
             errors.bad(no, line, "a hit must be an object", "write hits as {\"docid\": ..., \"score\": ...}")
             return None, None
+        try:
+            _check_keys(h)
+        except _Refused as exc:
+            raise InputError(exc.args[0], path=name, line=no, text=line, fix=exc.args[1]) from None
         dk = f.hit_doc if f.hit_doc is not None else _first_key(h, HIT_DOC_FIELDS)
         if dk is None or dk not in h:
             errors.bad(no, line, "a hit has no doc id field (docid/doc_id/id/title)", "name it with --hit-doc-field")

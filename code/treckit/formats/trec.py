@@ -268,9 +268,9 @@ def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
 def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    # iter and rank are always read (and checked), so that an empty or non-integer field is refused
-    # here as the line parser refuses it; the tag only when it is kept
-    wanted = names if columns == 3 else ["qid", "iter", "docid", "rank", "score"] + ([] if lean else ["tag"])
+    # every field is read (and checked) even where it is not kept, so that an empty or non-integer
+    # field is refused here as the line parser refuses it
+    wanted = names
     t = _arrow_read(src, names, wanted)
     if t is None:
         return None
