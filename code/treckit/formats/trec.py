@@ -209,36 +209,43 @@ _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-enc
           "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
 
-def _arrow_read(src: Source, names: list[str], wanted: list[str]) -> pa.Table | None:
+def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | None = None) -> pa.Table | None:
     """pyarrow's multithreaded CSV reader, when every line of ``src`` splits into ``names`` cleanly
     on single spaces or single tabs; None as soon as anything does not (comments, runs of spaces,
-    ids with spaces, bad numbers), and the careful line parser takes over."""
+    ids with spaces, bad numbers), and the careful line parser takes over.  ``types`` overrides
+    column types."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow.csv as pcsv
 
     head = src.head
     if head.startswith(b"#") or b"\n#" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
+    column_types = {n: (types or {}).get(n, _TYPES[n]) for n in names}
     # The line parser splits fields at every byte of FIELD_SEPARATORS and lines at '\n' only; Arrow
     # splits fields at one delimiter and also ends lines at '\r'.  A file holding any other separator
-    # byte goes to the line parser, so that both paths read every file alike (memchr-speed scans).
-    if _holds_any(src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t")):
-        return None
-    try:
-        t = pcsv.read_csv(src.arrow(),
-                          read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-                          parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                                          escape_char=False, newlines_in_values=False),
-                          convert_options=pcsv.ConvertOptions(column_types={n: _TYPES[n] for n in names},
-                                                              include_columns=wanted, null_values=[],
-                                                              strings_can_be_null=False,
-                                                              quoted_strings_can_be_null=False))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
+    # byte goes to the line parser, so that both paths read every file alike.  The scan (memchr
+    # speed) runs while Arrow parses, which releases the GIL.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other_separator = pool.submit(_holds_any, src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t"))
+        try:
+            t = pcsv.read_csv(src.arrow(),
+                              read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+                              parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
+                                                              escape_char=False, newlines_in_values=False),
+                              convert_options=pcsv.ConvertOptions(column_types=column_types,
+                                                                  include_columns=wanted, null_values=[],
+                                                                  strings_can_be_null=False,
+                                                                  quoted_strings_can_be_null=False))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return None
+        if other_separator.result():
+            return None
     # a comment line further down that happened to split into the right number of fields shows
     # up as a qid starting with '#'; a '#' anywhere in a qid is rare enough to leave to the line parser.
-    # An empty field (two delimiters in a row, one at the start of a line) is a missing field to the
-    # line parser: numeric columns refuse it, text columns are checked here.
+    # An empty field (two delimiters in a row, one at the start or end of a line) is a missing field
+    # to the line parser: numeric columns refuse it, text columns are checked here.
     if contains_byte(t.column("qid"), 35) or any(_any_empty(t.column(n)) for n in ("qid", "iter", "docid", "tag")
                                                  if n in t.column_names):
         return None
@@ -268,10 +275,10 @@ def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
 def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    # every field is read (and checked) even where it is not kept, so that an empty or non-integer
-    # field is refused here as the line parser refuses it
-    wanted = names
-    t = _arrow_read(src, names, wanted)
+    # every field is read (and checked: UTF-8, not empty, numbers) even where it is not kept, so that
+    # the file is refused here wherever the line parser refuses it; a tag not kept is read as plain
+    # text (cheaper than dictionary-encoding it)
+    t = _arrow_read(src, names, names, {"tag": pa.string()} if lean else None)
     if t is None:
         return None
     score = t.column("score")
