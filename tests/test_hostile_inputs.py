@@ -357,3 +357,38 @@ def test_beir_and_tsv_split_lines_on_newline_only(tmp_path):
     assert read_beir_jsonl(j).table.column("docid").to_pylist() == ["a\u2028b"]
     with pytest.raises(InputError, match="string or an integer"):
         read_beir_jsonl(_write(tmp_path, '{"query-id": 1.0, "corpus-id": "a", "score": 1}\n', "k"))
+
+
+# ------------------------------------------------------------------ random lines: size never changes meaning
+_PIECES = ["7", "Q0", "0", "d", "1", "2.5", "-3", "nan", "inf", "#", "%20", "", "", "", " ", "\t", "\r", "\x0b", "\x0c",
+           "\u00a0", "\u2028", "\x85", "\x1c", "\ufeff", "é", "tag"]
+
+
+@pytest.mark.parametrize("reader,width", [("run", 6), ("qrels", 4), ("trec3", 3)])
+def test_random_lines_read_alike_at_any_size(tmp_path, monkeypatch, capsys, reader, width):
+    """Hypothesis builds lines of about the right number of fields, each field a number or a word
+    perhaps with a tricky character in it (separators of every kind, Unicode spaces, comments,
+    escapes), between clean lines; the line parser and the Arrow path must agree on each file."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    read = {"run": read_trec_run, "qrels": read_trec_qrels,
+            "trec3": lambda p, **k: read_trec_run(p, columns=3, **k)}[reader]
+    pad = {"run": RUN_PAD, "qrels": QRELS_PAD, "trec3": "".join(f"7 pad{i} {i}.5\n" for i in range(5))}[reader]
+    plain = {"run": ["7", "Q0", "d", "1", "2.5", "tag"], "qrels": ["7", "0", "d", "1"], "trec3": ["7", "d", "2.5"]}[reader]
+    counter = iter(range(10**6))
+    field = st.tuples(st.integers(0, width - 1), st.sampled_from(_PIECES), st.sampled_from(["replace", "append", "insert"]))
+
+    @settings(max_examples=200, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(field, max_size=3), st.sampled_from([" ", " ", " ", "\t", "  ", " \t"]),
+           st.sampled_from(["", "", " ", "\r"]))
+    def check(changes, sep, end):
+        fields = list(plain)
+        for i, piece, how in changes:
+            old = fields[i]
+            fields[i] = piece if how == "replace" else old + piece if how == "append" else old[:1] + piece + old[1:]
+        line = sep.join(fields) + end
+        both(read, _write(tmp_path, pad + line + "\n" + pad, f"h{next(counter)}"), monkeypatch, capsys)
+
+    check()
