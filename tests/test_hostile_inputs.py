@@ -392,3 +392,33 @@ def test_random_lines_read_alike_at_any_size(tmp_path, monkeypatch, capsys, read
         both(read, _write(tmp_path, pad + line + "\n" + pad, f"h{next(counter)}"), monkeypatch, capsys)
 
     check()
+
+
+def test_random_jsonl_lines_read_alike_at_any_size(tmp_path, monkeypatch, capsys):
+    """Hypothesis builds JSONL run lines from values of every JSON type (and the non-JSON NaN and
+    Infinity, repeated keys, empty lists); the line reader and the Arrow reader must agree."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    counter = iter(range(10**6))
+    value = st.sampled_from(['"a"', '"b c"', '""', "1", "-2.5", "1e999", "true", "null", "NaN", "Infinity",
+                             '"2.5"', "[]", "{}", '"\\u2028"', '"\\ud800"'])
+    key = st.sampled_from(["id", "qid", "docs", "scores", "x"])
+
+    @settings(max_examples=200, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(st.tuples(key, st.sampled_from(["value", "list"]), st.lists(value, max_size=3)), max_size=3))
+    def check(changes):
+        obj = {"id": '"q"', "docs": '["a", "b"]', "scores": "[2, 1]"}
+        text = None
+        for k, kind, values in changes:
+            new = values[0] if kind == "value" and values else "[" + ", ".join(values) + "]"
+            if k in obj:
+                obj[k] = new
+            else:
+                text = f', "{k}": {new}'                   # an extra (perhaps repeated) key
+        line = "{" + ", ".join(f'"{k}": {v}' for k, v in obj.items()) + (text or "") + "}"
+        both(read_jsonl_run, _write(tmp_path, JSONL_PAD + line + "\n" + JSONL_PAD.replace('"p', '"r'),
+                                    f"j{next(counter)}"), monkeypatch, capsys)
+
+    check()

@@ -72,22 +72,31 @@ def _check_keys(obj: Any) -> None:
                        "keep one of them (readers disagree on which a repeated key means)")
 
 
-def _no_constant(name: str):
-    raise _Refused(f"{name} is not a JSON number (RFC 8259)", "write every score as a finite number; drop or rescore such rows")
+class _NotJsonNumber:
+    """What Python's json module reads ``NaN``, ``Infinity`` and ``-Infinity`` as here: they are not JSON
+    (RFC 8259), so a score or id holding one is an error; elsewhere (fields treckit does not read)
+    they are left alone, as the Arrow reader leaves them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
 
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_BLANK = " \t\r"
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_NotJsonNumber)
 
 
 def load_json_line(line: str):
-    """One JSON value, strictly: no repeated keys, no NaN/Infinity, no lone surrogates."""
+    """One JSON value, strictly: no repeated keys at the top, no lone surrogates; NaN/Infinity are
+    marked (:class:`_NotJsonNumber`) for the readers of scores and ids to refuse."""
     obj = _DECODER.decode(line)
     _check_keys(obj)
     if _SURROGATE.search(line):
         try:
-            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+            json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8")
         except UnicodeEncodeError:
             raise _Refused("a \\u escape is a lone surrogate (not a character)", "fix the escaped text") from None
     return obj
@@ -130,7 +139,7 @@ def _as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
     """A JSON string as it is, a JSON integer as its decimal text; anything else is refused
     (a float id such as 1.0 has no single spelling, true/null/lists are not ids)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InputError(f"{what} must be a string or an integer, found {json.dumps(value)}", path=name, line=no,
+        raise InputError(f"{what} must be a string or an integer, found {json.dumps(value, default=str)}", path=name, line=no,
                          text=line, fix=f"give every {what} as a string")
     s = str(value)
     if not s:
@@ -318,7 +327,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
         return None
     try:
         first = load_json_line(head_lines(path, 1, "run")[0])
-    except (ValueError, IndexError, RecursionError):
+    except (ValueError, IndexError, RecursionError, InputError):     # the line reader says what is wrong
         return None
     id_key = f.id or _first_key(first, ID_FIELDS)
     docs_key = f.docs or _first_key(first, DOCS_FIELDS)
@@ -423,7 +432,7 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
     if any(s is not None for s in scores):
         errors.bad(no, line, "some hits have a score and some do not", "give every hit a score, or none")
         return None, None
-    if all(isinstance(r, int) for r in ranks):
+    if all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
         order = sorted(range(len(docs)), key=lambda i: ranks[i])
         docs = [docs[i] for i in order]
     return docs, None
@@ -431,8 +440,11 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
 
 def _score(x: Any, name: str, no: int, line: str) -> float:
     """A score is a JSON number (not true/false, not a string such as "2.5"), finite as a double."""
+    if isinstance(x, _NotJsonNumber):
+        raise InputError(f"score {x} is not a JSON number (RFC 8259)", path=name, line=no, text=line,
+                         fix="give every document a finite score; drop or rescore such rows")
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise InputError(f"score {json.dumps(x)} is not a JSON number", path=name, line=no, text=line,
+        raise InputError(f"score {json.dumps(x, default=str)} is not a JSON number", path=name, line=no, text=line,
                          fix="write scores as JSON numbers (2.5, not \"2.5\"; no true/false)")
     try:
         v = float(x)

@@ -21,7 +21,7 @@ from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, run_starts, take
-from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, is_blank, is_comment, notice,
+from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice,
                      parse_int, parse_score, score_problem, split_fields, text_lines)
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
@@ -33,6 +33,7 @@ _FAST_QRELS_MIN_BYTES = 1 << 16
 def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
                     layout: RunLayout = "auto") -> Qrels:
     """TREC qrels; ``layout`` says how to read a line with more than 4 fields (README: Reading rules)."""
+    check_layout(layout)
     name = display_name(path)
     src = Source(path)
     if src.size >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
@@ -190,8 +191,10 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
 
     A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
     rank and tag columns, which trec_eval ignores (the run tag is then taken from the last line);
-    without ``ranks`` the rank column (a conversion that orders by score).
+    without ``ranks`` the rank column (a conversion that orders by score).  ``layout`` says how to
+    read a line with more fields than the format (README: Reading rules).
     """
+    check_layout(layout)
     src = Source(path)
     name = display_name(path)
     if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
