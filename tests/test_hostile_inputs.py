@@ -175,6 +175,14 @@ def test_jsonl_repeated_keys_are_an_error(tmp_path, monkeypatch, capsys, line):
         read_quest(_write(tmp_path, '{"query": "x", "docs": ["a"], "docs": ["b"]}\n', "gold"))
 
 
+def test_jsonl_keys_are_chosen_per_line_at_any_size(tmp_path, monkeypatch, capsys):
+    """The id and docs fields are looked for on each line in one order (id, qid, ...; docs, doc_ids, ...)."""
+    text = ('{"qid": "a", "docs": ["x"], "scores": [1]}\n{"id": "b", "qid": "c", "docs": ["y"], "scores": [1]}\n'
+            '{"qid": "d", "doc_ids": ["z"], "docs": ["w"], "scores": [1]}\n')
+    got = both(read_jsonl_run, _write(tmp_path, text), monkeypatch, capsys)
+    assert [r[:2] for r in got[1]] == [("a", "x"), ("b", "y"), ("d", "w")]
+
+
 def test_jsonl_query_without_documents_is_kept_and_reported(tmp_path, monkeypatch, capsys):
     text = JSONL_PAD + '{"id": "empty1", "docs": [], "scores": []}\n{"id": "q", "docs": ["a"], "scores": [1]}\n'
     got = both(read_jsonl_run, _write(tmp_path, text), monkeypatch, capsys)

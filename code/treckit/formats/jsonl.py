@@ -335,7 +335,13 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if not (id_key and docs_key and scores_key and isinstance(first.get(id_key), str)
             and isinstance(first.get(docs_key), list) and isinstance(first.get(scores_key), list)):
         return None
-    schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))])
+    # a later line holding a key the line reader would prefer (e.g. "id" where the first line had only
+    # "qid") must not be read by another key here: such keys are declared null, so any value there
+    # sends the file to the line reader
+    preferred = [k for keys, chosen, given in ((ID_FIELDS, id_key, f.id), (DOCS_FIELDS, docs_key, f.docs))
+                 if given is None for k in keys[: keys.index(chosen)]]
+    schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
+                       + [(k, pa.null()) for k in preferred])
     try:
         t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=1 << 24),
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
