@@ -256,9 +256,17 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | 
 
 
 def _any_empty(col) -> bool:
-    if pa.types.is_dictionary(col.type):         # check each chunk's distinct values only
-        return any(has_empty(c.dictionary) for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))
-    return has_empty(col)
+    """Whether a text column read by Arrow holds an empty value (one pass over its offsets)."""
+    for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+        if pa.types.is_dictionary(c.type):       # its distinct values only
+            c = c.dictionary
+        if len(c) and c.type == pa.string():
+            off = np.frombuffer(c.buffers()[1], np.int32, len(c) + 1, c.offset * 4)
+            if (off[1:] == off[:-1]).any():
+                return True
+        elif len(c) and has_empty(c):
+            return True
+    return False
 
 
 def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
