@@ -131,14 +131,16 @@ def _qrels_reading(line: str, layout: RunLayout):
     if last and fourth:
         return ("bad", f"ambiguous line of {len(f)} fields: doc id {spaced[2]!r} with grade {f[-1]}, or doc id "
                        f"{f[2]!r} with grade {f[3]} and extra columns (trec_eval: 'Malformed line')",
-                "pass --layout docid-spaces or --layout extra-columns to say which, or write doc ids escaped")
+                "pass --layout docid-spaces or --layout extra-columns to say which (or convert the file once: "
+                "treckit qrels FILE --layout docid-spaces -o FIXED), or write doc ids escaped")
     if fourth:
         return ("bad", f"{len(f)} fields where a qrels line has 4 (trec_eval: 'Malformed line')",
                 "remove the columns after the grade, or pass --layout extra-columns to ignore them")
     if last and f[1] not in ITERATION_MARKS:
         return ("bad", f"{len(f)} fields, and the second field {f[1]!r} is not an iteration (0 or Q0): the query id "
                        "or the doc id may contain spaces",
-                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or write them escaped)")
+                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or convert the file "
+                "once: treckit qrels FILE --layout docid-spaces -o FIXED)")
     return spaced, "spaced"
 
 
