@@ -430,3 +430,9 @@ def test_random_jsonl_lines_read_alike_at_any_size(tmp_path, monkeypatch, capsys
                                     f"j{next(counter)}"), monkeypatch, capsys)
 
     check()
+
+
+@pytest.mark.parametrize("read,text", [(read_trec_run, RUN_PAD), (read_trec_qrels, QRELS_PAD), (read_jsonl_run, JSONL_PAD)])
+def test_byte_order_mark_reads_alike_at_any_size(tmp_path, monkeypatch, capsys, read, text):
+    got = both(read, _write(tmp_path, b"\xef\xbb\xbf" + text.encode()), monkeypatch, capsys)
+    assert got[0] == "ok" and got[1][0][0] in ("7", "p0")
