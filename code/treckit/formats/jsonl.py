@@ -159,7 +159,7 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
     scores: list[float] = []
     ranks: list[int] = []
     no_scores = 0
-    by_text = 0
+    by_text = by_line = 0
     seen_qids: dict[str, int] = {}
     for n, (no, line, obj) in enumerate(iter_json_lines(path, errors)):
         qid = _run_qid(obj, f, query_to_qid, n + id_base, name, no, line)
@@ -167,8 +167,11 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
             raise InputError(f"query {qid!r} appears again (first on line {seen_qids[qid]})", path=name, line=no,
                              text=line, fix="give each query one line")
         seen_qids[qid] = no
-        if f.id is None and _first_key(obj, ID_FIELDS) is None and query_to_qid is not None:
-            by_text += 1
+        if f.id is None and _first_key(obj, ID_FIELDS) is None:
+            if query_to_qid is not None:
+                by_text += 1
+            else:
+                by_line += 1
         docs, sc = _run_docs(obj, f, name, no, line, errors)
         if docs is None:
             continue
@@ -187,6 +190,8 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
         run.notes["given_order_queries"] = no_scores
     if by_text:
         run.notes["joined_by_query_text"] = by_text
+    if by_line:
+        run.notes["numbered_by_line"] = by_line
     return run
 
 
