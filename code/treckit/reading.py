@@ -51,6 +51,9 @@ TIES = ("keep", "break", "docid-asc")
 DUPLICATES = ("error", "keep-first", "keep-max", "keep-last")
 TSV_THIRD = ("score", "rank")
 LAYOUTS = ("auto", "docid-spaces", "extra-columns")
+# runs whose scores mean "higher first" as written: TREC 6-column files (trec_eval's reading) and runs
+# handed over in Python (pytrec_eval, ranx, ir_measures and PyTerrier all rank by score descending)
+AS_WRITTEN = ("trec", "memory")
 
 
 class InputWarning(UserWarning):
@@ -58,8 +61,15 @@ class InputWarning(UserWarning):
 
 
 def warn_python(message: str) -> None:
-    """The library's way to warn: a catchable :class:`InputWarning`."""
-    warnings.warn(message, InputWarning, stacklevel=3)
+    """The library's way to warn: a catchable :class:`InputWarning`, attributed to the caller's code
+    (the first frame outside treckit)."""
+    import os
+    import sys
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, InputWarning, stacklevel=level)
 
 
 def _choice(value, allowed: tuple[str, ...], what: str, flag: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -123,15 +133,16 @@ class RunReading:
         """The order that ranks a run of format ``fmt`` (see the module's rules)."""
         if self.order != "auto":
             return self.order
-        if fmt == "trec":
-            return "desc"
         if notes.get("scores_from_rank"):
             return "given"
+        if fmt in AS_WRITTEN:
+            return "desc"
         return "auto"
 
-    def evaluated_as_read(self, fmt: str) -> bool:
+    def evaluated_as_read(self, fmt: str, notes: Mapping[str, Any] | None = None) -> bool:
         """Whether evaluation may rank the run as read (trec_eval's reading) rather than its conversion."""
-        return fmt == "trec" and self.order in ("auto", "desc") and self.ties == "keep" and self.duplicates == "error"
+        return (fmt in AS_WRITTEN and self.order_for(fmt, notes or {}) == "desc" and self.ties == "keep"
+                and self.duplicates == "error")
 
     # ------------------------------------------------------------ reading
     def read(self, path: PathLike, *, convert: bool | None = None, lean: bool = False, ranks: bool = True,
@@ -150,15 +161,20 @@ class RunReading:
         as_read = not convert and self.evaluated_as_read(fmt) and depth is None
         needs_ranks = self.order == "given" or self.ties == "break"
         run = read_raw_run(path, fmt, self, lean=lean and as_read, ranks=ranks if as_read else needs_ranks)
-        notes = dict(run.notes)
-        if notes.get("numbered_by_line"):
-            self._check_line_numbers(path, fmt, notes["numbered_by_line"], qrels_source, warn)
-        if as_read:
+        if run.notes.get("numbered_by_line"):
+            self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
+        return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name)
+
+    def apply(self, run, fmt: str, *, source: str = "run", convert: bool | None = None, depth: int | None = None,
+              run_name: str | None = None) -> "ReadRun":
+        """The read run ``run`` of format ``fmt`` (``memory``: given in Python, ranked like a TREC run)
+        as it is to be evaluated: as is when that is its reading, else converted (see :meth:`read`)."""
+        if not convert and self.evaluated_as_read(fmt, run.notes) and depth is None:
             return ReadRun(run, fmt, None, "desc")
         from .convert import convert_run       # not before: a run evaluated as read needs no pyarrow.compute
-        order = self.order_for(fmt, notes)
+        order = self.order_for(fmt, run.notes)
         out, report = convert_run(run, order=order, ties=self.ties, duplicates=self.duplicates, depth=depth,
-                                  run_name=run_name, source=str(path))
+                                  run_name=run_name, source=source)
         return ReadRun(out, fmt, report, order)
 
     def query_map(self) -> Mapping[str, str] | None:
