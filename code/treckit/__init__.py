@@ -32,7 +32,7 @@ __all__ = sorted(_LAZY)
 
 def __dir__() -> list[str]:
     """The public API (loaded lazily, so not yet in the module's namespace) and the module's own names."""
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(_LAZY) | {n for n in globals() if n.startswith("__")})
 
 
 def __getattr__(name: str):
