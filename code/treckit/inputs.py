@@ -122,20 +122,14 @@ def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn
     reading = reading or RunReading()
     if isinstance(x, (str, os.PathLike)) and _table_file(x, peek=True) is None:
         src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
-        got = reading.read(x, lean=True, warn=warn, qrels_source=src)
-        for note in got.notes():
-            warn(f"{x}: {note}")
-        return got.run
+        return reading.read(x, lean=True, warn=warn, qrels_source=src).run
     if isinstance(x, Run):
         run = x
     else:
         if isinstance(x, (str, os.PathLike)):
             x = _table_file(x)
         run = _run_in_memory(x)
-    got = reading.apply(run, "memory", source="run")
-    for note in got.notes():
-        warn(f"run: {note}")
-    return got.run
+    return reading.apply(run, "memory", source="run", warn=warn).run
 
 
 def _run_in_memory(x) -> Run:

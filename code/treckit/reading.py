@@ -163,19 +163,25 @@ class RunReading:
         run = read_raw_run(path, fmt, self, lean=lean and as_read, ranks=ranks if as_read else needs_ranks)
         if run.notes.get("numbered_by_line"):
             self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
-        return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name)
+        return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name, warn=warn)
 
     def apply(self, run, fmt: str, *, source: str = "run", convert: bool | None = None, depth: int | None = None,
-              run_name: str | None = None) -> "ReadRun":
+              run_name: str | None = None, warn: Callable[[str], None] | None = warn_python) -> "ReadRun":
         """The read run ``run`` of format ``fmt`` (``memory``: given in Python, ranked like a TREC run)
-        as it is to be evaluated: as is when that is its reading, else converted (see :meth:`read`)."""
+        as it is to be evaluated: as is when that is its reading, else converted (see :meth:`read`).
+        Read for evaluation (not ``convert``), what the conversion changed is said through ``warn``;
+        a conversion asked for reports in full (its ``report``)."""
         if not convert and self.evaluated_as_read(fmt, run.notes) and depth is None:
             return ReadRun(run, fmt, None, "desc")
         from .convert import convert_run       # not before: a run evaluated as read needs no pyarrow.compute
         order = self.order_for(fmt, run.notes)
         out, report = convert_run(run, order=order, ties=self.ties, duplicates=self.duplicates, depth=depth,
                                   run_name=run_name, source=source)
-        return ReadRun(out, fmt, report, order)
+        got = ReadRun(out, fmt, report, order)
+        if not convert and warn is not None:
+            for note in got.notes():
+                warn(f"{source}: {note}")
+        return got
 
     def query_map(self) -> Mapping[str, str] | None:
         if self.query_to_qid is not None:

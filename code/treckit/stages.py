@@ -113,10 +113,7 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
     reading = reading or RunReading.from_options(**options)
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
     req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
-    got = reading.read(run, lean=True, warn=say, qrels_source=qrels)
-    for note in got.notes():
-        say(f"{run}: {note}")
-    res = evaluate_requests(read_qrels(qrels), got.run, req, EvalOptions(missing=missing), source=str(run), warn=say)
+    res = evaluate_requests(read_qrels(qrels), reading.read(run, lean=True, warn=say, qrels_source=qrels).run, req, EvalOptions(missing=missing), source=str(run), warn=say)
     s = res.summary
     ks_sorted = sorted(set(cutoffs))
     return {
@@ -159,10 +156,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     reading = reading or RunReading()
 
     def read_run(path, fmt=None):
-        got = (dataclasses.replace(reading, format=fmt) if fmt else reading).read(path, warn=say, qrels_source=qrels)
-        for note in got.notes():
-            say(f"{path}: {note}")
-        return got.run
+        return (dataclasses.replace(reading, format=fmt) if fmt else reading).read(path, warn=say, qrels_source=qrels).run
 
     from .api import read_qrels
     from .compare import report

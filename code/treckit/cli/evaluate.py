@@ -188,10 +188,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     results = []
     for path in a.files[1:]:
-        got = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0])
-        for note in got.notes():
-            say(f"{path}: {note}")
-        run = got.run
+        run = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0]).run
         parts = []
         if requests:
             parts.append(evaluate_requests(qrels, run, requests, opts, source=path, warn=say))
