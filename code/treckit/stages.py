@@ -45,7 +45,7 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
     from .formats.detect import detect_qrels
     from .formats.jsonl import read_quest, write_id_added
 
-    fmt = format or detect_qrels(input).format
+    fmt = format or (None if str(input).startswith("irds:") else detect_qrels(input).format)   # irds: read_qrels
     written_ids = None
     if fmt == "quest":
         gt = read_quest(input, id_base=id_base, id_field=id_field, duplicates=duplicates)
@@ -161,7 +161,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .api import read_qrels
     from .compare import report
     from .compare.compare import System, compare
-    from .compare.config import file_digest, load_config
+    from .compare.config import content_digest, file_digest, load_config
 
     systems = []
     for cfg_path in configs or []:
@@ -179,8 +179,11 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     if len({s.name for s in systems}) != len(systems):
         for i, s in enumerate(systems):       # run tags often coincide: fall back to file names
             s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
-    comp = compare(read_qrels(qrels), systems, measures, options, warn=say)
-    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": file_digest(qrels)}
+    judged = read_qrels(qrels)
+    comp = compare(judged, systems, measures, options, warn=say)
+    # irds:<id> qrels are no file: their digest is of the judgments themselves
+    qrels_digest = content_digest(judged.to_dict()) if str(qrels).startswith("irds:") else file_digest(qrels)
+    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": qrels_digest}
     types = read_query_types(query_types) if query_types else None
     if out_json:
         report.write_json(comp, out_json)
