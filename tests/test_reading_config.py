@@ -36,6 +36,18 @@ def cli(argv, capsys):
     return run_cli([str(a) for a in argv], capsys)
 
 
+def recip_rank(capsys, *argv) -> tuple[str, str]:
+    """(treckit eval -m recip_rank ARGV's summary value, its stderr)."""
+    code, out, err = cli(["eval", "-m", "recip_rank", *argv], capsys)
+    assert code == 0, err
+    return out.split()[-1], err
+
+
+def trec_eval_recip_rank(qrels, run) -> str:
+    te = subprocess.run([trec_eval_binary(), "-m", "recip_rank", str(qrels), str(run)], capture_output=True, text=True)
+    return te.stdout.split()[-1]
+
+
 # ---------------------------------------------------------------- random runs in every format
 DOCS = ["d1", "d2", "d3", "d4", "d5", "d6", "Rio 2", "a%b"]
 PLAIN_DOCS = [d for d in DOCS if " " not in d]
@@ -149,15 +161,12 @@ def test_trec_runs_are_ranked_by_score_as_written(tmp_path, capsys):
     qrels.write_text("1 0 best 1\n1 0 other 0\n")
     run = tmp_path / "run.trec"
     run.write_text("1 Q0 best 1 -9.5 bm25\n1 Q0 mid 2 -4.0 bm25\n1 Q0 worst 3 -1.0 bm25\n")
-    code, out, _ = cli(["eval", "-m", "recip_rank", qrels, run], capsys)
-    assert code == 0 and out.split()[-1] == "0.3333"          # trec_eval: -1.0 first, best third
+    assert recip_rank(capsys, qrels, run)[0] == "0.3333"          # trec_eval: -1.0 first, best third
     converted = tmp_path / "c.trec"
     cli(["run", run, "-o", converted], capsys)
     assert [ln.split()[2] for ln in converted.read_text().splitlines()] == ["worst", "mid", "best"]
-    code, out, _ = cli(["eval", "-m", "recip_rank", "--order", "asc", qrels, run], capsys)
-    assert out.split()[-1] == "1.0000"                       # said explicitly: most negative first
-    te = subprocess.run([trec_eval_binary(), "-m", "recip_rank", str(qrels), str(run)], capture_output=True, text=True)
-    assert te.stdout.split()[-1] == "0.3333"
+    assert recip_rank(capsys, "--order", "asc", qrels, run)[0] == "1.0000"    # said explicitly: most negative first
+    assert trec_eval_recip_rank(qrels, run) == "0.3333"
 
 
 def test_trec_order_rank_uses_the_rank_column(tmp_path, capsys):
@@ -165,9 +174,9 @@ def test_trec_order_rank_uses_the_rank_column(tmp_path, capsys):
     qrels.write_text("1 0 a 1\n")
     run = tmp_path / "run.trec"
     run.write_text("1 Q0 b 2 9.0 t\n1 Q0 a 1 1.0 t\n")          # scores say b first, ranks say a first
-    assert cli(["eval", "-m", "recip_rank", qrels, run], capsys)[1].split()[-1] == "0.5000"
+    assert recip_rank(capsys, qrels, run)[0] == "0.5000"
     for order in ("rank", "given"):
-        assert cli(["eval", "-m", "recip_rank", "--order", order, qrels, run], capsys)[1].split()[-1] == "1.0000"
+        assert recip_rank(capsys, "--order", order, qrels, run)[0] == "1.0000"
     assert treckit.evaluate(qrels, run, "recip_rank", order="rank")["recip_rank"].iloc[-1] == 1.0
 
 
@@ -185,12 +194,10 @@ def test_rank_valued_tsv_is_ranked_by_rank(tmp_path, capsys, header):
     assert all(float(ln[4]) > 0 for ln in lines)           # positive scores: no rule can take them for negated
     qrels = tmp_path / "qrels"
     qrels.write_text("1 0 good 1\n")
-    code, res, _ = cli(["eval", "-m", "recip_rank", qrels, ms, *flag], capsys)
-    assert code == 0 and res.split()[-1] == "1.0000"          # good is first: 1/1
+    assert recip_rank(capsys, qrels, ms, *flag)[0] == "1.0000"          # good is first: 1/1
     api = treckit.evaluate(qrels, ms, "recip_rank", **({} if header else {"tsv_third": "rank"}))
     assert api["recip_rank"].iloc[-1] == 1.0
-    te = subprocess.run([trec_eval_binary(), "-m", "recip_rank", str(qrels), str(out)], capture_output=True, text=True)
-    assert te.stdout.split()[-1] == "1.0000"
+    assert trec_eval_recip_rank(qrels, out) == "1.0000"
 
 
 def test_tsv_third_column_as_score_by_default(tmp_path, capsys):
@@ -199,7 +206,12 @@ def test_tsv_third_column_as_score_by_default(tmp_path, capsys):
     ms.write_text("1\tgood\t1\n1\tbad1\t2\n1\tbad2\t3\n")
     qrels = tmp_path / "qrels"
     qrels.write_text("1 0 good 1\n")
-    assert cli(["eval", "-m", "recip_rank", qrels, ms], capsys)[1].split()[-1] == "0.3333"
+    value, err = recip_rank(capsys, qrels, ms)
+    assert value == "0.3333" and "pass --tsv-third rank" in err      # said, not guessed
+    scores = tmp_path / "scores.tsv"
+    scores.write_text("1\tgood\t9.5\n1\tbad1\t2\n1\tbad2\t3\n")
+    value, err = recip_rank(capsys, qrels, scores)
+    assert value == "1.0000" and "tsv-third" not in err
 
 
 # ---------------------------------------------------------------- QUEST predictions: ids, gold join

@@ -163,6 +163,9 @@ class RunReading:
         run = read_raw_run(path, fmt, self, lean=lean and as_read, ranks=ranks if as_read else needs_ranks)
         if run.notes.get("numbered_by_line"):
             self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
+        if fmt == "tsv" and warn is not None and not run.notes.get("scores_from_rank") and _scores_look_like_ranks(run):
+            warn(f"{path}: the third column counts 1, 2, 3 ... down every query, as ranks do, and is read as a score "
+                 "(higher first); if it holds ranks (MS MARCO's qid pid rank), pass --tsv-third rank")
         return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name, warn=warn)
 
     def apply(self, run, fmt: str, *, source: str = "run", convert: bool | None = None, depth: int | None = None,
@@ -231,6 +234,14 @@ class ReadRun:
         if r.duplicates_dropped:
             out.append(f"{r.duplicates_dropped} duplicate (qid, docid) lines dropped")
         return out + list(r.notes)
+
+
+def _scores_look_like_ranks(run) -> bool:
+    """Whether every query's scores are its 1-based (or 0-based) positions in the file: ranks, most likely."""
+    import numpy as np
+    score = run.table.column("score").to_numpy()
+    position = run.table.column("rank").to_numpy()       # the list position when the file gives no rank
+    return score.size > 1 and bool(np.array_equal(score, position) or np.array_equal(score, position - 1))
 
 
 def _is_irds(source) -> bool:
