@@ -178,9 +178,12 @@ def test_bad_measures(measures):
 
 
 def test_bad_files_are_input_errors(tmp_path):
+    lines = tmp_path / "pred.json"          # JSON lines named .json: read as the run it is
+    lines.write_text('{"id": "1", "docs": ["a", "b"], "scores": [2.0, 1.0]}\n{"id": "2", "docs": ["d"], "scores": [1.0]}\n')
+    assert treckit.evaluate(QRELS, lines, "recip_rank", per_query=False)["recip_rank"][0] == pytest.approx((1 + 1) / 2)
     bad = tmp_path / "x.json"
     bad.write_text("[1, 2]")
-    with pytest.raises(InputError, match="one \\{qid"):
+    with pytest.raises(InputError, match="x.json"):
         treckit.evaluate(bad, RUN, "map")
     broken = tmp_path / "x.parquet"
     broken.write_text("not parquet")

@@ -111,24 +111,20 @@ def _qrels_from_path(path) -> Qrels:
     if str(path).startswith(IRDS_PREFIX):
         return irds_qrels(str(path))
     table = _table_file(path)
-    if table is not None:
-        return as_qrels(table)
-    return read_qrels(path)
+    return read_qrels(path) if table is None else as_qrels(table)
 
 
 # ---------------------------------------------------------------- runs
 def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn_python) -> Run:
     """A run from any of the module's kinds of input, read with ``reading`` (default options)."""
     reading = reading or RunReading()
-    if isinstance(x, (str, os.PathLike)) and _table_file(x, peek=True) is None:
-        src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
-        return reading.read(x, lean=True, warn=warn, qrels_source=src).run
-    if isinstance(x, Run):
-        run = x
-    else:
-        if isinstance(x, (str, os.PathLike)):
-            x = _table_file(x)
-        run = _run_in_memory(x)
+    if isinstance(x, (str, os.PathLike)):
+        table = _table_file(x)
+        if table is None:
+            src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
+            return reading.read(x, lean=True, warn=warn, qrels_source=src).run
+        x = table
+    run = x if isinstance(x, Run) else _run_in_memory(x)
     return reading.apply(run, "memory", source="run", warn=warn).run
 
 
@@ -293,28 +289,25 @@ def _integers(a: np.ndarray, what: str, role: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- table files: CSV, Parquet, ranx JSON
-def _table_file(path, peek: bool = False):
-    """A DataFrame (CSV, Parquet) or dict (``.json`` holding one object) for such a file, else None;
-    ``peek``: only say whether it is one (a non-None marker)."""
+def _table_file(path):
+    """A DataFrame for a CSV or Parquet file, the dict of a ``.json`` file holding one ``{qid: {docid: value}}``
+    object (ranx's files), else None: the file is read like every command reads it."""
     name = str(path)
     if name.startswith(IRDS_PREFIX):
         return None
     suffix = Path(name).suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq", ".json"):
         return None
-    if peek:
-        return True
     from .io import read_bytes
     data = read_bytes(path)
     if suffix == ".json":
         try:
             obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InputError(f"not valid JSON ({exc})", path=name, fix="a .json input holds one {qid: {docid: value}} object") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"a .json input holds one {{qid: {{docid: value}}}} object, found {type(obj).__name__}",
-                             path=name, fix="save it as ranx does (Qrels/Run.save('x.json'))")
-        return obj
+        except (ValueError, UnicodeDecodeError):
+            return None                      # JSON lines (or not JSON): the run and qrels readers decide
+        if isinstance(obj, dict) and obj and all(isinstance(v, Mapping) for v in obj.values()):
+            return obj
+        return None
     import io
 
     import pandas as pd
