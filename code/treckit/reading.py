@@ -146,8 +146,7 @@ class RunReading:
 
     # ------------------------------------------------------------ reading
     def read(self, path: PathLike, *, convert: bool | None = None, lean: bool = False, ranks: bool = True,
-             depth: int | None = None,
-             run_name: str | None = None, warn: Callable[[str], None] | None = warn_python,
+             depth: int | None = None, run_name: str | None = None, warn: Callable[[str], None] | None = warn_python,
              qrels_source: PathLike | None = None, verbose: bool = False) -> "ReadRun":
         """Read ``path``; convert it when asked (``convert=True``, as ``treckit run`` does) or, with
         ``convert=None``, when evaluation would otherwise misread it (anything but a plain TREC run).
@@ -322,13 +321,13 @@ def _first_misnumbered(path, reading: RunReading, by_text: Mapping[str, str]):
     from .io import display_name
 
     errors = LineErrors(display_name(path), reading.skip_malformed)
-    for n, (_, _, obj) in enumerate(iter_json_lines(path, errors if reading.skip_malformed else None)):
+    for n, (no, _, obj) in enumerate(iter_json_lines(path, errors if reading.skip_malformed else None)):
         if reading.fields.id is not None or any(k in obj for k in ID_FIELDS):
             continue
         text = obj.get(reading.fields.query)
-        got = str(n + reading.id_base)
+        got = str(n + reading.id_base)          # as the run reader numbers it: the n-th JSON line
         if isinstance(text, str) and text in by_text and by_text[text] != got:
-            return n + 1, text, got, by_text[text]
+            return no, text, got, by_text[text]
     return None
 
 

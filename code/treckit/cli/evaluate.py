@@ -96,7 +96,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
                 if name in _READ:
                     f = _READ[name]
                     key = f.field.replace("fields.", "") + ("_field" if f.field.startswith("fields.") else "")
-                    read_values[key] = _atol(val) if f.kind is int else val
+                    read_values[key] = _integer(name, val) if f.kind is int else val
                 elif name in _OWN:
                     setattr(a, _OWN[name], val)
                 else:
@@ -129,6 +129,14 @@ def parse_args(argv: list[str]) -> EvalArgs:
         raise InputError("usage: treckit eval [flags] QRELS RUN [RUN ...]", fix="give the qrels file, then one or more runs")
     a.reading = reading_from_values(read_values)
     return a
+
+
+def _integer(flag: str, text: str) -> int:
+    from ..formats.common import parse_int
+    n = parse_int(text.strip())
+    if n is None:
+        raise InputError(f"{flag} takes an integer, got {text!r}", fix=f"e.g. {flag} 1")
+    return n
 
 
 def _reading_help() -> str:
