@@ -53,7 +53,8 @@ DOCS = ["d1", "d2", "d3", "d4", "d5", "d6", "Rio 2", "a%b"]
 PLAIN_DOCS = [d for d in DOCS if " " not in d]
 SCORES = st.one_of(st.sampled_from([-3.5, -1.0, -0.5, 0.0, 1.0, 2.25, 7.0]),
                    st.floats(-20, 20, allow_nan=False, allow_infinity=False))
-FORMATS = ("trec", "trec3", "tsv", "tsv-header", "tsv-rank", "tsv-rank-header", "jsonl", "jsonl-noscores", "jsonl-hits")
+FORMATS = ("trec", "trec3", "tsv", "tsv-header", "tsv-rank", "tsv-rank-header", "jsonl", "jsonl-noscores", "jsonl-hits",
+           "jsonl-gold")      # the last: no ids, lines in reverse order, joined to a gold file by query text
 
 
 @st.composite
@@ -81,6 +82,8 @@ def run_case(draw):
         options += ["--duplicates", draw(st.sampled_from(["keep-first", "keep-max", "keep-last"]))]
     if fmt == "tsv-rank":
         options += ["--tsv-third", "rank"]
+    if fmt == "jsonl-gold":
+        options += ["--gold", "GOLD"]              # the path is filled in by write_case
     grades = draw(st.lists(st.sampled_from([None, 0, 1, 2]), min_size=len(DOCS), max_size=len(DOCS)))
     return fmt, queries, options, grades
 
@@ -89,9 +92,14 @@ def write_case(tmp: Path, fmt: str, queries) -> Path:
     lines = []
     if fmt in ("tsv-header", "tsv-rank-header"):
         lines.append("qid\tdocid\tscore" if fmt == "tsv-header" else "qid\tpid\trank")
-    for q, docs, scores, ranks in queries:
+    if fmt == "jsonl-gold":
+        (tmp / "gold.jsonl").write_text("".join(json.dumps({"id": q, "query": f"text of {q}", "docs": ["x"]}) + "\n"
+                                                for q, *_ in queries))
+    for q, docs, scores, ranks in (reversed(queries) if fmt == "jsonl-gold" else queries):
         if fmt.startswith("jsonl"):
-            if fmt == "jsonl":
+            if fmt == "jsonl-gold":
+                obj = {"query": f"text of {q}", "docs": docs, "scores": scores}
+            elif fmt == "jsonl":
                 obj = {"id": q, "docs": docs, "scores": scores}
             elif fmt == "jsonl-noscores":
                 obj = {"id": q, "docs": docs}
@@ -129,6 +137,7 @@ def test_evaluating_a_file_equals_evaluating_its_conversion(tmp_path_factory, ca
     fmt, queries, options, grades = case
     tmp = tmp_path_factory.mktemp("case")
     run, qrels = write_case(tmp, fmt, queries), write_qrels(tmp, queries, grades)
+    options = [str(tmp / "gold.jsonl") if o == "GOLD" else o for o in options]
     converted = tmp / "converted.trec"
     code_run, _, err_run = cli(["run", run, "-o", converted, *options], capsys)
     code_direct, direct, err_direct = cli(["eval", "-q", "-m", "all_trec", qrels, run, *options], capsys)
