@@ -193,8 +193,9 @@ def test_bad_files_are_input_errors(tmp_path):
 
 def test_warnings_are_catchable_not_printed(capsys):
     qrels = {**QRELS, "99": {"a": 1}}                  # a judged query the run does not answer
-    with pytest.warns(InputWarning, match="1 judged queries have no results"):
+    with pytest.warns(InputWarning, match="1 judged queries have no results") as caught:
         treckit.evaluate(qrels, RUN, "map")
+    assert "missing='zero'" in str(caught[0].message) and "--" not in str(caught[0].message)   # the API's spelling
     assert capsys.readouterr().err == ""
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,21 @@ def warn_python(message: str) -> None:
     level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, InputWarning, stacklevel=level)
+    warnings.warn(as_keywords(message), InputWarning, stacklevel=level)
+
+
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")
+
+
+def as_keywords(message: str) -> str:
+    """A message's command-line options in the Python API's spelling: ``--order desc`` -> ``order='desc'``,
+    ``--gold GOLD`` -> ``gold=GOLD``, ``--break-ties`` -> ``break_ties=True``."""
+    def keyword(m: re.Match) -> str:
+        name, value = m.group(1).replace("-", "_"), m.group(2)
+        if value is None:
+            return f"{name}=True"
+        return f"{name}={value}" if value.isupper() else f"{name}={value!r}"
+    return _FLAG.sub(keyword, message)
 
 
 def _choice(value, allowed: tuple[str, ...], what: str, flag: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -209,7 +224,7 @@ class RunReading:
         if warn is not None:
             warn(f"{name}: {count} JSONL lines have no query id and were numbered by line ({self.id_base}, "
                  f"{self.id_base + 1}, ...); if they are not in the gold file's order, pass --gold GOLD to join "
-                 "them by query text (or --id-field to name the id)")
+                 "them by query text (or name the id field: --id-field FIELD)")
 
 
 @dataclass
