@@ -263,6 +263,10 @@ def test_id_less_predictions_in_gold_order_are_numbered_with_a_warning(tmp_path,
     assert code == 0 and "numbered by line" in err and "--gold" in err
     with pytest.warns(treckit.InputWarning, match="numbered by line"):
         treckit.read_run(ordered)
+    other = tmp_path / "other_split.jsonl"        # predictions for queries the gold file does not have
+    other.write_text('{"query": "not a gold query", "docs": ["x"], "scores": [1.0]}\n')
+    code, _, err = cli(["eval", "-m", "map", "--missing", "zero", GOLD, other], capsys)
+    assert code == 0 and "1 of 1 JSONL lines without a query id have a query text that the gold file" in err
 
 
 def test_compare_reads_runs_as_eval_does(tmp_path, capsys):

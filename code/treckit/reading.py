@@ -213,13 +213,16 @@ class RunReading:
             gold = _quest_queries(qrels_source)
             if gold is not None:
                 by_text = _text_map(gold, str(qrels_source))
-                bad = _first_misnumbered(path, self, by_text)
+                bad, unknown = _first_misnumbered(path, self, by_text)
                 if bad is not None:
                     no, text, got, want = bad
                     raise InputError(f"the predictions have no ids and are not in the gold file's order: line {no} "
                                      f"(query {text[:60]!r}) would be query {got}, but the gold file has that "
                                      f"query as {want}", path=name,
                                      fix=f"pass --gold {qrels_source} to join the predictions by query text")
+                if unknown and warn is not None:
+                    warn(f"{name}: {unknown} of {count} JSONL lines without a query id have a query text that the gold "
+                         f"file {qrels_source} does not have; numbered by line, they may be paired with other queries")
                 return
         if warn is not None:
             warn(f"{name}: {count} JSONL lines have no query id and were numbered by line ({self.id_base}, "
@@ -329,21 +332,24 @@ def _quest_queries(qrels_source) -> list[tuple[str, str]] | None:
 
 
 def _first_misnumbered(path, reading: RunReading, by_text: Mapping[str, str]):
-    """The first id-less prediction line whose line number is not the gold's qid for its query text:
-    (line, text, qid by line, qid in gold), or None."""
+    """(the first id-less prediction line whose line number is not the gold's qid for its query text, as
+    (line, text, qid by line, qid in gold), or None; how many id-less lines have a text the gold lacks)."""
     from .formats.common import LineErrors
     from .formats.jsonl import ID_FIELDS, iter_json_lines
     from .io import display_name
 
     errors = LineErrors(display_name(path), reading.skip_malformed)
+    unknown = 0
     for n, (no, _, obj) in enumerate(iter_json_lines(path, errors if reading.skip_malformed else None)):
         if reading.fields.id is not None or any(k in obj for k in ID_FIELDS):
             continue
         text = obj.get(reading.fields.query)
         got = str(n + reading.id_base)          # as the run reader numbers it: the n-th JSON line
-        if isinstance(text, str) and text in by_text and by_text[text] != got:
-            return no, text, got, by_text[text]
-    return None
+        if text not in by_text:
+            unknown += 1
+        elif by_text[text] != got:
+            return (no, text, got, by_text[text]), unknown
+    return None, unknown
 
 
 # ---------------------------------------------------------------- one table of command-line options
