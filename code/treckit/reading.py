@@ -365,6 +365,11 @@ class ReadFlag:
     default: Any = None
 
 
+def python_name(flag: ReadFlag) -> str:
+    """The option's keyword in Python (and its parameter name in the commands): ``id_field``, ``tsv_third``."""
+    return flag.field.replace("fields.", "") + ("_field" if flag.field.startswith("fields.") else "")
+
+
 _DEFAULTS = type("Defaults", (), {f.name: f.default for f in dataclasses.fields(RunReading)})
 FLAGS: tuple[ReadFlag, ...] = (
     ReadFlag("format", "--run-format", "run format: trec | trec3 | tsv | jsonl (default: detect)", choices=RUN_FORMATS),
@@ -392,12 +397,7 @@ FLAGS: tuple[ReadFlag, ...] = (
     ReadFlag("skip_malformed", "--skip-malformed", "count and skip malformed run lines instead of failing", bool,
              default=False),
 )
-_FIELD_OPTIONS = {f.field.replace("fields.", "") + "_field": f.field[len("fields."):]
-                  for f in FLAGS if f.field.startswith("fields.")}
-
-
-def _param(flag: ReadFlag) -> str:
-    return flag.field.replace("fields.", "") + ("_field" if flag.field.startswith("fields.") else "")
+_FIELD_OPTIONS = {python_name(f): f.field[len("fields."):] for f in FLAGS if f.field.startswith("fields.")}
 
 
 def reading_from_values(values: Mapping[str, Any]) -> RunReading:
@@ -406,7 +406,7 @@ def reading_from_values(values: Mapping[str, Any]) -> RunReading:
     opts: dict[str, Any] = {}
     fields: dict[str, Any] = {}
     for f in FLAGS:
-        v = values.get(_param(f))
+        v = values.get(python_name(f))
         if v is None:
             continue
         if f.field.startswith("fields."):
@@ -427,9 +427,9 @@ def add_reading_arguments(parser) -> None:
     for f in FLAGS:
         names = [f.flag] + ([f.flag.replace("-", "_").replace("__", "--", 1)] if "-" in f.flag[2:] else [])
         if f.kind is bool:
-            parser.add_argument(*names, dest=_param(f), action="store_true", help=f.help)
+            parser.add_argument(*names, dest=python_name(f), action="store_true", help=f.help)
         else:
-            parser.add_argument(*names, dest=_param(f), type=f.kind, default=None, help=f.help,
+            parser.add_argument(*names, dest=python_name(f), type=f.kind, default=None, help=f.help,
                                 metavar=f.flag[2:].upper().replace("-", "_"))
     parser.add_argument("--break-ties", "--break_ties", dest="break_ties", action="store_true",
                         help="the same as --ties break")
@@ -452,13 +452,13 @@ def with_reading_options(extra: Mapping[str, tuple[str, ...]] | None = None):
             names = (f.flag,) + tuple((extra or {}).get(f.field, ()))
             help_ = f.help
             if f.kind is bool:
-                added.append(inspect.Parameter(_param(f), inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                                default=typer.Option(False, *names, help=help_)))
                 continue
             annotation = Optional[int] if f.kind is int else Optional[str]
             if f.default is not None:
                 help_ += f" (default: {f.default})"
-            added.append(inspect.Parameter(_param(f), inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+            added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                                            default=typer.Option(None, *names, help=help_, show_default=False)))
         added.append(inspect.Parameter("break_ties", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                        default=typer.Option(False, "--break-ties", help="the same as --ties break")))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..formats.common import atol as _atol
-from ..reading import FLAGS as _READ_FLAGS, RunReading, reading_from_values
+from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -86,7 +86,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
             if name == "--float32":
                 a.float32 = True
             elif name in _READ_BOOL:
-                read_values["break_ties" if name == "--break-ties" else _READ[name].field] = True
+                read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
             elif name in _OWN or name in _LONG or name in _READ:
                 if not eq:
                     i += 1
@@ -95,8 +95,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
                     val = argv[i]
                 if name in _READ:
                     f = _READ[name]
-                    key = f.field.replace("fields.", "") + ("_field" if f.field.startswith("fields.") else "")
-                    read_values[key] = _integer(name, val) if f.kind is int else val
+                    read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
                 elif name in _OWN:
                     setattr(a, _OWN[name], val)
                 else:
