@@ -4,6 +4,7 @@ The datasets are registered from local files (ir_datasets' LocalDownload): nothi
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 
 import pytest
@@ -79,8 +80,13 @@ def test_qrels_command_and_compare_take_irds(dataset, tmp_path, capsys):
     code, _, err = run_cli(["qrels", spec, "-o", out], capsys)
     assert code == 0, err
     assert treckit.read_qrels(out).to_dict() == treckit.read_qrels(qrels).to_dict()
-    code, table, err = run_cli(["compare", spec, run, run, "-m", "map", "--name", "a", "--name", "b"], capsys)
+    out = tmp_path / "c.json"
+    code, table, err = run_cli(["compare", spec, run, run, "-m", "map", "--name", "a", "--name", "b",
+                                "--queries", spec, "--out", out], capsys)
     assert code == 0, err
+    rec = json.loads(out.read_text())
+    assert rec["systems"]["a"]["metrics"]["macro"]["map"] == 0.375          # by hand: see test_eval_reads_irds_qrels
+    assert len(rec["qrels_digest"]) == len(rec["queries_digest"]) == 64
 
 
 def test_unknown_dataset_is_a_clear_error(capsys, tmp_path):

@@ -181,9 +181,14 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
     judged = read_qrels(qrels)
     comp = compare(judged, systems, measures, options, warn=say)
-    # irds:<id> qrels are no file: their digest is of the judgments themselves
+    # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
     qrels_digest = content_digest(judged.to_dict()) if str(qrels).startswith("irds:") else file_digest(qrels)
-    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": qrels_digest}
+    if queries is not None and str(queries).startswith("irds:"):
+        from .inputs import irds_queries
+        queries_digest = content_digest(irds_queries(str(queries)))
+    else:
+        queries_digest = file_digest(queries)
+    comp.digests = {"corpus": file_digest(corpus), "queries": queries_digest, "qrels": qrels_digest}
     types = read_query_types(query_types) if query_types else None
     if out_json:
         report.write_json(comp, out_json)
