@@ -122,6 +122,6 @@ def test_jsonl_predictions_joined_by_query_text(tmp_path):
     gold.write_text('{"query": "a b", "docs": ["x"]}\n{"query": "c", "docs": ["y"]}\n')
     pred = tmp_path / "pred.jsonl"
     pred.write_text('{"query": "c", "docs": ["y", "z"], "scores": [-1.0, 0.0]}\n{"query": "a b", "docs": ["x"], "scores": [-2.0]}\n')
-    r = read_run(pred, query_to_qid=gold_query_map(gold))
+    r = read_run(pred, query_to_qid=gold_query_map(gold), order="desc")     # scores as written
     assert set(r.table.column("qid").to_pylist()) == {"1", "2"}
     assert r.to_dict()["2"] == {"y": -1.0, "z": 0.0}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.reading import add_reading_arguments, reading_from_values  # noqa: E402
 from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
 
 
@@ -20,12 +21,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cutoffs", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100])
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
     ap.add_argument("--missing", default="skip", choices=["skip", "zero", "error"])
-    ap.add_argument("--order", default="score", choices=["score", "rank"],
-                    help="rank = trust the rank column (the old script's convention)")
+    add_reading_arguments(ap)     # how the run is read: the options of every run reader (--order rank: the rank column)
     a = ap.parse_args(argv)
 
     def body():
-        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, order=a.order)
+        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)))
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.reading import add_reading_arguments, reading_from_values  # noqa: E402
 from treckit.stages import default_run_output, run_script, run_stage  # noqa: E402
 
 
@@ -20,17 +21,13 @@ def main(argv=None) -> int:
     ap.add_argument("--input", required=True)
     ap.add_argument("--run_name", required=True)
     ap.add_argument("--output", default=None)
-    ap.add_argument("--gold", default=None, help="QUEST gold JSONL to map id-less predictions by query text")
-    ap.add_argument("--order", default="auto", choices=["auto", "desc", "asc", "given"])
-    ap.add_argument("--break_ties", action="store_true")
-    ap.add_argument("--duplicates", default="error")
     ap.add_argument("--depth", type=int, default=None)
     ap.add_argument("--raw_ids", action="store_true")
+    add_reading_arguments(ap)          # --gold, --order, --break_ties ...: the options of every run reader
     a = ap.parse_args(argv)
     out = a.output or str(default_run_output(a.input))
-    return run_script(lambda: run_stage(a.input, out, run_name=a.run_name, order=a.order,
-                                        ties="break" if a.break_ties else "keep", duplicates=a.duplicates,
-                                        depth=a.depth, raw_ids=a.raw_ids, gold=a.gold))
+    return run_script(lambda: run_stage(a.input, out, run_name=a.run_name, reading=reading_from_values(vars(a)),
+                                        depth=a.depth, raw_ids=a.raw_ids))
 
 
 if __name__ == "__main__":

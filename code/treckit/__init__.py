@@ -3,6 +3,10 @@
 The public API is small; heavy modules load on first use so ``import treckit`` stays fast::
 
     from treckit import read_qrels, read_run, convert_run, write_run, evaluate
+
+``read_run`` and ``evaluate`` read runs with :class:`RunReading`, the reader configuration every
+command shares; ``evaluate`` also takes DataFrames, dicts, ranx and ir_measures objects
+(:mod:`treckit.inputs`) and ``irds:<dataset-id>`` qrels.  Warnings are :class:`InputWarning`.
 """
 from __future__ import annotations
 
@@ -19,8 +23,16 @@ _LAZY = {
     "Run": ("model", "Run"),
     "QrelsBuilder": ("builder", "QrelsBuilder"),
     "InputError": ("errors", "InputError"),
+    "InputWarning": ("reading", "InputWarning"),
+    "RunReading": ("reading", "RunReading"),
+    "EvalOptions": ("evaluation", "EvalOptions"),
 }
 __all__ = sorted(_LAZY)
+
+
+def __dir__() -> list[str]:
+    """The public API (loaded lazily, so not yet in the module's namespace) and the module's own names."""
+    return sorted(set(_LAZY) | {n for n in globals() if n.startswith("__")})
 
 
 def __getattr__(name: str):

@@ -1,28 +1,33 @@
-"""Reading and writing by format name, with automatic detection when none is given."""
+"""Reading and writing by format name, with automatic detection when none is given.
+
+Runs are read through :class:`treckit.reading.RunReading`, the one reader configuration every
+command shares: :func:`read_run` returns the run as ``treckit eval`` ranks it.
+"""
 from __future__ import annotations
 
 import sys
 
 from .errors import InputError
-from .formats import beir, jsonl, trec, tsv
-from .formats.detect import QRELS_FORMATS, RUN_FORMATS, detect_qrels, detect_run
+from .formats import beir, jsonl, trec
+from .formats.detect import QRELS_FORMATS, detect_qrels
 from .io import PathLike
 from .model import Qrels, Run
-
-
-def _format(path, given: str | None, detector, role: str, verbose: bool) -> str:
-    if given is not None:
-        return given
-    det = detector(path)
-    if verbose:
-        print(f"treckit: {path}: read as {det.format} {role} ({det.reason})", file=sys.stderr)
-    return det.format
+from .reading import RunReading, warn_python
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
                verbose: bool = False) -> Qrels:
-    """Qrels from TREC, BEIR TSV/JSONL or QUEST JSONL (every listed doc relevant)."""
-    fmt = _format(path, format, detect_qrels, "qrels", verbose)
+    """Qrels from TREC, BEIR TSV/JSONL, QUEST JSONL (every listed doc relevant), or ``irds:<dataset-id>``
+    (the dataset's qrels through ir_datasets)."""
+    if isinstance(path, str) and path.startswith("irds:"):
+        from .inputs import irds_qrels
+        return irds_qrels(path)
+    fmt = format
+    if fmt is None:
+        det = detect_qrels(path)
+        fmt = det.format
+        if verbose:
+            print(f"treckit: {path}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
     if fmt == "trec":
         return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed)
     if fmt == "beir-tsv":
@@ -34,23 +39,24 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
     raise InputError(f"unknown qrels format {fmt!r}", fix=f"use one of {', '.join(QRELS_FORMATS)}")
 
 
-def read_run(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
-             layout: str = "auto", fields: jsonl.JsonlFields | None = None, query_to_qid: dict | None = None,
-             id_base: int = 1, tsv_third: str = "score", verbose: bool = False, lean: bool = False,
-             ranks: bool = True) -> Run:
-    """A run from TREC (6 or 3 columns), TSV or JSONL.  ``lean``/``ranks``: see :func:`treckit.formats.trec.read_trec_run`."""
-    fmt = _format(path, format, detect_run, "run", verbose)
-    if fmt == "trec":
-        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout, lean=lean,
-                                   ranks=ranks)
-    if fmt == "trec3":
-        return trec.read_trec_run(path, decode_ids=decode_ids, skip_malformed=skip_malformed, columns=3)
-    if fmt == "tsv":
-        return tsv.read_tsv_run(path, third=tsv_third, skip_malformed=skip_malformed)
-    if fmt == "jsonl":
-        return jsonl.read_jsonl_run(path, fields=fields, query_to_qid=query_to_qid, id_base=id_base,
-                                    skip_malformed=skip_malformed)
-    raise InputError(f"unknown run format {fmt!r}", fix=f"use one of {', '.join(RUN_FORMATS)}")
+def read_run(path: PathLike, format: str | None = None, *, reading: RunReading | None = None, verbose: bool = False,
+             lean: bool = False, ranks: bool = True, warn=warn_python, qrels_source: PathLike | None = None,
+             **options) -> Run:
+    """A run from TREC (6 or 3 columns), TSV or JSONL, as every treckit command reads it.
+
+    ``options`` are :class:`treckit.reading.RunReading`'s (``order``, ``gold``, ``tsv_third``, ``fields`` or
+    ``id_field=``..., ``duplicates``, ``id_base``, ``layout``, ``skip_malformed``, ``decode_ids``,
+    ``query_to_qid``), or pass a ready ``reading``.  A TREC 6-column run comes back as written; any other
+    run comes back converted (:func:`treckit.convert_run`): ranked as it is meant, with scores that
+    trec_eval ranks that way.  ``lean``: skip a TREC run's rank and tag columns (evaluation does not
+    read them).  Warnings (e.g. JSONL lines numbered by line) are :class:`treckit.InputWarning`.
+    """
+    if reading is None:
+        reading = RunReading.from_options(format=format, **options)
+    elif format is not None or options:
+        import dataclasses
+        reading = dataclasses.replace(reading, **({"format": format} if format else {}), **options)
+    return reading.read(path, lean=lean, ranks=ranks, warn=warn, qrels_source=qrels_source, verbose=verbose).run
 
 
 def write_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:

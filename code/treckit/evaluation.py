@@ -5,9 +5,8 @@ Semantics are trec_eval 10.0's unless an option names another convention.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -170,48 +169,34 @@ def read_zscores(path) -> dict:
 
 
 # ------------------------------------------------------------------ the Python API
-def _coerce(x, cls, read):
-    """A model object from itself, a {qid: {docid: value}} dict, a DataFrame, or a path (``read``)."""
-    if isinstance(x, cls):
-        return x
-    if isinstance(x, Mapping):
-        return cls.from_dict(x)
-    if hasattr(x, "columns") and hasattr(x, "iloc"):
-        return cls.from_pandas(x)
-    return read(x)
-
-
-def _as_qrels(x) -> Qrels:
-    from .api import read_qrels
-    return _coerce(x, Qrels, read_qrels)
-
-
-def _as_run(x, lean: bool = False) -> Run:
-    from .api import read_run
-    return _coerce(x, Run, lambda p: read_run(p, lean=lean))
-
-
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
              **options):
-    """Evaluate ``run`` against ``qrels``; both may be paths, DataFrames, ``{qid: {docid: value}}`` dicts or
-    model objects.  ``measures`` takes trec_eval names (``ndcg_cut.10``) and ir_measures names (``nDCG@10``).
+    """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
+    ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
+    ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
+    :mod:`treckit.inputs`).  ``measures`` takes trec_eval names (``ndcg_cut.10``), ir_measures names
+    (``nDCG@10``) and ir_measures measure objects.  ``options`` are :class:`EvalOptions`' and the reading
+    options of :class:`treckit.reading.RunReading` (``order``, ``gold``, ``tsv_third`` ...), as on the
+    command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module).
 
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
     import pandas as pd
     from .measures.irm import split_measures
 
-    if isinstance(measures, str):
-        measures = [measures]
-    trec_args, irm = split_measures(list(measures))
+    from .inputs import as_measures, as_qrels, as_run, split_options
+    from .reading import warn_python
+
+    trec_args, irm = split_measures(as_measures(measures))
+    reading, options = split_options(options)
     opts = EvalOptions(**options)
-    q, r = _as_qrels(qrels), _as_run(run, lean=opts.order != "rank")
+    q, r = as_qrels(qrels), as_run(run, reading, qrels_source=qrels)
     frames = []
     if trec_args:
-        res = evaluate_requests(q, r, resolve(trec_args), opts, warn=lambda m: print("treckit: " + m, file=sys.stderr))
+        res = evaluate_requests(q, r, resolve(trec_args), opts, warn=warn_python)
         frames.append(res)
     for group in irm:
-        frames.append(group.evaluate(q, r, opts))
+        frames.append(group.evaluate(q, r, opts, warn=warn_python))
     df = None
     for res in frames:
         cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]

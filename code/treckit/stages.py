@@ -54,7 +54,7 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
 
     check_duplicates_policy(duplicates)
     check_layout(layout)
-    fmt = format or detect_qrels(input).format
+    fmt = format or (None if str(input).startswith("irds:") else detect_qrels(input).format)   # irds: read_qrels
     written_ids = None
     dropped = 0
     if fmt == "quest":
@@ -86,41 +86,28 @@ def default_id_added_path(input: PathLike, output: PathLike) -> Path:
 
 
 def gold_query_map(gold: PathLike, id_base: int = 1) -> dict[str, str]:
-    """query text -> qid from a QUEST-style gold file (ids from its id field, else line numbers)."""
-    from .formats.jsonl import read_quest
-    gt = read_quest(gold, id_base=id_base)
-    out: dict[str, str] = {}
-    for qid, text in gt.queries:
-        if text in out and out[text] != qid:
-            raise InputError(f"the gold file has the query text {text[:60]!r} twice (ids {out[text]} and {qid})",
-                             path=str(gold), fix="query texts must be unique to join predictions by text")
-        out[text] = qid
-    return out
+    """query text -> qid from a QUEST-style gold file (ids from its id field, else line numbers) or ``irds:<id>``."""
+    from .reading import gold_query_map as by_text
+    return by_text(gold, id_base)
 
 
-def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None, format: str | None = None,
-              order: str = "auto", ties: str = "keep", duplicates: str = "error", depth: int | None = None,
-              raw_ids: bool = False, gold: PathLike | None = None, id_base: int = 1, layout: str = "auto",
-              fields=None, skip_malformed: bool = False, tsv_third: str = "score"):
-    from .api import read_run, write_run
-    from .convert import convert_run
+def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None, reading=None,
+              depth: int | None = None, raw_ids: bool = False, **options):
+    """Read ``input`` with the reader configuration (:class:`treckit.reading.RunReading`, or its options as
+    keywords), convert it and write the TREC run; the conversion's report goes to stderr."""
+    from .api import write_run
     from .progress import Steps
+    from .reading import RunReading
 
-    with Steps([f"reading {input}", "ordering", f"writing {output}"]) as steps:
-        qmap = gold_query_map(gold, id_base) if gold else None
-        run = read_run(input, format, layout=layout, fields=fields, query_to_qid=qmap, id_base=id_base,
-                       skip_malformed=skip_malformed, tsv_third=tsv_third,
-                       ranks=order == "given" or ties == "break")    # only these read the given ranks
+    reading = reading or RunReading.from_options(**options)
+    with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
+        got = reading.read(input, convert=True, depth=depth, run_name=run_name, warn=say)
         steps.next()
-        out, report = convert_run(run, order=order, ties=ties, duplicates=duplicates, depth=depth,
-                                  run_name=run_name, source=str(input))
-        del run                      # the input's columns are not needed while writing: free them
+        write_run(got.run, output, escape_ids=not raw_ids, tag=run_name)
         steps.next()
-        write_run(out, output, escape_ids=not raw_ids, tag=run_name)
-        steps.next()
-    for line in report.lines():
+    for line in got.report.lines():
         say(line)
-    return report
+    return got.report
 
 
 def default_run_output(input: PathLike) -> Path:
@@ -129,16 +116,20 @@ def default_run_output(input: PathLike) -> Path:
     return p.with_name(p.stem + "_trec")
 
 
-def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", order: str = "score"):
-    """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries."""
-    from .api import read_qrels, read_run
+def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
+                 **options):
+    """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries.
+
+    The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``)."""
+    from .api import read_qrels
     from .evaluation import EvalOptions, evaluate_requests
     from .measures.registry import resolve
+    from .reading import RunReading
 
+    reading = reading or RunReading.from_options(**options)
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
     req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
-    res = evaluate_requests(read_qrels(qrels), read_run(run, lean=order != "rank"), req, EvalOptions(missing=missing, order=order),
-                            source=str(run), warn=say)
+    res = evaluate_requests(read_qrels(qrels), reading.read(run, lean=True, warn=say, qrels_source=qrels).run, req, EvalOptions(missing=missing), source=str(run), warn=say)
     s = res.summary
     ks_sorted = sorted(set(cutoffs))
     return {
@@ -169,15 +160,24 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
-                  query_types: PathLike | None = None, prepare=None):
+                  query_types: PathLike | None = None, prepare=None, reading=None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     ``prepare`` (optional) turns each read Run into the Run to evaluate (the old rq_eval's tie rule).
+    ``reading`` (:class:`treckit.reading.RunReading`): how runs are read, as by ``treckit eval``.
     """
-    from .api import read_qrels, read_run
+    import dataclasses
+
+    from .reading import RunReading
+    reading = reading or RunReading()
+
+    def read_run(path, fmt=None):
+        return (dataclasses.replace(reading, format=fmt) if fmt else reading).read(path, warn=say, qrels_source=qrels).run
+
+    from .api import read_qrels
     from .compare import report
     from .compare.compare import System, compare
-    from .compare.config import file_digest, load_config
+    from .compare.config import content_digest, file_digest, load_config
 
     systems = []
     for cfg_path in configs or []:
@@ -195,8 +195,16 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     if len({s.name for s in systems}) != len(systems):
         for i, s in enumerate(systems):       # run tags often coincide: fall back to file names
             s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
-    comp = compare(read_qrels(qrels), systems, measures, options, warn=say)
-    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": file_digest(qrels)}
+    judged = read_qrels(qrels)
+    comp = compare(judged, systems, measures, options, warn=say)
+    # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
+    qrels_digest = content_digest(judged.to_dict()) if str(qrels).startswith("irds:") else file_digest(qrels)
+    if queries is not None and str(queries).startswith("irds:"):
+        from .inputs import irds_queries
+        queries_digest = content_digest(irds_queries(str(queries)))
+    else:
+        queries_digest = file_digest(queries)
+    comp.digests = {"corpus": file_digest(corpus), "queries": queries_digest, "qrels": qrels_digest}
     types = read_query_types(query_types) if query_types else None
     if out_json:
         report.write_json(comp, out_json)

@@ -29,6 +29,7 @@ def compare_cmd(
     corpus: Optional[Path] = typer.Option(None, help="corpus file, for its digest only"),
     queries: Optional[Path] = typer.Option(None, help="queries file, for its digest only"),
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
+    reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
     from ..compare.compare import CompareOptions
@@ -40,7 +41,7 @@ def compare_cmd(
                           permutations=permutations, resamples=resamples, seed=seed)
     comp = compare_stage(qrels, runs or [], measure, names=name, configs=config, options=opts, out_json=out,
                          out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot, corpus=corpus,
-                         queries=queries, query_types=query_types)
+                         queries=queries, query_types=query_types, reading=reading)
     print(table(comp), end="")
     for p in (out, csv, markdown, latex, plot):
         if p:
@@ -48,4 +49,5 @@ def compare_cmd(
 
 
 def register(app) -> None:
-    app.command("compare")(compare_cmd)
+    from ..reading import with_reading_options
+    app.command("compare")(with_reading_options()(compare_cmd))    # runs are read as every command reads them

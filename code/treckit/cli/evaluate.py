@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..formats.common import atol as _atol
+from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
 _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosummary": "n", "--Judged_docs_only": "J",
          "--measure": "m", "--level_for_rel": "l", "--Max_retrieved_per_topic": "M", "--Number_docs_in_coll": "N",
          "--Zscore": "Z", "--Rel_info_format": "R", "--Results_format": "T"}
-_OWN = {"--format": "format", "--missing": "missing", "--order": "order", "--qrels-format": "qrels_format",
-        "--run-format": "run_format"}
+_OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format"}
+# how runs are read: the options every run-reading command shares (treckit.reading.FLAGS)
+_READ = {f.flag: f for f in _READ_FLAGS}
+_READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
 
 
 @dataclass
@@ -30,15 +33,23 @@ class EvalArgs:
     zscore: str | None = None
     format: str | None = None
     missing: str = "skip"
-    order: str = "score"
     float32: bool = False
     qrels_format: str | None = None
-    run_format: str | None = None
+    reading: RunReading = field(default_factory=RunReading)
     files: list[str] = field(default_factory=list)
+
+    @property
+    def order(self) -> str:
+        return self.reading.order
+
+    @property
+    def run_format(self) -> str | None:
+        return self.reading.format
 
 
 def parse_args(argv: list[str]) -> EvalArgs:
     a = EvalArgs()
+    read_values: dict = {}
     i = 0
 
     def set_opt(ch: str, val: str | None) -> None:
@@ -74,13 +85,18 @@ def parse_args(argv: list[str]) -> EvalArgs:
             name, eq, val = arg.partition("=")
             if name == "--float32":
                 a.float32 = True
-            elif name in _OWN or name in _LONG:
+            elif name in _READ_BOOL:
+                read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
+            elif name in _OWN or name in _LONG or name in _READ:
                 if not eq:
                     i += 1
                     if i >= len(argv):
                         raise InputError(f"{name} needs a value", fix=f"e.g. {name} VALUE")
                     val = argv[i]
-                if name in _OWN:
+                if name in _READ:
+                    f = _READ[name]
+                    read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
+                elif name in _OWN:
                     setattr(a, _OWN[name], val)
                 else:
                     ch = _LONG[name]
@@ -110,7 +126,25 @@ def parse_args(argv: list[str]) -> EvalArgs:
         i += 1
     if len(a.files) < 2:
         raise InputError("usage: treckit eval [flags] QRELS RUN [RUN ...]", fix="give the qrels file, then one or more runs")
+    a.reading = reading_from_values(read_values)
     return a
+
+
+def _integer(flag: str, text: str) -> int:
+    from ..formats.common import parse_int
+    n = parse_int(text.strip())
+    if n is None:
+        raise InputError(f"{flag} takes an integer, got {text!r}", fix=f"e.g. {flag} 1")
+    return n
+
+
+def _reading_help() -> str:
+    lines = []
+    for f in _READ_FLAGS:
+        flag = f.flag + ("" if f.kind is bool else " " + ("|".join(f.choices) if f.choices else f.flag[2:].upper()))
+        default = f" (default: {f.default})" if f.default not in (None, False) else ""
+        lines.append(f"  {flag}\n      {f.help}{default}")
+    return "\n".join(lines)
 
 
 EVAL_HELP = """Evaluate runs like trec_eval 10.0: same flags, byte-identical text output.
@@ -124,22 +158,25 @@ treckit options:
   --format trec_eval|table|json|csv|jsonl   (default: trec_eval; a table on a terminal)
   --missing skip|zero|error   judged queries absent from the run: skip them (default, with a warning),
                               score them 0 (as -c), or fail (as trec_eval 10.0 does)
-  --order score|rank          rank by score as trec_eval (default) or trust the rank column
   --float32                   round scores to float32 first (trec_eval 9.x / pytrec_eval)
-  --qrels-format F, --run-format F   force an input format instead of detecting it
+  --qrels-format F            force the qrels format instead of detecting it; QRELS may be irds:<dataset-id>
+
+Reading runs (the same options as `treckit run` and `treckit compare`; README: reading rules).
+A TREC run is ranked by score as written, exactly as trec_eval ranks it; any other run (JSONL, TSV,
+3 columns) or any option below that changes the ranking is evaluated as `treckit run` converts it:
 """
 
 
 def eval_main(argv: list[str]) -> None:
     """``treckit eval ARGS``: reached without typer (trec_eval's own flag syntax, and a fast start)."""
     if not argv or argv[0] in ("-h", "--help"):
-        print(EVAL_HELP)
+        print(EVAL_HELP + _reading_help())
         return
     run_eval(parse_args(argv))
 
 
 def run_eval(a: EvalArgs, out=None) -> None:
-    from ..api import read_qrels, read_run
+    from ..api import read_qrels
     from ..evaluation import EvalOptions, evaluate_requests, read_zscores
     from ..measures.irm import split_measures
     from ..measures.registry import resolve
@@ -153,12 +190,12 @@ def run_eval(a: EvalArgs, out=None) -> None:
     requests = resolve(trec_args) if trec_args else []
     qrels = read_qrels(a.files[0], a.qrels_format)
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
-                       missing=a.missing, order=a.order, float32=a.float32, num_docs_in_coll=a.ndocs,
+                       missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
                        zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     results = []
     for path in a.files[1:]:
-        run = read_run(path, a.run_format, lean=a.order != "rank")
+        run = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0]).run
         parts = []
         if requests:
             parts.append(evaluate_requests(qrels, run, requests, opts, source=path, warn=say))

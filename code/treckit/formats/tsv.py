@@ -60,11 +60,16 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
             if r is None:
                 errors.bad(no, line, f"rank {f[cols['rank']]!r} is not an integer", "the rank column holds integers")
                 continue
-            s = -float(r)   # rank order: higher score first means lower rank first
+            s = None        # set below from the rank
         qids.append(q), docids.append(d), scores.append(s), ranks.append(r)
     errors.report("run")
     if not qids:
         raise InputError("no run lines found", path=name, fix="check that the right file was given")
+    if "score" not in cols:
+        # lower rank first: positive scores that fall as the rank grows (largest rank + 1 - rank), so no
+        # order rule can take them for negated scores; the reading ranks such a file by its ranks (given)
+        top = max(ranks) + 1
+        scores = [float(top - r) for r in ranks]
     run = Run.from_columns(qids, docids, scores, ranks if all(r is not None for r in ranks) else None)
     if "score" not in cols:
         run.notes["scores_from_rank"] = True

@@ -1,0 +1,365 @@
+"""What the Python API accepts as qrels, a run or measures, turned into treckit's model objects.
+
+Qrels and runs may be given as:
+
+* a model object (:class:`treckit.Qrels` / :class:`treckit.Run`);
+* a path: any format the commands read (TREC, BEIR, QUEST, TSV, JSONL), and by extension ``.csv``,
+  ``.parquet`` (columns as for DataFrames) and ``.json`` (one ``{qid: {docid: value}}`` object, as
+  ranx saves them); ``irds:<dataset-id>`` for qrels (ir_datasets, an optional extra);
+* a ``{qid: {docid: value}}`` dict (pytrec_eval, ir_measures, ranx's ``to_dict()``), ids of any
+  type written as text (``{1: {"d": 1}}`` is query ``"1"``);
+* a pandas DataFrame: PyTerrier's ``qid, docno, label`` / ``qid, docno, score[, rank]``, ir_measures'
+  ``query_id, doc_id, relevance|score``, or treckit's own column names;
+* ranx ``Qrels`` / ``Run`` objects (recognised by their ``to_dict``; ranx need not be installed);
+* an iterable of ir_measures ``Qrel`` / ``ScoredDoc`` namedtuples, or of ``(qid, docid, value)`` tuples.
+
+Grades must be integers and scores real numbers: a grade of 0.5 or a NaN score is an error, never
+a silent 0 or a first place.  A run from a file is read by :class:`treckit.reading.RunReading`
+like every command reads it; a run given in memory (dict, DataFrame, ranx, tuples) is ranked by
+score descending -- what pytrec_eval, ranx, ir_measures and PyTerrier mean by a score -- unless
+an order option says otherwise, and by its ranks when it has ranks and no scores.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .model import Qrels, Run
+from .reading import RunReading, warn_python
+
+IRDS_PREFIX = "irds:"
+
+_QID_COLUMNS = ("qid", "query_id", "query-id", "topic", "topic_id")
+_DOC_COLUMNS = ("docno", "docid", "doc_id", "corpus-id", "corpus_id", "pid", "did")
+_GRADE_COLUMNS = ("label", "relevance", "grade", "rel", "score")
+_SCORE_COLUMNS = ("score", "sim", "similarity")
+
+_QRELS_KINDS = ("a path, a {qid: {docid: grade}} dict, a pandas DataFrame (qid, docno, label), a ranx Qrels, "
+                "ir_measures Qrel tuples, (qid, docid, grade) tuples or treckit.Qrels")
+_RUN_KINDS = ("a path, a {qid: {docid: score}} dict, a pandas DataFrame (qid, docno, score[, rank]), a ranx Run, "
+              "ir_measures ScoredDoc tuples, (qid, docid, score) tuples or treckit.Run")
+
+
+# ---------------------------------------------------------------- options
+def split_options(options: Mapping[str, Any]) -> tuple[RunReading, dict[str, Any]]:
+    """(the reading options as a RunReading, the rest) of an API call's keywords: ``reading=`` a ready
+    RunReading, or its fields (``order``, ``gold``, ``tsv_third``, ``id_field`` ... and ``break_ties``)."""
+    import dataclasses
+
+    from .reading import FLAGS
+    rest = dict(options)
+    given = rest.pop("reading", None)
+    names = {f.name for f in dataclasses.fields(RunReading)} | {"break_ties"} | {
+        f.field[len("fields."):] + "_field" for f in FLAGS if f.field.startswith("fields.")}
+    picked = {k: rest.pop(k) for k in list(rest) if k in names}
+    if picked.pop("break_ties", False):
+        picked["ties"] = "break"
+    if given is None:
+        return RunReading.from_options(**picked), rest
+    if not picked:
+        return given, rest
+    return RunReading.from_options(**{**{f.name: getattr(given, f.name) for f in dataclasses.fields(given)},
+                                      **picked}), rest
+
+
+# ---------------------------------------------------------------- measures
+def as_measures(measures) -> list[str]:
+    """Measure names from a name, an ir_measures measure object (``nDCG@10``) or a list of either."""
+    if isinstance(measures, str) or _is_measure_object(measures):
+        measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise InputError(f"measures must be a name or a list of names, not {type(measures).__name__}",
+                         fix="e.g. measures=['map', 'ndcg_cut.10'] or [ir_measures.nDCG@10]")
+    out = []
+    for m in measures:
+        if _is_measure_object(m):
+            out.append(str(m))          # ir_measures' own spelling, which treckit reads
+        elif isinstance(m, str) and m.strip():
+            out.append(m)
+        else:
+            raise InputError(f"a measure must be a name or an ir_measures measure, not {m!r}",
+                             fix="e.g. 'map', 'nDCG@10' or ir_measures.nDCG@10")
+    if not out:
+        raise InputError("no measures given", fix="name at least one, e.g. measures=['map']")
+    return out
+
+
+def _is_measure_object(x) -> bool:
+    return hasattr(x, "NAME") and type(x).__module__.startswith("ir_measures")
+
+
+# ---------------------------------------------------------------- qrels
+def as_qrels(x) -> Qrels:
+    """Qrels from any of the module's kinds of input."""
+    if isinstance(x, Qrels):
+        return x
+    if isinstance(x, (str, os.PathLike)):
+        return _qrels_from_path(x)
+    q, d, g = _triples(x, "qrels", _QRELS_KINDS, _GRADE_COLUMNS, value_fields=("relevance", "label", "grade"))
+    return Qrels.from_columns(q, d, _grades(g, "qrels"))
+
+
+def _qrels_from_path(path) -> Qrels:
+    from .api import read_qrels
+    if str(path).startswith(IRDS_PREFIX):
+        return irds_qrels(str(path))
+    table = _table_file(path)
+    return read_qrels(path) if table is None else as_qrels(table)
+
+
+# ---------------------------------------------------------------- runs
+def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn_python) -> Run:
+    """A run from any of the module's kinds of input, read with ``reading`` (default options)."""
+    reading = reading or RunReading()
+    if isinstance(x, (str, os.PathLike)):
+        table = _table_file(x)
+        if table is None:
+            src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
+            return reading.read(x, lean=True, warn=warn, qrels_source=src).run
+        x = table
+    run = x if isinstance(x, Run) else _run_in_memory(x)
+    return reading.apply(run, "memory", source="run", warn=warn).run
+
+
+def _run_in_memory(x) -> Run:
+    tag = "treckit"
+    if _is_ranx(x, "run"):
+        tag = getattr(x, "name", None) or tag
+    if _is_frame(x):
+        return _run_from_frame(x)
+    q, d, s = _triples(x, "run", _RUN_KINDS, _SCORE_COLUMNS, value_fields=("score",))
+    return Run.from_columns(q, d, _scores(s), tag=tag)
+
+
+def _run_from_frame(df) -> Run:
+    cols = _columns(df, "run")
+    q = _ids(df[_pick(cols, _QID_COLUMNS, "run", "query id")].tolist(), "query id", "run")
+    d = _ids(df[_pick(cols, _DOC_COLUMNS, "run", "doc id")].tolist(), "doc id", "run")
+    score_col = next((cols[c] for c in _SCORE_COLUMNS if c in cols), None)
+    rank = None
+    if "rank" in cols:
+        rank = _integers(df[cols["rank"]].to_numpy(), "rank", "run")
+    if score_col is None:
+        if rank is None:
+            raise InputError(f"a run DataFrame needs a score or a rank column; its columns are {list(df.columns)}",
+                             fix="name the column 'score' (higher first) or 'rank' (lower first)")
+        run = Run.from_columns(q, d, (float(rank.max()) + 1.0 - rank).tolist(), rank.tolist())
+        run.notes["scores_from_rank"] = True
+        return run
+    tag = df[cols["tag"]].astype(str).tolist() if "tag" in cols else "treckit"
+    return Run.from_columns(q, d, _scores(df[score_col].tolist()), None if rank is None else rank.tolist(), tag)
+
+
+# ---------------------------------------------------------------- shared shapes
+def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[list[str], list[str], list]:
+    """(qids, docids, values) from a dict, DataFrame, ranx object or iterable of tuples."""
+    if _is_ranx(x, role):
+        x = x.to_dict()
+    if isinstance(x, Mapping):
+        return _from_mapping(x, role)
+    if _is_frame(x):
+        cols = _columns(x, role)
+        q = _ids(x[_pick(cols, _QID_COLUMNS, role, "query id")].tolist(), "query id", role)
+        d = _ids(x[_pick(cols, _DOC_COLUMNS, role, "doc id")].tolist(), "doc id", role)
+        return q, d, x[_pick(cols, value_columns, role, "grade" if role == "qrels" else "score")].tolist()
+    if isinstance(x, Iterable) and not isinstance(x, (str, bytes)):
+        return _from_tuples(list(x), role, value_fields)
+    raise InputError(f"cannot read {role} from {type(x).__name__}", fix=f"give {kinds}")
+
+
+def _from_mapping(x: Mapping, role: str):
+    if not x:
+        raise InputError(f"the {role} dict is empty", fix="give at least one query with one document")
+    qids, docids, values = [], [], []
+    for q, docs in x.items():
+        if not isinstance(docs, Mapping):
+            raise InputError(f"{role} dict: query {q!r} maps to {type(docs).__name__}, not a {{docid: value}} dict",
+                             fix="write {qid: {docid: value}}")
+        qs = _id(q, "query id", role)
+        for d, v in docs.items():
+            qids.append(qs), docids.append(_id(d, "doc id", role)), values.append(v)
+    if not qids:
+        raise InputError(f"the {role} dict has queries but no documents", fix="give each query at least one document")
+    return qids, docids, values
+
+
+def _from_tuples(rows: list, role: str, value_fields: tuple[str, ...]):
+    if not rows:
+        raise InputError(f"the {role} list is empty", fix="give at least one (qid, docid, value)")
+    qids, docids, values = [], [], []
+    for i, r in enumerate(rows):
+        fields = getattr(r, "_fields", None)
+        if fields is not None and "query_id" in fields and "doc_id" in fields:      # ir_measures' namedtuples
+            v = next((getattr(r, f) for f in value_fields if f in fields), None)
+            q, d = r.query_id, r.doc_id
+        elif isinstance(r, (tuple, list)) and len(r) == 3:
+            q, d, v = r
+        else:
+            raise InputError(f"{role} item {i} is {r!r}: expected (qid, docid, value) or an ir_measures "
+                             f"{'Qrel' if role == 'qrels' else 'ScoredDoc'}", fix="give 3-tuples")
+        qids.append(_id(q, "query id", role)), docids.append(_id(d, "doc id", role)), values.append(v)
+    return qids, docids, values
+
+
+def _is_frame(x) -> bool:
+    return hasattr(x, "columns") and hasattr(x, "iloc")
+
+
+def _is_ranx(x, role: str) -> bool:
+    """A ranx Qrels / Run (duck-typed: ranx need not be installed)."""
+    return (not isinstance(x, Mapping) and not _is_frame(x) and callable(getattr(x, "to_dict", None))
+            and (hasattr(x, "qrels" if role == "qrels" else "run") or type(x).__name__ == ("Qrels" if role == "qrels" else "Run")))
+
+
+def _columns(df, role: str) -> dict[str, str]:
+    if len(df) == 0:
+        raise InputError(f"the {role} DataFrame is empty", fix="give at least one row")
+    return {str(c).lower(): c for c in df.columns}
+
+
+def _pick(cols: dict[str, str], names: tuple[str, ...], role: str, what: str) -> str:
+    for n in names:
+        if n in cols:
+            return cols[n]
+    raise InputError(f"the {role} DataFrame has no {what} column (looked for {', '.join(names)}); "
+                     f"its columns are {list(cols.values())}", fix=f"rename the {what} column to {names[0]!r}")
+
+
+def _id(v, what: str, role: str) -> str:
+    if isinstance(v, str):
+        if not v:
+            raise InputError(f"{role}: an empty {what}", fix=f"every {what} must be non-empty")
+        return v
+    if isinstance(v, (bool, np.bool_)) or v is None:
+        raise InputError(f"{role}: {what} {v!r} is not an id", fix=f"give every {what} as a string or an integer")
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        if math.isfinite(v) and float(v).is_integer():
+            return str(int(v))
+        raise InputError(f"{role}: {what} {v!r} is not an id", fix=f"give every {what} as a string or an integer")
+    return str(v)
+
+
+def _ids(values: list, what: str, role: str) -> list[str]:
+    return [_id(v, what, role) for v in values]
+
+
+def _number(v, what: str, role: str) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InputError(f"{role}: {what} {v!r} is not a number", fix=f"give every {what} as a number")
+    return float(v)
+
+
+def _grades(values: list, role: str) -> list[int]:
+    out = []
+    for v in values:
+        f = _number(v, "grade", role)
+        if not (math.isfinite(f) and f.is_integer()):
+            raise InputError(f"{role}: grade {v!r} is not an integer", fix="relevance grades are integers (0, 1, 2 ...)")
+        out.append(int(f))
+    return out
+
+
+def _scores(values: list) -> list[float]:
+    out = []
+    for v in values:
+        f = _number(v, "score", "run")
+        if math.isnan(f):
+            raise InputError("run: a score is NaN", fix="give every document a real number; drop or rescore NaN rows")
+        out.append(f)
+    return out
+
+
+def _integers(a: np.ndarray, what: str, role: str) -> np.ndarray:
+    try:
+        f = a.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{role}: the {what} column holds non-numbers", fix=f"give every {what} as an integer") from None
+    if not (np.isfinite(f).all() and (f == np.floor(f)).all()):
+        raise InputError(f"{role}: the {what} column holds non-integers", fix=f"give every {what} as an integer")
+    return f.astype(np.int64)
+
+
+# ---------------------------------------------------------------- table files: CSV, Parquet, ranx JSON
+def _table_file(path):
+    """A DataFrame for a CSV or Parquet file, the dict of a ``.json`` file holding one ``{qid: {docid: value}}``
+    object (ranx's files), else None: the file is read like every command reads it."""
+    name = str(path)
+    if name.startswith(IRDS_PREFIX):
+        return None
+    suffix = Path(name).suffix.lower()
+    if suffix not in (".csv", ".parquet", ".pq", ".json"):
+        return None
+    from .io import read_bytes
+    data = read_bytes(path)
+    if suffix == ".json":
+        try:
+            obj = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return None                      # JSON lines (or not JSON): the run and qrels readers decide
+        if isinstance(obj, dict) and obj and all(isinstance(v, Mapping) for v in obj.values()):
+            return obj
+        return None
+    import io
+
+    import pandas as pd
+    try:
+        if suffix == ".csv":
+            return pd.read_csv(io.BytesIO(data), dtype={c: str for c in _QID_COLUMNS + _DOC_COLUMNS})
+        return pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:         # pandas' and pyarrow's parser errors have no common base
+        raise InputError(f"cannot read it as {suffix[1:].upper()}: {exc}", path=name,
+                         fix="check the file (CSV with a header row, or Parquet)") from None
+
+
+# ---------------------------------------------------------------- ir_datasets
+def _irds_dataset(spec: str):
+    dataset_id = spec[len(IRDS_PREFIX):]
+    if not dataset_id:
+        raise InputError(f"{spec!r} names no dataset", fix="write irds:<dataset-id>, e.g. irds:beir/scifact/test")
+    try:
+        import ir_datasets
+    except ImportError:
+        raise InputError(f"{spec}: reading ir_datasets needs the ir_datasets package, which is not installed",
+                         fix="pip install 'treckit[irds]' (or pip install ir_datasets)") from None
+    try:
+        return ir_datasets.load(dataset_id)
+    except KeyError:
+        raise InputError(f"ir_datasets has no dataset {dataset_id!r}", path=spec,
+                         fix="check the id in ir_datasets' catalogue (e.g. beir/scifact/test)") from None
+
+
+def irds_qrels(spec: str) -> Qrels:
+    """The qrels of ``irds:<dataset-id>``."""
+    ds = _irds_dataset(spec)
+    if not ds.has_qrels():
+        raise InputError("the dataset has no qrels", path=spec, fix="name a dataset with relevance judgments (a test split)")
+    try:
+        rows = [(r.query_id, r.doc_id, r.relevance, getattr(r, "iteration", "0")) for r in ds.qrels_iter()]
+    except (OSError, IOError) as exc:
+        raise InputError(f"ir_datasets could not provide the qrels: {exc}", path=spec,
+                         fix="check that the dataset's files are available to ir_datasets") from None
+    if not rows:
+        raise InputError("the dataset's qrels are empty", path=spec, fix="name a dataset with relevance judgments")
+    return Qrels.from_columns([r[0] for r in rows], [r[1] for r in rows], _grades([r[2] for r in rows], spec),
+                              [str(r[3]) for r in rows])
+
+
+def irds_queries(spec: str) -> list[tuple[str, str]]:
+    """(qid, text) of the queries of ``irds:<dataset-id>``."""
+    ds = _irds_dataset(spec)
+    if not ds.has_queries():
+        raise InputError("the dataset has no queries", path=spec, fix="name a dataset with queries")
+    try:
+        return [(q.query_id, q.default_text()) for q in ds.queries_iter()]
+    except (OSError, IOError) as exc:
+        raise InputError(f"ir_datasets could not provide the queries: {exc}", path=spec,
+                         fix="check that the dataset's files are available to ir_datasets") from None
