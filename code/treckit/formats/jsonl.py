@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .. import thresholds
 from ..errors import InputError
 from ..io import PathLike, atomic_output, display_name, read_text
 from ..model import Qrels, Run
@@ -203,7 +204,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     from ..strings import has_empty
 
     src = Source(path)
-    if src.size < 1 << 16:             # small files: the line reader is as fast and says more
+    if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
         return None
     head = src.head[: src.head.find(b"\n")] if src.head.find(b"\n") > 0 else src.head
     try:
@@ -218,7 +219,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
         return None
     schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))])
     try:
-        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=1 << 24),
+        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
