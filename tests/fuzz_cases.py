@@ -22,6 +22,8 @@ Semantics chosen where the two programs differ on purpose:
   * trec_eval 10.0 fails (exit 4, no output) when a judged query is missing from the run and ``-c`` is not given;
     treckit evaluates the shared queries by default.  Those cases run treckit with ``--missing error``, which
     is documented to behave as trec_eval does; stdout (empty) and the failing exit status are compared.
+  * treckit refuses input trec_eval reads on (a rank that is not a number, a doc judged twice, a run line
+    repeated): reported as ``known`` when treckit says so (exit 2, the message in STRICT).
   * trec_eval crashes or hangs on some inputs (``-M -1`` and other negative ``-M`` segfault; a time-out guards
     against hangs).  Those are reported as ``known`` (``Difference.known`` set), not as failures.
 """
@@ -288,7 +290,63 @@ def case(seed: int) -> Case:
     zscores = None
     if "@ZSCORES@" in flags:
         zscores = _zscores(r, flags, sorted(set(qids) | set(run_qids)))
-    return Case(seed, "".join(x + "\n" for x in qrels_lines), "".join(x + "\n" for x in run_lines), flags, zscores, notes)
+    c = Case(seed, "".join(x + "\n" for x in qrels_lines), "".join(x + "\n" for x in run_lines), flags, zscores, notes)
+    return _odd_input(c, random.Random(seed * 7919 + 1))      # its own stream: the cases above stay as they are
+
+
+ODDITIES = ["qrels 5 fields", "qrels 3 fields", "run 5 fields", "repeated run line", "repeated judgment", "CRLF",
+            "trailing blanks", "non-ASCII id", "grade 10", "rank not a number", "score inf", "unknown measure",
+            "empty parameters", "parameters on a plain measure", "empty run", "qid only in zscores"]
+
+
+# inputs trec_eval reads on and treckit refuses on purpose (see test_trec_eval_regressions.py): note -> its message
+STRICT = {"rank not a number": "is not an integer", "repeated judgment": "twice", "repeated run line": "more than once"}
+
+
+def _odd_input(c: Case, r: random.Random) -> Case:
+    """Now and then (one case in six) one hostile or unusual input: both programs must agree, or both refuse."""
+    if r.random() >= 1 / 6:
+        return c
+    what = r.choice(ODDITIES)
+    c.notes.append(what)
+    q, run = c.qrels.splitlines(), c.run.splitlines()
+    i, j = r.randrange(len(q)), r.randrange(len(run))
+    qf, rf = q[i].split(), run[j].split()
+    if what == "qrels 5 fields":
+        q[i] += " 2"
+    elif what == "qrels 3 fields":
+        q[i] = " ".join(qf[:3])
+    elif what == "run 5 fields":
+        run[j] = " ".join(rf[:5])
+    elif what == "repeated run line":
+        run.append(" ".join(rf[:3] + ["77", "0.125"] + rf[5:]))
+    elif what == "repeated judgment":
+        q.append(" ".join(qf[:3] + ["1" if qf[3] != "1" else "0"]))
+    elif what == "CRLF":
+        return Case(c.seed, c.qrels.replace("\n", "\r\n"), c.run.replace("\n", "\r\n"), c.flags, c.zscores, c.notes)
+    elif what == "trailing blanks":
+        q[i] += "  "
+        run[j] = " " + run[j] + " \t"
+    elif what == "non-ASCII id":
+        q.append(f"{qf[0]} 0 Zürich 1")
+        run.append(f"{rf[0]} Q0 Zürich 3 {rf[4]} {rf[-1]}")
+    elif what == "grade 10":
+        q[i] = " ".join(qf[:3] + ["10"])
+    elif what == "rank not a number":
+        run[j] = " ".join(rf[:3] + ["first"] + rf[4:])
+    elif what == "score inf":
+        run[j] = " ".join(rf[:4] + [r.choice(["inf", "-inf", "1e400"])] + rf[5:])
+    elif what == "unknown measure":
+        c.flags += ["-m", r.choice(["mapp", "P_5", "ndcg@10", "Map"])]
+    elif what == "empty parameters":
+        c.flags += ["-m", r.choice(["P.", "ndcg_cut.", "utility."])]
+    elif what == "parameters on a plain measure":
+        c.flags += ["-m", r.choice(["map.5", "num_q.1", "bpref.2"])]
+    elif what == "empty run":
+        run = []
+    elif what == "qid only in zscores" and c.zscores is not None:
+        c.zscores += "zz map 0.5 1\n"
+    return Case(c.seed, "".join(x + "\n" for x in q), "".join(x + "\n" for x in run), c.flags, c.zscores, c.notes)
 
 
 def _zscores(r: random.Random, flags: list[str], qids: list[str]) -> str:
@@ -354,7 +412,8 @@ class Difference:
         self.case.write(d)
         args = " ".join(shlex.quote(a) for a in self.case.argv())
         ours_args = " ".join(shlex.quote(a) for a in self.treckit_argv[:len(self.treckit_argv) - len(self.case.argv())])
-        lines = [f"# seed {self.case.seed}" + (f"  KNOWN: {self.known}" if self.known else ""),
+        lines = [f"# seed {self.case.seed}" + (f"  KNOWN: {self.known}" if self.known else "")
+                 + (f"  (inputs: {', '.join(self.case.notes)})" if self.case.notes else ""),
                  f"cd {d}",
                  f"$TE {args}            # trec_eval: status {self.ref.status}",
                  f"treckit eval {ours_args + ' ' if ours_args else ''}{args}   # treckit: status {self.ours.status}",
@@ -380,6 +439,11 @@ def compare(c: Case, tmp: Path, binary: Path) -> Difference | None:
         # trec_eval 10.0 refuses every measure when a qrels query has only negative judgments
         # ("Can't calculate measure", exit 4); treckit evaluates such a query (no relevant docs)
         return Difference(c, ref, ours, ours_argv, "trec_eval fails on an all-negative query" if answered else None)
+    refusal = STRICT.get(next((n for n in c.notes if n in STRICT), None))
+    if ref.status == 0 and ours.status == 2 and refusal and refusal.encode() in ours.stderr:
+        # trec_eval reads on (rank as atol's 0, the last of two judgments, a repeated line counted twice);
+        # treckit refuses such input on purpose, with a message naming the line and the fix
+        return Difference(c, ref, ours, ours_argv, "treckit refuses on purpose: " + refusal)
     if ref.status == 0:
         if ours.status == 0 and ours.stdout == ref.stdout:
             return None

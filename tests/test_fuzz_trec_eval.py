@@ -24,10 +24,15 @@ GAIN_MINUS_1 = "gain pairs for grade -1 refused (lead; test_gain_for_grade_minus
 LEVEL_MINUS_1 = "-l -1 and unjudged docs (lead; test_level_minus_one_*)"
 RNDCG_NAN = "Rndcg -nan when the ideal gain is 0 (lead; test_Rndcg_nan_when_ideal_gain_is_zero)"
 FRACTIONAL_GAINS = "gains between 0 and 1 in pairs (lead; test_fractional_gain_pairs)"
-KNOWN = {2: A_NAN, 7: GAIN_MINUS_1, 9: GAIN_MINUS_1, 15: GAIN_MINUS_1, 34: LEVEL_MINUS_1, 46: GAIN_MINUS_1,
-         91: A_RPREC, 107: GAIN_MINUS_1, 117: A_NAN, 123: GAIN_MINUS_1, 127: A_NAN, 147: A_NAN, 166: A_NAN,
-         208: A_NAN, 213: GAIN_MINUS_1, 228: RNDCG_NAN, 276: A_RPREC, 277: A_RPREC, 301: FRACTIONAL_GAINS,
-         312: GAIN_MINUS_1, 322: LEVEL_MINUS_1, 335: GAIN_MINUS_1, 336: GAIN_MINUS_1, 358: GAIN_MINUS_1}
+E_FIVE_FIELDS = "qrels lines with 5 fields read instead of refused (helper E; test_qrels_line_with_five_fields_is_refused)"
+PLAIN_PARAMS = "parameters on a measure that takes none (lead; test_parameters_on_a_plain_measure)"
+EMPTY_PARAMS = "'-m P.' after '-m P.5' not refused (lead; test_empty_parameters_refused_after_earlier_ones)"
+KNOWN = {2: A_NAN, 3: E_FIVE_FIELDS, 9: GAIN_MINUS_1, 15: GAIN_MINUS_1, 34: LEVEL_MINUS_1, 46: GAIN_MINUS_1,
+         55: PLAIN_PARAMS, 58: E_FIVE_FIELDS, 77: PLAIN_PARAMS, 91: A_RPREC, 107: GAIN_MINUS_1, 117: A_NAN,
+         123: GAIN_MINUS_1, 127: A_NAN, 147: A_NAN, 166: A_NAN, 213: GAIN_MINUS_1, 228: RNDCG_NAN, 231: PLAIN_PARAMS,
+         243: E_FIVE_FIELDS, 275: EMPTY_PARAMS, 276: A_RPREC, 277: A_RPREC, 301: FRACTIONAL_GAINS, 312: GAIN_MINUS_1,
+         322: LEVEL_MINUS_1, 335: GAIN_MINUS_1, 336: GAIN_MINUS_1, 358: GAIN_MINUS_1, 360: PLAIN_PARAMS,
+         367: E_FIVE_FIELDS}
 
 
 def _params():
@@ -73,6 +78,7 @@ def test_ci_cases_cover_every_flag_measure_and_input_feature():
     assert " -1\n" in qrels and " 4\n" in qrels
     assert any(fuzz_cases.all_negative_queries(c) for c in cases)
     assert any(c.zscores for c in cases)
+    assert set(fuzz_cases.ODDITIES) <= {n for c in cases for n in c.notes}
 
 
 def test_compare_reports_a_changed_byte(trec_eval, tmp_path, monkeypatch):
