@@ -7,7 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # the reference data (trec_eval's conformance suite, QUEST and BEIR samples): TRECKIT_REFERENCE_DATA, else ../shared/data
-SHARED = Path(os.environ["TRECKIT_REFERENCE_DATA"]) if os.environ.get("TRECKIT_REFERENCE_DATA") else ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("TRECKIT_REFERENCE_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture

@@ -41,8 +41,10 @@ def main(argv=None) -> int:
             if (i + 1) % 500 == 0:
                 print(f"fuzz: {i + 1}/{a.cases} cases, {len(failures)} differences, {len(known)} known "
                       f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-    summary = [f"{a.cases} cases from seed {a.start}: {len(failures)} differences, {len(known)} known (trec_eval "
-               f"crashes or hangs)", "differences: " + " ".join(map(str, failures)), "known: " + " ".join(map(str, known))]
+    summary = [f"{a.cases} cases from seed {a.start}: {len(failures)} differences, {len(known)} known (documented: "
+               "trec_eval crashes or refuses, treckit refuses on purpose)",
+               "differences: " + " ".join(map(str, failures)),
+               "known: " + " ".join(map(str, known))]
     (a.out / "SUMMARY.txt").write_text("\n".join(summary) + "\n")
     print("\n".join(summary[:1]) + f"; reproducers in {a.out}", file=sys.stderr)
     return 1 if failures else 0
