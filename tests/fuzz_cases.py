@@ -291,12 +291,25 @@ def case(seed: int) -> Case:
     if "@ZSCORES@" in flags:
         zscores = _zscores(r, flags, sorted(set(qids) | set(run_qids)))
     c = Case(seed, "".join(x + "\n" for x in qrels_lines), "".join(x + "\n" for x in run_lines), flags, zscores, notes)
-    return _odd_input(c, random.Random(seed * 7919 + 1))      # its own stream: the cases above stay as they are
+    c = _odd_input(c, random.Random(seed * 7919 + 1))         # its own stream: the cases above stay as they are
+    return _blank_lines(c, random.Random(seed * 7919 + 2))
 
 
 ODDITIES = ["qrels 5 fields", "qrels 3 fields", "run 5 fields", "repeated run line", "repeated judgment", "CRLF",
             "trailing blanks", "non-ASCII id", "grade 10", "rank not a number", "score inf", "unknown measure",
             "empty parameters", "parameters on a plain measure", "empty run", "qid only in zscores"]
+
+
+def _blank_lines(c: Case, r: random.Random) -> Case:
+    """Now and then an empty or blank line in the qrels or the run (trec_eval refuses it in qrels, not in runs)."""
+    if r.random() >= 0.03:
+        return c
+    which = r.choice(["qrels", "run"])
+    lines = getattr(c, which).splitlines(keepends=True)
+    lines.insert(r.randrange(len(lines) + 1), r.choice(["\n", "  \n", "\t\n"]))
+    c.notes.append(f"blank line in {which}")
+    return Case(c.seed, *(("".join(lines), c.run) if which == "qrels" else (c.qrels, "".join(lines))),
+                c.flags, c.zscores, c.notes)
 
 
 # inputs trec_eval reads on and treckit refuses on purpose (see test_trec_eval_regressions.py): note -> its message
