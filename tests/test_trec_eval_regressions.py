@@ -276,3 +276,26 @@ def test_repeated_doc_beyond_M_trec_eval_cuts_first_treckit_refuses(trec_eval, t
     assert ours.status == 2 and b"more than once" in ours.stderr
     ref, ours = both(trec_eval, tmp_path, "q 0 a 1\nq 0 a 0\n", "q Q0 a 1 1 t\n", "-m runid")
     assert ref.status == 0 and ours.status == 2 and b"twice" in ours.stderr
+
+
+@pytest.mark.parametrize("qrels,run", [
+    ("1 0 a 1\n", "1 Q0 b 1 1.0 t\n1 Q0 a 2 nan t\n"),         # trec_eval ranks a NaN somewhere
+    ("1 0 a 1\n", "1 Q0 b 1 1.0 t\n1 Q0 a 2 0x1p1 t\n"),       # C's atof reads hex floats
+    ("1 0 b 0\n1 0 a 1.5\n", "1 Q0 a 1 1 t\n"),                # atol reads grade 1.5 as 1
+])
+def test_numbers_trec_eval_reads_and_treckit_refuses(trec_eval, tmp_path, qrels, run):
+    ref, ours = both(trec_eval, tmp_path, qrels, run, "-m map")
+    assert ref.status == 0
+    assert ours.status == 2 and b":2:" in ours.stderr         # the file and line are named
+
+
+@pytest.mark.xfail(strict=True, reason="a bad score or grade on the FIRST line is reported as 'cannot tell the run/qrels "
+                                       "format from the first line' instead of naming the field; " + LEAD)
+@pytest.mark.parametrize("qrels,run,field", [
+    ("1 0 a 1\n", "1 Q0 a 1 nan t\n1 Q0 b 2 0.5 t\n", b"score 'nan'"),
+    ("1 0 a 1.5\n", "1 Q0 a 1 1 t\n", b"1.5"),
+    ("1 0 a 1\n", "1 Q0 a first 2.5 t extra\n", b"rank 'first'"),
+])
+def test_bad_number_on_the_first_line_is_named(trec_eval, tmp_path, qrels, run, field):
+    _, ours = both(trec_eval, tmp_path, qrels, run, "-m map")
+    assert ours.status == 2 and field in ours.stderr and b"cannot tell" not in ours.stderr
