@@ -299,3 +299,16 @@ def test_numbers_trec_eval_reads_and_treckit_refuses(trec_eval, tmp_path, qrels,
 def test_bad_number_on_the_first_line_is_named(trec_eval, tmp_path, qrels, run, field):
     _, ours = both(trec_eval, tmp_path, qrels, run, "-m map")
     assert ours.status == 2 and field in ours.stderr and b"cannot tell" not in ours.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="a run whose only line is blank: trec_eval reads no results (with -c every judged "
+                                       "query scores 0), treckit says 'the file is empty' (a truly empty file: both "
+                                       "refuse); " + LEAD)
+def test_run_of_blank_lines_with_complete(trec_eval, tmp_path):
+    assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n", "  \n", "-c -m map -m num_q"))
+
+
+def test_empty_run_both_refuse(trec_eval, tmp_path):
+    ref, ours = both(trec_eval, tmp_path, "1 0 a 1\n", "", "-c -m map")
+    assert ref.status != 0 and b"Cannot read results file" in ref.stderr
+    assert ours.status == 2 and b"empty" in ours.stderr
