@@ -45,11 +45,11 @@ test: $(VENV)/.installed
 	$(PY) -m pytest tests
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
-# a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them)
+# a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one
 CASES ?= 5000
 START ?= 0
 fuzz: $(VENV)/.installed
-	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz
+	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'

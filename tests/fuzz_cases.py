@@ -475,3 +475,51 @@ def all_negative_queries(c: Case) -> set[str]:
         if len(f) == 4:
             grades.setdefault(f[0], []).append(float(f[3]))
     return {q for q, g in grades.items() if max(g) < 0}
+
+
+# ------------------------------------------------------------------ shrinking a difference to a few lines
+def _flag_groups(flags: list[str]) -> list[list[str]]:
+    out, i = [], 0
+    while i < len(flags):
+        n = 2 if flags[i] in ("-m", "-M", "-l", "-N", "-Z") else 1
+        out.append(flags[i:i + n])
+        i += n
+    return out
+
+
+def minimise(diff: Difference, tmp: Path, binary: Path) -> Difference:
+    """The same difference (same exit statuses, first differing line on the same measure) on as few flags, qrels,
+    run and z-score lines as one greedy pass after another can get: what a regression test wants."""
+    import dataclasses
+
+    def signature(d: Difference | None):
+        if d is None or d.known:
+            return None
+        a, b = d.ref.stdout.splitlines(), d.ours.stdout.splitlines()
+        first = next(((x.split() or [b""])[0] for x, y in zip(a, b) if x != y), len(a) - len(b))
+        return d.ref.status == 0, d.ours.status == 0, first
+
+    c, want = diff.case, signature(diff)
+    changed = True
+    while changed:
+        changed = False
+        for part in ("flags", "qrels", "run", "zscores"):
+            if part == "zscores" and c.zscores is None:
+                continue
+            items = _flag_groups(c.flags) if part == "flags" else getattr(c, part).splitlines(keepends=True)
+            i = 0
+            while i < len(items):
+                rest = items[:i] + items[i + 1:]
+                if part == "flags":
+                    flat = [x for g in rest for x in g]
+                    trial = dataclasses.replace(c, flags=flat, zscores=c.zscores if "@ZSCORES@" in flat else None)
+                elif not rest and part != "zscores":
+                    i += 1
+                    continue
+                else:
+                    trial = dataclasses.replace(c, **{part: "".join(rest)})
+                if signature(compare(trial, tmp, binary)) == want:
+                    c, items, changed = trial, rest, True
+                else:
+                    i += 1
+    return compare(c, tmp, binary) or diff

@@ -2,7 +2,7 @@
 reproducer (the files, the two commands, both outputs) to outputs/fuzz/<seed>/, and a summary to
 outputs/fuzz/SUMMARY.txt.
 
-    python tests/fuzz_main.py [--cases N] [--start S] [--out DIR]
+    python tests/fuzz_main.py [--cases N] [--start S] [--out DIR] [--minimise]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_cases import ROOT, case, compare, trec_eval_path  # noqa: E402
+from fuzz_cases import ROOT, case, compare, minimise, trec_eval_path  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", type=int, default=5000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz")
+    ap.add_argument("--minimise", action="store_true", help="also shrink each difference (DIR/<seed>/min/)")
     a = ap.parse_args(argv)
     binary = trec_eval_path()
     if binary is None:
@@ -38,6 +39,8 @@ def main(argv=None) -> int:
             if diff is not None:
                 (known if diff.known else failures).append(seed)
                 diff.report(a.out / f"{seed:07d}")
+                if a.minimise and not diff.known:
+                    minimise(diff, Path(tmp) / "shrink", binary).report(a.out / f"{seed:07d}" / "min")
             if (i + 1) % 500 == 0:
                 print(f"fuzz: {i + 1}/{a.cases} cases, {len(failures)} differences, {len(known)} known "
                       f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)

@@ -108,3 +108,20 @@ def test_compare_reports_a_changed_byte(trec_eval, tmp_path, monkeypatch):
     assert diff is not None and diff.known is None
     text = diff.report(tmp_path / "c")
     assert "--- trec_eval stdout" in text and (tmp_path / "c" / "REPRODUCE.txt").exists()
+
+
+def test_minimise_keeps_the_difference_on_fewer_lines(trec_eval, tmp_path, monkeypatch):
+    real = fuzz_cases.run_treckit
+    seed = next(s for s in range(200) if s not in KNOWN and not case(s).notes and not any("-m" in f for f in case(s).flags)
+                and len(case(s).run.splitlines()) > 5 and compare(case(s), tmp_path / "a", trec_eval) is None
+                and b"\nmap " in real(case(s).write(tmp_path / "a")).stdout)
+
+    def map_off(argv):                      # a made-up bug: treckit's map lines changed
+        out = real(argv)
+        return fuzz_cases.Outcome(out.status, out.stdout.replace(b"\nmap ", b"\nmap_"), out.stderr)
+    monkeypatch.setattr(fuzz_cases, "run_treckit", map_off)
+    diff = compare(case(seed), tmp_path / "b", trec_eval)
+    small = fuzz_cases.minimise(diff, tmp_path / "c", trec_eval)
+    assert small.known is None and small.ours.stdout != small.ref.stdout
+    assert len(small.case.run.splitlines()) == 1 and len(small.case.qrels.splitlines()) == 1
+    assert len(small.case.flags) <= len(diff.case.flags)
