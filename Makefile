@@ -8,7 +8,7 @@ RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare test bench clean venv
+.PHONY: demo all qrels run eval compare test fuzz bench clean venv
 
 demo: compare
 
@@ -43,6 +43,13 @@ compare: eval
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests
+
+# differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
+# a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one
+CASES ?= 5000
+START ?= 0
+fuzz: $(VENV)/.installed
+	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'

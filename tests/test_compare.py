@@ -45,13 +45,16 @@ def test_randomization_exact_equals_brute_force():
 
 def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
     a, b = A[:16], B[:16]
-    exact = stats.randomization(a, b).p_value                      # 2**16 assignments
+    r0 = stats.randomization(a, b)                                 # 2**16 assignments, enumerated
+    exact = r0.p_value
     d = b - a
+    signs = 1 - 2 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)     # every sign flip once
+    assert r0.detail["method"] == "exact"
+    assert exact == np.count_nonzero(np.abs(signs @ d) >= abs(d.sum()) - 1e-12) / 2 ** d.size
     r1 = stats.randomization(np.r_[a, 0.0], np.r_[b, 0.0], permutations=20000, seed=7)   # 17 queries: Monte Carlo
     r2 = stats.randomization(np.r_[a, 0.0], np.r_[b, 0.0], permutations=20000, seed=7)
     assert r1.detail["method"] == "monte-carlo" and r1.p_value == r2.p_value
     assert abs(r1.p_value - exact) < 0.01                          # a zero delta does not change the null
-    assert d.size == 16
 
 
 def test_bootstrap_agrees_with_scipy_and_is_seeded():

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from treckit import thresholds
 from treckit.api import read_qrels, read_run
 from treckit.errors import InputError
 from treckit.evaluation import evaluate_requests
@@ -197,8 +198,15 @@ def test_parallel_writer_gives_the_same_bytes(big, tmp_path, monkeypatch):
     from treckit.api import write_run
     from treckit.convert import convert_run
     out, _ = convert_run(read_run(big / "run"), order="desc")
+    parts = []
+    real = trec._csv_part
+    monkeypatch.setattr(trec, "_csv_part", lambda t, dest: parts.append(t.num_rows) or real(t, dest))
     write_run(out, tmp_path / "one")
-    monkeypatch.setattr(trec, "PARALLEL_MIN_ROWS", 10)
+    assert parts == [len(out)]                                  # one piece below the threshold
+    monkeypatch.setattr(thresholds, "PARALLEL_WRITE_MIN_ROWS", 10)
     write_run(out, tmp_path / "two")
+    assert sorted(parts[1:]) == [len(out) // 2, len(out) - len(out) // 2]     # two halves above it
     assert (tmp_path / "one").read_bytes() == (tmp_path / "two").read_bytes()
-    assert not list(tmp_path.glob("*.part*"))
+    assert (tmp_path / "one").read_text().count("\n") == len(out)
+    # atomic writes leave no temporary file behind (they are named .<target>.<random>.tmp)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "two"]

@@ -11,6 +11,8 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import pyarrow as pa
 
+from . import thresholds
+
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("iter", pa.string()), ("docid", pa.string()), ("grade", pa.int64())])
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()),
                         ("rank", pa.int64()), ("tag", pa.string())])
@@ -135,7 +137,7 @@ def as_string(column):
 def repeated_column(n: int, value, type_: pa.DataType = pa.string()) -> pa.ChunkedArray:
     """A column of ``n`` copies of ``value`` (None: nulls) whose chunks share one buffer: a run
     tag, or a reader's column nobody will read, costs next to no memory however long the run."""
-    block = min(n, 1 << 20)
+    block = min(n, thresholds.CONSTANT_COLUMN_BLOCK_ROWS)
 
     def piece(k: int) -> pa.Array:
         return pa.nulls(k, type_) if value is None else pa.repeat(pa.scalar(value, type_), k)
@@ -163,7 +165,8 @@ def query_matrix(values: np.ndarray, starts: np.ndarray, pad) -> np.ndarray | No
     n = values.size
     lengths = np.diff(np.append(starts, n))
     width = int(lengths.max()) if lengths.size else 0
-    if starts.size * width > 2 * n + 1_000_000 or starts.size > 200_000:
+    most_cells = thresholds.QUERY_MATRIX_GROWTH * n + thresholds.QUERY_MATRIX_SLACK
+    if starts.size * width > most_cells or starts.size > thresholds.QUERY_MATRIX_MAX_QUERIES:
         return None
     if (lengths == width).all():
         return values.reshape(starts.size, width)
@@ -186,7 +189,7 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int32), []
     if not pa.types.is_dictionary(arr.type):
-        starts = run_starts(arr, most=max(n // 8, 50_000))
+        starts = run_starts(arr, most=max(n // thresholds.FEW_RUNS_FRACTION, thresholds.FEW_RUNS_MIN))
         if starts is not None:                     # few runs (or few rows): a Python pass over run heads
             return (starts,) + _first_appearance(take(arr, starts).to_pylist())
         # scattered values: Arrow's dictionary encoding gives the codes (chunk by chunk, then unified)
@@ -198,13 +201,14 @@ def id_runs(column) -> tuple[np.ndarray, np.ndarray, list[str]]:
     codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32)
     dictionary = chunks[0].dictionary.to_pylist()
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    if starts.size <= max(n // 8, 50_000):
+    if starts.size <= max(n // thresholds.FEW_RUNS_FRACTION, thresholds.FEW_RUNS_MIN):
         run_code, ids = _first_appearance([dictionary[c] for c in codes[starts].tolist()])
         return starts, run_code, ids
     # scattered: renumber the dictionary codes by first appearance (the first row of each code)
     first = np.full(len(dictionary), codes.size, np.int64)
-    for a in range(0, codes.size, 1 << 20):        # in slices: no index array as long as the column
-        np.minimum.at(first, codes[a:a + (1 << 20)], np.arange(a, min(a + (1 << 20), codes.size)))
+    step = thresholds.ID_RENUMBER_SLICE_ROWS
+    for a in range(0, codes.size, step):           # in slices: no index array as long as the column
+        np.minimum.at(first, codes[a:a + step], np.arange(a, min(a + step, codes.size)))
     used = np.flatnonzero(first < codes.size)
     by_first = used[np.argsort(first[used], kind="stable")]
     rank = np.empty(len(dictionary), np.int32)
@@ -223,7 +227,7 @@ def _first_appearance(values: list[str]) -> tuple[np.ndarray, list[str]]:
 def group_order(codes: np.ndarray) -> np.ndarray:
     """The stable permutation that puts equal codes (small non-negative integers) together; codes
     that fit 16 bits are radix-sorted (numpy does so for 16-bit keys), three times as fast."""
-    if codes.size and int(codes.max()) < 1 << 16:
+    if codes.size and int(codes.max()) < thresholds.RADIX_MAX_CODES:
         return np.argsort(codes.astype(np.uint16), kind="stable")
     return np.argsort(codes, kind="stable")
 

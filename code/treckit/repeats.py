@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import thresholds
 from .model import query_matrix
 from .strings import hash64, take_strings
-
-BITMAP = (1 << 22) - 1        # mask of the bitmaps that nominate candidates: 4 MiB of bools
 
 
 def pair_keys(docid, group: np.ndarray) -> np.ndarray:
@@ -65,7 +64,7 @@ def _suspects_in_whole_run(keys: np.ndarray) -> np.ndarray:
     if not same.any():
         return np.zeros(0, np.int64)
     shared = np.unique(k[1:][same])
-    bits = np.zeros(BITMAP + 1, bool)
-    bits[shared & BITMAP] = True
-    near = np.flatnonzero(bits[keys & keys.dtype.type(BITMAP)])
+    bits = np.zeros(thresholds.REPEAT_BITMAP_MASK + 1, bool)
+    bits[shared & thresholds.REPEAT_BITMAP_MASK] = True
+    near = np.flatnonzero(bits[keys & keys.dtype.type(thresholds.REPEAT_BITMAP_MASK)])
     return near[np.isin(keys[near], shared)]

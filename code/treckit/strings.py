@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from . import thresholds
+
 _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -28,9 +30,6 @@ def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return off, raw
 
 
-_SLICE = 1 << 20
-
-
 def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None:
     """A 64-bit hash of every string of ``arr`` (uint64 array of the same length); with ``group``
     (one integer per string, e.g. the query) the hash keys the pair (group, string).
@@ -42,8 +41,8 @@ def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None
     have to sit in memory all at once.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    pieces = [c if len(c) <= _SLICE else c.slice(i, _SLICE) for c in chunks
-              for i in range(0, max(len(c), 1), _SLICE)]
+    pieces = [c if len(c) <= thresholds.HASH_SLICE_ROWS else c.slice(i, thresholds.HASH_SLICE_ROWS) for c in chunks
+              for i in range(0, max(len(c), 1), thresholds.HASH_SLICE_ROWS)]
     bounds = np.cumsum([0] + [len(p) for p in pieces])
     out = np.empty(int(bounds[-1]), np.uint64) if each is None else None
 

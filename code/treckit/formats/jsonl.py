@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from .. import thresholds
 from ..errors import InputError
 from ..io import PathLike, atomic_output, display_name, read_text
 from ..model import Qrels, Run
 from .common import LineErrors, head_lines, notice, text_lines
 
-FAST_JSONL_MIN_BYTES = 1 << 16   # smaller files: the line reader is as fast and says more
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
 DOCS_FIELDS = ("docs", "doc_ids", "docids", "pids")
 SCORES_FIELDS = ("scores",)
@@ -323,7 +323,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     from ..strings import has_empty, take
 
     src = Source(path)
-    if src.size < FAST_JSONL_MIN_BYTES:   # small files: the line reader is as fast and says more
+    if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
         return None
     try:
         first = load_json_line(head_lines(path, 1, "run")[0])
@@ -343,7 +343,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
                        + [(k, pa.null()) for k in preferred])
     try:
-        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=1 << 24),
+        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
                          parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None

@@ -25,8 +25,7 @@ from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout
                      parse_int, parse_score, score_problem, split_fields, text_lines)
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
-_FAST_PATH_MIN_BYTES = 1 << 20
-_FAST_QRELS_MIN_BYTES = 1 << 16
+from .. import thresholds
 
 
 # ---------------------------------------------------------------- qrels
@@ -36,7 +35,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     check_layout(layout)
     name = display_name(path)
     src = Source(path)
-    if src.size >= _FAST_QRELS_MIN_BYTES and not skip_malformed:
+    if src.size >= thresholds.TREC_QRELS_FAST_MIN_BYTES and not skip_malformed:
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows:
             t = t.set_column(0, "qid", as_string(t.column("qid")))
@@ -199,7 +198,7 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     check_layout(layout)
     src = Source(path)
     name = display_name(path)
-    if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
+    if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
             if not decode_ids:
@@ -236,7 +235,7 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | 
         other_separator = pool.submit(_holds_any, src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t"))
         try:
             t = pcsv.read_csv(src.arrow(),
-                              read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+                              read_options=pcsv.ReadOptions(column_names=names, block_size=thresholds.ARROW_BLOCK_BYTES),
                               parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                                               escape_char=False, newlines_in_values=False),
                               convert_options=pcsv.ConvertOptions(column_types=column_types,
@@ -483,9 +482,6 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
             fh.write(_string_payload(chunk))
 
 
-PARALLEL_MIN_ROWS = 1_000_000
-
-
 def _csv_part(t: pa.Table, dest) -> None:
     import pyarrow.csv as pcsv
 
@@ -510,7 +506,7 @@ def _rank_text(rank) -> pa.ChunkedArray | pa.Array:
     import pyarrow.compute as pc
 
     lo, hi = (pc.min_max(rank)[k].as_py() for k in ("min", "max")) if len(rank) else (0, 0)
-    if lo is None or lo < 0 or hi > 100_000:
+    if lo is None or lo < 0 or hi > thresholds.RANK_TEXT_TABLE_MAX:
         return pc.cast(rank, pa.string())
     return pa.array([str(i) for i in range(hi + 1)], pa.string()).take(rank)
 
@@ -521,7 +517,7 @@ def _write_csv_parallel(t: pa.Table, dest: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     n = t.num_rows
-    if n < PARALLEL_MIN_ROWS:
+    if n < thresholds.PARALLEL_WRITE_MIN_ROWS:
         _csv_part(t, dest)
         return
     half = n // 2

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from .. import thresholds
 from ..arrow_calls import call
 from ..errors import InputError
 from ..model import Qrels, Run, group_order, id_runs, query_matrix, spread
-from ..repeats import BITMAP, first_repeat, suspects
+from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
 
 NONPOOL = -1      # retrieved, not in the qrels
@@ -200,14 +201,14 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     piece: a bitmap of the judgments' hashes nominates candidates, and each candidate is then
     confirmed on the strings, so a hash collision can never make a doc judged.
     """
-    bits = np.zeros(BITMAP + 1, bool)
-    bits[(qkeys & np.uint64(BITMAP)).astype(np.intp)] = True
+    bits = np.zeros(thresholds.REPEAT_BITMAP_MASK + 1, bool)
+    bits[(qkeys & np.uint64(thresholds.REPEAT_BITMAP_MASK)).astype(np.intp)] = True
     dupkeys = np.empty(rq.size, np.uint32)
     found: list[tuple[np.ndarray, np.ndarray]] = []
 
     def scan(first: int, h: np.ndarray) -> None:
         dupkeys[first:first + h.size] = h                  # the low 32 bits
-        hit = np.flatnonzero(bits[np.bitwise_and(h, np.uint64(BITMAP)).view(np.int64)])
+        hit = np.flatnonzero(bits[np.bitwise_and(h, np.uint64(thresholds.REPEAT_BITMAP_MASK)).view(np.int64)])
         if hit.size:
             found.append((first + hit, h[hit]))
 
@@ -326,7 +327,7 @@ def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, docid, jrows:
     mine = key[jrows]
     above = np.empty(jrows.size, np.int64)
     tie_owner, tie_other = [], []
-    block = max(1, (1 << 20) // width)
+    block = max(1, thresholds.QUERY_ROWS_BLOCK_CELLS // width)
     for a in range(0, jrows.size, block):
         other = scores[q[a:a + block]]
         m = mine[a:a + block, None]
@@ -353,7 +354,7 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarr
     group = np.where(rq >= 0, rq, nq).astype(np.int32)    # ignored lines form one extra group
     n = rq.size
     n_per = np.bincount(group, minlength=nq + 1)
-    if int(n_per[rq[jrows]].sum()) > 8 * n + 1_000_000:
+    if int(n_per[rq[jrows]].sum()) > thresholds.RANK_SORT_GROWTH * n + thresholds.RANK_SORT_SLACK:
         return _ranks_by_sort(group, key, docid)[jrows]
     change = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     if change.size == int((n_per > 0).sum()):        # each query's lines are contiguous: no sort needed
@@ -366,7 +367,7 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarr
     skey = key if perm is None else key[perm]
     out = np.empty(jrows.size, np.int64)
     order = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
-    block = max(1, 1_000_000 // max(1, int(n_per[rq[jrows]].max())))
+    block = max(1, thresholds.RANK_BLOCK_CELLS // max(1, int(n_per[rq[jrows]].max())))
     tie_owner, tie_other = [], []                           # score ties, settled on doc ids at the end
     for a in range(0, order.size, block):
         sel = order[a:a + block]

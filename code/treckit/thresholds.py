@@ -1,0 +1,41 @@
+"""Every size at which treckit switches to a faster way of doing the same work, in one place.
+
+Each name is read at the moment of the decision (``thresholds.NAME``, never copied), so a test can
+lower or raise it with ``monkeypatch.setattr(thresholds, NAME, value)`` and run both sides of the
+branch on small data (tests/test_thresholds.py does so for every one).  Both sides must give the
+same result; only time and memory differ.
+"""
+from __future__ import annotations
+
+# ---------------------------------------------------------------- reading files (formats/)
+TREC_RUN_FAST_MIN_BYTES = 1 << 20       # runs this large are read by Arrow's CSV reader, smaller ones line by line
+TREC_QRELS_FAST_MIN_BYTES = 1 << 16     # the same for qrels (the line reader names the bad line; small files are quick)
+JSONL_FAST_MIN_BYTES = 1 << 16          # JSON-lines runs this large go through Arrow's JSON reader
+ARROW_BLOCK_BYTES = 1 << 24             # Arrow's readers take the file a block of this many bytes at a time (one chunk each)
+
+# ---------------------------------------------------------------- writing files
+PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads
+RANK_TEXT_TABLE_MAX = 100_000           # ranks up to this are written by lookup in a table of their texts, else formatted
+
+# ---------------------------------------------------------------- ids (model.py, strings.py)
+FEW_RUNS_FRACTION = 8                   # a column is "few runs" (queries' lines together) with at most n / 8 runs ...
+FEW_RUNS_MIN = 50_000                   # ... or at most this many: run heads become Python strings, else Arrow's
+                                        # dictionary encoding (the scattered-qid path)
+RADIX_MAX_CODES = 1 << 16               # group codes below this fit 16 bits: numpy's radix sort, else a comparison sort
+HASH_SLICE_ROWS = 1 << 20               # strings are hashed in pieces of this many, two pieces at a time
+ID_RENUMBER_SLICE_ROWS = 1 << 20        # scattered ids are renumbered by first appearance this many rows at a time
+CONSTANT_COLUMN_BLOCK_ROWS = 1 << 20    # a column of one repeated value is chunks of this many rows sharing one buffer
+
+# ---------------------------------------------------------------- per-query matrices (model.query_matrix)
+QUERY_MATRIX_GROWTH = 2                 # a (queries x longest) matrix may hold this many cells per value ...
+QUERY_MATRIX_SLACK = 1_000_000          # ... plus this many; beyond that (uneven depths) callers take another path
+QUERY_MATRIX_MAX_QUERIES = 200_000      # and no more rows than this (the padding loop is per query)
+
+# ---------------------------------------------------------------- ranking judged docs (measures/ranking.py)
+RANK_SORT_GROWTH = 8                    # comparing judged rows with their query's rows costs more than this many
+RANK_SORT_SLACK = 1_000_000             # cells per run line (plus this): sort the whole run instead
+RANK_BLOCK_CELLS = 1_000_000            # judged rows are compared a block of about this many cells at a time
+QUERY_ROWS_BLOCK_CELLS = 1 << 20        # the same for the per-query matrix path
+
+# ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
+REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools

@@ -1,0 +1,62 @@
+"""Tab-separated runs (formats/tsv.py): headers in any order, rank columns, bad lines named, and the same run as
+the equivalent TREC file."""
+from __future__ import annotations
+
+import pytest
+
+from treckit.api import read_run
+from treckit.errors import InputError
+
+EXPECTED = {"1": {"d1": 2.5, "d2": 1.0}, "2": {"d9": -0.5}}
+TREC = "1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1.0 t\n2 Q0 d9 1 -0.5 t\n"
+
+
+def _write(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("text", [
+    "1\td1\t2.5\n1\td2\t1.0\n2\td9\t-0.5\n",                              # no header: qid docid score
+    "qid\tdocid\tscore\n1\td1\t2.5\n1\td2\t1.0\n# a comment\n2\td9\t-0.5\n",
+    "score\tquery-id\tcorpus-id\n2.5\t1\td1\n1.0\t1\td2\n-0.5\t2\td9\n",   # any column order
+    "query\tdoc\tsim\trank\n1\td1\t 2.5 \t1\n1\td2\t1e0\t2\n\n2\td9\t-5E-1\t1\n",
+])
+def test_tsv_run_equals_the_trec_run(tmp_path, text):
+    run = read_run(_write(tmp_path, "run.tsv", text), "tsv")
+    assert run.to_dict() == EXPECTED == read_run(_write(tmp_path, "run", TREC)).to_dict()
+
+
+def test_detected_as_tsv(tmp_path):
+    assert read_run(_write(tmp_path, "r", "1\td1\t2.5\n1\td2\t1.0\n2\td9\t-0.5\n")).to_dict() == EXPECTED
+
+
+def test_rank_column_orders_the_run(tmp_path):
+    """MS MARCO's ``qid pid rank``: list order follows the rank (score = -rank), and the note says so."""
+    run = read_run(_write(tmp_path, "r", "1\tdB\t2\n1\tdA\t1\n2\tdC\t1\n"), "tsv", tsv_third="rank")
+    assert run.to_dict() == {"1": {"dB": -2.0, "dA": -1.0}, "2": {"dC": -1.0}}
+    assert run.notes.get("scores_from_rank") is True
+    assert run.table.column("rank").to_pylist() == [2, 1, 1]
+    named = read_run(_write(tmp_path, "h", "qid\tpid\trank\n1\tdB\t2\n1\tdA\t1\n"), "tsv")
+    assert named.to_dict() == {"1": {"dB": -2.0, "dA": -1.0}} and named.notes.get("scores_from_rank") is True
+
+
+@pytest.mark.parametrize("text,message", [
+    ("1\td1\n", "expected at least 3 tab-separated fields, found 2"),
+    ("1\td1\tabc\n", "abc"),
+    ("\td1\t1.0\n", "empty query id or doc id"),
+    ("qid\tpid\trank\n1\tdB\tfirst\n", "rank 'first' is not an integer"),
+    ("qid\tdocid\tfoo\n1\td\t1\n", "names no score or rank column"),
+    ("# only a comment\n\n", "the file is empty"),
+])
+def test_bad_lines_are_named(tmp_path, text, message):
+    with pytest.raises(InputError, match=message) as info:
+        read_run(_write(tmp_path, "bad.tsv", text), "tsv")
+    assert "bad.tsv" in str(info.value)
+
+
+def test_skip_malformed_counts_and_keeps_the_rest(tmp_path):
+    run = read_run(_write(tmp_path, "r", "1\td1\t2.5\n1\td2\n2\td9\t-0.5\n"), "tsv", skip_malformed=True)
+    assert run.to_dict() == {"1": {"d1": 2.5}, "2": {"d9": -0.5}}
+    with pytest.raises(InputError, match="no run lines found"):
+        read_run(_write(tmp_path, "s", "1\td2\n"), "tsv", skip_malformed=True)
