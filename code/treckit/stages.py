@@ -97,7 +97,7 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
                        ranks=order == "given" or ties == "break")    # only these read the given ranks
         steps.next()
         out, report = convert_run(run, order=order, ties=ties, duplicates=duplicates, depth=depth,
-                                  run_name=run_name, source=str(input))
+                                  run_name=run_name, source=str(input), raw_ids=raw_ids)
         del run                      # the input's columns are not needed while writing: free them
         steps.next()
         write_run(out, output, escape_ids=not raw_ids, tag=run_name)

@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
+from ..ids import (WHITESPACE_RE2, escape_id, keeps_text, replace_rows, rows_needing_escape, unescape_id,
+                   written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, run_starts, take
@@ -37,7 +38,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         if t is not None and t.num_rows and not has_empty(t.column("docid")):
             t = t.set_column(0, "qid", as_string(t.column("qid")))
             if decode_ids:
-                t = t.set_column(2, "docid", _decoded(t.column("docid")))
+                t = t.set_column(2, "docid", _decoded(t.column("docid"), t.column("qid"), True)[0])
             return Qrels(t.combine_chunks())
     text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
@@ -96,9 +97,8 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if src.size >= _FAST_PATH_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
-            if not decode_ids:
-                return fast
-            return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", _decoded(fast.table.column("docid"))))
+            docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
+            return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     text = decode_text(src.data(), path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
@@ -163,17 +163,21 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
                          "tag": t.column("tag")}))
 
 
-def _decoded(doc):
-    """A doc id column with escaped ids decoded.  Escaped ids all contain '%': a column without one
-    is returned as it is (one scan of its bytes), and only the ids with one go through Python."""
-    if not contains_byte(doc, 37):
-        return doc
-    import pyarrow.compute as pc
-
-    values = doc.to_pylist()
-    for i in np.flatnonzero(pc.match_substring(doc, "%").to_numpy(zero_copy_only=False)).tolist():
-        values[i] = unescape_id(values[i])
-    return pa.array(values, pa.string())
+def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, dict[tuple[str, str], str]]:
+    """A doc id column with escaped ids decoded (``decode_ids``), and the texts to keep as the ids'
+    written form (``Run.written``).  Only ids that escaping would change -- the ones with '%' or
+    whitespace -- can be either: scans of the column's bytes find them, and only they go through
+    Python; a column without any is returned as it is."""
+    rows = rows_needing_escape(doc)
+    if rows.size == 0:
+        return doc, {}
+    texts = take(doc, rows).to_pylist()
+    ids = [unescape_id(t) for t in texts] if decode_ids else texts
+    changed = [i for i, (t, d) in enumerate(zip(texts, ids)) if t != d]
+    doc = replace_rows(doc, rows[changed], [ids[i] for i in changed])
+    kept = [i for i, (t, d) in enumerate(zip(texts, ids)) if keeps_text(t, d)]
+    qids = take(qid, rows[kept]).to_pylist()
+    return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept)}
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
@@ -204,6 +208,7 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
         if len(constant) == 1:
             known_tags = dict.fromkeys(constant[0], 1)
     qids, docids, scores, ranks, tags = [], [], [], [], []
+    written: dict[tuple[str, str], str] = {}          # see Run.written
     for no, line, cands in parsed:
         if len(cands) > 1:
             matching = [c for c in cands if c[5] in known_tags]
@@ -216,12 +221,16 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
         if not d:
             errors.bad(no, line, "empty doc id", "every line needs a non-empty doc id")
             continue
-        qids.append(q), docids.append(unescape_id(d) if decode_ids else d), scores.append(s), ranks.append(r), tags.append(tag)
+        docid = unescape_id(d) if decode_ids else d
+        if ("%" in d or not d.isascii()) and keeps_text(d, docid):
+            written[(q, docid)] = d
+        qids.append(q), docids.append(docid), scores.append(s), ranks.append(r), tags.append(tag)
     errors.report("run")
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
-    run = Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags)
+    run = dataclasses.replace(Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags),
+                              written=written)
     if errors.skipped.total:
         run.notes["skipped"] = dict(errors.skipped.counts)
     return run
@@ -284,12 +293,7 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     _check_no_whitespace_arrow(qid, "query id")
     doc = t.column("docid")
     if escape_ids:
-        mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2) if _may_need_escape(doc) else None
-        if mask is not None and pc.any(mask).as_py():
-            values = doc.to_pylist()
-            for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist():
-                values[i] = escape_id(values[i])
-            doc = pa.array(values, pa.string())
+        doc = written_ids(doc, qid, run.written)      # ids read from a TREC file keep their text
     else:
         _check_raw_ids_arrow(doc)
     n = t.num_rows
@@ -392,16 +396,6 @@ def _data_bytes(col):
 
 def _has_bytes(col, chars: bytes) -> bool:
     return any(data.find(bytes([ch])) >= 0 for data in _data_bytes(col) for ch in chars)
-
-
-_ESCAPE_STARTS = bytes([9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 37])
-
-
-def _may_need_escape(col) -> bool:
-    """Only ids with a byte that can start an escape (ASCII whitespace, '%', any non-ASCII byte)
-    go through the (slower) regex; memchr-speed scans of the raw data decide."""
-    return any(not data.isascii() or any(data.find(bytes([ch])) >= 0 for ch in _ESCAPE_STARTS)
-               for data in _data_bytes(col))
 
 
 def _check_no_whitespace_arrow(col, what: str) -> None:
