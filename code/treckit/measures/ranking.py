@@ -9,6 +9,7 @@ small however deep the run, and turns every measure into segmented reductions.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,9 +121,12 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     listed = starts if run_code.size == len(run_qids) else None     # each query's lines together
     _check_duplicates(rq, dupkeys, docid, qrel_qids, source, listed)
     del dupkeys
+    present = n_per_q > 0
+    if warn is not None:
+        _sanity_warnings(warn, source, qrels, qrel_qids, qi_arr, run_qids, present, rt,
+                         key if options.order != "rank" else None, rq, jrows, jgrade)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
     del key
-    present = n_per_q > 0
     num_ret = n_per_q.copy()
     if options.max_docs is not None:
         num_ret = np.minimum(num_ret, options.max_docs)
@@ -186,6 +190,94 @@ def _evaluated(present: np.ndarray, options, missing_names: list[str], source: s
         warn(f"{len(missing_names)} judged queries have no results in the run and are not evaluated: {shown} "
              "(--missing zero scores them 0)")
     return present
+
+
+# ---------------------------------------------------------------- sanity warnings
+# Scores that look like grades: integers within +-GRADE_LIKE_MAX; grades that look like scores:
+# more than GRADES_AT_MOST distinct values.  Only a run whose first GRADE_LIKE_HEAD scores look like
+# grades is scanned further, so an ordinary run costs one look at a few thousand numbers.
+GRADE_LIKE_MAX = 10
+GRADES_AT_MOST = 10
+GRADE_LIKE_HEAD = 4096
+
+
+def _sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str],
+                     present: np.ndarray, rt, score: np.ndarray | None, rq: np.ndarray, jrows: np.ndarray,
+                     jgrade: np.ndarray) -> None:
+    """Warn about inputs that evaluate without error yet are most likely not what was meant: qid
+    spellings that differ between the files, a run that retrieves no judged document, a qrels file
+    passed as the run, qrels and run swapped (``score``: the run's scores; None when ranked by its
+    rank column).  The numbers are computed all the same."""
+    shared = int(present.sum())
+    _warn_qid_spellings(warn, source, qrel_qids, run_qids, present, shared)
+    if shared and not np.any(jgrade >= 0):
+        r = int(np.argmax(rq >= 0))                      # a line of a shared query, and a judgment of it
+        q = int(rq[r])
+        j = int(np.argmax(qi_arr == q))
+        warn(f"{source}: the run retrieves none of the judged documents of the {shared} queries it shares with "
+             f"the qrels (query {qrel_qids[q]!r}: the run lists {rt.column('docid')[r].as_py()!r}, the qrels judge "
+             f"{qrels.table.column('docid')[j].as_py()!r}); check that both name documents the same way "
+             "(id field, prefix, case)")
+    if score is None or not _grade_like(score):
+        return
+    grades = np.unique(qrels.table.column("grade").to_numpy())
+    if grades.size > GRADES_AT_MOST:
+        warn(f"did you swap QRELS and RUN? The run ({source}) scores every document with a small integer, like a "
+             f"grade, and the qrels' grades take {grades.size} values from {grades[0]} to {grades[-1]}, like scores "
+             "(give the qrels first, then the run)")
+        return
+    why = _reads_as_qrels(rt.column("docid"), score, rq, jrows, jgrade)
+    if why:
+        warn(f"{source}: the run looks like a qrels file ({why}): pass the system's run as RUN")
+
+
+def _qid_key(qid: str) -> str:
+    """A qid spelled without case, whitespace or leading zeros: '0001', ' Q1' and 'q01' -> '1', 'q1'."""
+    return re.sub(r"(?<!\d)0+(?=\d)", "", "".join(qid.split()).lower())
+
+
+def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], run_qids: list[str], present: np.ndarray,
+                        shared: int) -> None:
+    """Run queries that match judged queries only once respelled, when they outnumber the exact matches."""
+    if shared == present.size:
+        return
+    judged = {q: None for q in qrel_qids}
+    by_key: dict[str, str] = {}
+    for i in np.flatnonzero(~present).tolist():
+        by_key.setdefault(_qid_key(qrel_qids[i]), qrel_qids[i])
+    pairs = [(q, by_key[k]) for q in run_qids if q not in judged and (k := _qid_key(q)) in by_key]
+    if pairs and len(pairs) >= shared:
+        shown = ", ".join(f"{r!r} ~ {j!r}" for r, j in pairs[:3]) + (" ..." if len(pairs) > 3 else "")
+        warn(f"{source}: query ids are spelled differently in the run and the qrels: {len(pairs)} run queries match "
+             f"judged queries only when case, spaces and leading zeros are ignored (run ~ qrels: {shown}), "
+             f"{shared} match as written; qids are compared exactly, as trec_eval does: make them agree")
+
+
+def _grade_like(key: np.ndarray) -> bool:
+    """Whether every score is an integer within +-GRADE_LIKE_MAX (a look at the head first)."""
+    for part in (key[:GRADE_LIKE_HEAD], key):
+        if part.size == 0 or np.abs(part).max() > GRADE_LIKE_MAX or not np.array_equal(part, np.round(part)):
+            return False
+    return True
+
+
+def _reads_as_qrels(docid, score: np.ndarray, rq: np.ndarray, jrows: np.ndarray, jgrade: np.ndarray) -> str:
+    """Why grade-like scores come from qrels ('' if they seem not to): each line of a judged query
+    is a judgment scored with its grade (the qrels, or a copy, read as a run), or every doc id is
+    '<iter> <docid>' (TREC qrels read as 'qid docid score')."""
+    if jrows.size and jrows.size == int(np.count_nonzero(rq >= 0)):
+        mine = score[jrows]
+        if np.all(np.where(jgrade >= 0, mine == jgrade, mine < 0)):
+            return "every line is one of the judgments, scored with its grade"
+    first = docid[0].as_py()
+    if " " not in first:
+        return ""
+    from pyarrow._compute import MatchSubstringOptions
+
+    prefix = first.split(" ", 1)[0] + " "
+    if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py():
+        return f"every line reads as 'qid {prefix.strip()} docid grade', scored with the grade"
+    return ""
 
 
 def _bytes_key(s: str) -> bytes:
