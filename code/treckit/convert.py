@@ -11,9 +11,12 @@ Rules (each documented with an example in the README):
   written negated back to positive; ``given`` keeps the scores when they already agree
   with the order, else writes rank-derived scores ``n, n-1, ..., 1``.
 * **ties** (equal scores inside a query) are counted and reported; trec_eval breaks them
-  by docno descending, and the output ranks say so.  ``ties="break"`` keeps the input
-  order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"`` orders
-  tied docs by doc id ascending (the convention of some older evaluators), likewise.
+  by docno descending on the bytes of the file, and the output ranks say so: the order is
+  :mod:`treckit.trec_order`'s, on each id's written form (``a b`` is written ``a%20b``, which
+  ranks above ``a!``; an id read from a TREC file keeps its text).  ``ties="break"`` keeps the
+  input order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"``
+  orders tied docs by doc id ascending (the convention of some older evaluators, on the ids
+  themselves), likewise.
 * **duplicates** (same qid and docid): ``error`` (default), ``keep-first``, ``keep-max``, ``keep-last``.
 * **depth**: keep the top ``depth`` docs of each query.
 """
