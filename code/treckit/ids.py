@@ -138,6 +138,8 @@ def written_ids(docid, qid=None, written: Mapping[tuple[str, str], str] | None =
 
     if rows is not None:
         docid = take(docid, rows)
+    if pa.types.is_dictionary(docid.type):
+        docid = docid.cast(pa.string())
     out = escape_column(docid)
     if not written:
         return out

@@ -9,10 +9,10 @@ small however deep the run, and turns every measure into segmented reductions.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from ..arrow_calls import call
 from ..errors import InputError
@@ -231,9 +231,15 @@ def _sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], qi_a
         warn(f"{source}: the run looks like a qrels file ({why}): pass the system's run as RUN")
 
 
-def _qid_key(qid: str) -> str:
-    """A qid spelled without case, whitespace or leading zeros: '0001', ' Q1' and 'q01' -> '1', 'q1'."""
-    return re.sub(r"(?<!\d)0+(?=\d)", "", "".join(qid.split()).lower())
+def _qid_keys(qids: list[str]) -> list[str]:
+    """The qids spelled without case, whitespace or leading zeros ('0001' -> '1', ' Q01' -> 'q1'),
+    by Arrow's string kernels: a run may have hundreds of thousands of queries."""
+    from pyarrow._compute import ReplaceSubstringOptions
+
+    arr = call("utf8_lower", pa.array(qids, pa.string()))
+    arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"\s+", ""))
+    arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"(^|[^0-9])0+([0-9])", r"\1\2"))
+    return arr.to_pylist()
 
 
 def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], run_qids: list[str], present: np.ndarray,
@@ -241,11 +247,13 @@ def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], run_qids: list[
     """Run queries that match judged queries only once respelled, when they outnumber the exact matches."""
     if shared == present.size:
         return
-    judged = {q: None for q in qrel_qids}
+    judged = set(qrel_qids)
+    unanswered = [qrel_qids[i] for i in np.flatnonzero(~present).tolist()]
     by_key: dict[str, str] = {}
-    for i in np.flatnonzero(~present).tolist():
-        by_key.setdefault(_qid_key(qrel_qids[i]), qrel_qids[i])
-    pairs = [(q, by_key[k]) for q in run_qids if q not in judged and (k := _qid_key(q)) in by_key]
+    for k, q in zip(_qid_keys(unanswered), unanswered):
+        by_key.setdefault(k, q)
+    unjudged = [q for q in run_qids if q not in judged]
+    pairs = [(q, by_key[k]) for q, k in zip(unjudged, _qid_keys(unjudged)) if k in by_key]
     if pairs and len(pairs) >= shared:
         shown = ", ".join(f"{r!r} ~ {j!r}" for r, j in pairs[:3]) + (" ..." if len(pairs) > 3 else "")
         warn(f"{source}: query ids are spelled differently in the run and the qrels: {len(pairs)} run queries match "
