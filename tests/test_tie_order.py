@@ -260,11 +260,16 @@ def test_files_with_foreign_escapes_rank_on_their_text(tmp_path_factory, reader_
     assert report.tied_docs == n_tied
 
 
-def test_escape_column_matches_escape_id_on_every_chunk():
+@pytest.mark.parametrize("slice_bytes", [1 << 20, 3])
+def test_escape_column_matches_escape_id_on_every_chunk(monkeypatch, slice_bytes):
     """The vectorized escape (byte scans, then only the ids that need it through Python) equals
-    escape_id on each id, across chunk boundaries."""
+    escape_id on each id, across chunk boundaries and the scan's slices."""
     import pyarrow as pa
+    from treckit import ids
+    monkeypatch.setattr(ids, "_SLICE", slice_bytes)
     values = ["plain", "a b", "100%", "é", "x\u00a0y", "tab\there", "", "#1", "\x1c", "z"]
     col = pa.chunked_array([pa.array(values[:3]), pa.array([], pa.string()), pa.array(values[3:])])
     assert written_ids(col).to_pylist() == [escape_id(v) for v in values]
     assert written_ids(col, rows=np.array([4, 1, 1])).to_pylist() == [escape_id(values[i]) for i in (4, 1, 1)]
+    only_percent = pa.array(["abcdef", "ghijkl", "mno%pq", "rs"])        # '%' beyond the first slices
+    assert written_ids(only_percent).to_pylist() == ["abcdef", "ghijkl", "mno%25pq", "rs"]

@@ -79,7 +79,13 @@ def _may_need_escape(chunk: pa.Array) -> bool:
     data = raw[off[0]:off[-1]] if off.size else raw[:0]
     if data.size == 0:
         return False
-    return int(data.min()) < 0x21 or int(data.max()) > 0x7F or data.tobytes().find(b"%") >= 0
+    if int(data.min()) < 0x21 or int(data.max()) > 0x7F:
+        return True
+    # '%' by memchr over slices: a copy of the whole buffer would cost more than the search
+    return any(data[a:a + _SLICE].tobytes().find(b"%") >= 0 for a in range(0, data.size, _SLICE))
+
+
+_SLICE = 1 << 20
 
 
 def rows_needing_escape(col) -> np.ndarray:
