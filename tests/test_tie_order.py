@@ -130,6 +130,12 @@ def test_written_form_is_the_file_text_or_the_escape(tmp_path):
     raw = read_run(tmp_path / "r", decode_ids=False)
     assert raw.table.column("docid").to_pylist() == text
     assert set(raw.written.values()) == {t for t in text if "%" in t}
+    # qrels alike: written back as read
+    (tmp_path / "q").write_text("".join(f"1 0 {t} 1\n" for t in text))
+    qrels = read_qrels(tmp_path / "q")
+    assert qrels.written == run.written
+    write_qrels(qrels, tmp_path / "q2", sort=False)
+    assert (tmp_path / "q2").read_text() == (tmp_path / "q").read_text()
     # in memory nothing is kept: the escape is the written form
     mem = Run.from_dict({"1": dict.fromkeys(["a b", "a%41b"], 1.0)})
     assert written_ids(mem.table.column("docid")).to_pylist() == ["a%20b", "a%2541b"]
@@ -256,6 +262,8 @@ def test_files_with_foreign_escapes_rank_on_their_text(tmp_path_factory, reader_
             assert [ln.split()[2] for ln in mine] == [ln.split()[2] for ln in trec_eval_order(given_lines)]
     if ties == "keep":
         assert trec_eval(d / "qrels", d / "out") == expected
+        write_qrels(read_qrels(d / "qrels"), d / "qrels.out")      # converted together, they still join
+        assert trec_eval(d / "qrels.out", d / "out") == expected
     n_tied = sum(sum(1 for s in docs.values() if list(docs.values()).count(s) > 1) for docs in run.values())
     assert report.tied_docs == n_tied
 

@@ -27,9 +27,15 @@ def _table(columns: Mapping[str, Any], schema: pa.Schema) -> pa.Table:
 
 @dataclass(frozen=True)
 class Qrels:
-    """Relevance judgments: one row per (qid, docid) with an integer grade (negative grades kept)."""
+    """Relevance judgments: one row per (qid, docid) with an integer grade (negative grades kept).
+
+    ``written``: as :attr:`Run.written`, the text of the few ids whose text in the file they were
+    read from is not the escaped id; writing writes it back, so qrels and runs converted together
+    still name each document with the same bytes.
+    """
 
     table: pa.Table
+    written: Mapping[tuple[str, str], str] = field(default_factory=dict, hash=False)
 
     @classmethod
     def from_columns(cls, qid: Iterable[str], docid: Iterable[str], grade: Iterable[int],

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..ids import (WHITESPACE_RE2, escape_id, keeps_text, replace_rows, rows_needing_escape, unescape_id,
+from ..ids import (WHITESPACE_RE2, keeps_text, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
@@ -37,12 +37,12 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows and not has_empty(t.column("docid")):
             t = t.set_column(0, "qid", as_string(t.column("qid")))
-            if decode_ids:
-                t = t.set_column(2, "docid", _decoded(t.column("docid"), t.column("qid"), True)[0])
-            return Qrels(t.combine_chunks())
+            docid, written = _decoded(t.column("docid"), t.column("qid"), decode_ids)
+            return Qrels(t.set_column(2, "docid", docid).combine_chunks(), written)
     text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
     qids, iters, docids, grades = [], [], [], []
+    written: dict[tuple[str, str], str] = {}          # see Qrels.written
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
@@ -56,12 +56,15 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         if grade is None:
             errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade such as 0, 1 or 2")
             continue
-        qids.append(q), iters.append(it), docids.append(unescape_id(d) if decode_ids else d), grades.append(grade)
+        docid = unescape_id(d) if decode_ids else d
+        if ("%" in d or not d.isascii()) and keeps_text(d, docid):
+            written[(q, docid)] = d
+        qids.append(q), iters.append(it), docids.append(docid), grades.append(grade)
     errors.report("qrels")
     if not qids:
         raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
-    return Qrels.from_columns(qids, docids, grades, iters)
+    return dataclasses.replace(Qrels.from_columns(qids, docids, grades, iters), written=written)
 
 
 def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
@@ -74,8 +77,8 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
         t = t.take(pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")]))
     docids = t.column("docid").to_pylist()
     _check_no_whitespace(t.column("qid").to_pylist(), "query id")
-    if escape_ids:
-        docids = [escape_id(d) for d in docids]
+    if escape_ids:                                  # ids read from a TREC file keep their text
+        docids = written_ids(t.column("docid"), t.column("qid"), qrels.written).to_pylist()
     else:
         _check_raw_ids(docids)
     with atomic_output(path) as fh:
