@@ -31,8 +31,7 @@ MEASURES = ["map", "recip_rank", "P.1,2,3,5", "ndcg_cut.1,2,3,5", "bpref", "Rpre
 
 
 def _trec_eval_path() -> Path | None:
-    for p in (os.environ.get("TRECKIT_TREC_EVAL"), ROOT.parent / "shared" / "tools" / "trec_eval",
-              Path("/work/shared/tools/trec_eval")):
+    for p in (os.environ.get("TRECKIT_TREC_EVAL"), ROOT.parent / "shared" / "tools" / "trec_eval"):
         try:
             if p and Path(p).is_file():
                 return Path(p)
@@ -281,3 +280,17 @@ def test_escape_column_matches_escape_id_on_every_chunk(monkeypatch, slice_bytes
     assert written_ids(col, rows=np.array([4, 1, 1])).to_pylist() == [escape_id(values[i]) for i in (4, 1, 1)]
     only_percent = pa.array(["abcdef", "ghijkl", "mno%pq", "rs"])        # '%' beyond the first slices
     assert written_ids(only_percent).to_pylist() == ["abcdef", "ghijkl", "mno%25pq", "rs"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "%", "%2", "%20", "%25", "%0a", "%0A", "%41", "%C2%A0", "%c2%a0",
+                                          "%E2%80%80", "\u00a0", " ", "\t", "\x1c", "é", "0", "C"]),
+                         min_size=1, max_size=5).map("".join), min_size=1, max_size=20),
+       st.booleans())
+def test_vectorized_keep_rule_equals_the_per_id_rule(texts, decoded):
+    """The readers' vectorized test of which ids keep their text (escapes taken out by RE2) equals
+    keeps_text on each id, decoded or not."""
+    import pyarrow as pa
+    from treckit.ids import keeps_text, keeps_texts
+    expected = [keeps_text(t, unescape_id(t) if decoded else t) for t in texts]
+    assert keeps_texts(pa.array(texts), decoded).tolist() == expected

@@ -69,20 +69,21 @@ def _chunks(col) -> list[pa.Array]:
     return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
 
 
-def _may_need_escape(chunk: pa.Array) -> bool:
-    """Whether some id of a string chunk may need escaping: a byte below '!' (ASCII whitespace and
-    controls), above 127 (the non-ASCII spaces) or a '%'.  Two numpy reductions and one memchr-speed
-    search over the chunk's data, so a column of plain ids costs next to nothing."""
+def _escape_search(chunk: pa.Array) -> str | None:
+    """Which search finds the ids of a string chunk that may need escaping: None (no byte below
+    '!', above 127 or '%': none can), "%" (printable ASCII with a '%': a plain substring search)
+    or the full whitespace-and-'%' pattern.  Two numpy reductions and memchr-speed searches over
+    the chunk's data decide, so a column of plain ids costs next to nothing."""
     from .strings import string_buffers
 
     off, raw = string_buffers(chunk)
     data = raw[off[0]:off[-1]] if off.size else raw[:0]
     if data.size == 0:
-        return False
+        return None
     if int(data.min()) < 0x21 or int(data.max()) > 0x7F:
-        return True
+        return NEEDS_ESCAPE_RE2
     # '%' by memchr over slices: a copy of the whole buffer would cost more than the search
-    return any(data[a:a + _SLICE].tobytes().find(b"%") >= 0 for a in range(0, data.size, _SLICE))
+    return "%" if any(data[a:a + _SLICE].tobytes().find(b"%") >= 0 for a in range(0, data.size, _SLICE)) else None
 
 
 _SLICE = 1 << 20
@@ -91,21 +92,38 @@ _SLICE = 1 << 20
 def rows_needing_escape(col) -> np.ndarray:
     """Rows of a string column whose id :func:`escape_id` changes (whitespace or '%'), found
     without a Python object per row."""
+    from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see arrow_calls
+
     from .arrow_calls import call
 
     rows, first = [], 0
     for c in _chunks(col):
-        if len(c) and _may_need_escape(c):
-            mask = call("match_substring_regex", c, options=_regex_options())
+        search = _escape_search(c) if len(c) else None
+        if search is not None:
+            kernel = "match_substring" if search == "%" else "match_substring_regex"
+            mask = call(kernel, c, options=MatchSubstringOptions(search))
             rows.append(first + np.flatnonzero(mask.to_numpy(zero_copy_only=False)))
         first += len(c)
     return np.concatenate(rows) if rows else np.zeros(0, np.int64)
 
 
-def _regex_options():
-    from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see arrow_calls
+# the escapes escape_id writes, longest first (RE2: the first alternative that matches wins)
+_CANONICAL_RE2 = "|".join(sorted(_UNESCAPE, key=len, reverse=True))
+TREC_EVAL_SPACE_RE2 = "[ \\t\\n\\x0b\\x0c\\r]"
 
-    return MatchSubstringOptions(NEEDS_ESCAPE_RE2)
+
+def keeps_texts(texts: pa.Array, decoded: bool = True) -> np.ndarray:
+    """:func:`keeps_text` of each of ``texts`` (ids as read, decoded with :func:`unescape_id`, or not
+    at all), by Arrow's string kernels: an id keeps its text when, once the escapes escape_id
+    writes are taken out, a '%' or whitespace is left, and trec_eval reads it as one field."""
+    from pyarrow._compute import MatchSubstringOptions, ReplaceSubstringOptions
+
+    from .arrow_calls import call
+
+    rest = call("replace_substring_regex", texts, options=ReplaceSubstringOptions(_CANONICAL_RE2, "")) if decoded else texts
+    escapable = call("match_substring_regex", rest, options=MatchSubstringOptions(NEEDS_ESCAPE_RE2))
+    split = call("match_substring_regex", texts, options=MatchSubstringOptions(TREC_EVAL_SPACE_RE2))
+    return call("and_not", escapable, split).to_numpy(zero_copy_only=False)
 
 
 def replace_rows(col, rows: np.ndarray, values: list[str]):

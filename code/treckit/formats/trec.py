@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..ids import (WHITESPACE_RE2, keeps_text, replace_rows, rows_needing_escape, unescape_id,
+from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
@@ -174,13 +174,14 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
     rows = rows_needing_escape(doc)
     if rows.size == 0:
         return doc, {}
-    texts = take(doc, rows).to_pylist()
+    taken = take(doc, rows)
+    texts = taken.to_pylist()
     ids = [unescape_id(t) for t in texts] if decode_ids else texts
     changed = [i for i, (t, d) in enumerate(zip(texts, ids)) if t != d]
     doc = replace_rows(doc, rows[changed], [ids[i] for i in changed])
-    kept = [i for i, (t, d) in enumerate(zip(texts, ids)) if keeps_text(t, d)]
+    kept = np.flatnonzero(keeps_texts(taken, decode_ids))
     qids = take(qid, rows[kept]).to_pylist()
-    return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept)}
+    return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
