@@ -12,6 +12,7 @@ from treckit.errors import InputError
 from treckit.evaluation import evaluate_requests
 from treckit.formats import jsonl, trec
 from treckit.io import read_text
+from treckit import trec_order
 from treckit.measures import ranking
 from treckit.measures.registry import resolve
 from treckit.strings import hash64
@@ -93,23 +94,22 @@ def test_eval_rank_paths_agree(big, monkeypatch, path):
     file = big / "run"
     if path == "listed":
         file = _sorted_copy(big)
-        real = ranking._ranks_in_listed_order
+        real = trec_order._ranks_in_listed_order
         calls = []
-        monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
+        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
     elif path == "query-rows":
-        real = ranking._ranks_in_query_rows
+        real = trec_order._ranks_in_query_rows
         calls = []
-        monkeypatch.setattr(ranking, "_ranks_in_query_rows", lambda *a: calls.append(real(*a)) or calls[-1])
+        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: calls.append(real(*a)) or calls[-1])
     elif path == "comparison":
-        monkeypatch.setattr(ranking, "_ranks_in_listed_order", lambda *a: None)
-        monkeypatch.setattr(ranking, "_ranks_in_query_rows", lambda *a: None)
+        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: None)
+        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: None)
     elif path == "interleaved":
         file = _interleaved_copy(big)
     else:
-        def forced(listed, rq, key, docid, jrows, nq):
-            group = np.where(rq >= 0, rq, nq)
-            return ranking._ranks_by_sort(group, key, docid)[jrows]
-        monkeypatch.setattr(ranking, "_ranks_of", forced)
+        monkeypatch.setattr(thresholds, "RANK_SORT_SLACK", -10**12)     # the full sort, always
+        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: None)
+        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: None)
     got = evaluate_requests(qrels, read_run(file, lean=True), req)
     if path in ("listed", "query-rows"):
         assert calls and calls[0] is not None          # that path did the ranking
@@ -128,11 +128,11 @@ def test_listed_order_path_refuses_other_orders():
     docid = pa.chunked_array([pa.array(["a", "b", "c", "d"])])
     jrows = np.array([1, 3])
     starts = np.array([0, 2])
-    ok = ranking._ranks_in_listed_order(starts, np.array([2.0, 1.0, 5.0, 5.0]), docid, jrows)
+    ok = trec_order._ranks_in_listed_order(starts, np.array([2.0, 1.0, 5.0, 5.0]), docid, jrows)
     assert ok.tolist() == [1, 0]            # query 1: tie between c and d, d ranks first
-    assert ranking._ranks_in_listed_order(starts, np.array([1.0, 2.0, 5.0, 5.0]), docid, jrows) is None
+    assert trec_order._ranks_in_listed_order(starts, np.array([1.0, 2.0, 5.0, 5.0]), docid, jrows) is None
     # a rise in score across a query boundary is fine
-    assert ranking._ranks_in_listed_order(starts, np.array([2.0, 1.0, 9.0, 5.0]), docid, jrows).tolist() == [1, 1]
+    assert trec_order._ranks_in_listed_order(starts, np.array([2.0, 1.0, 9.0, 5.0]), docid, jrows).tolist() == [1, 1]
 
 
 def test_hash_collisions_never_change_results(big, monkeypatch):

@@ -11,9 +11,12 @@ Rules (each documented with an example in the README):
   written negated back to positive; ``given`` keeps the scores when they already agree
   with the order, else writes rank-derived scores ``n, n-1, ..., 1``.
 * **ties** (equal scores inside a query) are counted and reported; trec_eval breaks them
-  by docno descending, and the output ranks say so.  ``ties="break"`` keeps the input
-  order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"`` orders
-  tied docs by doc id ascending (the convention of some older evaluators), likewise.
+  by docno descending on the bytes of the file, and the output ranks say so: the order is
+  :mod:`treckit.trec_order`'s, on each id's written form (``a b`` is written ``a%20b``, which
+  ranks above ``a!``; an id read from a TREC file keeps its text).  ``ties="break"`` keeps the
+  input order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"``
+  orders tied docs by doc id ascending (the convention of some older evaluators, on the ids
+  themselves), likewise.
 * **duplicates** (same qid and docid): ``error`` (default), ``keep-first``, ``keep-max``, ``keep-last``.
 * **depth**: keep the top ``depth`` docs of each query.
 """
@@ -29,7 +32,9 @@ import pyarrow.compute as pc
 from .errors import InputError
 from .model import RUN_SCHEMA, Run, group_order, id_runs, query_matrix, repeated_column, spread
 from .repeats import first_repeat, pair_keys, suspects
+from . import trec_order
 from .strings import run_starts, take
+from .trec_order import DocTexts
 
 Order = Literal["auto", "desc", "asc", "given"]
 Ties = Literal["keep", "break", "docid-asc"]
@@ -68,7 +73,11 @@ class ConversionReport:
 
 
 def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplicates: Duplicates = "error",
-                depth: int | None = None, run_name: str | None = None, source: str = "run") -> tuple[Run, ConversionReport]:
+                depth: int | None = None, run_name: str | None = None, source: str = "run",
+                raw_ids: bool = False) -> tuple[Run, ConversionReport]:
+    """The run in its intended order, with the scores and ranks to write (see the module's rules).
+    Ties are ordered as trec_eval will order them in the written file: on the ids' written form
+    (:mod:`treckit.trec_order`), or with ``raw_ids`` (the file will hold the ids unescaped) on the ids."""
     if order not in ORDERS:
         raise InputError(f"unknown order {order!r}", fix=f"use one of {', '.join(ORDERS)}")
     if duplicates not in DUPLICATES:
@@ -82,26 +91,29 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         raise InputError("the run has no documents", path=source, fix="check the input")
     from concurrent.futures import ThreadPoolExecutor
 
+    def texts(table: pa.Table) -> DocTexts:          # the ids' written form: Run.written keeps by id
+        return DocTexts(table.column("docid").combine_chunks(), table.column("qid"), run.written, not raw_ids)
+
     codes, listed, ids = _query_layout(t)
     report = ConversionReport()
     # the check for repeated (query, doc) pairs runs beside the ordering, on the other core for the
     # most part; the ordering is only redone in the rare case that a keep-* policy drops repeats
     with ThreadPoolExecutor(max_workers=1) as pool:
         repeated = pool.submit(_has_repeat, t, codes, listed)
-        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report)
+        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report, texts(t))
         has_repeat = repeated.result()
     if has_repeat:
         report = ConversionReport()
         t = _drop_duplicates(t, codes, duplicates, report, source)
         codes, listed, ids = _query_layout(t)
-        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report)
+        out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report, texts(t))
     report.queries = len(ids)
     report.docs = out.num_rows
     if run.notes.get("given_order_queries"):
         report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
     if run.notes.get("joined_by_query_text"):
         report.notes.append(f"{run.notes['joined_by_query_text']} queries had no id and were matched to the gold file by query text")
-    return Run(out, run_name), report
+    return Run(out, run_name, written=run.written), report
 
 
 def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
@@ -112,7 +124,7 @@ def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]
 
 
 def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: list[str], order: str, ties: str,
-             depth: int | None, run_name: str | None, report: ConversionReport) -> pa.Table:
+             depth: int | None, run_name: str | None, report: ConversionReport, texts: DocTexts) -> pa.Table:
     """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
     n_queries = len(ids)
     grouped = listed is not None          # first-appearance codes: each query's rows together, in code order
@@ -125,18 +137,18 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
         effective = np.where(negated[codes], -score, score) + 0.0 if negated.any() else score + 0.0
     else:
         effective = (-score if order == "asc" else score) + 0.0
-    docid = t.column("docid").combine_chunks()     # one chunk: taking rows from it is cheap
+    docid = texts.docid                            # one chunk: taking rows from it is cheap
     if order == "given":
         given = t.column("rank").to_numpy()
         perm = np.lexsort((np.arange(codes.size), given, codes))
     elif ties == "break":
         given = t.column("rank").to_numpy()
         perm = np.lexsort((np.arange(codes.size), given, -effective, codes))
-    elif ties == "docid-asc":
+    elif ties == "docid-asc":           # on the ids themselves (rq_eval.py documents this rule)
         perm = pc.sort_indices(pa.table({"c": codes, "e": effective, "d": docid}),
                                sort_keys=[("c", "ascending"), ("e", "descending"), ("d", "ascending")]).to_numpy()
     else:
-        perm = _trec_eval_order(codes, effective, docid, grouped)
+        perm = trec_order.order(codes, effective, texts, grouped)
     # every ordering sorts by query first, so queries already together stay where they are
     codes_s, eff_s = codes if grouped else codes[perm], effective[perm]
     starts = np.flatnonzero(np.r_[True, codes_s[1:] != codes_s[:-1]])
@@ -146,16 +158,18 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
     same_q = codes_s[1:] == codes_s[:-1]
     tie_pair = same_q & (eff_s[1:] == eff_s[:-1])
     if tie_pair.any():
-        in_tie = _tied_rows(tie_pair)
+        in_tie = trec_order.tied_rows(tie_pair)
         report.tied_docs = int(in_tie.sum())
         tied_codes = codes_s[in_tie]                     # sorted by query: count the changes
         report.tied_queries = int(np.count_nonzero(tied_codes[1:] != tied_codes[:-1]) + 1)
     written = eff_s.copy()
     rank_derived = np.zeros(n_queries, bool)
     if order == "given" or (ties in ("break", "docid-asc") and report.tied_docs):
-        doc_s = take(docid, perm)
-        ok_pair = (eff_s[:-1] > eff_s[1:]) | ((eff_s[:-1] == eff_s[1:]) &
-                                               pc.greater(doc_s.slice(0, len(doc_s) - 1), doc_s.slice(1)).to_numpy(zero_copy_only=False))
+        # a query keeps its scores when trec_eval's order of them is the intended one: each row
+        # above the next on score, or on a tie on its doc id's written form
+        ok_pair = eff_s[:-1] > eff_s[1:]
+        tied = np.flatnonzero(tie_pair)
+        ok_pair[tied] = texts.greater(perm[tied], perm[tied + 1])
         bad_q = np.unique(codes_s[1:][same_q & ~ok_pair])
         rank_derived[bad_q] = True
         rd_rows = rank_derived[codes_s]
@@ -220,28 +234,6 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: Conver
     return t.take(pa.array(kept))
 
 
-def _by_query_then_score(codes: np.ndarray, effective: np.ndarray, grouped: bool) -> np.ndarray:
-    """A permutation putting the rows in query order (first appearance), each query's best score
-    first; the order among equal scores is left open (the caller settles ties by docno).
-
-    Rows are grouped by query (a radix sort of the codes, unless already grouped), then each query's
-    scores are sorted as one row of a (queries x longest) matrix, much faster than one sort of the
-    whole run by two keys; very uneven query lengths take two stable sorts instead.
-    """
-    by_query = None if grouped else group_order(codes)
-    e = effective if grouped else effective[by_query]
-    counts = np.bincount(codes)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    m = query_matrix(-e, starts, np.nan)          # NaN padding sorts after every score
-    if m is None:
-        o = np.argsort(-e, kind="stable")
-        within = o[group_order((codes if grouped else codes[by_query])[o])]
-    else:
-        o = np.argsort(m, axis=1)
-        within = (o + starts[:, None])[np.arange(m.shape[1])[None, :] < counts[:, None]]
-    return within if grouped else by_query[within]
-
-
 def _single_value(col) -> bool:
     """Whether a string or dictionary column holds one value throughout (cheaply: no decoding)."""
     if len(col) and col.null_count == len(col):
@@ -263,38 +255,3 @@ def _max_min_by(codes: np.ndarray, values: np.ndarray, n: int, listed: np.ndarra
     qmax[codes[listed]] = np.maximum.reduceat(values, listed)
     qmin[codes[listed]] = np.minimum.reduceat(values, listed)
     return qmax, qmin
-
-
-def _tied_rows(tie_pair: np.ndarray) -> np.ndarray:
-    """Rows in a tie, from ``tie_pair`` (row i+1 ties with row i)."""
-    in_tie = np.zeros(tie_pair.size + 1, bool)
-    in_tie[1:] |= tie_pair
-    in_tie[:-1] |= tie_pair
-    return in_tie
-
-
-def _trec_eval_order(codes: np.ndarray, effective: np.ndarray, docid, grouped: bool) -> np.ndarray:
-    """Permutation sorting rows by (query first appearance, effective score desc, docid desc).
-
-    Runs usually arrive grouped and sorted; only when they are not is a full sort paid for,
-    and only tie groups get the (string) docid comparison.
-    """
-    n = codes.size
-    if grouped and np.all((codes[1:] != codes[:-1]) | (effective[1:] <= effective[:-1])):
-        perm, c, e = None, codes, effective
-    else:
-        perm = _by_query_then_score(codes, effective, grouped)
-        c, e = codes[perm], effective[perm]
-    tie = (c[1:] == c[:-1]) & (e[1:] == e[:-1])
-    if not tie.any():
-        return np.arange(n) if perm is None else perm
-    rows = np.flatnonzero(_tied_rows(tie))
-    opens = np.ones(rows.size, bool)                 # a tied row opens a group unless it ties with the one before
-    later = rows > 0
-    opens[later] = ~tie[rows[later] - 1]
-    src = rows if perm is None else perm[rows]
-    sub = pa.table({"g": np.cumsum(opens), "d": take(docid, src)})
-    inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
-    perm = np.arange(n) if perm is None else perm.copy()
-    perm[rows] = src[inner]
-    return perm

@@ -29,9 +29,15 @@ def _table(columns: Mapping[str, Any], schema: pa.Schema) -> pa.Table:
 
 @dataclass(frozen=True)
 class Qrels:
-    """Relevance judgments: one row per (qid, docid) with an integer grade (negative grades kept)."""
+    """Relevance judgments: one row per (qid, docid) with an integer grade (negative grades kept).
+
+    ``written``: as :attr:`Run.written`, the text of the few ids whose text in the file they were
+    read from is not the escaped id; writing writes it back, so qrels and runs converted together
+    still name each document with the same bytes.
+    """
 
     table: pa.Table
+    written: Mapping[tuple[str, str], str] = field(default_factory=dict, hash=False)
 
     @classmethod
     def from_columns(cls, qid: Iterable[str], docid: Iterable[str], grade: Iterable[int],
@@ -77,11 +83,18 @@ class Run:
 
     ``rank`` is the rank as given (or the list position for formats without ranks);
     trec_eval ignores it, and so does evaluation unless asked (``order="rank"``).
+
+    ``written`` keeps, by (qid, docid), the text a doc id had in the TREC file it was read from,
+    for the few ids whose text is not the escaped id (:func:`treckit.ids.keeps_text`: a foreign
+    ``a%41b``, a lowercase ``%0a``, a raw no-break space).  Ties are ordered on, and writing
+    writes, that text; every other id's written form is its escape (:func:`treckit.ids.written_ids`).
+    Keyed by ids rather than rows, it stays true whatever reorders or filters the table.
     """
 
     table: pa.Table
     name: str | None = None
     notes: dict = field(default_factory=dict, compare=False)
+    written: Mapping[tuple[str, str], str] = field(default_factory=dict, hash=False)
 
     @classmethod
     def from_columns(cls, qid: Iterable[str], docid: Iterable[str], score: Iterable[float],
@@ -155,6 +168,14 @@ def id_codes(column) -> tuple[np.ndarray, list[str]]:
 def spread(values: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
     """One value per run (runs starting at ``starts`` in ``n`` rows) as one value per row."""
     return np.repeat(values, np.diff(np.append(starts, n)))
+
+
+def expand_ranges(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (owner[i], j) for every j in lo[i]..hi[i]-1."""
+    n = hi - lo
+    total = int(n.sum())
+    first = np.cumsum(n) - n
+    return np.repeat(owner, n), np.repeat(lo, n) + (np.arange(total) - np.repeat(first, n))
 
 
 def query_matrix(values: np.ndarray, starts: np.ndarray, pad) -> np.ndarray | None:

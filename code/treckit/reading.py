@@ -161,7 +161,7 @@ class RunReading:
 
     # ------------------------------------------------------------ reading
     def read(self, path: PathLike, *, convert: bool | None = None, lean: bool = False, ranks: bool = True,
-             depth: int | None = None, run_name: str | None = None, warn: Callable[[str], None] | None = warn_python,
+             depth: int | None = None, run_name: str | None = None, raw_ids: bool = False, warn: Callable[[str], None] | None = warn_python,
              qrels_source: PathLike | None = None, verbose: bool = False) -> "ReadRun":
         """Read ``path``; convert it when asked (``convert=True``, as ``treckit run`` does) or, with
         ``convert=None``, when evaluation would otherwise misread it (anything but a plain TREC run).
@@ -180,10 +180,11 @@ class RunReading:
         if fmt == "tsv" and warn is not None and not run.notes.get("scores_from_rank") and _scores_look_like_ranks(run):
             warn(f"{path}: the third column counts 1, 2, 3 ... down every query, as ranks do, and is read as a score "
                  "(higher first); if it holds ranks (MS MARCO's qid pid rank), pass --tsv-third rank")
-        return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name, warn=warn)
+        return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name,
+                          raw_ids=raw_ids, warn=warn)
 
     def apply(self, run, fmt: str, *, source: str = "run", convert: bool | None = None, depth: int | None = None,
-              run_name: str | None = None, warn: Callable[[str], None] | None = warn_python) -> "ReadRun":
+              run_name: str | None = None, raw_ids: bool = False, warn: Callable[[str], None] | None = warn_python) -> "ReadRun":
         """The read run ``run`` of format ``fmt`` (``memory``: given in Python, ranked like a TREC run)
         as it is to be evaluated: as is when that is its reading, else converted (see :meth:`read`).
         Read for evaluation (not ``convert``), what the conversion changed is said through ``warn``;
@@ -193,7 +194,7 @@ class RunReading:
         from .convert import convert_run       # not before: a run evaluated as read needs no pyarrow.compute
         order = self.order_for(fmt, run.notes)
         out, report = convert_run(run, order=order, ties=self.ties, duplicates=self.duplicates, depth=depth,
-                                  run_name=run_name, source=source)
+                                  run_name=run_name, source=source, raw_ids=raw_ids)
         got = ReadRun(out, fmt, report, order)
         if not convert and warn is not None:
             for note in got.notes():

@@ -101,7 +101,7 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
 
     reading = reading or RunReading.from_options(**options)
     with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
-        got = reading.read(input, convert=True, depth=depth, run_name=run_name, warn=say)
+        got = reading.read(input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
         steps.next()
         write_run(got.run, output, escape_ids=not raw_ids, tag=run_name)
         steps.next()

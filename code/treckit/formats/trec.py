@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..ids import NEEDS_ESCAPE_RE2, WHITESPACE_RE2, escape_id, unescape_id
+from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
+                   written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, run_starts, take
@@ -39,13 +40,13 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
         if t is not None and t.num_rows:
             t = t.set_column(0, "qid", as_string(t.column("qid")))
-            if decode_ids:
-                t = t.set_column(2, "docid", _decoded(t.column("docid")))
-            return Qrels(t.combine_chunks())
+            docid, written = _decoded(t.column("docid"), t.column("qid"), decode_ids)
+            return Qrels(t.set_column(2, "docid", docid).combine_chunks(), written)
     text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed)
     readings = _Readings(name, 4)
     qids, iters, docids, grades = [], [], [], []
+    written: dict[tuple[str, str], str] = {}          # see Qrels.written
     for no, line in enumerate(text_lines(text), 1):
         if is_blank(line) or is_comment(line):
             continue
@@ -59,13 +60,16 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
             errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade such as 0, 1 or 2")
             continue
         readings.add(kind, no)
-        qids.append(q), iters.append(it), docids.append(unescape_id(d) if decode_ids else d), grades.append(grade)
+        docid = unescape_id(d) if decode_ids else d
+        if ("%" in d or not d.isascii()) and keeps_text(d, docid):
+            written[(q, docid)] = d
+        qids.append(q), iters.append(it), docids.append(docid), grades.append(grade)
     errors.report("qrels")
     readings.report()
     if not qids:
         raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
-    return Qrels.from_columns(qids, docids, grades, iters)
+    return dataclasses.replace(Qrels.from_columns(qids, docids, grades, iters), written=written)
 
 
 _S = re.escape(FIELD_SEPARATORS)
@@ -176,8 +180,8 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
         t = t.take(pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")]))
     docids = t.column("docid").to_pylist()
     _check_no_whitespace(t.column("qid").to_pylist(), "query id")
-    if escape_ids:
-        docids = [escape_id(d) for d in docids]
+    if escape_ids:                                  # ids read from a TREC file keep their text
+        docids = written_ids(t.column("docid"), t.column("qid"), qrels.written).to_pylist()
     else:
         _check_raw_ids(docids)
     with atomic_output(path) as fh:
@@ -201,9 +205,8 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
-            if not decode_ids:
-                return fast
-            return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", _decoded(fast.table.column("docid"))))
+            docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
+            return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     text = decode_text(src.data(), path)
     return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
 
@@ -311,17 +314,22 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
                          "tag": t.column("tag")}))
 
 
-def _decoded(doc):
-    """A doc id column with escaped ids decoded.  Escaped ids all contain '%': a column without one
-    is returned as it is (one scan of its bytes), and only the ids with one go through Python."""
-    if not contains_byte(doc, 37):
-        return doc
-    import pyarrow.compute as pc
-
-    values = doc.to_pylist()
-    for i in np.flatnonzero(pc.match_substring(doc, "%").to_numpy(zero_copy_only=False)).tolist():
-        values[i] = unescape_id(values[i])
-    return pa.array(values, pa.string())
+def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, dict[tuple[str, str], str]]:
+    """A doc id column with escaped ids decoded (``decode_ids``), and the texts to keep as the ids'
+    written form (``Run.written``).  Only ids that escaping would change -- the ones with '%' or
+    whitespace -- can be either: scans of the column's bytes find them, and only they go through
+    Python; a column without any is returned as it is."""
+    rows = rows_needing_escape(doc)
+    if rows.size == 0:
+        return doc, {}
+    taken = take(doc, rows)
+    texts = taken.to_pylist()
+    ids = [unescape_id(t) for t in texts] if decode_ids else texts
+    changed = [i for i, (t, d) in enumerate(zip(texts, ids)) if t != d]
+    doc = replace_rows(doc, rows[changed], [ids[i] for i in changed])
+    kept = np.flatnonzero(keeps_texts(taken, decode_ids))
+    qids = take(qid, rows[kept]).to_pylist()
+    return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
@@ -347,6 +355,7 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
         if len(constant) == 1:
             known_tags = dict.fromkeys(constant[0], 1)
     qids, docids, scores, ranks, tags = [], [], [], [], []
+    written: dict[tuple[str, str], str] = {}          # see Run.written
     for no, line, cands in parsed:
         if len(cands) > 1:
             matching = [c for c in cands if c[5] in known_tags]
@@ -357,13 +366,17 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
             cands = matching
         q, _it, d, r, s, tag, kind = cands[0]
         readings.add(kind, no)
-        qids.append(q), docids.append(unescape_id(d) if decode_ids else d), scores.append(s), ranks.append(r), tags.append(tag)
+        docid = unescape_id(d) if decode_ids else d
+        if ("%" in d or not d.isascii()) and keeps_text(d, docid):
+            written[(q, docid)] = d
+        qids.append(q), docids.append(docid), scores.append(s), ranks.append(r), tags.append(tag)
     errors.report("run")
     readings.report()
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
-    run = Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags)
+    run = dataclasses.replace(Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags),
+                              written=written)
     if errors.skipped.total:
         run.notes["skipped"] = dict(errors.skipped.counts)
     return run
@@ -448,12 +461,7 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     _check_no_whitespace_arrow(qid, "query id")
     doc = t.column("docid")
     if escape_ids:
-        mask = pc.match_substring_regex(doc, NEEDS_ESCAPE_RE2) if _may_need_escape(doc) else None
-        if mask is not None and pc.any(mask).as_py():
-            values = doc.to_pylist()
-            for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist():
-                values[i] = escape_id(values[i])
-            doc = pa.array(values, pa.string())
+        doc = written_ids(doc, qid, run.written)      # ids read from a TREC file keep their text
     else:
         _check_raw_ids_arrow(doc)
     n = t.num_rows
@@ -553,16 +561,6 @@ def _data_bytes(col):
 
 def _has_bytes(col, chars: bytes) -> bool:
     return any(data.find(bytes([ch])) >= 0 for data in _data_bytes(col) for ch in chars)
-
-
-_ESCAPE_STARTS = bytes([9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 37])
-
-
-def _may_need_escape(col) -> bool:
-    """Only ids with a byte that can start an escape (ASCII whitespace, '%', any non-ASCII byte)
-    go through the (slower) regex; memchr-speed scans of the raw data decide."""
-    return any(not data.isascii() or any(data.find(bytes([ch])) >= 0 for ch in _ESCAPE_STARTS)
-               for data in _data_bytes(col))
 
 
 def _check_no_whitespace_arrow(col, what: str) -> None:

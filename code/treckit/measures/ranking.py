@@ -17,9 +17,10 @@ import pyarrow as pa
 from .. import thresholds
 from ..arrow_calls import call
 from ..errors import InputError
-from ..model import Qrels, Run, group_order, id_runs, query_matrix, spread
+from ..model import Qrels, Run, expand_ranges, id_runs, spread
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
+from ..trec_order import DocTexts, ranks_of
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -121,9 +122,12 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     listed = starts if run_code.size == len(run_qids) else None     # each query's lines together
     _check_duplicates(rq, dupkeys, docid, qrel_qids, source, listed)
     del dupkeys
-    jpos = _ranks_of(listed, rq, key, docid, jrows, Qall)
-    del key
     present = n_per_q > 0
+    if warn is not None:
+        _sanity_warnings(warn, source, qrels, qrel_qids, qi_arr, run_qids, present, rt,
+                         key if options.order != "rank" else None, rq, jrows, jgrade)
+    jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
+    del key
     num_ret = n_per_q.copy()
     if options.max_docs is not None:
         num_ret = np.minimum(num_ret, options.max_docs)
@@ -189,6 +193,102 @@ def _evaluated(present: np.ndarray, options, missing_names: list[str], source: s
     return present
 
 
+# ---------------------------------------------------------------- sanity warnings
+# Scores that look like grades: integers within +-GRADE_LIKE_MAX; grades that look like scores:
+# more than GRADES_AT_MOST distinct values.  Only a run whose first GRADE_LIKE_HEAD scores look like
+# grades is scanned further, so an ordinary run costs one look at a few thousand numbers.
+GRADE_LIKE_MAX = 10
+GRADES_AT_MOST = 10
+GRADE_LIKE_HEAD = 4096
+
+
+def _sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str],
+                     present: np.ndarray, rt, score: np.ndarray | None, rq: np.ndarray, jrows: np.ndarray,
+                     jgrade: np.ndarray) -> None:
+    """Warn about inputs that evaluate without error yet are most likely not what was meant: qid
+    spellings that differ between the files, a run that retrieves no judged document, a qrels file
+    passed as the run, qrels and run swapped (``score``: the run's scores; None when ranked by its
+    rank column).  The numbers are computed all the same."""
+    shared = int(present.sum())
+    _warn_qid_spellings(warn, source, qrel_qids, run_qids, present, shared)
+    if shared and not np.any(jgrade >= 0):
+        r = int(np.argmax(rq >= 0))                      # a line of a shared query, and a judgment of it
+        q = int(rq[r])
+        j = int(np.argmax(qi_arr == q))
+        warn(f"{source}: the run retrieves none of the judged documents of the {shared} queries it shares with "
+             f"the qrels (query {qrel_qids[q]!r}: the run lists {rt.column('docid')[r].as_py()!r}, the qrels judge "
+             f"{qrels.table.column('docid')[j].as_py()!r}); check that both name documents the same way "
+             "(id field, prefix, case)")
+    if score is None or not _grade_like(score):
+        return
+    grades = np.unique(qrels.table.column("grade").to_numpy())
+    if grades.size > GRADES_AT_MOST:
+        warn(f"did you swap QRELS and RUN? The run ({source}) scores every document with a small integer, like a "
+             f"grade, and the qrels' grades take {grades.size} values from {grades[0]} to {grades[-1]}, like scores "
+             "(give the qrels first, then the run)")
+        return
+    why = _reads_as_qrels(rt.column("docid"), score, rq, jrows, jgrade)
+    if why:
+        warn(f"{source}: the run looks like a qrels file ({why}): pass the system's run as RUN")
+
+
+def _qid_keys(qids: list[str]) -> list[str]:
+    """The qids spelled without case, whitespace or leading zeros ('0001' -> '1', ' Q01' -> 'q1'),
+    by Arrow's string kernels: a run may have hundreds of thousands of queries."""
+    from pyarrow._compute import ReplaceSubstringOptions
+
+    arr = call("utf8_lower", pa.array(qids, pa.string()))
+    arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"\s+", ""))
+    arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"(^|[^0-9])0+([0-9])", r"\1\2"))
+    return arr.to_pylist()
+
+
+def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], run_qids: list[str], present: np.ndarray,
+                        shared: int) -> None:
+    """Run queries that match judged queries only once respelled, when they outnumber the exact matches."""
+    if shared == present.size:
+        return
+    judged = set(qrel_qids)
+    unanswered = [qrel_qids[i] for i in np.flatnonzero(~present).tolist()]
+    by_key: dict[str, str] = {}
+    for k, q in zip(_qid_keys(unanswered), unanswered):
+        by_key.setdefault(k, q)
+    unjudged = [q for q in run_qids if q not in judged]
+    pairs = [(q, by_key[k]) for q, k in zip(unjudged, _qid_keys(unjudged)) if k in by_key]
+    if pairs and len(pairs) >= shared:
+        shown = ", ".join(f"{r!r} ~ {j!r}" for r, j in pairs[:3]) + (" ..." if len(pairs) > 3 else "")
+        warn(f"{source}: query ids are spelled differently in the run and the qrels: {len(pairs)} run queries match "
+             f"judged queries only when case, spaces and leading zeros are ignored (run ~ qrels: {shown}), "
+             f"{shared} match as written; qids are compared exactly, as trec_eval does: make them agree")
+
+
+def _grade_like(key: np.ndarray) -> bool:
+    """Whether every score is an integer within +-GRADE_LIKE_MAX (a look at the head first)."""
+    for part in (key[:GRADE_LIKE_HEAD], key):
+        if part.size == 0 or np.abs(part).max() > GRADE_LIKE_MAX or not np.array_equal(part, np.round(part)):
+            return False
+    return True
+
+
+def _reads_as_qrels(docid, score: np.ndarray, rq: np.ndarray, jrows: np.ndarray, jgrade: np.ndarray) -> str:
+    """Why grade-like scores come from qrels ('' if they seem not to): each line of a judged query
+    is a judgment scored with its grade (the qrels, or a copy, read as a run), or every doc id is
+    '<iter> <docid>' (TREC qrels read as 'qid docid score')."""
+    if jrows.size and jrows.size == int(np.count_nonzero(rq >= 0)):
+        mine = score[jrows]
+        if np.all(np.where(jgrade >= 0, mine == jgrade, mine < 0)):
+            return "every line is one of the judgments, scored with its grade"
+    first = docid[0].as_py()
+    if " " not in first:
+        return ""
+    from pyarrow._compute import MatchSubstringOptions
+
+    prefix = first.split(" ", 1)[0] + " "
+    if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py():
+        return f"every line reads as 'qid {prefix.strip()} docid grade', scored with the grade"
+    return ""
+
+
 def _bytes_key(s: str) -> bytes:
     return s.encode("utf-8", "surrogatepass")
 
@@ -224,7 +324,7 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     order = np.argsort(qkeys, kind="stable")
     sq = qkeys[order]
     lo, hi = np.searchsorted(sq, keys, "left"), np.searchsorted(sq, keys, "right")
-    rows, qrow = _expand_ranges(rows, lo, hi)
+    rows, qrow = expand_ranges(rows, lo, hi)
     qrow = order[qrow]
     same = rq[rows] == qi_arr[qrow]
     rows, qrow = rows[same], qrow[same]
@@ -237,14 +337,6 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     return rows, np.where(grade < 0, UNJUDGED, grade), dupkeys
 
 
-def _expand_ranges(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs (owner[i], j) for every j in lo[i]..hi[i]-1."""
-    n = hi - lo
-    total = int(n.sum())
-    first = np.cumsum(n) - n
-    return np.repeat(owner, n), np.repeat(lo, n) + (np.arange(total) - np.repeat(first, n))
-
-
 def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.ndarray | None = None) -> None:
     """trec_eval refuses a run that lists a doc twice for a query; so do we (with the doc named).
     Lines of queries without judgments are not looked at, as trec_eval ignores them."""
@@ -254,146 +346,3 @@ def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.nda
         _, q, d = repeat
         raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[q]!r}", path=source,
                          fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
-
-
-def _ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray,
-              nq: int) -> np.ndarray:
-    """0-based trec_eval rank of each judged row: the number of rows of its query ranked above it.
-    ``listed``: the first row of each query when each query's lines are together, else None."""
-    if jrows.size == 0:
-        return np.zeros(0, np.int64)
-    if listed is not None:
-        ranks = _ranks_in_listed_order(listed, key, docid, jrows)
-        if ranks is None:
-            ranks = _ranks_in_query_rows(listed, key, docid, jrows)
-        if ranks is not None:
-            return ranks
-    return _ranks_by_comparison(rq, key, docid, jrows, nq)
-
-
-def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
-    """Ranks read off the file order, for the usual run: each query's lines together (starting at
-    ``query_start``), best score first.  A row's rank is then where its run of equal scores starts
-    within its query, plus the rows of that run with a greater doc id.  None when the scores are
-    not in that order."""
-    n = key.size
-    same_query = np.ones(max(n - 1, 0), bool)
-    same_query[query_start[1:] - 1] = False
-    if ((key[1:] > key[:-1]) & same_query).any():
-        return None
-    del same_query
-    q = np.searchsorted(query_start, jrows, "right") - 1
-    first = query_start[q]
-    end = np.append(query_start[1:], n)[q]
-    mine = key[jrows]
-    # scores only fall along a query, so the rows tied with a judged row are one stretch around it:
-    # binary searches, all judged rows at once, for where that stretch starts and ends
-    lo = _first_true(first, jrows, lambda i: key[i] == mine)
-    hi = _first_true(jrows, end - 1, lambda i: key[i] != mine, end)
-    owner, other = _expand_ranges(np.arange(jrows.size), lo, hi)
-    not_self = other != jrows[owner]
-    return (lo - first) + _greater_docids(docid, jrows, owner[not_self], other[not_self])
-
-
-def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = None) -> np.ndarray:
-    """Elementwise binary search: the first i in lo..hi where ``pred(i)`` holds (it must hold from
-    some point on up to hi, or nowhere: then ``none``, default hi)."""
-    lo, hi = lo.copy(), hi.copy()
-    top = hi.copy()
-    while True:
-        active = lo < hi
-        if not active.any():
-            break
-        mid = (lo + hi) // 2
-        ok = pred(mid)
-        hi = np.where(active & ok, mid, hi)
-        lo = np.where(active & ~ok, mid + 1, lo)
-    if none is not None:
-        last = lo == top
-        lo = np.where(last & ~pred(top), none, lo)
-    return lo
-
-
-def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray) -> np.ndarray | None:
-    """Ranks for a run whose queries' lines are together, in any order: the scores are a (queries x
-    longest) matrix (NaN padding, which is neither greater nor equal), and each judged row is
-    compared with its own query's row of it, a block of judged rows at a time.  None when the
-    queries' lengths vary too much for the matrix."""
-    scores = query_matrix(key, query_start, np.nan)
-    if scores is None:
-        return None
-    width = scores.shape[1]
-    q = np.searchsorted(query_start, jrows, "right") - 1
-    mine = key[jrows]
-    above = np.empty(jrows.size, np.int64)
-    tie_owner, tie_other = [], []
-    block = max(1, thresholds.QUERY_ROWS_BLOCK_CELLS // width)
-    for a in range(0, jrows.size, block):
-        other = scores[q[a:a + block]]
-        m = mine[a:a + block, None]
-        above[a:a + block] = np.count_nonzero(other > m, axis=1)
-        r, c = np.nonzero(other == m)                  # ties, itself included (never greater than itself)
-        tie_owner.append(a + r)
-        tie_other.append(query_start[q[a + r]] + c)
-    return above + _greater_docids(docid, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
-
-
-def _greater_docids(docid, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """For each judged row, how many of the rows tied with it (``other``, listed with the index of
-    the judged row in ``owner``) have a greater doc id, so rank above it (docno descending)."""
-    if owner.size == 0:
-        return np.zeros(jrows.size, np.int64)
-    greater = call("greater", take(docid, other), take(docid, jrows[owner]))
-    return np.bincount(owner[greater.to_numpy(zero_copy_only=False)], minlength=jrows.size)
-
-
-def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, docid, jrows: np.ndarray, nq: int) -> np.ndarray:
-    """Ranks for a run in any order: compare each judged row only with the rows of its own query,
-    a block of judged rows at a time against a padded (rows x query length) matrix; when judgments
-    are dense a full sort is cheaper, and is used instead."""
-    group = np.where(rq >= 0, rq, nq).astype(np.int32)    # ignored lines form one extra group
-    n = rq.size
-    n_per = np.bincount(group, minlength=nq + 1)
-    if int(n_per[rq[jrows]].sum()) > thresholds.RANK_SORT_GROWTH * n + thresholds.RANK_SORT_SLACK:
-        return _ranks_by_sort(group, key, docid)[jrows]
-    change = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    if change.size == int((n_per > 0).sum()):        # each query's lines are contiguous: no sort needed
-        perm = None
-        starts = np.zeros(nq + 1, np.int64)
-        starts[group[change]] = change
-    else:
-        perm = group_order(group)
-        starts = np.concatenate(([0], np.cumsum(n_per)[:-1]))
-    skey = key if perm is None else key[perm]
-    out = np.empty(jrows.size, np.int64)
-    order = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
-    block = max(1, thresholds.RANK_BLOCK_CELLS // max(1, int(n_per[rq[jrows]].max())))
-    tie_owner, tie_other = [], []                           # score ties, settled on doc ids at the end
-    for a in range(0, order.size, block):
-        sel = order[a:a + block]
-        rows = jrows[sel]
-        qs = rq[rows]
-        lens = n_per[qs]
-        col = np.arange(int(lens.max()))
-        valid = col[None, :] < lens[:, None]
-        flat = np.minimum(starts[qs][:, None] + col[None, :], n - 1)
-        other = skey[flat]
-        mine = key[rows][:, None]
-        out[sel] = ((other > mine) & valid).sum(axis=1)
-        tie_r, tie_c = np.nonzero((other == mine) & valid)
-        tie_owner.append(sel[tie_r])
-        tie_other.append(flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]])
-    return out + _greater_docids(docid, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
-
-
-def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid) -> np.ndarray:
-    import pyarrow.compute as pc
-
-    t = pa.table({"q": rq, "k": key, "d": docid})
-    perm = pc.sort_indices(t, sort_keys=[("q", "ascending"), ("k", "descending"), ("d", "descending")]).to_numpy()
-    q_sorted = rq[perm]
-    starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]])
-    counts = np.diff(np.r_[starts, q_sorted.size])
-    ranks = np.empty(rq.size, np.int64)
-    ranks[perm] = np.arange(rq.size) - np.repeat(starts, counts)
-    return ranks
