@@ -86,8 +86,11 @@ def test_qrels_passed_as_the_run():
 def test_trec_qrels_read_as_a_three_column_run(tmp_path, capsys):
     (tmp_path / "q").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
     code, out, err = run_cli(["eval", "-m", "map", "--run-format", "trec3", tmp_path / "q", tmp_path / "q"], capsys)
+    assert code == 2 and "4 fields where a 'qid docid score' line has 3" in err     # the reading rules refuse first
+    code, out, err = run_cli(["eval", "-m", "map", "--run-format", "trec3", "--layout", "docid-spaces",
+                              tmp_path / "q", tmp_path / "q"], capsys)
     assert code == 0
-    assert "the run lists '0 d1_0', the qrels judge 'd1_0'" in err
+    assert "the run retrieves none of the judged documents" in err and "the run lists '0 d" in err
     assert "the run looks like a qrels file (every line reads as 'qid 0 docid grade', scored with the grade)" in err
 
 

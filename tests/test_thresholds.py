@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from treckit import model, strings, thresholds
+from treckit import model, strings, thresholds, trec_order
 from treckit.api import read_qrels, read_run, write_run
 from treckit.convert import convert_run
 from treckit.errors import InputError
@@ -228,7 +228,7 @@ def test_query_matrix_refuses_uneven_depths_below_its_limits(monkeypatch):
 def test_ranking_switches_to_a_full_sort(files, monkeypatch):
     qrels = read_qrels(files / "qrels")
     run = read_run(files / "interleaved", lean=True)
-    calls = _spy(monkeypatch, ranking, "_ranks_by_sort")
+    calls = _spy(monkeypatch, trec_order, "ranks")        # the full sort
     base = evaluate_requests(qrels, run, resolve(["map", "ndcg", "P.5"])).values
     assert not calls
     monkeypatch.setattr(thresholds, "RANK_SORT_SLACK", 0)

@@ -284,7 +284,8 @@ def read_raw_run(path: PathLike, fmt: str, reading: RunReading, *, lean: bool = 
         return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
                                   lean=lean, ranks=ranks)
     if fmt == "trec3":
-        return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, columns=3)
+        return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
+                                  columns=3)
     if fmt == "tsv":
         return tsv.read_tsv_run(path, third=r.tsv_third, skip_malformed=r.skip_malformed)
     if fmt == "jsonl":
@@ -384,7 +385,7 @@ FLAGS: tuple[ReadFlag, ...] = (
     ReadFlag("gold", "--gold", "QUEST gold JSONL or irds:<dataset>: join id-less JSONL predictions by exact query text"),
     ReadFlag("id_base", "--id-base", "first qid of id-less JSONL lines numbered by line (without --gold)", int,
              default=_DEFAULTS.id_base),
-    ReadFlag("layout", "--layout", "TREC lines with more than 6 fields: auto | docid-spaces | extra-columns",
+    ReadFlag("layout", "--layout", "TREC lines with more fields than the format has: auto | docid-spaces | extra-columns",
              choices=LAYOUTS, default=_DEFAULTS.layout),
     ReadFlag("tsv_third", "--tsv-third", "TSV without header: the third column is a score or a rank (lower first)",
              choices=TSV_THIRD, default=_DEFAULTS.tsv_third),
