@@ -18,17 +18,12 @@ def say(msg: str) -> None:
 
 
 def run_script(body) -> int:
-    """Run a staged script's body: treckit's errors become a message on stderr and their exit code."""
-    from .errors import TreckitError
-    from .startup import prepare_process
+    """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
+    exit code (never a traceback), as in the CLI."""
+    from .startup import exit_code_of, prepare_process
 
     prepare_process()
-    try:
-        body()
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+    return exit_code_of(body)
 
 
 @dataclass

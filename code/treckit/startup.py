@@ -64,6 +64,56 @@ def prepare_process() -> None:
     defer_pandas()
 
 
+def report_failure(exc: BaseException) -> int:
+    """The message (on stderr) and exit code for an exception that ends one of our commands.
+
+    treckit's errors print as they are (exit 2 for bad input, 3 for runtime failures); Ctrl-C
+    exits 130 with a message; an OS error names its path (exit 2 when it is the environment:
+    permissions, missing paths, full or read-only disks); a closed standard output (``| head``)
+    ends quietly with 0; anything else is an internal error (exit 3), never a traceback.
+    """
+    from .errors import EXIT_RUNTIME, Interrupted, OutputClosed, TreckitError, os_error
+
+    if isinstance(exc, KeyboardInterrupt):
+        exc = Interrupted()
+    elif isinstance(exc, BrokenPipeError) and exc.filename is None:
+        exc = OutputClosed()
+    elif isinstance(exc, OSError) and not isinstance(exc, TreckitError):
+        exc = os_error(exc)
+    if isinstance(exc, OutputClosed):
+        silence_stdout()
+        return exc.exit_code
+    if isinstance(exc, TreckitError):
+        print(f"treckit: {'error: ' if exc.exit_code != 130 else ''}{exc}", file=sys.stderr)
+        return exc.exit_code
+    if isinstance(exc, MemoryError):
+        print("treckit: error: out of memory", file=sys.stderr)
+        return EXIT_RUNTIME
+    print(f"treckit: internal error: {exc!r}", file=sys.stderr)
+    return EXIT_RUNTIME
+
+
+def exit_code_of(body) -> int:
+    """Run ``body()`` and return 0, or the exit code of what ended it (see :func:`report_failure`)."""
+    try:
+        body()
+    except (Exception, KeyboardInterrupt) as exc:
+        return report_failure(exc)
+    return 0
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away: what is still buffered goes nowhere, quietly."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def exit_now(code: int) -> None:
     """End one of our processes without the interpreter's teardown.
 
