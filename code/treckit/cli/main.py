@@ -35,11 +35,49 @@ def _guarded(command):
     return wrapper
 
 
+_VALUE_NAMES = {int: "N", float: "NUMBER", str: "TEXT", bool: None}
+
+
+def _value_name(param, ctx=None) -> str | None:
+    """How an option's value is shown in help: its metavar, its choices (a|b|c), or a plain word
+    (N, NUMBER, TEXT, PATH); nothing for flags (typer would show Python types: <bool>, <list[Path]>)."""
+    if getattr(param, "metavar", None) is not None:
+        # an argument's metavar is already its name in the help's first column
+        return None if getattr(param, "param_type_name", "") == "argument" else param.metavar
+    if getattr(param, "is_flag", False):
+        return None
+    desc = getattr(param, "type_descriptor", None)
+    if desc is None:
+        return None
+    if desc.is_choice:
+        return "|".join(str(getattr(c, "value", c)) for c in desc.choices)
+    import types
+    import typing
+    from pathlib import PurePath
+
+    annotation = desc.annotation
+    while typing.get_origin(annotation) in (list, typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if desc.is_path or (isinstance(annotation, type) and issubclass(annotation, PurePath)):
+        return "PATH"
+    return _VALUE_NAMES.get(annotation, "TEXT")
+
+
+def _plain_value_names() -> None:
+    """Help shows value names a user reads (see :func:`_value_name`), in every typer version that
+    would otherwise print Python type names."""
+    from typer import core
+    for cls in (getattr(core, "TyperOption", None), getattr(core, "TyperArgument", None)):
+        if cls is not None and hasattr(cls, "display_type"):
+            cls.display_type = _value_name
+
+
 @lru_cache(maxsize=None)
 def get_app():
     """The typer app with every command registered (command modules register on import)."""
     import typer
 
+    _plain_value_names()
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       context_settings={"help_option_names": HELP_OPTIONS},
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
