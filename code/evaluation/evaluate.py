@@ -10,21 +10,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.io import refuse_overwriting_inputs  # noqa: E402
+from treckit.options import EVAL_MISSING, EVAL_ORDERS  # noqa: E402
 from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive cutoff")
+    return value
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", required=True)
     ap.add_argument("--qrels", required=True)
-    ap.add_argument("--cutoffs", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100])
+    ap.add_argument("--cutoffs", type=positive_int, nargs="+", default=[1, 5, 10, 20, 50, 100])
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
-    ap.add_argument("--missing", default="skip", choices=["skip", "zero", "error"])
-    ap.add_argument("--order", default="score", choices=["score", "rank"],
+    ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
+    ap.add_argument("--order", default="score", choices=EVAL_ORDERS,
                     help="rank = trust the rank column (the old script's convention)")
     a = ap.parse_args(argv)
 
     def body():
+        refuse_overwriting_inputs([a.run, a.qrels], [a.output])
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, order=a.order)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:

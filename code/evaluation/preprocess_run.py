@@ -2,7 +2,8 @@
 
     python code/evaluation/preprocess_run.py --input RUN --run_name NAME [--output OUT]
 
-The default output is the input path with a ``_trec`` suffix.
+The default output is the input path without its extensions plus ``_trec`` (``preds.jsonl`` ->
+``preds_trec``); with ``--input -`` (stdin) it is stdout.
 """
 from __future__ import annotations
 
@@ -12,7 +13,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.options import DUPLICATES, ORDERS  # noqa: E402
 from treckit.stages import default_run_output, run_script, run_stage  # noqa: E402
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive depth")
+    return value
 
 
 def main(argv=None) -> int:
@@ -21,13 +33,13 @@ def main(argv=None) -> int:
     ap.add_argument("--run_name", required=True)
     ap.add_argument("--output", default=None)
     ap.add_argument("--gold", default=None, help="QUEST gold JSONL to map id-less predictions by query text")
-    ap.add_argument("--order", default="auto", choices=["auto", "desc", "asc", "given"])
+    ap.add_argument("--order", default="auto", choices=ORDERS)
     ap.add_argument("--break_ties", action="store_true")
-    ap.add_argument("--duplicates", default="error")
-    ap.add_argument("--depth", type=int, default=None)
+    ap.add_argument("--duplicates", default="error", choices=DUPLICATES)
+    ap.add_argument("--depth", type=positive_int, default=None)
     ap.add_argument("--raw_ids", action="store_true")
     a = ap.parse_args(argv)
-    out = a.output or str(default_run_output(a.input))
+    out = a.output or default_run_output(a.input)
     return run_script(lambda: run_stage(a.input, out, run_name=a.run_name, order=a.order,
                                         ties="break" if a.break_ties else "keep", duplicates=a.duplicates,
                                         depth=a.depth, raw_ids=a.raw_ids, gold=a.gold))
