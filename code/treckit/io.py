@@ -265,6 +265,11 @@ def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
     (numbers of more than :data:`JSON_MAX_NUMBER_DIGITS` characters, nesting too deep for the
     parser, lone UTF-16 surrogates such as ``"\\ud800"`` which no UTF-8 text can hold, and, unless
     ``duplicate_keys``, a key twice in one object), so callers report one kind of error."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError(f"not UTF-8 (byte offset {exc.start})", "", 0) from None
     try:
         value = json.loads(text, parse_int=lambda s: _json_number(s, int), parse_float=lambda s: _json_number(s, float),
                            object_pairs_hook=None if duplicate_keys else _no_duplicate_keys)

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import PathLike, Source, decode_text, display_name
+from ..io import PathLike, Source, decode_text, display_name, loads_json
 from .common import parse_int, parse_score
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
@@ -41,7 +41,7 @@ def detect_qrels(path: PathLike) -> Detection:
     first = lines[0]
     if first.lstrip().startswith("{"):
         try:
-            obj = json.loads(first)
+            obj = loads_json(first)
         except json.JSONDecodeError:
             obj = {}
         if "docs" in obj and "query" in obj:

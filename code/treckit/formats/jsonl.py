@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import InputError
-from ..io import PathLike, atomic_output, display_name, read_text
+from ..io import PathLike, atomic_output, display_name, loads_json, read_text
 from ..model import Qrels, Run
 from .common import LineErrors
 
@@ -52,7 +52,7 @@ def iter_json_lines(path: PathLike, errors: LineErrors | None = None) -> Iterato
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except json.JSONDecodeError as exc:
             if errors is None:
                 raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=name, line=no, text=line,
@@ -207,7 +207,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
         return None
     head = src.head[: src.head.find(b"\n")] if src.head.find(b"\n") > 0 else src.head
     try:
-        first = json.loads(head)
+        first = loads_json(head)
     except ValueError:
         return None
     id_key = f.id or _first_key(first, ID_FIELDS)
