@@ -64,6 +64,31 @@ def prepare_process() -> None:
     defer_pandas()
 
 
+def buffered_stdout() -> None:
+    """Standard output through a buffered writer, even under PYTHONUNBUFFERED=1 (common in containers).
+
+    Unbuffered, ``sys.stdout.buffer`` is the raw file, whose ``write`` may write only part of what
+    it is given (a pipe whose reader goes away, a signal) and say so only in its return value,
+    which nothing checks: output would be cut silently and a closed pipe never noticed.  A
+    buffered writer writes everything or raises; line buffering keeps the output as prompt."""
+    import io
+
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if raw is None or isinstance(raw, io.BufferedIOBase):
+        return
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        return
+    try:       # a file object of our own on the same descriptor: closing it never closes the original
+        own = io.FileIO(raw.fileno(), "w", closefd=False)
+    except (OSError, ValueError, AttributeError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(own), encoding=out.encoding, errors=out.errors,
+                                  line_buffering=True)
+
+
 def report_failure(exc: BaseException) -> int:
     """The message (on stderr) and exit code for an exception that ends one of our commands.
 
@@ -95,6 +120,7 @@ def report_failure(exc: BaseException) -> int:
 
 def exit_code_of(body) -> int:
     """Run ``body()`` and return 0, or the exit code of what ended it (see :func:`report_failure`)."""
+    buffered_stdout()
     try:
         body()
     except (Exception, KeyboardInterrupt) as exc:
