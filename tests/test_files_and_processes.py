@@ -268,13 +268,13 @@ def test_staged_scripts_report_os_errors_without_traceback(files, tmp_path, name
 
 
 # ------------------------------------------------------------------ item 8: Ctrl-C and pipes
-def _interrupt_while_reading(argv_with_fifo, tmp_path):
+def _interrupt_while_reading(argv_with_fifo, tmp_path, program=("-m", "treckit")):
     """Start treckit reading a FIFO; once it has opened it (so Python's handler is installed),
     send SIGINT while it waits for data."""
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     argv = [str(fifo) if a == "FIFO" else str(a) for a in argv_with_fifo]
-    proc = subprocess.Popen([sys.executable, "-m", "treckit", *argv], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, *program, *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     with open(fifo, "w") as writer:            # returns when treckit has opened the FIFO
         writer.write("1 Q0 d1 1 1.0 t\n")
@@ -296,6 +296,18 @@ def test_ctrl_c_exits_130_with_a_message(files, tmp_path, command):
     code, out, err = _interrupt_while_reading(argv, tmp_path)
     assert code == 130 and "treckit: interrupted" in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "qrels", "run.trec"]     # nothing written
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("preprocess_run.py", ["--input", "FIFO", "--run_name", "x", "--output", "out.trec"]),
+    ("evaluate.py", ["--run", "FIFO", "--qrels", "{q}", "--output", "out.json"]),
+])
+def test_ctrl_c_on_a_staged_script(files, tmp_path, name, argv):
+    q, r = files
+    program = [str(ROOT / "code" / "evaluation" / name)]
+    code, out, err = _interrupt_while_reading([a.format(q=q) for a in argv], tmp_path, program)
+    assert code == 130 and "treckit: interrupted" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "qrels", "run.trec"]
 
 
 def test_interrupted_compare_writes_no_report(files, tmp_path, monkeypatch, capsys):
@@ -363,6 +375,15 @@ def test_run_to_stdout_into_head_ends_quietly(big_files):
     q, r = big_files
     code, first, err = _first_line_then_close(["run", r, "-o", "-"])
     assert first == "0 Q0 d0_0 1 100 sys\n" and code == 0 and err == ""
+
+
+def test_stdout_on_a_full_disk(files):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    q, r = files
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "treckit", "eval", q, r], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 2 and "<stdout>: cannot write: no space left on the device" in p.stderr
 
 
 # ------------------------------------------------------------------ item 9: bounded resources

@@ -8,6 +8,7 @@ is left exactly as pyarrow sets it up.
 """
 from __future__ import annotations
 
+import errno
 import sys
 
 
@@ -89,6 +90,9 @@ def buffered_stdout() -> None:
                                   line_buffering=True)
 
 
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE}
+
+
 def report_failure(exc: BaseException) -> int:
     """The message (on stderr) and exit code for an exception that ends one of our commands.
 
@@ -104,7 +108,9 @@ def report_failure(exc: BaseException) -> int:
     elif isinstance(exc, BrokenPipeError) and exc.filename is None:
         exc = OutputClosed()
     elif isinstance(exc, OSError) and not isinstance(exc, TreckitError):
-        exc = os_error(exc)
+        # outputs name their own path (treckit.io); a write error naming no file is standard output's
+        stdout_error = exc.filename is None and exc.errno in _WRITE_ERRNOS
+        exc = os_error(exc, "<stdout>", "write") if stdout_error else os_error(exc)
     if isinstance(exc, OutputClosed):
         silence_stdout()
         return exc.exit_code
