@@ -11,18 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.io import refuse_overwriting_inputs  # noqa: E402
-from treckit.options import EVAL_MISSING, EVAL_ORDERS  # noqa: E402
+from treckit.options import EVAL_MISSING, EVAL_ORDERS, positive_int  # noqa: E402
 from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive cutoff")
-    return value
 
 
 def main(argv=None) -> int:

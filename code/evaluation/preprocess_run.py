@@ -13,18 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.options import DUPLICATES, ORDERS  # noqa: E402
+from treckit.options import DUPLICATES, ORDERS, positive_int  # noqa: E402
 from treckit.stages import default_run_output, run_script, run_stage  # noqa: E402
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive depth")
-    return value
 
 
 def main(argv=None) -> int:

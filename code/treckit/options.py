@@ -26,3 +26,15 @@ Duplicates = Literal[DUPLICATES]
 Layout = Literal[LAYOUTS]
 TsvThird = Literal[TSV_THIRD]
 Role = Literal[ROLES]
+
+
+def positive_int(text: str) -> int:
+    """argparse type of the staged scripts' cutoffs and depths: a whole number >= 1."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return value

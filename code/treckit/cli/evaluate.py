@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..formats.common import atol as _atol
+from ..options import EVAL_FORMATS, QRELS_FORMATS, RUN_FORMATS
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -150,29 +151,32 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
         ("-h", "--help", "", "show this message and exit"),
     ]),
     ("treckit options", [
-        ("", "--format", "FORMAT", "trec_eval | table | json | csv | jsonl (default: trec_eval; a table on a terminal)"),
+        ("", "--format", "FORMAT", f"{' | '.join(EVAL_FORMATS)} (default: trec_eval; a table on a terminal)"),
         ("", "--missing", "POLICY",
          "judged queries absent from a run (without -c): skip (default: not scored, with a warning) | "
          "zero (scored 0, as -c) | error (fail)"),
         ("", "--order", "ORDER", "score: rank by score then doc id, as trec_eval (default) | rank: trust the rank column"),
         ("", "--float32", "", "round scores to float32 first (as trec_eval 9.x and pytrec_eval)"),
-        ("", "--qrels-format", "FORMAT", "read QRELS as trec | beir-tsv | beir-jsonl | quest instead of detecting it"),
-        ("", "--run-format", "FORMAT", "read each RUN as trec | trec3 | tsv | jsonl instead of detecting it"),
+        ("", "--qrels-format", "FORMAT", f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it"),
+        ("", "--run-format", "FORMAT", f"read each RUN as {' | '.join(RUN_FORMATS)} instead of detecting it"),
     ]),
 ]
+
+
+def _row_name(short: str, long: str, value: str) -> str:
+    return f"{f'{short}, {long}' if short and long else short or long} {value}".strip()
 
 
 def _plain_help() -> str:
     import textwrap
 
     width = 100
-    names = [f"{f'{a}, {b}' if a and b else a or b} {v}".strip() for _, rows in EVAL_HELP_SECTIONS for a, b, v, _ in rows]
-    name_w = max(map(len, names)) + 2
+    name_w = max(len(_row_name(*row[:3])) for _, rows in EVAL_HELP_SECTIONS for row in rows) + 2
     out = [f"Usage: {EVAL_USAGE}", "", *textwrap.wrap(EVAL_ABOUT, width), ""]
     for title, rows in EVAL_HELP_SECTIONS:
         out.append(f"{title}:")
         for short, long, val, text in rows:
-            name = f"{f'{short}, {long}' if short and long else short or long} {val}".strip()
+            name = _row_name(short, long, val)
             lines = textwrap.wrap(text, width - name_w - 2) or [""]
             out.append(f"  {name:<{name_w}}{lines[0]}")
             out.extend(" " * (name_w + 2) + ln for ln in lines[1:])
