@@ -6,6 +6,14 @@ OUT    ?= outputs
 QUEST  ?= data/quest_sample/test.jsonl
 RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
+# the second system of the compare step: the sample's dense run when QUEST is the sample; with your own
+# QUEST, set RUN2 (and RUN2_NAME) to compare two of your runs, or leave it empty to skip the compare step
+SAMPLE_QUEST = data/quest_sample/test.jsonl
+RUN2   ?= $(if $(filter $(SAMPLE_QUEST),$(QUEST)),data/quest_sample/dense_predictions.jsonl,)
+RUN2_NAME ?= dense
+# query types for the compare report: the id-added copy of QUEST if stage 1 wrote one (QUEST had no
+# ids), else QUEST itself (its own ids and metadata)
+ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
 .PHONY: demo all qrels run eval compare test fuzz bench clean venv
@@ -24,7 +32,8 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 qrels: $(VENV)/.installed
-	$(PY) code/evaluation/preprocess_qrels.py --input $(QUEST) --output $(OUT)/test_qrels
+	rm -f $(ID_ADDED)
+	$(PY) code/evaluation/preprocess_qrels.py --input $(QUEST) --output $(OUT)/test_qrels --id_added $(ID_ADDED)
 
 run: qrels
 	$(PY) code/evaluation/preprocess_run.py --input $(RUN) --run_name $(RUN_NAME) --gold $(QUEST) --output $(OUT)/$(RUN_NAME).trec
@@ -35,11 +44,16 @@ eval: run
 
 # stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown, LaTeX and PNG
 compare: eval
-	$(PY) code/evaluation/preprocess_run.py --input data/quest_sample/dense_predictions.jsonl --run_name dense --output $(OUT)/dense.trec
-	$(VENV)/bin/treckit compare $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec $(OUT)/dense.trec \
-	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map --query-types $(OUT)/test_id_added.jsonl \
+ifeq ($(strip $(RUN2)),)
+	@echo "compare: skipped (set RUN2=predictions.jsonl to compare a second system with $(RUN_NAME))"
+else
+	$(PY) code/evaluation/preprocess_run.py --input $(RUN2) --run_name $(RUN2_NAME) --gold $(QUEST) --output $(OUT)/$(RUN2_NAME).trec
+	$(VENV)/bin/treckit compare $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec $(OUT)/$(RUN2_NAME).trec \
+	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map \
+	  --query-types $$(test -f $(ID_ADDED) && echo $(ID_ADDED) || echo $(QUEST)) \
 	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
 	  --latex $(OUT)/compare.tex --plot $(OUT)/compare.png
+endif
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

@@ -10,6 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.io import refuse_overwriting_inputs  # noqa: E402
+from treckit.options import EVAL_MISSING, positive_int  # noqa: E402
 from treckit.reading import add_reading_arguments, reading_from_values  # noqa: E402
 from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
 
@@ -18,13 +20,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", required=True)
     ap.add_argument("--qrels", required=True)
-    ap.add_argument("--cutoffs", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100])
+    ap.add_argument("--cutoffs", type=positive_int, nargs="+", default=[1, 5, 10, 20, 50, 100])
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
-    ap.add_argument("--missing", default="skip", choices=["skip", "zero", "error"])
+    ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
     add_reading_arguments(ap)     # how the run is read: the options of every run reader (--order rank: the rank column)
     a = ap.parse_args(argv)
 
     def body():
+        refuse_overwriting_inputs([a.run, a.qrels], [a.output])
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)))
         sys.stdout.write(format_cutoff_table(table))
         if a.output:

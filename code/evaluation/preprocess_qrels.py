@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from treckit.options import DUPLICATES, QRELS_FORMATS  # noqa: E402
 from treckit.stages import qrels_stage, run_script, say  # noqa: E402
 
 
@@ -17,14 +18,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", required=True)
     ap.add_argument("--output", required=True)
-    ap.add_argument("--format", default=None, help="trec | beir-tsv | beir-jsonl | quest (default: detect)")
+    ap.add_argument("--format", default=None, choices=QRELS_FORMATS, help="input format (default: detect)")
     ap.add_argument("--id_base", type=int, default=1, help="qid of the first line when lines have no id")
     ap.add_argument("--raw_ids", action="store_true", help="write doc ids unescaped (the old format)")
-    ap.add_argument("--duplicates", default="error")
+    ap.add_argument("--duplicates", default="error", choices=DUPLICATES)
+    ap.add_argument("--id_added", default=None,
+                    help="where to write the id-added JSONL when the input has no ids (default: beside the output)")
     a = ap.parse_args(argv)
 
     def body():
-        r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates)
+        r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates,
+                        id_added=a.id_added)
         say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
     return run_script(body)
 

@@ -1,10 +1,16 @@
 """Errors that reach users: each names the file, the line, the offending text and the fix."""
 from __future__ import annotations
 
+import contextlib
+import errno
+import re
+from typing import Iterator
+
 # Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_RUNTIME = 3
+EXIT_INTERRUPTED = 130
 
 
 class TreckitError(Exception):
@@ -31,6 +37,82 @@ class InputError(TreckitError):
         if fix:
             full += f"\n  fix: {fix}"
         super().__init__(full)
+
+    def without_content(self, why: str) -> "InputError":
+        """The same error with nothing of the file's content in it (no line, quoted values blanked):
+        for files that were not given as inputs, e.g. a run named by a config, whose content a
+        message must never echo.  ``why`` says where the file was named."""
+        reason = _QUOTED.sub("'…'", self.reason)
+        return InputError(f"{reason} (content not shown: {why})", path=self.path, line=self.line, fix=self.fix)
+
+
+# a quoted value inside a message (Python reprs and JSON strings); digits and names outside quotes stay
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+@contextlib.contextmanager
+def content_hidden(why: str) -> Iterator[None]:
+    """Errors raised inside the block echo none of the file's content (see :meth:`InputError.without_content`)."""
+    try:
+        yield
+    except InputError as exc:
+        raise exc.without_content(why) from None
+
+
+class Interrupted(TreckitError):
+    """Ctrl-C (SIGINT): whatever was being written was discarded."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("interrupted; no output was left half-written")
+
+
+class OutputClosed(TreckitError):
+    """The reader of our standard output went away (``| head``): nothing more to say, and no error."""
+
+    exit_code = EXIT_OK
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+
+# What each expected OS error means for a file, and how to fix it.  An expected OS error is the
+# user's environment (a path, a permission, a full disk), reported like bad input: exit 2.
+_OS_ERRORS = {
+    errno.ENOENT: ("no such file or folder", "check the path (relative paths start from the current directory)"),
+    errno.EACCES: ("permission denied", "check the permissions of the file and its folders, or choose another path"),
+    errno.EPERM: ("operation not permitted", "check the permissions and attributes (chattr -i) of the file and its folder"),
+    errno.EROFS: ("read-only file system", "write to a location on a writable file system"),
+    errno.EISDIR: ("is a folder, not a file", "give the path of a file"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "check the folders in the path"),
+    errno.ENOSPC: ("no space left on the device", "free some space or write to another disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or write to another disk"),
+    errno.EFBIG: ("file too large for the file system", "write to another file system"),
+    errno.ENAMETOOLONG: ("file name too long", "use a shorter name"),
+    errno.ELOOP: ("too many levels of symbolic links", "check the symbolic links in the path"),
+    errno.EEXIST: ("already exists", "remove it or choose another path"),
+    errno.ETXTBSY: ("the file is busy (a running program)", "choose another path"),
+    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n)"),
+    errno.ENXIO: ("no reader or device at this path", "open the other end of the pipe first, or give a regular file"),
+}
+
+
+def os_error(exc: OSError, path: str | None = None, action: str = "read") -> TreckitError:
+    """An OSError as a message naming the path (``path`` if given, else the one in the error).
+
+    Expected kinds (permissions, missing paths, full or read-only disks ...) are InputErrors (exit 2);
+    anything else (an I/O error of the device) is a runtime failure (exit 3), still naming the path.
+    """
+    name = path if path is not None else (exc.filename if exc.filename is not None else None)
+    name = None if name is None else ("<stdin>" if str(name) == "-" else str(name))
+    known = _OS_ERRORS.get(exc.errno) if exc.errno is not None else None
+    if known is not None:
+        reason, fix = known
+        return InputError(f"cannot {action}: {reason}", path=name, fix=fix)
+    detail = exc.strerror or str(exc) or type(exc).__name__
+    err = TreckitError(f"{name + ': ' if name else ''}cannot {action}: {detail}")
+    return err
 
 
 class SkipCounter:

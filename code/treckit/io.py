@@ -1,16 +1,36 @@
-"""Opening inputs (paths, ``.gz``, ``-`` for stdin) and writing outputs atomically."""
+"""Opening inputs (paths, ``.gz``, ``-`` for stdin) and writing outputs safely.
+
+Inputs: regular files, pipes (``-``, ``<(cmd)``) and ``.gz``; folders and devices are refused, and
+what is read whole into memory is bounded (:data:`WHOLE_READ_LIMIT`).  Every OS error names the path.
+
+Outputs (:func:`outputs`, :func:`atomic_output`, :func:`atomic_path`): written to a temporary file
+beside the target and renamed into place only when everything succeeded, so an error or Ctrl-C
+leaves the old file untouched and no half-written one.  Several outputs of one command form a group
+that is committed together (all of them or none).  New files get the usual permissions (the umask),
+an existing file keeps its mode, a symbolic link keeps pointing where it pointed (its target is
+rewritten), and devices and pipes (``/dev/null``, ``/dev/stdout``) are written directly.  An output
+that is one of the command's inputs (same file, through any symbolic or hard link) is refused.
+"""
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
+import hashlib
 import io
+import json
 import os
+import re
+import secrets
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterable, Iterator
 
-from .errors import InputError
+from .errors import InputError, os_error
 
 PathLike = str | os.PathLike
 
@@ -19,55 +39,155 @@ def display_name(path: PathLike) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
-_stdin_cache: bytes | None = None
+def is_stdio(path: PathLike | None) -> bool:
+    return path is not None and str(path) == "-"
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """The whole (decompressed) content of a file, ``-`` being stdin (read once, then remembered,
-    so that detecting the format and reading it see the same bytes), with clear errors."""
-    global _stdin_cache
-    name = display_name(path)
+# ---------------------------------------------------------------- inputs
+WHOLE_READ_LIMIT: int | None = None
+"""At most this many bytes are read into memory whole (stdin, pipes, ``.gz`` content, the line
+parsers' input); ``None``: the machine's physical memory.  Plain files above it are still read by
+the streaming (Arrow) paths; tests lower it."""
+
+CONFIG_READ_LIMIT = 1 << 20
+"""Small side files (configs): at most 1 MiB."""
+
+
+def whole_read_limit() -> int:
+    if WHOLE_READ_LIMIT is not None:
+        return WHOLE_READ_LIMIT
     try:
-        if str(path) == "-":
-            if _stdin_cache is None:
-                _stdin_cache = sys.stdin.buffer.read()
-            data = _stdin_cache
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 64 << 30
+
+
+def _too_large(name: str, limit: int) -> InputError:
+    return InputError(f"more than {limit:,} bytes to read into memory", path=name,
+                      fix="pass an uncompressed regular file (it is streamed), or check that this is the right file")
+
+
+def check_input(path: PathLike) -> os.stat_result | None:
+    """Stat an input path, refusing what cannot be read as a file: folders and devices (``/dev/zero``
+    would never end).  Regular files and pipes pass.  ``-`` (stdin) is not checked (None)."""
+    if is_stdio(path):
+        return None
+    name = str(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a folder, not a file", path=name, fix="pass the path of a file")
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise InputError("is a device or socket, not a file", path=name,
+                         fix="pass a regular file (or '-' and pipe the data in)")
+    return st
+
+
+def open_input(path: PathLike) -> IO[bytes]:
+    """A binary file object for an input path (checked as by :func:`check_input`)."""
+    check_input(path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise os_error(exc, str(path)) from None
+
+
+def _read_bounded(fh: IO[bytes], name: str, limit: int) -> bytes:
+    """Everything ``fh`` gives, in blocks (a read of ``limit`` bytes at once would reserve them)."""
+    blocks, total = [], 0
+    while block := fh.read(min(_BLOCK, limit + 1 - total) or 1):
+        blocks.append(block)
+        total += len(block)
+        if total > limit:
+            raise _too_large(name, limit)
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+_BLOCK = 1 << 24
+
+
+# stdin and pipes can be read only once: their content is kept, so that detecting the format and
+# reading it see the same bytes
+_stream_cache: dict[str, bytes] = {}
+
+
+def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
+    """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
+    At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not."""
+    name = display_name(path)
+    limit = whole_read_limit() if limit is None else limit
+    key = str(path)
+    try:
+        if key in _stream_cache:
+            data = _stream_cache[key]
+        elif is_stdio(path):
+            data = _stream_cache[key] = _read_bounded(sys.stdin.buffer, name, limit)
         else:
-            p = Path(path)
-            if p.is_dir():
-                raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
-            with open(p, "rb") as fh:
-                data = fh.read()
-    except FileNotFoundError:
-        raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)") from None
-    except PermissionError:
-        raise InputError("permission denied", path=name, fix="make the file readable") from None
+            st = check_input(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                raise _too_large(name, limit)
+            with open(path, "rb") as fh:
+                data = fh.read() if stat.S_ISREG(st.st_mode) else _read_bounded(fh, name, limit)
+            if stat.S_ISFIFO(st.st_mode):
+                _stream_cache[key] = data
+    except OSError as exc:
+        raise os_error(exc, name) from None
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
+        data = _gunzip(data, name, limit)
     return data
+
+
+def _gunzip(data: bytes, name: str, limit: int) -> bytes:
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
+            return _read_bounded(gz, name, limit)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
+
+
+def file_digest(path: PathLike) -> str:
+    """SHA-256 of a file's (decompressed) content, read in blocks (memory stays small whatever its size)."""
+    name = display_name(path)
+    h = hashlib.sha256()
+    if is_stdio(path) or str(path) in _stream_cache:
+        h.update(read_bytes(path))
+        return h.hexdigest()
+    try:
+        with open_input(path) as raw:
+            fh = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+            while block := fh.read(1 << 20):
+                h.update(block)
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    return h.hexdigest()
 
 
 class Source:
     """An input for the vectorized readers: a plain file is handed to Arrow by path (it streams it in
-    blocks, so the whole file never sits in memory); stdin and .gz are read into memory first.
+    blocks, so the whole file never sits in memory); stdin, pipes and .gz are read into memory first.
     ``head``/``tail`` are the first/last 64 KiB, ``data()`` the whole content for the line parsers."""
 
     def __init__(self, path: PathLike):
         self.path = path
         self._data = None
-        p = None if str(path) == "-" else Path(path)
         plain = False
-        if p is not None and p.is_file():
-            with open(p, "rb") as fh:
-                self.head = fh.read(1 << 16)
-                plain = self.head[:2] != b"\x1f\x8b"
-                if plain:
-                    self.size = os.fstat(fh.fileno()).st_size
-                    fh.seek(max(0, self.size - (1 << 16)))
-                    self.tail = fh.read()
+        if not is_stdio(path) and str(path) not in _stream_cache:
+            st = check_input(path)
+            if stat.S_ISREG(st.st_mode):
+                try:
+                    with open(path, "rb") as fh:
+                        self.head = fh.read(1 << 16)
+                        plain = self.head[:2] != b"\x1f\x8b"
+                        if plain:
+                            self.size = os.fstat(fh.fileno()).st_size
+                            fh.seek(max(0, self.size - (1 << 16)))
+                            self.tail = fh.read()
+                except OSError as exc:
+                    raise os_error(exc, str(path)) from None
         if not plain:
             self._data = read_bytes(path)
             self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
@@ -99,24 +219,295 @@ def decode_text(data: bytes, path: PathLike) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: PathLike) -> str:
-    return decode_text(read_bytes(path), path)
+def read_text(path: PathLike, *, limit: int | None = None) -> str:
+    return decode_text(read_bytes(path, limit=limit), path)
+
+
+# ---------------------------------------------------------------- JSON
+JSON_MAX_NUMBER_DIGITS = 400
+"""Longer numbers in JSON input are refused (a double has 17 significant digits; Python's own
+limit for integers is 4300 digits, past which it fails deep inside the parser)."""
+
+_LONE_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_number(text: str, kind):
+    if len(text) > JSON_MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of {len(text)} characters")
+    return kind(text)
+
+
+def _no_duplicate_keys(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {dup!r} appears twice in one object")
+    return obj
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
+    """``json.loads`` for input that may be hostile: every failure is a ``json.JSONDecodeError``
+    (numbers of more than :data:`JSON_MAX_NUMBER_DIGITS` characters, nesting too deep for the
+    parser, lone UTF-16 surrogates such as ``"\\ud800"`` which no UTF-8 text can hold, and, unless
+    ``duplicate_keys``, a key twice in one object), so callers report one kind of error."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError(f"not UTF-8 (byte offset {exc.start})", "", 0) from None
+    try:
+        value = json.loads(text, parse_int=lambda s: _json_number(s, int), parse_float=lambda s: _json_number(s, float),
+                           object_pairs_hook=None if duplicate_keys else _no_duplicate_keys)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from None
+    if _LONE_SURROGATE_HINT.search(text) and _has_surrogate(value):
+        raise json.JSONDecodeError("a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair)", text, 0)
+    return value
+
+
+# ---------------------------------------------------------------- outputs
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _stat_or_none(path: PathLike) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def refuse_overwriting_inputs(inputs: Iterable[PathLike | None], outputs: Iterable[PathLike | None]) -> None:
+    """An output that is one of the inputs (the same file through any path, symbolic or hard link),
+    or two outputs that are the same file, are refused before anything is read or written."""
+    ins = [(p, st) for p in inputs if p is not None and not is_stdio(p) and (st := _stat_or_none(p)) is not None]
+    seen: list[tuple[PathLike, os.stat_result | None, str]] = []
+    for out in outputs:
+        if out is None or is_stdio(out):
+            continue
+        st = _stat_or_none(out)
+        if st is not None and stat.S_ISREG(st.st_mode):
+            for p, ist in ins:
+                if _same_file(st, ist):
+                    same = "" if os.path.abspath(p) == os.path.abspath(out) else f" (the same file as the input {p})"
+                    raise InputError(f"the output would overwrite an input{same}", path=str(out),
+                                     fix="write the output to another path")
+        real = os.path.realpath(out)
+        for other, ost, oreal in seen:
+            if real == oreal or (st is not None and ost is not None and stat.S_ISREG(st.st_mode) and _same_file(st, ost)):
+                raise InputError(f"two outputs are the same file ({other} and {out})", path=str(out),
+                                 fix="give each output its own path")
+        seen.append((out, st, real))
+
+
+def derived_output(input: PathLike, suffix: str) -> str:
+    """The default output for an input: ``-`` (stdout) for stdin, else the input's path without its
+    compression and format extensions plus ``suffix`` (``preds.jsonl`` -> ``preds_trec``,
+    ``x.trec.gz`` -> ``x_trec``), in the input's folder."""
+    if is_stdio(input):
+        return "-"
+    p = Path(input)
+    name = p.name
+    for ext in (".gz",):
+        if name.endswith(ext) and len(name) > len(ext):
+            name = name[: -len(ext)]
+    stem = Path(name).stem or name
+    return str(p.with_name(stem + suffix))
+
+
+class _Staged:
+    """One output being written: ``tmp`` until the group commits, then ``target``."""
+
+    def __init__(self, path: PathLike):
+        self.path = str(path)
+        st = _stat_or_none(path)                   # follows symbolic links
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise InputError("cannot write: is a folder, not a file", path=self.path, fix="give the path of a file")
+        # devices and pipes (/dev/null, /dev/stdout, a FIFO) cannot be renamed over: written directly at commit
+        self.direct = st is not None and not stat.S_ISREG(st.st_mode)
+        self.existing = st if st is not None and not self.direct else None
+        self.target = Path(self.path) if self.direct else Path(os.path.realpath(self.path))
+        folder = self.target.parent
+        try:
+            if self.direct:
+                fd, self.tmp = tempfile.mkstemp(prefix="treckit-", suffix=".tmp")
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                fd, self.tmp = self._create_beside(folder)
+            with os.fdopen(fd, "wb"):
+                pass
+        except OSError as exc:
+            raise os_error(exc, self.path, "write") from None
+
+    def _create_beside(self, folder: Path) -> tuple[int, str]:
+        """A new temporary file next to the target, created with mode 0666 so the umask applies
+        (mkstemp's 0600 would make every output private); an existing target's mode is kept."""
+        for _ in range(100):
+            tmp = str(folder / f".{self.target.name}.{secrets.token_hex(4)}.tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            except FileExistsError:
+                continue
+            if self.existing is not None:
+                with contextlib.suppress(OSError):     # keep the owner where allowed (root), then the mode
+                    os.fchown(fd, self.existing.st_uid, self.existing.st_gid)
+                os.fchmod(fd, stat.S_IMODE(self.existing.st_mode))
+            return fd, tmp
+        raise FileExistsError(errno.EEXIST, "no free temporary name", str(folder))
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done (a group's renames are all made or none)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class OutputGroup:
+    """Outputs written together: each is staged in a temporary file; :meth:`commit` renames them all
+    into place, or, if one rename fails, puts the ones already renamed back as they were."""
+
+    def __init__(self) -> None:
+        self.staged: list[_Staged] = []
+
+    def stage(self, path: PathLike) -> str:
+        real = os.path.realpath(path)
+        if any(os.path.realpath(s.path) == real for s in self.staged):
+            raise InputError("two outputs are the same file", path=str(path), fix="give each output its own path")
+        s = _Staged(path)
+        self.staged.append(s)
+        return s.tmp
+
+    def discard(self) -> None:
+        for s in self.staged:
+            s.discard()
+        self.staged = []
+
+    def commit(self) -> None:
+        with _signals_deferred():
+            done: list[tuple[_Staged, str | None]] = []
+            current = None
+            try:
+                for current in (s for s in self.staged if not s.direct):
+                    backup = None
+                    if current.existing is not None:        # a hard link to the old content, to roll back to
+                        backup = f"{current.tmp}.old"
+                        try:
+                            os.link(current.target, backup)
+                        except OSError:
+                            backup = None
+                    os.replace(current.tmp, current.target)
+                    done.append((current, backup))
+                for current in (s for s in self.staged if s.direct):
+                    with open(current.tmp, "rb") as src, open(current.target, "wb") as dst:
+                        while block := src.read(1 << 20):
+                            dst.write(block)
+            except OSError as exc:
+                for s, backup in reversed(done):
+                    with contextlib.suppress(OSError):
+                        if backup is not None:
+                            os.replace(backup, s.target)
+                        else:
+                            os.unlink(s.target)
+                self.discard()
+                raise os_error(exc, current.path if current else None, "write") from None
+            finally:
+                for s, backup in done:
+                    if backup is not None:
+                        with contextlib.suppress(OSError):
+                            os.unlink(backup)
+                for s in self.staged:
+                    if s.direct:
+                        s.discard()
+            self.staged = []
+
+
+_active_groups: list[OutputGroup] = []
+
+
+@contextlib.contextmanager
+def outputs(*paths: PathLike | None, inputs: Iterable[PathLike | None] = ()) -> Iterator[OutputGroup]:
+    """A command's outputs as one transaction::
+
+        with outputs(out_json, out_csv, inputs=[qrels, *runs]):
+            write_json(...)      # atomic_output / atomic_path inside the block join the group
+            write_csv(...)
+
+    Refuses outputs that are inputs (:func:`refuse_overwriting_inputs`); on success every output is
+    renamed into place together, on any error or Ctrl-C none is (the old files stay as they were).
+    """
+    refuse_overwriting_inputs(inputs, paths)
+    group = OutputGroup()
+    _active_groups.append(group)
+    try:
+        yield group
+    except BaseException:
+        group.discard()
+        raise
+    finally:
+        _active_groups.remove(group)
+    group.commit()
+
+
+@contextlib.contextmanager
+def _staged_path(path: PathLike) -> Iterator[str]:
+    if _active_groups:
+        yield _active_groups[-1].stage(path)
+        return
+    with outputs(path) as group:
+        yield group.stage(path)
+
+
+def _write_error(exc: OSError, path: PathLike, tmp: str) -> Exception:
+    """An OSError while writing a staged file: named after the output, not the temporary file."""
+    if exc.filename is not None and os.path.abspath(str(exc.filename)) != os.path.abspath(tmp):
+        return exc                          # an error about another file (an input read meanwhile)
+    if exc.errno is None:                   # Arrow's native writers: the message is all there is
+        return InputError(f"cannot write: {exc}", path=str(path), fix="check the free space and permissions")
+    return os_error(exc, str(path), "write")
 
 
 @contextlib.contextmanager
 def atomic_path(path: PathLike) -> Iterator[str]:
-    """A temp path beside ``path`` for a native writer; renamed into place only on success."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """A temp path beside ``path`` for a native writer; renamed into place only on success
+    (with the other outputs of the enclosing :func:`outputs` group, if any)."""
+    with _staged_path(path) as tmp:
+        try:
+            yield tmp
+        except OSError as exc:
+            err = _write_error(exc, path, tmp)
+            if err is exc:
+                raise
+            raise err from None
 
 
 @contextlib.contextmanager
@@ -126,19 +517,13 @@ def atomic_output(path: PathLike, mode: str = "w") -> Iterator[IO]:
     ``-`` writes to stdout.  A path ending in ``.gz`` is gzip-compressed.  A failure
     (an exception inside the block) leaves no file behind and the old one untouched.
     """
-    if str(path) == "-":
-        if "b" in mode:
-            yield sys.stdout.buffer
-        else:
-            yield sys.stdout
+    if is_stdio(path):
+        yield sys.stdout.buffer if "b" in mode else sys.stdout
         sys.stdout.flush()
         return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            sink: IO = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.suffix == ".gz" else raw
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as raw:
+            sink: IO = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz") else raw
             if "b" in mode:
                 yield sink
             else:
@@ -148,8 +533,3 @@ def atomic_output(path: PathLike, mode: str = "w") -> Iterator[IO]:
                 text.detach()
             if sink is not raw:
                 sink.close()
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

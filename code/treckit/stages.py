@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError
-from .io import PathLike, atomic_output
+from .io import PathLike, atomic_output, derived_output, outputs, refuse_overwriting_inputs
 
 
 def say(msg: str) -> None:
@@ -18,17 +18,12 @@ def say(msg: str) -> None:
 
 
 def run_script(body) -> int:
-    """Run a staged script's body: treckit's errors become a message on stderr and their exit code."""
-    from .errors import TreckitError
-    from .startup import prepare_process
+    """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
+    exit code (never a traceback), as in the CLI."""
+    from .startup import exit_code_of, prepare_process
 
     prepare_process()
-    try:
-        body()
-    except TreckitError as exc:
-        print(f"treckit: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+    return exit_code_of(body)
 
 
 @dataclass
@@ -54,25 +49,29 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
 
     check_duplicates_policy(duplicates)
     check_layout(layout)
+    refuse_overwriting_inputs([input], [output, id_added])
     fmt = format or (None if str(input).startswith("irds:") else detect_qrels(input).format)   # irds: read_qrels
     written_ids = None
     dropped = 0
-    if fmt == "quest":
-        gt = read_quest(input, id_base=id_base, id_field=id_field, duplicates=duplicates)
-        qrels, dropped = gt.qrels, gt.repeats_dropped
-        if not gt.ids_were_given and str(input) != "-":
-            written_ids = Path(id_added) if id_added else default_id_added_path(input, output)
-            write_id_added(gt, written_ids)
-            say(f"the input had no ids: wrote the id-added JSONL to {written_ids} (qid = line number, base {id_base})")
-    elif fmt == "trec":      # the layout is a TREC reading rule (helper G's reader configuration will carry it)
-        qrels = read_trec_qrels(input, skip_malformed=skip_malformed, layout=layout)
-    else:
-        qrels = read_qrels(input, fmt, skip_malformed=skip_malformed)
-    qrels, more = drop_repeated_judgments(qrels, duplicates, display_name(input))
-    dropped += more
+    with outputs(output, id_added, inputs=[input]):     # the qrels and the id-added file: both or neither
+        if fmt == "quest":
+            gt = read_quest(input, id_base=id_base, id_field=id_field, duplicates=duplicates)
+            qrels, dropped = gt.qrels, gt.repeats_dropped
+            if not gt.ids_were_given and str(input) != "-":
+                written_ids = Path(id_added) if id_added else default_id_added_path(input, output)
+                refuse_overwriting_inputs([input], [output, written_ids])
+                write_id_added(gt, written_ids)
+        elif fmt == "trec":      # the layout is a TREC reading rule
+            qrels = read_trec_qrels(input, skip_malformed=skip_malformed, layout=layout)
+        else:
+            qrels = read_qrels(input, fmt, skip_malformed=skip_malformed)
+        qrels, more = drop_repeated_judgments(qrels, duplicates, display_name(input))
+        dropped += more
+        write_qrels(qrels, output, escape_ids=not raw_ids)
+    if written_ids is not None:
+        say(f"the input had no ids: wrote the id-added JSONL to {written_ids} (qid = line number, base {id_base})")
     if dropped:
         say(f"{display_name(input)}: dropped {dropped} repeated judgment(s) of the same (query, doc) ({duplicates})")
-    write_qrels(qrels, output, escape_ids=not raw_ids)
     n_q = len(set(qrels.table.column("qid").to_pylist()))
     return QrelsStageResult(len(qrels), n_q, written_ids, dropped)
 
@@ -100,6 +99,7 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
+    refuse_overwriting_inputs([input, reading.gold], [output])
     with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
         got = reading.read(input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
         steps.next()
@@ -110,10 +110,10 @@ def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None,
     return got.report
 
 
-def default_run_output(input: PathLike) -> Path:
-    """``preds.jsonl`` -> ``preds_trec`` (the old script's convention)."""
-    p = Path(input)
-    return p.with_name(p.stem + "_trec")
+def default_run_output(input: PathLike) -> str:
+    """``preds.jsonl`` -> ``preds_trec`` (the old script's convention), ``x.trec.gz`` -> ``x_trec``,
+    ``-`` (stdin) -> ``-`` (stdout)."""
+    return derived_output(input, "_trec")
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
@@ -178,12 +178,18 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .compare import report
     from .compare.compare import System, compare
     from .compare.config import content_digest, file_digest, load_config
+    from .errors import content_hidden
 
+    cfgs = [load_config(p) for p in configs or []]
+    written = [out_json, out_csv, out_markdown, out_latex, out_plot]
+    read = [qrels, *runs, *(configs or []), *(c.run_path for c in cfgs), corpus, queries, query_types]
+    refuse_overwriting_inputs(read, written)
     systems = []
-    for cfg_path in configs or []:
-        cfg = load_config(cfg_path)
-        run = read_run(cfg.run_path, cfg.format)
-        systems.append(System(cfg.name, prepare(run) if prepare else run, str(cfg.run_path), file_digest(cfg.run_path),
+    for cfg in cfgs:
+        with content_hidden(f"the file is named by the config {cfg.config_path}"):
+            run = read_run(cfg.run_path, cfg.format)
+            digest = file_digest(cfg.run_path)
+        systems.append(System(cfg.name, prepare(run) if prepare else run, str(cfg.run_path), digest,
                               str(cfg.config_path), cfg.config_digest))
     for i, path in enumerate(runs):
         run = read_run(path)
@@ -206,32 +212,40 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         queries_digest = file_digest(queries)
     comp.digests = {"corpus": file_digest(corpus), "queries": queries_digest, "qrels": qrels_digest}
     types = read_query_types(query_types) if query_types else None
-    if out_json:
-        report.write_json(comp, out_json)
-    if out_csv:
-        report.write_csv(comp, out_csv)
-    if out_markdown:
-        with atomic_output(out_markdown) as fh:
-            fh.write(report.markdown(comp, types))
-    if out_latex:
-        with atomic_output(out_latex) as fh:
-            fh.write(report.latex(comp))
-    if out_plot:
-        report.plot(comp, out_plot)
+    with outputs(*written, inputs=read):          # every report or none (an error or Ctrl-C midway)
+        if out_json:
+            report.write_json(comp, out_json)
+        if out_csv:
+            report.write_csv(comp, out_csv)
+        if out_markdown:
+            with atomic_output(out_markdown) as fh:
+                fh.write(report.markdown(comp, types))
+        if out_latex:
+            with atomic_output(out_latex) as fh:
+                fh.write(report.latex(comp))
+        if out_plot:
+            report.plot(comp, out_plot)
     return comp
 
 
 def read_query_types(path: PathLike) -> dict[str, str]:
     """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
-    from .io import read_text
+    from .io import loads_json, read_text
     text = read_text(path)
     out: dict[str, str] = {}
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):
-            obj = json.loads(line)
-            meta = obj.get("metadata") or {}
+            try:
+                obj = loads_json(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", path=str(path), line=no, text=line,
+                                 fix="each line must be one complete JSON object") from None
+            if not isinstance(obj, dict):
+                raise InputError("a JSON line must be an object", path=str(path), line=no, text=line,
+                                 fix="write one {...} object per line")
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
             qid = str(obj.get("id", obj.get("qid", no)))
             out[qid] = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
         else:

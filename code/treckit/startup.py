@@ -8,6 +8,7 @@ is left exactly as pyarrow sets it up.
 """
 from __future__ import annotations
 
+import errno
 import sys
 
 
@@ -62,6 +63,87 @@ def prepare_process() -> None:
     """What treckit's own entry points do first (see the two functions above)."""
     keep_freed_memory()
     defer_pandas()
+
+
+def buffered_stdout() -> None:
+    """Standard output through a buffered writer, even under PYTHONUNBUFFERED=1 (common in containers).
+
+    Unbuffered, ``sys.stdout.buffer`` is the raw file, whose ``write`` may write only part of what
+    it is given (a pipe whose reader goes away, a signal) and say so only in its return value,
+    which nothing checks: output would be cut silently and a closed pipe never noticed.  A
+    buffered writer writes everything or raises; line buffering keeps the output as prompt."""
+    import io
+
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if raw is None or isinstance(raw, io.BufferedIOBase):
+        return
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        return
+    try:       # a file object of our own on the same descriptor: closing it never closes the original
+        own = io.FileIO(raw.fileno(), "w", closefd=False)
+    except (OSError, ValueError, AttributeError):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(own), encoding=out.encoding, errors=out.errors,
+                                  line_buffering=True)
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE}
+
+
+def report_failure(exc: BaseException) -> int:
+    """The message (on stderr) and exit code for an exception that ends one of our commands.
+
+    treckit's errors print as they are (exit 2 for bad input, 3 for runtime failures); Ctrl-C
+    exits 130 with a message; an OS error names its path (exit 2 when it is the environment:
+    permissions, missing paths, full or read-only disks); a closed standard output (``| head``)
+    ends quietly with 0; anything else is an internal error (exit 3), never a traceback.
+    """
+    from .errors import EXIT_RUNTIME, Interrupted, OutputClosed, TreckitError, os_error
+
+    if isinstance(exc, KeyboardInterrupt):
+        exc = Interrupted()
+    elif isinstance(exc, BrokenPipeError) and exc.filename is None:
+        exc = OutputClosed()
+    elif isinstance(exc, OSError) and not isinstance(exc, TreckitError):
+        # outputs name their own path (treckit.io); a write error naming no file is standard output's
+        stdout_error = exc.filename is None and exc.errno in _WRITE_ERRNOS
+        exc = os_error(exc, "<stdout>", "write") if stdout_error else os_error(exc)
+    if isinstance(exc, OutputClosed):
+        silence_stdout()
+        return exc.exit_code
+    if isinstance(exc, TreckitError):
+        print(f"treckit: {'error: ' if exc.exit_code != 130 else ''}{exc}", file=sys.stderr)
+        return exc.exit_code
+    if isinstance(exc, MemoryError):
+        print("treckit: error: out of memory", file=sys.stderr)
+        return EXIT_RUNTIME
+    print(f"treckit: internal error: {exc!r}", file=sys.stderr)
+    return EXIT_RUNTIME
+
+
+def exit_code_of(body) -> int:
+    """Run ``body()`` and return 0, or the exit code of what ended it (see :func:`report_failure`)."""
+    buffered_stdout()
+    try:
+        body()
+    except (Exception, KeyboardInterrupt) as exc:
+        return report_failure(exc)
+    return 0
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away: what is still buffered goes nowhere, quietly."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def exit_now(code: int) -> None:

@@ -14,7 +14,7 @@ def compare_cmd(
                                       help="trec_eval or ir_measures names; repeat the option"),
     name: Optional[List[str]] = typer.Option(None, "--name", help="system names, in order (default: run tags)"),
     config: Optional[List[Path]] = typer.Option(None, "--config", help="YAML config naming a run; configs come first"),
-    k: int = typer.Option(10, "--k", help="depth for the per-query relevant 'hits'"),
+    k: int = typer.Option(10, "--k", min=1, help="depth for the per-query relevant 'hits'"),
     test: Optional[List[str]] = typer.Option(None, "--test", help="t-test, wilcoxon, randomization, bootstrap (default: all)"),
     correction: str = typer.Option("holm", help="holm | bonferroni"),
     alpha: float = typer.Option(0.05, help="significance level"),

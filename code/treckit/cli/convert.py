@@ -6,20 +6,29 @@ from typing import Optional
 
 import typer
 
+from ..options import DUPLICATES, LAYOUTS, QRELS_FORMATS, Duplicates, Layout, QrelsFormat
+
+
+def one_of(values) -> str:
+    return " | ".join(values)
 
 
 def qrels_cmd(
-    input: str = typer.Argument(..., help="ground truth: QUEST JSONL, BEIR TSV/JSONL or TREC qrels ('-' = stdin)"),
-    output: str = typer.Option(..., "--output", "-o", help="TREC qrels to write ('-' = stdout)"),
-    format: Optional[str] = typer.Option(None, "--format", help="trec | beir-tsv | beir-jsonl | quest (default: detect)"),
+    input: str = typer.Argument(..., metavar="INPUT",
+                                help="ground truth: QUEST JSONL, BEIR TSV/JSONL or TREC qrels ('-' = stdin)"),
+    output: str = typer.Option(..., "--output", "-o", metavar="FILE", help="TREC qrels to write ('-' = stdout)"),
+    format: Optional[QrelsFormat] = typer.Option(None, "--format", metavar="FORMAT",
+                                                 help=f"{one_of(QRELS_FORMATS)} (default: detect)"),
     id_base: int = typer.Option(1, help="first qid when the input has no ids (QUEST: 1-based line number)"),
-    id_field: Optional[str] = typer.Option(None, help="JSONL field that holds the query id"),
-    id_added: Optional[Path] = typer.Option(None, help="where to write the id-added JSONL (default: beside the output)"),
+    id_field: Optional[str] = typer.Option(None, metavar="FIELD", help="JSONL field that holds the query id"),
+    id_added: Optional[Path] = typer.Option(None, metavar="FILE",
+                                            help="where to write the id-added JSONL (default: beside the output)"),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="write doc ids unescaped (trec_eval cannot read ids with spaces)"),
-    duplicates: str = typer.Option("error", help="a (qid, doc) judged twice: error | keep-first | keep-max | keep-last "
-                                                 "(any format; what is dropped is counted)"),
-    layout: str = typer.Option("auto", help="TREC lines with >4 fields: auto | docid-spaces | extra-columns "
-                                            "(README: Reading rules)"),
+    duplicates: Duplicates = typer.Option("error", metavar="POLICY",
+                                          help=f"a (qid, doc) judged twice: {one_of(DUPLICATES)} "
+                                               "(any format; what is dropped is counted)"),
+    layout: Layout = typer.Option("auto", metavar="LAYOUT",
+                                  help=f"TREC lines with >4 fields: {one_of(LAYOUTS)} (README: Reading rules)"),
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
@@ -32,10 +41,12 @@ def qrels_cmd(
 
 
 def _run_cmd(
-    input: str = typer.Argument(..., help="run: TREC 6/3-column, TSV or JSONL ('-' = stdin)"),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="TREC run to write (default: INPUT_trec)"),
-    run_name: Optional[str] = typer.Option(None, "--run-name", "--run_name", help="run tag to write"),
-    depth: Optional[int] = typer.Option(None, help="keep the top DEPTH docs per query"),
+    input: str = typer.Argument(..., metavar="INPUT", help="run: TREC 6/3-column, TSV or JSONL ('-' = stdin)"),
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                         help="TREC run to write ('-' = stdout; default: stdout when INPUT is '-', "
+                                              "else INPUT without its extensions + _trec, e.g. preds_trec)"),
+    run_name: Optional[str] = typer.Option(None, "--run-name", "--run_name", metavar="NAME", help="run tag to write"),
+    depth: Optional[int] = typer.Option(None, min=1, help="keep the top N docs per query"),
     raw_ids: bool = typer.Option(False, "--raw-ids", help="write doc ids unescaped"),
     reading=None,
 ) -> None:
@@ -43,7 +54,7 @@ def _run_cmd(
     from ..startup import defer_pandas
     from ..stages import default_run_output, run_stage
     defer_pandas()
-    out = output or str(default_run_output(input))
+    out = output or default_run_output(input)
     run_stage(input, out, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)
 
 

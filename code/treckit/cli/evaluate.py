@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..formats.common import atol as _atol
+from ..options import EVAL_FORMATS, QRELS_FORMATS
 from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
@@ -138,41 +139,137 @@ def _integer(flag: str, text: str) -> int:
     return n
 
 
-def _reading_help() -> str:
-    lines = []
-    for f in _READ_FLAGS:
-        flag = f.flag + ("" if f.kind is bool else " " + ("|".join(f.choices) if f.choices else f.flag[2:].upper()))
-        default = f" (default: {f.default})" if f.default not in (None, False) else ""
-        lines.append(f"  {flag}\n      {f.help}{default}")
-    return "\n".join(lines)
+EVAL_USAGE = "treckit eval [OPTIONS] QRELS RUN [RUN ...]"
+EVAL_ABOUT = ("Evaluate runs like trec_eval 10.0: same flags, byte-identical text output. Each RUN is evaluated "
+              "against QRELS in turn; options may come before, between or after the files.")
+
+# The help of `treckit eval`, as sections of (short option, long option, value, explanation): rendered like the other
+# commands' help (rich panels) without loading typer.
+EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
+    ("Arguments", [
+        ("QRELS", "", "", "judgments: TREC qrels, BEIR TSV/JSONL or QUEST JSONL (detected; see --qrels-format)"),
+        ("RUN ...", "", "", "one or more runs: TREC (6 or 3 columns), TSV or JSONL (detected); '-' reads stdin"),
+    ]),
+    ("trec_eval options", [
+        ("-m", "--measure", "NAME[.PARAMS]",
+         "a measure to print; repeat for more (default: official). trec_eval names with optional parameters "
+         "(map, P.5,10, ndcg_cut.10, relstring.20), nicknames (official, all_trec, set) or ir_measures names "
+         "(nDCG@10, R@100, RR@10, AP, P(rel=2)@5, nDCG(dcg='exp-log2')@10); `treckit measures` lists them all"),
+        ("-q", "--query_eval_wanted", "", "also print each query's values, not only the summary over queries"),
+        ("-c", "--complete_rel_info_wanted", "",
+         "average over every query in QRELS: a judged query without results scores 0 (default: only the "
+         "queries that are both judged and in the run)"),
+        ("-n", "--nosummary", "", "leave out the summary lines (with -q: per-query lines only)"),
+        ("-l", "--level_for_rel", "N", "lowest grade that counts as relevant (default: 1)"),
+        ("-M", "--Max_retrieved_per_topic", "N", "use only the first N documents of each query (after sorting by score)"),
+        ("-N", "--Number_docs_in_coll", "N", "number of documents in the collection, for the measures that use it"),
+        ("-J", "--Judged_docs_only", "",
+         "drop unjudged documents from the run before scoring; the numbers look reasonable but are not "
+         "comparable with ordinary ones (trec_eval: do not use unless you know why)"),
+        ("-Z", "--Zscore", "FILE",
+         "print Z scores, (value - mean) / std, with the mean and std of each query and measure read from "
+         "FILE's 'qid measure mean std' lines (-1000000 where FILE has none)"),
+        ("-R", "--Rel_info_format", "FORMAT", "qrels only (use --qrels-format for other judgment formats)"),
+        ("-T", "--Results_format", "FORMAT", "trec_results only (use --run-format for other run formats)"),
+        ("-D", "", "N", "trec_eval's debug level: accepted and ignored"),
+        ("-v", "--version", "", "print the version (on stderr, as trec_eval) and exit"),
+        ("-h", "--help", "", "show this message and exit"),
+    ]),
+    ("treckit options", [
+        ("", "--format", "FORMAT", f"{' | '.join(EVAL_FORMATS)} (default: trec_eval; a table on a terminal)"),
+        ("", "--missing", "POLICY",
+         "judged queries absent from a run (without -c): skip (default: not scored, with a warning) | "
+         "zero (scored 0, as -c) | error (fail)"),
+        ("", "--float32", "", "round scores to float32 first (as trec_eval 9.x and pytrec_eval)"),
+        ("", "--qrels-format", "FORMAT",
+         f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
+    ]),
+    ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
+     "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
+     "evaluated as `treckit run` converts it", [
+        ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),
+         f.help + (f" (default: {f.default})" if f.default not in (None, False) else ""))
+        for f in _READ_FLAGS]),
+]
 
 
-EVAL_HELP = """Evaluate runs like trec_eval 10.0: same flags, byte-identical text output.
+def _row_name(short: str, long: str, value: str) -> str:
+    return f"{f'{short}, {long}' if short and long else short or long} {value}".strip()
 
-  treckit eval [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-Z FILE] [-m MEASURE[.PARAMS]]... QRELS RUN [RUN ...]
 
-MEASURE is a trec_eval name (map, P.5,10, ndcg_cut.10, official, all_trec ...) or an ir_measures
-name (nDCG@10, R@100, RR@10, AP, P(rel=2)@5, Judged@10, nDCG(dcg='exp-log2')@10).
+def _plain_help() -> str:
+    import textwrap
 
-treckit options:
-  --format trec_eval|table|json|csv|jsonl   (default: trec_eval; a table on a terminal)
-  --missing skip|zero|error   judged queries absent from the run: skip them (default, with a warning),
-                              score them 0 (as -c), or fail (as trec_eval 10.0 does)
-  --float32                   round scores to float32 first (trec_eval 9.x / pytrec_eval)
-  --qrels-format F            force the qrels format instead of detecting it; QRELS may be irds:<dataset-id>
+    width = 100
+    name_w = max(len(_row_name(*row[:3])) for _, rows in EVAL_HELP_SECTIONS for row in rows) + 2
+    out = [f"Usage: {EVAL_USAGE}", "", *textwrap.wrap(EVAL_ABOUT, width), ""]
+    for title, rows in EVAL_HELP_SECTIONS:
+        out.append(f"{title}:")
+        for short, long, val, text in rows:
+            name = _row_name(short, long, val)
+            lines = textwrap.wrap(text, width - name_w - 2) or [""]
+            out.append(f"  {name:<{name_w}}{lines[0]}")
+            out.extend(" " * (name_w + 2) + ln for ln in lines[1:])
+        out.append("")
+    return "\n".join(out)
 
-Reading runs (the same options as `treckit run` and `treckit compare`; README: reading rules).
-A TREC run is ranked by score as written, exactly as trec_eval ranks it; any other run (JSONL, TSV,
-3 columns) or any option below that changes the ranking is evaluated as `treckit run` converts it:
-"""
+
+EVAL_HELP = _plain_help()
+
+
+def print_eval_help() -> None:
+    """The help in the other commands' style (rich panels, as typer draws them), or plain lines
+    where rich is unavailable."""
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.padding import Padding
+        from rich.panel import Panel
+        from rich.table import Table
+        from rich.text import Text
+    except ImportError:
+        print(_plain_help())
+        return
+    console = Console()
+    console.print(Padding(Text.assemble(("Usage: ", "yellow"), (EVAL_USAGE, "bold")), (1, 1, 1, 1)))
+    console.print(Padding(Text(EVAL_ABOUT), (0, 1, 1, 1)))
+    for title, rows in EVAL_HELP_SECTIONS:
+        grid = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=True)
+        grid.add_column(style="bold green", no_wrap=True)
+        grid.add_column(style="bold yellow", no_wrap=True)
+        grid.add_column(ratio=1)
+        for short, long, val, text in rows:
+            help_text = Text(text)
+            if short and long:
+                help_text.append(f" [long form: {long}]", style="dim")
+            grid.add_row(Text(short or long, style="bold cyan" if not short else ""), Text(val), help_text)
+        console.print(Panel(grid, title=title, title_align="left", border_style="dim", box=box.ROUNDED))
+
+
+def version_line() -> str:
+    from .. import __version__
+    return f"treckit eval {__version__} (trec_eval version 10.0-rc3 measures and output)"
+
+
+def _check_choices(a: EvalArgs) -> EvalArgs:
+    """treckit's own enumerated options, checked before any file is read."""
+    from ..options import EVAL_MISSING     # the reading options are checked by treckit.reading
+    for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
+        if value is not None and value not in allowed:
+            raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
+    return a
 
 
 def eval_main(argv: list[str]) -> None:
     """``treckit eval ARGS``: reached without typer (trec_eval's own flag syntax, and a fast start)."""
-    if not argv or argv[0] in ("-h", "--help"):
-        print(EVAL_HELP + _reading_help())
+    flags = argv[: argv.index("--")] if "--" in argv else argv
+    if not argv or any(f in ("-h", "--help") for f in flags):
+        print_eval_help()
         return
-    run_eval(parse_args(argv))
+    if any(f in ("-v", "--version") for f in flags):
+        print(version_line(), file=sys.stderr)      # trec_eval -v prints its version on stderr
+        return
+    run_eval(_check_choices(parse_args(argv)))
 
 
 def run_eval(a: EvalArgs, out=None) -> None:

@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import PathLike, display_name
+from ..io import PathLike, display_name, loads_json
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
@@ -32,7 +32,7 @@ def detect_qrels(path: PathLike) -> Detection:
     first = lines[0]
     if first.lstrip(FIELD_SEPARATORS).startswith("{"):
         try:
-            obj = json.loads(first)
+            obj = loads_json(first)
         except json.JSONDecodeError:
             obj = {}
         if "docs" in obj and "query" in obj:
