@@ -231,7 +231,8 @@ limit for integers is 4300 digits, past which it fails deep inside the parser)."
 _LONE_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _json_number(text: str, kind):
+def json_number(text: str, kind):
+    """A JSON number's value; hostile lengths (CPython's int parsing is quadratic) are refused."""
     if len(text) > JSON_MAX_NUMBER_DIGITS:
         raise ValueError(f"a number of {len(text)} characters")
     return kind(text)
@@ -271,7 +272,7 @@ def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
         except UnicodeDecodeError as exc:
             raise json.JSONDecodeError(f"not UTF-8 (byte offset {exc.start})", "", 0) from None
     try:
-        value = json.loads(text, parse_int=lambda s: _json_number(s, int), parse_float=lambda s: _json_number(s, float),
+        value = json.loads(text, parse_int=lambda s: json_number(s, int), parse_float=lambda s: json_number(s, float),
                            object_pairs_hook=None if duplicate_keys else _no_duplicate_keys)
     except json.JSONDecodeError:
         raise

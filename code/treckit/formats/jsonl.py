@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from .. import thresholds
 from ..errors import InputError
-from ..io import PathLike, atomic_output, display_name, loads_json, read_text
+from ..io import PathLike, atomic_output, display_name, json_number, loads_json, read_text
 from ..model import Qrels, Run
 from .common import LineErrors, head_lines, notice, text_lines
 
@@ -86,13 +86,19 @@ class _NotJsonNumber:
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_BLANK = " \t\r"
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_NotJsonNumber)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_NotJsonNumber,
+                            parse_int=lambda s: json_number(s, int), parse_float=lambda s: json_number(s, float))
 
 
 def load_json_line(line: str):
     """One JSON value, strictly: no repeated keys at the top, no lone surrogates; NaN/Infinity are
     marked (:class:`_NotJsonNumber`) for the readers of scores and ids to refuse."""
-    obj = _DECODER.decode(line)
+    try:
+        obj = _DECODER.decode(line)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:              # a number too long to be one (json_number)
+        raise json.JSONDecodeError(str(exc), line, 0) from None
     _check_keys(obj)
     if _SURROGATE.search(line):
         try:
