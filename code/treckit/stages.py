@@ -156,44 +156,68 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   query_types: PathLike | None = None, prepare=None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
-    ``prepare`` (optional) turns each read Run into the Run to evaluate (the old rq_eval's tie rule).
+    Each run is read, evaluated once and dropped in turn (progress on a terminal); the files'
+    digests are computed beside that, on another thread.  Every output is rendered before the first
+    one is written.  ``prepare`` (optional) turns each read Run into the Run to evaluate (the old
+    rq_eval's tie rule).
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from .api import read_qrels, read_run
     from .compare import report
     from .compare.compare import System, compare
     from .compare.config import file_digest, load_config
+    from .progress import Steps
+
+    outputs = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
+    to_stdout = [k for k, p in outputs.items() if p is not None and str(p) == "-"]
+    if len(to_stdout) > 1 or "plot" in to_stdout:
+        raise InputError("only one text output can go to stdout ('-')", fix="name a file for the others")
+    plot_fmt = report.plot_format(out_plot) if out_plot else None
+
+    def loader(path, fmt=None):
+        def load():
+            run = read_run(path, fmt, lean=True)
+            return prepare(run) if prepare else run
+        return load
 
     systems = []
     for cfg_path in configs or []:
         cfg = load_config(cfg_path)
-        run = read_run(cfg.run_path, cfg.format)
-        systems.append(System(cfg.name, prepare(run) if prepare else run, str(cfg.run_path), file_digest(cfg.run_path),
-                              str(cfg.config_path), cfg.config_digest))
-    for i, path in enumerate(runs):
-        run = read_run(path)
-        name = (names[i] if names and i < len(names) else None) or run.tag
-        systems.append(System(name, prepare(run) if prepare else run, str(path), file_digest(path)))
-    if names and configs:
-        for s, n in zip(systems, names):
-            s.name = n
-    if len({s.name for s in systems}) != len(systems):
-        for i, s in enumerate(systems):       # run tags often coincide: fall back to file names
-            s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
-    comp = compare(read_qrels(qrels), systems, measures, options, warn=say)
-    comp.digests = {"corpus": file_digest(corpus), "queries": file_digest(queries), "qrels": file_digest(qrels)}
-    types = read_query_types(query_types) if query_types else None
-    if out_json:
-        report.write_json(comp, out_json)
-    if out_csv:
-        report.write_csv(comp, out_csv)
-    if out_markdown:
-        with atomic_output(out_markdown) as fh:
-            fh.write(report.markdown(comp, types))
-    if out_latex:
-        with atomic_output(out_latex) as fh:
-            fh.write(report.latex(comp))
-    if out_plot:
-        report.plot(comp, out_plot)
+        systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
+                              load=loader(cfg.run_path, cfg.format)))
+    for path in runs:
+        systems.append(System(None, None, str(path), None, load=loader(path)))
+    for s, n in zip(systems, names or []):
+        s.name = n or s.name
+    steps = [f"reading and scoring {s.run_path}" for s in systems] + ["significance tests", "writing outputs"]
+    with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
+        digests = {key: pool.submit(file_digest, path) for key, path in
+                   [("qrels", qrels), ("corpus", corpus), ("queries", queries)] +
+                   [(i, s.run_path) for i, s in enumerate(systems)] if path is not None and str(path) != "-"}
+        qrels_data = read_qrels(qrels)
+        comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
+        done = {key: f.result() for key, f in digests.items()}
+        for i, s in enumerate(systems):
+            s.run_digest = done.get(i) if s.run_path != "-" else file_digest("-")
+        comp.digests = {k: done.get(k) if p is None or str(p) != "-" else file_digest(p)
+                        for k, p in (("corpus", corpus), ("queries", queries), ("qrels", qrels))}
+        types = read_query_types(query_types) if query_types else None
+        rendered = []
+        if out_json:
+            rendered.append((out_json, "w", report.json_text(comp)))
+        if out_csv:
+            rendered.append((out_csv, "w", report.csv_text(comp)))
+        if out_markdown:
+            rendered.append((out_markdown, "w", report.markdown(comp, types)))
+        if out_latex:
+            rendered.append((out_latex, "w", report.latex(comp)))
+        if out_plot:
+            rendered.append((out_plot, "wb", report.plot_bytes(comp, plot_fmt)))
+        for path, mode, data in rendered:
+            with atomic_output(path, mode) as fh:
+                fh.write(data)
+        progress.next()
     return comp
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -16,9 +17,27 @@ from ..io import PathLike, display_name, read_bytes, read_text
 
 
 def file_digest(path: PathLike | None) -> str | None:
+    """SHA-256 of a file's bytes as stored, streamed (a large file is never held in memory); of the
+    bytes read from stdin for ``-``."""
     if path is None:
         return None
-    return hashlib.sha256(bytes(read_bytes(path))).hexdigest()
+    if str(path) == "-":
+        return hashlib.sha256(bytes(read_bytes(path))).hexdigest()
+    read_bytes_check(path)
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def read_bytes_check(path: PathLike) -> None:
+    """The errors reading ``path`` would give (missing, a directory, unreadable), without reading it."""
+    p = Path(path)
+    name = display_name(path)
+    if not p.exists():
+        raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)")
+    if p.is_dir():
+        raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
+    if not os.access(p, os.R_OK):
+        raise InputError("permission denied", path=name, fix="make the file readable")
 
 
 def content_digest(obj) -> str:
@@ -32,6 +51,7 @@ class SystemConfig:
     format: str | None
     config_path: Path
     config_digest: str
+    settings: dict = field(default_factory=dict, compare=False)     # the parsed config, as read (never written back)
 
 
 def load_config(path: PathLike) -> SystemConfig:
@@ -54,4 +74,4 @@ def load_config(path: PathLike) -> SystemConfig:
         raise InputError("the config names no run file", path=name, fix="add 'run: path/to/run'")
     run_path = (Path(path).parent / str(run)) if not Path(str(run)).is_absolute() else Path(str(run))
     return SystemConfig(str(data.get("name") or Path(path).stem), run_path, data.get("format"), Path(path),
-                        content_digest(data))
+                        content_digest(data), data)
