@@ -98,6 +98,18 @@ def test_bootstrap_p_value_and_interval_by_hand():
     assert w.detail["ci_high"] < 0 and w.p_value < 0.05 and w.p_value >= 2 / (R + 1)
 
 
+def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
+    d = np.stack([B - A, A - B, (B - A) * 2], axis=1)
+    alone = stats.bootstrap_many(d, resamples=2500, seed=4)
+    ahead = stats.BootstrapDraws(25, 2500, 4).start()
+    assert ahead._thread is not None
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
+    monkeypatch.setattr(stats.BootstrapDraws, "PRECOMPUTE_LIMIT", 10)       # too big to draw ahead: drawn when needed
+    late = stats.BootstrapDraws(25, 2500, 4).start()
+    assert late._thread is None
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]
+
+
 def test_bootstrap_duality_holds_on_random_cases():
     rng = np.random.default_rng(9)
     for _ in range(40):
@@ -342,6 +354,10 @@ def test_json_to_stdout_and_table_to_stderr(tmp_path, capsys):
     assert code == 0, err
     data = json.loads(out)
     assert list(data["systems"]) == ["base", "better"] and "mean over 12 queries" in err and "┃" in err
+    import jsonschema
+    jsonschema.validate(data, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
+    boot = next(r for r in data["tests"] if r["test"] == "bootstrap")
+    assert boot["p_adjusted"] is not None and boot["significant"] == (boot["p_adjusted"] < 0.05)
 
 
 def _files(tmp_path):

@@ -154,6 +154,10 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
         _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
     trec_args, groups = split_measures(measures)
     requests = resolve(trec_args) if trec_args else []
+    draws = None
+    if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
+        import pyarrow.compute as pc
+        draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
     for s in systems:
         run = s.run if s.run is not None else s.load()
@@ -172,7 +176,7 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     idx = [cols.index(c) for c in wanted]
     comp = Comparison(systems, wanted, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
                       {s.name: h for s, h in zip(systems, hits)}, [], o)
-    comp.tests = _run_tests(comp)
+    comp.tests = _run_tests(comp, draws)
     if advance:
         advance()
     return comp
@@ -212,7 +216,7 @@ def _user_order(measures: list[str], cols: list[str]) -> list[str]:
     return out + [c for c in cols if c not in out]
 
 
-def _run_tests(comp: Comparison) -> list[dict]:
+def _run_tests(comp: Comparison, draws: stats.BootstrapDraws | None = None) -> list[dict]:
     """Every selected test on every (measure, system) pair; p-values corrected within each test over
     all pairs; significant = corrected p < alpha, for every test alike (see stats)."""
     o = comp.options
@@ -228,7 +232,7 @@ def _run_tests(comp: Comparison) -> list[dict]:
         elif t == "randomization":
             results[t] = stats.randomization_many(b - a, permutations=o.permutations, seed=o.seed)
         else:
-            results[t] = stats.bootstrap_many(b - a, resamples=o.resamples, seed=o.seed, alpha=o.alpha)
+            results[t] = stats.bootstrap_many(b - a, resamples=o.resamples, seed=o.seed, alpha=o.alpha, draws=draws)
     correct = stats.CORRECTIONS[o.correction]
     adjusted = {t: correct([r.p_value for r in rs]) for t, rs in results.items()}
     effects = [stats.effect_size(a[:, j], b[:, j]) for j in range(len(pairs))]

@@ -127,13 +127,56 @@ def bootstrap_ci(a: np.ndarray, b: np.ndarray, *, resamples: int = 10000, seed: 
     return bootstrap_many(_deltas(a, b)[:, None], resamples=resamples, seed=seed, alpha=alpha)[0]
 
 
-def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05) -> list[TestResult]:
+class BootstrapDraws:
+    """The resamples of ``n`` queries: how often each query is drawn in each of ``resamples`` draws
+    of n with replacement (seeded).  They depend on nothing but n, the count and the seed, so
+    :meth:`start` can draw them on a background thread while the runs are still being read; kept
+    as small integers, up to PRECOMPUTE_LIMIT bytes (beyond that they are drawn when needed)."""
+
+    PRECOMPUTE_LIMIT = 1 << 28
+
+    def __init__(self, n: int, resamples: int, seed: int):
+        self.n, self.resamples, self.seed = n, resamples, seed
+        self._counts: list[np.ndarray] | None = None
+        self._thread = None
+
+    def start(self) -> "BootstrapDraws":
+        import threading
+        if self.n * self.resamples * 2 <= self.PRECOMPUTE_LIMIT and self.n < (1 << 16):
+            self._thread = threading.Thread(target=self._draw_all, daemon=True)
+            self._thread.start()
+        return self
+
+    def _draw_all(self) -> None:
+        self._counts = [c.astype(np.uint16) for c in self._blocks()]     # a count never exceeds n < 2**16
+
+    def _blocks(self):
+        rng = np.random.default_rng(self.seed)
+        dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
+        for start in range(0, self.resamples, DRAW_BLOCK):
+            m = min(DRAW_BLOCK, self.resamples - start)
+            picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
+            counts = np.empty((m, self.n))
+            for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
+                counts[r] = np.bincount(picks[r], minlength=self.n)
+            yield counts
+
+    def sums(self, d: np.ndarray) -> np.ndarray:
+        """(resamples, columns): each resample's sum of each column of ``d``."""
+        if self._thread is not None:
+            self._thread.join()
+        blocks = self._counts if self._counts is not None else self._blocks()
+        return np.concatenate([np.asarray(c, np.float64) @ d for c in blocks]) if self.resamples else np.zeros((0, d.shape[1]))
+
+
+def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05,
+                   draws: BootstrapDraws | None = None) -> list[TestResult]:
     """Percentile bootstrap of the mean delta of each column of ``d`` (queries x comparisons).
 
     The queries are resampled with replacement ``resamples`` times (seeded; the same resamples for
-    every column).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1, the 1 - alpha interval runs
-    from the j-th smallest to the j-th largest resampled mean (Davison & Hinkley 1997, sec. 5.2; none
-    when j < 1: too few resamples for that level).  The p-value is
+    every column; ``draws``: the same, drawn ahead).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
+    the 1 - alpha interval runs from the j-th smallest to the j-th largest resampled mean (Davison &
+    Hinkley 1997, sec. 5.2; none when j < 1: too few resamples for that level).  The p-value is
     min(1, 2 (1 + #{mean* <= 0}) / (B + 1), 2 (1 + #{mean* >= 0}) / (B + 1)): the smallest level at
     which such an interval excludes 0, so p < alpha exactly when the interval excludes 0.
     """
@@ -142,16 +185,9 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
     if n == 0:
         return [TestResult("bootstrap", None, None, {"ci_low": None, "ci_high": None, "confidence": 1 - alpha,
                                                      "resamples": resamples, "seed": seed})] * c
-    rng = np.random.default_rng(seed)
-    sums = np.empty((resamples, c))
-    counts = np.empty((min(DRAW_BLOCK, resamples), n))
-    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
-    for start in range(0, resamples, DRAW_BLOCK):
-        m = min(DRAW_BLOCK, resamples - start)
-        picks = rng.integers(0, n, size=(m, n), dtype=dtype)
-        for r in range(m):                       # how often each query is drawn, row by row (cache-sized)
-            counts[r] = np.bincount(picks[r], minlength=n)
-        sums[start:start + m] = counts[:m] @ d
+    if draws is None or (draws.n, draws.resamples, draws.seed) != (n, resamples, seed):
+        draws = BootstrapDraws(n, resamples, seed)
+    sums = draws.sums(d)
     tol = _sum_tolerance(d)
     sums[np.abs(sums) <= tol] = 0.0              # a resample summing to 0 up to rounding is 0
     below = np.count_nonzero(sums <= 0, axis=0)
