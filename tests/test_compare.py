@@ -433,3 +433,11 @@ def test_title_breaks_only_between_phrases(tmp_path):
     first = text.splitlines()[:2]
     assert first == ["mean over 12 queries", "\u2020 significant vs base (t-test, holm, alpha 0.05)"]
     assert report.title_lines(["aa bb", "cc"], 9) == ["aa bb; cc"] and report.title_lines(["aa bb", "cc"], 8) == ["aa bb", "cc"]
+
+
+def test_a_missing_corpus_is_named_before_any_run_is_read(tmp_path, capsys, monkeypatch):
+    qrels, runs = _files(tmp_path)
+    import treckit.api as api
+    monkeypatch.setattr(api, "read_run", lambda *a, **k: pytest.fail("a run was read"))
+    code, _, err = run_cli(["compare", qrels, *runs, "--corpus", str(tmp_path / "nope.jsonl")], capsys)
+    assert code == 2 and "nope.jsonl" in err and "no such file" in err

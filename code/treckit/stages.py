@@ -166,7 +166,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .api import read_qrels, read_run
     from .compare import report
     from .compare.compare import System, compare
-    from .compare.config import file_digest, load_config
+    from .compare.config import file_digest, load_config, read_bytes_check
     from .progress import Steps
 
     outputs = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
@@ -174,6 +174,9 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     if len(to_stdout) > 1 or "plot" in to_stdout:
         raise InputError("only one text output can go to stdout ('-')", fix="name a file for the others")
     plot_fmt = report.plot_format(out_plot) if out_plot else None
+    for extra in (corpus, queries):              # read for their digests only: fail before the real work
+        if extra is not None and str(extra) != "-":
+            read_bytes_check(extra)
 
     def loader(path, fmt=None):
         def load():
