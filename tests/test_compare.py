@@ -126,6 +126,8 @@ def test_bootstrap_with_too_few_resamples_claims_nothing():
     assert r.p_value == pytest.approx(2 / 31) and r.p_value > 0.05
     zero = stats.bootstrap_ci(A, A, resamples=500)
     assert zero.p_value == 1.0 and zero.detail["ci_low"] == zero.detail["ci_high"] == 0.0
+    one = stats.bootstrap_ci(A[:1], A[:1] + 0.5, resamples=500)       # a single query resamples to itself
+    assert one.p_value is None and one.detail["ci_low"] is None and "at least 2 queries" in one.detail["note"]
 
 
 def test_bootstrap_agrees_with_scipy_and_is_seeded():
@@ -310,6 +312,7 @@ def test_options_are_validated_in_the_api(bad):
     from treckit.errors import InputError
     with pytest.raises(InputError):
         CompareOptions(**bad)
+    assert CompareOptions(k=np.int64(3), permutations=np.int32(500), alpha=np.float64(0.1)).k == 3
 
 
 # ---------------------------------------------------------------- one evaluation per run

@@ -7,6 +7,7 @@ evaluation) and dropped before the next is read, so memory stays that of one run
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -52,16 +53,20 @@ class CompareOptions:
             raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
         if self.correction not in stats.CORRECTIONS:
             raise InputError(f"unknown correction {self.correction!r}", fix="use holm or bonferroni")
-        if not (isinstance(self.k, int) and self.k >= 1):
+        if not (_whole(self.k) and self.k >= 1):
             raise InputError(f"k must be a whole number of at least 1, got {self.k!r}", fix="pass e.g. --k 10")
-        if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
+        if not (isinstance(self.alpha, numbers.Real) and 0 < self.alpha < 1):
             raise InputError(f"alpha must lie strictly between 0 and 1, got {self.alpha!r}", fix="pass e.g. --alpha 0.05")
         for what, n in (("permutations", self.permutations), ("resamples", self.resamples)):
-            if not (isinstance(n, int) and n >= MIN_DRAWS):
+            if not (_whole(n) and n >= MIN_DRAWS):
                 raise InputError(f"{what} must be a whole number of at least {MIN_DRAWS}, got {n!r}",
                                  fix=f"pass e.g. --{what} 10000")
-        if not (isinstance(self.seed, int) and self.seed >= 0):
+        if not (_whole(self.seed) and self.seed >= 0):
             raise InputError(f"the seed must be a whole number >= 0, got {self.seed!r}", fix="pass e.g. --seed 42")
+
+
+def _whole(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 @dataclass

@@ -182,9 +182,10 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
     """
     d = np.asarray(d, np.float64)
     n, c = d.shape
-    if n == 0:
-        return [TestResult("bootstrap", None, None, {"ci_low": None, "ci_high": None, "confidence": 1 - alpha,
-                                                     "resamples": resamples, "seed": seed})] * c
+    if n < 2:                                     # one query resamples to itself: no test
+        return [TestResult("bootstrap", float(d[0, j]) if n else None, None,
+                           {"ci_low": None, "ci_high": None, "confidence": 1 - alpha, "resamples": resamples,
+                            "seed": seed, "note": "the bootstrap needs at least 2 queries"}) for j in range(c)]
     if draws is None or (draws.n, draws.resamples, draws.seed) != (n, resamples, seed):
         draws = BootstrapDraws(n, resamples, seed)
     sums = draws.sums(d)
