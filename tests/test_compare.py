@@ -63,7 +63,11 @@ def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
     assert stats.randomization(a, b, permutations=40000, seed=8).p_value != r1.p_value
 
 
-def test_randomization_ignores_zero_deltas_and_batches_like_single_tests():
+@pytest.mark.parametrize("cells", [None, 7 * (4 + 8 * 3)])      # the second: blocks of 7 assignments
+def test_randomization_ignores_zero_deltas_and_batches_like_single_tests(monkeypatch, cells):
+    if cells:
+        monkeypatch.setattr(stats, "DRAW_CELLS", cells)
+    block = stats.DRAW_CELLS // (4 + 8 * 3)
     a, b = A[:12], B[:12]
     padded = stats.randomization(np.r_[a, np.full(30, 0.5)], np.r_[b, np.full(30, 0.5)])   # 30 ties added
     assert padded.detail == {"method": "exact", "assignments": 2 ** 12}
@@ -72,18 +76,28 @@ def test_randomization_ignores_zero_deltas_and_batches_like_single_tests():
     many = stats.randomization_many(d, permutations=3000, seed=5)
     single = [stats.randomization(np.zeros(25), d[:, j], permutations=3000, seed=5) for j in range(3)]
     assert [r.p_value for r in many] == [r.p_value for r in single]
+    # by hand: the same random bytes, bit i of byte g = the sign of query 8g + i
+    rng = np.random.default_rng(5)
+    raw = np.concatenate([np.frombuffer(rng.bytes(min(block, 3000 - s) * 4), np.uint8) for s in range(0, 3000, block)])
+    bits = np.unpackbits(raw.reshape(3000, 4), axis=1, bitorder="little")[:, :25]
+    sums = (bits * 2.0 - 1) @ d
+    hits = (np.abs(sums) >= np.abs(d.sum(axis=0)) - 1e-9).sum(axis=0)
+    assert [r.p_value for r in many] == pytest.approx((hits + 1) / 3001)
     assert all(1 / 3001 <= r.p_value <= 1 for r in many)
 
 
-def test_bootstrap_p_value_and_interval_by_hand():
+@pytest.mark.parametrize("cells", [stats.DRAW_CELLS, 60])       # 60: blocks of 2 resamples (the bound on large inputs)
+def test_bootstrap_p_value_and_interval_by_hand(monkeypatch, cells):
     """The resamples redrawn here with the same seed: interval = order statistics, p = the smallest
     level at which that interval excludes 0, so p < alpha exactly when the interval excludes 0."""
     import math
+    monkeypatch.setattr(stats, "DRAW_CELLS", cells)
     d = B - A
     n, R, seed = d.size, 3000, 11
+    rows = min(stats.DRAW_BLOCK, max(1, cells // n))
     rng = np.random.default_rng(seed)
-    means = np.concatenate([d[rng.integers(0, n, size=(min(stats.DRAW_BLOCK, R - s), n), dtype=np.int32)].mean(axis=1)
-                            for s in range(0, R, stats.DRAW_BLOCK)])
+    means = np.concatenate([d[rng.integers(0, n, size=(min(rows, R - s), n), dtype=np.int32)].mean(axis=1)
+                            for s in range(0, R, rows)])
     for alpha in (0.05, 0.1, 0.2):
         r = stats.bootstrap_ci(A, B, resamples=R, seed=seed, alpha=alpha)
         j = math.ceil(alpha * (R + 1) / 2) - 1

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 EXACT_LIMIT = 16          # up to 2**16 sign assignments (of the queries whose deltas differ) are enumerated exactly
-DRAW_BLOCK = 1000         # random draws made per block (bounds the memory of the resampling tests)
+DRAW_BLOCK = 1000         # random draws made per block (bounds the memory of the resampling tests) ...
+DRAW_CELLS = 1 << 24      # ... and at most this many random numbers per block (with many queries, fewer draws)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def randomization_many(d: np.ndarray, *, permutations: int = 10000, seed: int = 
     total = d.sum(axis=0)
     rng = np.random.default_rng(seed)
     hits = np.zeros(c, np.int64)
-    block = max(1, (DRAW_BLOCK << 14) // groups)          # random bytes per block: about 16 MB
+    block = max(1, DRAW_CELLS // (groups + 8 * c))        # random bytes and sums per block: about DRAW_CELLS
     for start in range(0, permutations, block):
         m = min(block, permutations - start)
         draws = np.frombuffer(rng.bytes(m * groups), np.uint8).reshape(m, groups).T.copy()
@@ -153,8 +154,9 @@ class BootstrapDraws:
     def _blocks(self):
         rng = np.random.default_rng(self.seed)
         dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
-        for start in range(0, self.resamples, DRAW_BLOCK):
-            m = min(DRAW_BLOCK, self.resamples - start)
+        rows = max(1, min(DRAW_BLOCK, DRAW_CELLS // self.n))     # a block's draws stay within DRAW_CELLS
+        for start in range(0, self.resamples, rows):
+            m = min(rows, self.resamples - start)
             picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
             counts = np.empty((m, self.n))
             for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
