@@ -327,6 +327,7 @@ def test_options_are_validated_in_the_api(bad):
     with pytest.raises(InputError):
         CompareOptions(**bad)
     assert CompareOptions(k=np.int64(3), permutations=np.int32(500), alpha=np.float64(0.1)).k == 3
+    assert CompareOptions(tests=("bootstrap", "t-test", "bootstrap")).tests == ("bootstrap", "t-test")
 
 
 # ---------------------------------------------------------------- one evaluation per run

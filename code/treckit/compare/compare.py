@@ -48,6 +48,7 @@ class CompareOptions:
     seed: int = 42
 
     def __post_init__(self) -> None:
+        self.tests = tuple(dict.fromkeys(self.tests))          # a test named twice runs once
         bad = [t for t in self.tests if t not in stats.TESTS]
         if bad:
             raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
