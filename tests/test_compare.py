@@ -459,3 +459,14 @@ def test_a_missing_corpus_is_named_before_any_run_is_read(tmp_path, capsys, monk
     monkeypatch.setattr(api, "read_run", lambda *a, **k: pytest.fail("a run was read"))
     code, _, err = run_cli(["compare", qrels, *runs, "--corpus", str(tmp_path / "nope.jsonl")], capsys)
     assert code == 2 and "nope.jsonl" in err and "no such file" in err
+
+
+def test_narrow_console_lists_each_test_without_breaking_a_field():
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
+    text = report.table(comp, width=56)            # the longest phrase: 53 characters
+    assert max(map(len, text.splitlines())) <= 56
+    for r in comp.tests:
+        assert f"map / better / {r['test']}" in text and f"p adjusted {r['p_adjusted']:.4f}" in text
+    boot = next(r for r in comp.tests if r["test"] == "bootstrap")
+    assert f"CI of the delta [{boot['ci_low']:+.4f}, {boot['ci_high']:+.4f}]" in text

@@ -311,8 +311,21 @@ def table(comp: Comparison, width: int | None = None) -> str:
         tt = Table()
         for h in TEST_HEADER:
             tt.add_column(Text(h), justify="left" if h in ("measure", "system", "test", "significant") else "right",
-                          no_wrap=h in ("test", "CI of the delta"))
-        for row in test_cells(comp):
+                          no_wrap=True)
+        cells = test_cells(comp)
+        for row in cells:
             tt.add_row(*map(Text, row))
-        con.print(tt)
+        if _natural_width(tt) <= width:
+            con.print(tt)
+        else:                               # too narrow for the table: one block of lines per test
+            for row in cells:
+                fields = [f"{row[0]} / {row[1]} / {row[2]}"] + [f"{h} {v}" for h, v in zip(TEST_HEADER[3:], row[3:])]
+                for line in title_lines(fields, width):
+                    con.print(line, markup=False, overflow="ignore", crop=False)
     return buf.getvalue()
+
+
+def _natural_width(renderable) -> int:
+    from rich.console import Console
+    wide = Console(file=io.StringIO(), force_terminal=False, width=100_000)
+    return wide.measure(renderable).maximum
