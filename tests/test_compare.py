@@ -376,6 +376,9 @@ def test_json_to_stdout_and_table_to_stderr(tmp_path, capsys):
     jsonschema.validate(data, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
     boot = next(r for r in data["tests"] if r["test"] == "bootstrap")
     assert boot["p_adjusted"] is not None and boot["significant"] == (boot["p_adjusted"] < 0.05)
+    import hashlib
+    assert data["systems"]["better"]["run_digest"] == hashlib.sha256(open(runs[1], "rb").read()).hexdigest()
+    assert data["qrels_digest"] == hashlib.sha256(open(qrels, "rb").read()).hexdigest()
 
 
 def _files(tmp_path):

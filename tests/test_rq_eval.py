@@ -41,6 +41,10 @@ def test_documented_shape_and_numbers_by_hand(tmp_path):
     assert r.returncode == 0, r.stderr
     data = json.loads((tmp_path / "o.json").read_text())
     assert list(data["systems"]) == ["A", "B"]
+    import hashlib
+    assert data["queries_digest"] == hashlib.sha256((tmp_path / "q.tsv").read_bytes()).hexdigest()
+    assert data["systems"]["B"]["run_digest"] == hashlib.sha256((tmp_path / "b.trec").read_bytes()).hexdigest()
+    assert data["corpus_digest"] is None
     for name in ("A", "B"):
         s = data["systems"][name]
         assert s["config_path"] == str(tmp_path / f"{name}.yaml") and len(s["config_digest"]) == 64

@@ -153,13 +153,14 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
-                  query_types: PathLike | None = None, prepare=None):
+                  query_types: PathLike | None = None, prepare=None, digests: bool | None = None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read, evaluated once and dropped in turn (progress on a terminal); the files'
     digests are computed beside that, on another thread.  Every output is rendered before the first
     one is written.  ``prepare`` (optional) turns each read Run into the Run to evaluate (the old
-    rq_eval's tie rule).
+    rq_eval's tie rule).  ``digests``: compute the files' digests (default: when writing the JSON,
+    the only output that holds them).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -169,6 +170,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .compare.config import file_digest, load_config, read_bytes_check
     from .progress import Steps
 
+    digests = out_json is not None if digests is None else digests
     outputs = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
     to_stdout = [k for k, p in outputs.items() if p is not None and str(p) == "-"]
     if len(to_stdout) > 1 or "plot" in to_stdout:
@@ -195,16 +197,19 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         s.name = n or s.name
     steps = [f"reading and scoring {s.run_path}" for s in systems] + ["significance tests", "writing outputs"]
     with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
-        digests = {key: pool.submit(file_digest, path) for key, path in
+        # the digests are in the JSON only: computed for it, beside the reading
+        pending = {key: pool.submit(file_digest, path) for key, path in
                    [("qrels", qrels), ("corpus", corpus), ("queries", queries)] +
-                   [(i, s.run_path) for i, s in enumerate(systems)] if path is not None and str(path) != "-"}
+                   [(i, s.run_path) for i, s in enumerate(systems)]
+                   if digests and path is not None and str(path) != "-"}
         qrels_data = read_qrels(qrels)
         comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
-        done = {key: f.result() for key, f in digests.items()}
-        for i, s in enumerate(systems):
-            s.run_digest = done.get(i) if s.run_path != "-" else file_digest("-")
-        comp.digests = {k: done.get(k) if p is None or str(p) != "-" else file_digest(p)
-                        for k, p in (("corpus", corpus), ("queries", queries), ("qrels", qrels))}
+        done = {key: f.result() for key, f in pending.items()}
+        if digests:
+            for i, s in enumerate(systems):
+                s.run_digest = done.get(i) if s.run_path != "-" else file_digest("-")
+            comp.digests = {k: done.get(k) if p is None or str(p) != "-" else file_digest(p)
+                            for k, p in (("corpus", corpus), ("queries", queries), ("qrels", qrels))}
         types = read_query_types(query_types) if query_types else None
         rendered = []
         if out_json:

@@ -4,8 +4,8 @@ Each test takes the baseline's and the system's values for the same queries, in 
 (``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon come from scipy itself;
 the randomization test and the bootstrap are seeded, so the same inputs give the same numbers on every
 run and machine.  The two resampling tests also run on many comparisons at once (``*_many``, one
-column of deltas per comparison): every comparison sees the same seeded draws, exactly as if each
-were tested alone with the same seed, and the draws are made once.
+column of deltas per comparison): the seeded draws are made once and every comparison sees the same
+ones (a comparison tested alone sees the same draws when its queries are the same).
 
 One rule for every test: a test gives a two-sided p-value; the p-values of one test are corrected
 over all (measure, system) comparisons (Holm or Bonferroni), and a comparison is significant when
@@ -149,16 +149,17 @@ class BootstrapDraws:
         return self
 
     def _draw_all(self) -> None:
-        self._counts = [c.astype(np.uint16) for c in self._blocks()]     # a count never exceeds n < 2**16
+        self._counts = list(self._blocks())
 
     def _blocks(self):
         rng = np.random.default_rng(self.seed)
         dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
+        small = np.uint16 if self.n < (1 << 16) else np.int64          # a count never exceeds n
         rows = max(1, min(DRAW_BLOCK, DRAW_CELLS // self.n))     # a block's draws stay within DRAW_CELLS
         for start in range(0, self.resamples, rows):
             m = min(rows, self.resamples - start)
             picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
-            counts = np.empty((m, self.n))
+            counts = np.empty((m, self.n), small)
             for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
                 counts[r] = np.bincount(picks[r], minlength=self.n)
             yield counts
