@@ -85,7 +85,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - t
 with open(sys.argv[1], "w") as fh:
-    fh.write(f"{wall} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+    fh.write(f"{wall} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)} {usage.ru_utime + usage.ru_stime}")
 """
 
 
@@ -96,7 +96,7 @@ def measured(argv: list[str]) -> tuple[float, float, bytes]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".txt") as stats:
         subprocess.run([PY, "-c", SHIM, stats.name, *argv], stdout=out, stderr=err, check=False)
-        wall, rss, code = stats.read().split()
+        wall, rss, code, _cpu = stats.read().split()
         out.seek(0)
         err.seek(0)
         if int(code) != 0:

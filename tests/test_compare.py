@@ -1,4 +1,5 @@
-"""Comparison: statistics against scipy and brute force, stable bytes, the schema, reports, the old CLI."""
+"""Comparison: statistics against scipy and brute force, stable bytes, the schema, reports (the old A/B
+command: test_rq_eval.py)."""
 from __future__ import annotations
 
 import itertools
@@ -43,18 +44,104 @@ def test_randomization_exact_equals_brute_force():
     assert r.detail["method"] == "exact" and r.p_value == hits / 2 ** d.size
 
 
+def _exact_sign_flip_p(d: np.ndarray) -> float:
+    """Brute force: every one of the 2**n sign assignments, as a matrix."""
+    n = d.size
+    signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2 - 1
+    return float(np.count_nonzero(np.abs(signs @ d) >= abs(d.sum()) - 1e-12)) / 2 ** n
+
+
 def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
-    a, b = A[:16], B[:16]
-    r0 = stats.randomization(a, b)                                 # 2**16 assignments, enumerated
-    exact = r0.p_value
-    d = b - a
-    signs = 1 - 2 * ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1)     # every sign flip once
-    assert r0.detail["method"] == "exact"
-    assert exact == np.count_nonzero(np.abs(signs @ d) >= abs(d.sum()) - 1e-12) / 2 ** d.size
-    r1 = stats.randomization(np.r_[a, 0.0], np.r_[b, 0.0], permutations=20000, seed=7)   # 17 queries: Monte Carlo
-    r2 = stats.randomization(np.r_[a, 0.0], np.r_[b, 0.0], permutations=20000, seed=7)
+    a, b = A[:18], B[:18]                         # 18 differing queries: Monte Carlo (exact up to 16)
+    assert np.count_nonzero(b - a) == 18
+    exact = _exact_sign_flip_p(b - a)
+    r1 = stats.randomization(a, b, permutations=40000, seed=7)
+    r2 = stats.randomization(a, b, permutations=40000, seed=7)
     assert r1.detail["method"] == "monte-carlo" and r1.p_value == r2.p_value
-    assert abs(r1.p_value - exact) < 0.01                          # a zero delta does not change the null
+    # the binomial standard error of the estimate is sqrt(p(1-p)/N) < 0.0025: 4 of them
+    assert abs(r1.p_value - exact) < 0.01
+    assert stats.randomization(a, b, permutations=40000, seed=8).p_value != r1.p_value
+
+
+@pytest.mark.parametrize("cells", [None, 7 * (4 + 8 * 3)])      # the second: blocks of 7 assignments
+def test_randomization_ignores_zero_deltas_and_batches_like_single_tests(monkeypatch, cells):
+    if cells:
+        monkeypatch.setattr(stats, "DRAW_CELLS", cells)
+    block = stats.DRAW_CELLS // (4 + 8 * 3)
+    a, b = A[:12], B[:12]
+    padded = stats.randomization(np.r_[a, np.full(30, 0.5)], np.r_[b, np.full(30, 0.5)])   # 30 ties added
+    assert padded.detail == {"method": "exact", "assignments": 2 ** 12}
+    assert padded.p_value == _exact_sign_flip_p(b - a)
+    d = np.stack([B - A, (B - A) * 0.5 + 0.01, np.r_[B - A][::-1]], axis=1)
+    many = stats.randomization_many(d, permutations=3000, seed=5)
+    single = [stats.randomization(np.zeros(25), d[:, j], permutations=3000, seed=5) for j in range(3)]
+    assert [r.p_value for r in many] == [r.p_value for r in single]
+    # by hand: the same random bytes, bit i of byte g = the sign of query 8g + i
+    rng = np.random.default_rng(5)
+    raw = np.concatenate([np.frombuffer(rng.bytes(min(block, 3000 - s) * 4), np.uint8) for s in range(0, 3000, block)])
+    bits = np.unpackbits(raw.reshape(3000, 4), axis=1, bitorder="little")[:, :25]
+    sums = (bits * 2.0 - 1) @ d
+    hits = (np.abs(sums) >= np.abs(d.sum(axis=0)) - 1e-9).sum(axis=0)
+    assert [r.p_value for r in many] == pytest.approx((hits + 1) / 3001)
+    assert all(1 / 3001 <= r.p_value <= 1 for r in many)
+
+
+@pytest.mark.parametrize("cells", [stats.DRAW_CELLS, 60])       # 60: blocks of 2 resamples (the bound on large inputs)
+def test_bootstrap_p_value_and_interval_by_hand(monkeypatch, cells):
+    """The resamples redrawn here with the same seed: interval = order statistics, p = the smallest
+    level at which that interval excludes 0, so p < alpha exactly when the interval excludes 0."""
+    import math
+    monkeypatch.setattr(stats, "DRAW_CELLS", cells)
+    d = B - A
+    n, R, seed = d.size, 3000, 11
+    rows = min(stats.DRAW_BLOCK, max(1, cells // n))
+    rng = np.random.default_rng(seed)
+    means = np.concatenate([d[rng.integers(0, n, size=(min(rows, R - s), n), dtype=np.int32)].mean(axis=1)
+                            for s in range(0, R, rows)])
+    for alpha in (0.05, 0.1, 0.2):
+        r = stats.bootstrap_ci(A, B, resamples=R, seed=seed, alpha=alpha)
+        j = math.ceil(alpha * (R + 1) / 2) - 1
+        s = np.sort(means)
+        assert r.detail["ci_low"] == pytest.approx(s[j - 1], abs=1e-12)
+        assert r.detail["ci_high"] == pytest.approx(s[R - j], abs=1e-12)
+        p = min(1.0, 2 * (1 + min((means <= 0).sum(), (means >= 0).sum())) / (R + 1))
+        assert r.p_value == pytest.approx(p)
+        assert (r.p_value < alpha) == (r.detail["ci_low"] > 0 or r.detail["ci_high"] < 0)
+    # a system worse on purpose: the interval is below 0 and p small
+    w = stats.bootstrap_ci(B, A, resamples=R, seed=seed)
+    assert w.detail["ci_high"] < 0 and w.p_value < 0.05 and w.p_value >= 2 / (R + 1)
+
+
+def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
+    d = np.stack([B - A, A - B, (B - A) * 2], axis=1)
+    alone = stats.bootstrap_many(d, resamples=2500, seed=4)
+    ahead = stats.BootstrapDraws(25, 2500, 4).start()
+    assert ahead._thread is not None
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
+    monkeypatch.setattr(stats.BootstrapDraws, "PRECOMPUTE_LIMIT", 10)       # too big to draw ahead: drawn when needed
+    late = stats.BootstrapDraws(25, 2500, 4).start()
+    assert late._thread is None
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]
+
+
+def test_bootstrap_duality_holds_on_random_cases():
+    rng = np.random.default_rng(9)
+    for _ in range(40):
+        n = int(rng.integers(3, 40))
+        d = np.round(rng.normal(rng.normal(0, 0.05), 0.1, n), 2)
+        alpha = float(rng.choice([0.01, 0.05, 0.1]))
+        r = stats.bootstrap_ci(np.zeros(n), d, resamples=int(rng.integers(200, 2000)), seed=int(rng.integers(0, 99)), alpha=alpha)
+        assert (r.p_value < alpha) == (r.detail["ci_low"] > 0 or r.detail["ci_high"] < 0)
+
+
+def test_bootstrap_with_too_few_resamples_claims_nothing():
+    r = stats.bootstrap_ci(A, B + 1.0, resamples=30, seed=1)           # every resample is > 0
+    assert r.detail["ci_low"] is None and r.detail["ci_high"] is None and "too few resamples" in r.detail["note"]
+    assert r.p_value == pytest.approx(2 / 31) and r.p_value > 0.05
+    zero = stats.bootstrap_ci(A, A, resamples=500)
+    assert zero.p_value == 1.0 and zero.detail["ci_low"] == zero.detail["ci_high"] == 0.0
+    one = stats.bootstrap_ci(A[:1], A[:1] + 0.5, resamples=500)       # a single query resamples to itself
+    assert one.p_value is None and one.detail["ci_low"] is None and "at least 2 queries" in one.detail["note"]
 
 
 def test_bootstrap_agrees_with_scipy_and_is_seeded():
@@ -188,27 +275,6 @@ def test_configs_digest_ignores_formatting(tmp_path):
     assert a.run_path == tmp_path / "run.trec"
 
 
-def test_rq_eval_wrapper(tmp_path):
-    (tmp_path / "q.tsv").write_text("1\tfirst query\n2\tsecond\n")
-    (tmp_path / "truth.tsv").write_text("1\td1\t2\n1\td2\t1\n2\td3\t1\n")
-    (tmp_path / "a.trec").write_text("1 Q0 d2 1 1.0 a\n1 Q0 d1 2 1.0 a\n2 Q0 dx 1 2.0 a\n2 Q0 d3 2 1.0 a\n")
-    (tmp_path / "b.trec").write_text("1 Q0 d1 1 3.0 b\n1 Q0 d2 2 2.0 b\n2 Q0 d3 1 2.0 b\n")
-    (tmp_path / "A.yaml").write_text("run: a.trec\n")
-    (tmp_path / "B.yaml").write_text("run: b.trec\n")
-    r = subprocess.run([sys.executable, str(ROOT / "code" / "evaluation" / "rq_eval.py"), "--queries", str(tmp_path / "q.tsv"),
-                        "--truth", str(tmp_path / "truth.tsv"), "--configA", str(tmp_path / "A.yaml"), "--configB",
-                        str(tmp_path / "B.yaml"), "--k", "1", "--out", str(tmp_path / "o.json"), "--csv", str(tmp_path / "o.csv")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    data = json.loads((tmp_path / "o.json").read_text())
-    a = data["systems"]["A"]["metrics"]["macro"]
-    # A, query 1: d1 and d2 tie at 1.0; doc id ascending puts d1 (grade 2) first: ndcg@1 = 1, recall@1 = 1/2, mrr = 1
-    # A, query 2: dx first: all 0
-    assert a == {"recall": 0.25, "mrr": 0.5, "ndcg": 0.5}
-    assert data["systems"]["B"]["metrics"]["macro"] == {"recall": 0.75, "mrr": 1.0, "ndcg": 1.0}
-    assert data["queries_digest"] and data["corpus_digest"] is None
-
-
 def test_exit_codes(tmp_path, capsys):
     code, _, err = run_cli(["compare", str(tmp_path / "nope"), str(tmp_path / "a")], capsys)
     assert code == 2
@@ -217,3 +283,193 @@ def test_exit_codes(tmp_path, capsys):
     (tmp_path / "a").write_text("q Q0 a 1 1.0 x\n")
     code, _, err = run_cli(["compare", str(qrels), str(tmp_path / "a")], capsys)
     assert code == 2 and "at least two runs" in err
+
+
+# ---------------------------------------------------------------- one rule for "significant"
+def test_every_test_is_significant_by_its_adjusted_p():
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map", "P.1", "recall.2"], CompareOptions(permutations=500, resamples=500))
+    by_test = {}
+    for r in comp.tests:
+        by_test.setdefault(r["test"], []).append(r)
+        assert r["p_adjusted"] is not None or r["p_value"] is None
+        assert r["significant"] == (None if r["p_adjusted"] is None else r["p_adjusted"] < 0.05)
+    assert set(by_test) == {"t-test", "wilcoxon", "randomization", "bootstrap"}
+    for rows in by_test.values():                 # Holm within each test over the 3 comparisons, by hand
+        ps = [r["p_value"] for r in rows]
+        order = np.argsort(ps, kind="stable")
+        adj, running = [0.0] * 3, 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (3 - rank) * ps[i]))
+            adj[i] = running
+        assert [r["p_adjusted"] for r in rows] == pytest.approx(adj)
+    boot = by_test["bootstrap"][0]
+    assert boot["confidence"] == 0.95 and boot["ci_low"] is not None
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--permutations", "-5"], "--permutations"), (["--resamples", "0"], "--resamples"),
+    (["--resamples", "1"], "--resamples"), (["--alpha", "2"], "--alpha"), (["--alpha", "0"], "--alpha"),
+    (["--k", "0"], "--k"), (["--seed", "-1"], "--seed"), (["--test", "bogus"], "--test"),
+    (["--correction", "bogus"], "--correction"), (["--plot", "x.gif"], "--plot")])
+def test_options_are_validated(tmp_path, capsys, argv, text):
+    (tmp_path / "q").write_text("q 0 a 1\n")
+    (tmp_path / "a").write_text("q Q0 a 1 1.0 x\n")
+    (tmp_path / "b").write_text("q Q0 a 1 1.0 y\n")
+    code, out, err = run_cli(["compare", str(tmp_path / "q"), str(tmp_path / "a"), str(tmp_path / "b"), *argv], capsys)
+    assert code == 2 and text in err and "Traceback" not in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("bad", [dict(permutations=-5), dict(resamples=1), dict(alpha=2.0), dict(alpha=0.0),
+                                 dict(k=0), dict(seed=-1), dict(tests=("bogus",)), dict(correction="none")])
+def test_options_are_validated_in_the_api(bad):
+    from treckit.errors import InputError
+    with pytest.raises(InputError):
+        CompareOptions(**bad)
+    assert CompareOptions(k=np.int64(3), permutations=np.int32(500), alpha=np.float64(0.1)).k == 3
+    assert CompareOptions(tests=("bootstrap", "t-test", "bootstrap")).tests == ("bootstrap", "t-test")
+
+
+# ---------------------------------------------------------------- one evaluation per run
+def test_each_run_is_read_and_evaluated_once(monkeypatch):
+    import treckit.evaluation as ev
+    calls = []
+    real = ev.evaluate_requests
+    monkeypatch.setattr(ev, "evaluate_requests", lambda *a, **k: calls.append(1) or real(*a, **k))
+    qrels, (base, better) = small_systems()
+    loads = []
+    systems = [System(None, None, "base.trec", load=lambda: loads.append("b") or base.run),
+               System(None, None, "better.trec", load=lambda: loads.append("r") or better.run),
+               System("third", better.run)]
+    comp = compare(qrels, systems, ["map", "P.1"], CompareOptions(permutations=200, resamples=200))
+    assert len(calls) == 3 and loads == ["b", "r"]
+    assert [s.name for s in comp.systems] == ["base", "better", "third"]      # file names: the tags coincide
+
+
+def test_hits_equal_a_brute_force_ranking(shared):
+    """Relevant docs in the top k, read off the engine's ranking, against a plain sort of the run
+    (score descending, then docno descending: trec_eval's order)."""
+    from treckit.api import read_qrels, read_run
+    qrels = read_qrels(shared / "trec_eval" / "qrels.test")
+    run = read_run(shared / "trec_eval" / "results.test")
+    comp = compare(qrels, [System("a", run), System("b", run)], ["map"], CompareOptions(k=20, tests=("t-test",)))
+    rel = {(q, d) for q, d, g in zip(*(qrels.table.column(c).to_pylist() for c in ("qid", "docid", "grade"))) if g >= 1}
+    rows = sorted(zip(*(run.table.column(c).to_pylist() for c in ("qid", "docid", "score"))),
+                  key=lambda r: (r[0], -r[2], [-b for b in r[1].encode()]))
+    expected: dict = {}
+    for q, d, _ in rows:
+        expected.setdefault(q, []).append(d)
+    for i, q in enumerate(comp.qids):
+        assert comp.hits["a"][i] == [d for d in expected.get(q, [])[:20] if (q, d) in rel]
+    assert sum(map(len, comp.hits["a"])) > 0
+
+
+# ---------------------------------------------------------------- outputs
+def test_json_to_stdout_and_table_to_stderr(tmp_path, capsys):
+    qrels, runs = _files(tmp_path)
+    code, out, err = run_cli(["compare", qrels, *runs, "-m", "map", "--out", "-", "--permutations", "200",
+                              "--resamples", "200"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert list(data["systems"]) == ["base", "better"] and "mean over 12 queries" in err and "┃" in err
+    import jsonschema
+    jsonschema.validate(data, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
+    boot = next(r for r in data["tests"] if r["test"] == "bootstrap")
+    assert boot["p_adjusted"] is not None and boot["significant"] == (boot["p_adjusted"] < 0.05)
+    import hashlib
+    assert data["systems"]["better"]["run_digest"] == hashlib.sha256(open(runs[1], "rb").read()).hexdigest()
+    assert data["qrels_digest"] == hashlib.sha256(open(qrels, "rb").read()).hexdigest()
+
+
+def _files(tmp_path):
+    qrels, (base, better) = small_systems()
+    from treckit.api import write_qrels, write_run
+    write_qrels(qrels, tmp_path / "q")
+    write_run(base.run, tmp_path / "base.trec", tag="base")
+    write_run(better.run, tmp_path / "better.trec", tag="better")
+    return str(tmp_path / "q"), [str(tmp_path / "base.trec"), str(tmp_path / "better.trec")]
+
+
+def test_reports_show_every_test_with_raw_and_adjusted_p_ci_and_effect_size():
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=300, resamples=300))
+    md = report.markdown(comp)
+    console = report.table(comp, width=200)
+    for r in comp.tests:
+        cells = [r["test"], f"{r['p_value']:.4f}", f"{r['p_adjusted']:.4f}", f"{r['effect_size']:.3f}"]
+        line = next(x for x in md.splitlines() if x.startswith(f"| map | better | {r['test']} |"))
+        assert all(c in line for c in cells), line
+        cline = next(x for x in console.splitlines() if f" {r['test']} " in x and "better" in x)
+        assert all(c in cline for c in cells), cline
+        if r["test"] == "bootstrap":
+            ci = f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"
+            assert ci in line and ci in cline
+
+
+def test_markdown_and_latex_escape_special_characters():
+    qrels, (base, better) = small_systems()
+    comp = compare(qrels, [System("a|b\\c", base.run), System("x_y&z%$#{}~^\\w", better.run)], ["P.1"],
+                   CompareOptions(permutations=200, resamples=200))
+    md = report.markdown(comp)
+    assert "| a\\|b\\\\c |" in md and "a|b" not in md.replace("a\\|b", "")
+    row = next(x for x in md.splitlines() if x.startswith("| a"))
+    assert len(row.replace("\\|", "").split("|")) == 4           # system cell + one measure cell: 3 real pipes
+    tex = report.latex(comp)
+    assert r"x\_y\&z\%\$\#\{\}\textasciitilde{}\textasciicircum{}\textbackslash{}w" in tex
+    assert r"a|b\textbackslash{}c" in tex and "P\\_1" in tex
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG\r\n\x1a\n"), (".pdf", b"%PDF-"), (".svg", b"<?xml")])
+def test_plot_formats_are_byte_identical_across_processes(tmp_path, suffix, magic):
+    qrels, runs = _files(tmp_path)
+    outs = []
+    for seed in ("0", "7"):
+        p = tmp_path / f"p{seed}{suffix}"
+        r = subprocess.run([sys.executable, "-m", "treckit", "compare", qrels, *runs, "-m", "map", "--permutations", "200",
+                            "--resamples", "200", "--plot", str(p)], env=dict(os.environ, PYTHONHASHSEED=seed),
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.append(p.read_bytes())
+    assert outs[0] == outs[1] and outs[0].startswith(magic)
+    if suffix == ".svg":                 # text kept as text: the axes name the queries
+        svg = outs[0].decode()
+        assert "query id" in svg and all(f">q{i}<" in svg for i in range(12))
+
+
+def test_plot_axes_name_the_queries_in_delta_order():
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["P.1"], CompareOptions(permutations=200, resamples=200))
+    svg = report.plot_bytes(comp, "svg").decode()
+    d = comp.column("better", "P_1") - comp.column("base", "P_1")
+    expected = [comp.qids[i] for i in np.argsort(d, kind="stable")]
+    import re
+    labels = [m for m in re.findall(r">(q\d+)<", svg)]
+    assert labels == expected
+
+
+def test_title_breaks_only_between_phrases(tmp_path):
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
+    text = report.table(comp, width=40)
+    first = text.splitlines()[:2]
+    assert first == ["mean over 12 queries", "\u2020 significant vs base (t-test, holm, alpha 0.05)"]
+    assert report.title_lines(["aa bb", "cc"], 9) == ["aa bb; cc"] and report.title_lines(["aa bb", "cc"], 8) == ["aa bb", "cc"]
+
+
+def test_a_missing_corpus_is_named_before_any_run_is_read(tmp_path, capsys, monkeypatch):
+    qrels, runs = _files(tmp_path)
+    import treckit.api as api
+    monkeypatch.setattr(api, "read_run", lambda *a, **k: pytest.fail("a run was read"))
+    code, _, err = run_cli(["compare", qrels, *runs, "--corpus", str(tmp_path / "nope.jsonl")], capsys)
+    assert code == 2 and "nope.jsonl" in err and "no such file" in err
+
+
+def test_narrow_console_lists_each_test_without_breaking_a_field():
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
+    text = report.table(comp, width=56)            # the longest phrase: 53 characters
+    assert max(map(len, text.splitlines())) <= 56
+    for r in comp.tests:
+        assert f"map / better / {r['test']}" in text and f"p adjusted {r['p_adjusted']:.4f}" in text
+    boot = next(r for r in comp.tests if r["test"] == "bootstrap")
+    assert f"CI of the delta [{boot['ci_low']:+.4f}, {boot['ci_high']:+.4f}]" in text

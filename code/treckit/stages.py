@@ -160,25 +160,48 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
-                  query_types: PathLike | None = None, prepare=None, reading=None):
+                  query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
-    ``prepare`` (optional) turns each read Run into the Run to evaluate (the old rq_eval's tie rule).
-    ``reading`` (:class:`treckit.reading.RunReading`): how runs are read, as by ``treckit eval``.
+    Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
+    runs), evaluated once and dropped in turn (progress on a terminal); the files' digests are
+    computed beside that, on another thread.  Every output is rendered before the first one is
+    written, and all are written or none.  ``prepare`` (optional) turns each read Run into the Run to
+    evaluate (the old rq_eval's tie rule).  ``digests``: compute the files' digests (default: when
+    writing the JSON, the only output that holds them).
     """
     import dataclasses
-
-    from .reading import RunReading
-    reading = reading or RunReading()
-
-    def read_run(path, fmt=None):
-        return (dataclasses.replace(reading, format=fmt) if fmt else reading).read(path, warn=say, qrels_source=qrels).run
+    from concurrent.futures import ThreadPoolExecutor
 
     from .api import read_qrels
     from .compare import report
     from .compare.compare import System, compare
-    from .compare.config import content_digest, file_digest, load_config
+    from .compare.config import content_digest, file_digest, load_config, read_bytes_check
     from .errors import content_hidden
+    from .progress import Steps
+    from .reading import RunReading
+
+    reading = reading or RunReading()
+    digests = out_json is not None if digests is None else digests
+    targets = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
+    to_stdout = [k for k, p in targets.items() if p is not None and str(p) == "-"]
+    if len(to_stdout) > 1 or "plot" in to_stdout:
+        raise InputError("only one text output can go to stdout ('-')", fix="name a file for the others")
+    plot_fmt = report.plot_format(out_plot) if out_plot else None
+    for extra in (corpus, queries):              # read for their digests only: fail before the real work
+        if extra is not None and str(extra) != "-" and not str(extra).startswith("irds:"):
+            read_bytes_check(extra)
+
+    def loader(path, fmt=None, hidden: str | None = None):
+        def load():
+            how = dataclasses.replace(reading, format=fmt) if fmt else reading
+            if hidden:
+                with content_hidden(hidden):     # a file named by a config is no input: its lines stay unshown
+                    run = how.read(path, lean=True, warn=say, qrels_source=qrels).run
+            else:
+                run = how.read(path, lean=True, warn=say, qrels_source=qrels).run
+            return prepare(run) if prepare else run
+        return load
 
     cfgs = [load_config(p) for p in configs or []]
     written = [out_json, out_csv, out_markdown, out_latex, out_plot]
@@ -186,45 +209,54 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     refuse_overwriting_inputs(read, written)
     systems = []
     for cfg in cfgs:
-        with content_hidden(f"the file is named by the config {cfg.config_path}"):
-            run = read_run(cfg.run_path, cfg.format)
-            digest = file_digest(cfg.run_path)
-        systems.append(System(cfg.name, prepare(run) if prepare else run, str(cfg.run_path), digest,
-                              str(cfg.config_path), cfg.config_digest))
-    for i, path in enumerate(runs):
-        run = read_run(path)
-        name = (names[i] if names and i < len(names) else None) or run.tag
-        systems.append(System(name, prepare(run) if prepare else run, str(path), file_digest(path)))
-    if names and configs:
-        for s, n in zip(systems, names):
-            s.name = n
-    if len({s.name for s in systems}) != len(systems):
-        for i, s in enumerate(systems):       # run tags often coincide: fall back to file names
-            s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
-    judged = read_qrels(qrels)
-    comp = compare(judged, systems, measures, options, warn=say)
-    # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
-    qrels_digest = content_digest(judged.to_dict()) if str(qrels).startswith("irds:") else file_digest(qrels)
-    if queries is not None and str(queries).startswith("irds:"):
-        from .inputs import irds_queries
-        queries_digest = content_digest(irds_queries(str(queries)))
-    else:
-        queries_digest = file_digest(queries)
-    comp.digests = {"corpus": file_digest(corpus), "queries": queries_digest, "qrels": qrels_digest}
-    types = read_query_types(query_types) if query_types else None
-    with outputs(*written, inputs=read):          # every report or none (an error or Ctrl-C midway)
+        systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
+                              load=loader(cfg.run_path, cfg.format, f"the file is named by the config {cfg.config_path}")))
+    for path in runs:
+        systems.append(System(None, None, str(path), None, load=loader(path)))
+    for s, n in zip(systems, names or []):
+        s.name = n or s.name
+
+    def digest_of(key, path):
+        # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
+        if str(path).startswith("irds:"):
+            if key == "qrels":
+                return content_digest(read_qrels(path).to_dict())
+            from .inputs import irds_queries
+            return content_digest(irds_queries(str(path)))
+        return file_digest(path)
+
+    steps = [f"reading and scoring {s.run_path}" for s in systems] + ["significance tests", "writing outputs"]
+    with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
+        # the digests are in the JSON only: computed for it, beside the reading
+        pending = {key: pool.submit(digest_of, key, path) for key, path in
+                   [("qrels", qrels), ("corpus", corpus), ("queries", queries)] +
+                   [(i, s.run_path) for i, s in enumerate(systems)]
+                   if digests and path is not None and str(path) != "-"}
+        qrels_data = read_qrels(qrels)
+        comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
+        done = {key: f.result() for key, f in pending.items()}
+        if digests:
+            for i, s in enumerate(systems):
+                s.run_digest = done.get(i) if s.run_path != "-" else file_digest("-")
+            comp.digests = {k: done.get(k) if p is None or str(p) != "-" else file_digest(p)
+                            for k, p in (("corpus", corpus), ("queries", queries), ("qrels", qrels))}
+        types = read_query_types(query_types) if query_types else None
+        rendered = []
         if out_json:
-            report.write_json(comp, out_json)
+            rendered.append((out_json, "w", report.json_text(comp)))
         if out_csv:
-            report.write_csv(comp, out_csv)
+            rendered.append((out_csv, "w", report.csv_text(comp)))
         if out_markdown:
-            with atomic_output(out_markdown) as fh:
-                fh.write(report.markdown(comp, types))
+            rendered.append((out_markdown, "w", report.markdown(comp, types)))
         if out_latex:
-            with atomic_output(out_latex) as fh:
-                fh.write(report.latex(comp))
+            rendered.append((out_latex, "w", report.latex(comp)))
         if out_plot:
-            report.plot(comp, out_plot)
+            rendered.append((out_plot, "wb", report.plot_bytes(comp, plot_fmt)))
+        with outputs(*written, inputs=read):          # every report or none (an error or Ctrl-C midway)
+            for path, mode, data in rendered:
+                with atomic_output(path, mode) as fh:
+                    fh.write(data)
+        progress.next()
     return comp
 
 

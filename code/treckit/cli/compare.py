@@ -1,10 +1,37 @@
 """``treckit compare``: several runs against a baseline, with paired significance tests and reports."""
 from __future__ import annotations
 
+import enum
+import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+
+
+class TestName(str, enum.Enum):
+    t_test = "t-test"
+    wilcoxon = "wilcoxon"
+    randomization = "randomization"
+    bootstrap = "bootstrap"
+
+
+class Correction(str, enum.Enum):
+    holm = "holm"
+    bonferroni = "bonferroni"
+
+
+def _open_unit(value: float) -> float:
+    if not 0 < value < 1:
+        raise typer.BadParameter(f"{value:g} is not strictly between 0 and 1 (e.g. 0.05)")
+    return value
+
+
+def _plot_path(value: Optional[Path]) -> Optional[Path]:
+    from ..compare.report import PLOT_FORMATS
+    if value is not None and value.suffix.lower() not in PLOT_FORMATS:
+        raise typer.BadParameter(f"{str(value)!r}: end the file name with .png, .pdf or .svg (the format to write)")
+    return value
 
 
 def compare_cmd(
@@ -15,17 +42,19 @@ def compare_cmd(
     name: Optional[List[str]] = typer.Option(None, "--name", help="system names, in order (default: run tags)"),
     config: Optional[List[Path]] = typer.Option(None, "--config", help="YAML config naming a run; configs come first"),
     k: int = typer.Option(10, "--k", min=1, help="depth for the per-query relevant 'hits'"),
-    test: Optional[List[str]] = typer.Option(None, "--test", help="t-test, wilcoxon, randomization, bootstrap (default: all)"),
-    correction: str = typer.Option("holm", help="holm | bonferroni"),
-    alpha: float = typer.Option(0.05, help="significance level"),
-    permutations: int = typer.Option(10000, help="randomization test draws (exact enumeration for <= 16 queries)"),
-    resamples: int = typer.Option(10000, help="bootstrap resamples"),
-    seed: int = typer.Option(42, help="seed of the randomization test and the bootstrap"),
-    out: Optional[Path] = typer.Option(None, "--out", help="JSON output"),
+    test: Optional[List[TestName]] = typer.Option(None, "--test", help="repeat to pick several (default: all four)"),
+    correction: Correction = typer.Option(Correction.holm, help="multiple-comparison correction, within each test"),
+    alpha: float = typer.Option(0.05, callback=_open_unit,
+                                help="significance level: significant = corrected p < alpha (every test)"),
+    permutations: int = typer.Option(10000, min=100, help="randomization test draws (exact for <= 16 differing queries)"),
+    resamples: int = typer.Option(10000, min=100, help="bootstrap resamples"),
+    seed: int = typer.Option(42, min=0, help="seed of the randomization test and the bootstrap"),
+    out: Optional[Path] = typer.Option(None, "--out", help="JSON output ('-': stdout; the table then goes to stderr)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="CSV output: qid,system,<measures>,hits"),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
     latex: Optional[Path] = typer.Option(None, "--latex", help="LaTeX table"),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="PNG of sorted per-query deltas"),
+    plot: Optional[Path] = typer.Option(None, "--plot", callback=_plot_path,
+                                        help="plot of sorted per-query deltas: .png, .pdf or .svg"),
     corpus: Optional[Path] = typer.Option(None, help="corpus file, for its digest only"),
     queries: Optional[Path] = typer.Option(None, help="queries file, for its digest only"),
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
@@ -37,14 +66,17 @@ def compare_cmd(
     from ..startup import defer_pandas
     from ..stages import compare_stage, say
     defer_pandas()
-    opts = CompareOptions(k=k, tests=tuple(test) if test else CompareOptions.tests, correction=correction, alpha=alpha,
-                          permutations=permutations, resamples=resamples, seed=seed)
+    opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
+                          correction=correction.value, alpha=alpha, permutations=permutations,
+                          resamples=resamples, seed=seed)
     comp = compare_stage(qrels, runs or [], measure, names=name, configs=config, options=opts, out_json=out,
                          out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot, corpus=corpus,
                          queries=queries, query_types=query_types, reading=reading)
-    print(table(comp), end="")
-    for p in (out, csv, markdown, latex, plot):
-        if p:
+    outputs = (out, csv, markdown, latex, plot)
+    stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
+    print(table(comp), end="", file=sys.stderr if stdout_taken else sys.stdout)
+    for p in outputs:
+        if p and str(p) != "-":
             say(f"wrote {p}")
 
 

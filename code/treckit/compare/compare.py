@@ -1,11 +1,16 @@
 """compare(): every system against the first (the baseline), per query and in aggregate.
 
 All systems are scored by the one evaluation engine on the same judged queries; a query a run
-does not answer scores 0 (trec_eval -c), so the pairs of values always line up.
+does not answer scores 0 (trec_eval -c), so the pairs of values always line up.  Each run is read,
+evaluated once (its per-query values and the relevant docs it ranks in the top k come from the same
+evaluation) and dropped before the next is read, so memory stays that of one run.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -18,12 +23,18 @@ SCHEMA_VERSION = "1.0"
 
 @dataclass
 class System:
-    name: str
-    run: Run
+    """A system to compare: its run (``run``, or ``load`` to read it when its turn comes) and what
+    identifies it.  ``name`` None: the run's tag (the file names when tags coincide)."""
+    name: str | None
+    run: Run | None = None
     run_path: str | None = None
     run_digest: str | None = None
     config_path: str | None = None
     config_digest: str | None = None
+    load: Callable[[], Run] | None = field(default=None, repr=False, compare=False)
+
+
+MIN_DRAWS = 100           # fewer random draws than this cannot support a p-value worth reporting
 
 
 @dataclass
@@ -35,6 +46,28 @@ class CompareOptions:
     permutations: int = 10000
     resamples: int = 10000
     seed: int = 42
+
+    def __post_init__(self) -> None:
+        self.tests = tuple(dict.fromkeys(self.tests))          # a test named twice runs once
+        bad = [t for t in self.tests if t not in stats.TESTS]
+        if bad:
+            raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
+        if self.correction not in stats.CORRECTIONS:
+            raise InputError(f"unknown correction {self.correction!r}", fix="use holm or bonferroni")
+        if not (_whole(self.k) and self.k >= 1):
+            raise InputError(f"k must be a whole number of at least 1, got {self.k!r}", fix="pass e.g. --k 10")
+        if not (isinstance(self.alpha, numbers.Real) and 0 < self.alpha < 1):
+            raise InputError(f"alpha must lie strictly between 0 and 1, got {self.alpha!r}", fix="pass e.g. --alpha 0.05")
+        for what, n in (("permutations", self.permutations), ("resamples", self.resamples)):
+            if not (_whole(n) and n >= MIN_DRAWS):
+                raise InputError(f"{what} must be a whole number of at least {MIN_DRAWS}, got {n!r}",
+                                 fix=f"pass e.g. --{what} 10000")
+        if not (_whole(self.seed) and self.seed >= 0):
+            raise InputError(f"the seed must be a whole number >= 0, got {self.seed!r}", fix="pass e.g. --seed 42")
+
+
+def _whole(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 @dataclass
@@ -69,10 +102,53 @@ class Comparison:
         d = self.column(system, measure) - self.column(self.baseline, measure)
         return int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
 
+    def test_rows(self, measure: str, system: str) -> list[dict]:
+        return [r for r in self.tests if r["measure"] == measure and r["system"] == system]
+
+
+@dataclass
+class Scored:
+    """One run's evaluation: per-query values (queries x columns) and its relevant docs in the top k."""
+    tag: str
+    qids: list[str]
+    columns: list[str]
+    values: np.ndarray
+    hits: list[list[str]]
+
+
+def score_run(qrels: Qrels, run: Run, requests, groups, k: int, source: str) -> Scored:
+    """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
+    the relevant docs of its top k off the same ranking."""
+    from ..evaluation import EvalOptions, evaluate_requests
+
+    eopts = EvalOptions(complete=True)
+    parts = [evaluate_requests(qrels, run, requests, eopts, source=source)] if requests else []
+    parts += [g.evaluate(qrels, run, eopts, source=source) for g in groups]
+    blocks, columns = [], []
+    for res in parts:
+        keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+        blocks.append(res.values[:, keep])
+        columns += [res.columns[j] for j in keep]
+    view = parts[0].view
+    return Scored(run.tag, view.qids, columns, np.concatenate(blocks, axis=1), _hits(view, run, k))
+
+
+def _hits(view, run: Run, k: int) -> list[list[str]]:
+    """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
+    from ..strings import take
+
+    sel = np.flatnonzero((view.rel >= 1) & (view.pos < k))      # entries are sorted by (query, rank)
+    docs = take(run.table.column("docid"), view.row[sel]).to_pylist() if sel.size else []
+    out: list[list[str]] = [[] for _ in range(view.Q)]
+    for q, d in zip(view.q[sel].tolist(), docs):
+        out[q].append(d)
+    return out
+
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
-            warn=None) -> Comparison:
-    from ..evaluation import EvalOptions, evaluate_requests
+            warn=None, advance: Callable[[], None] | None = None) -> Comparison:
+    """Score every system (reading each in turn when it comes with ``load``) and test each against the
+    first.  ``advance`` (optional) is called after each system is scored and after the tests."""
     from ..measures.irm import split_measures
     from ..measures.registry import resolve
 
@@ -80,38 +156,60 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     if len(systems) < 2:
         raise InputError("compare needs at least two runs: the baseline first, then the others",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
+    if {"t-test", "wilcoxon"} & set(o.tests):
+        _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
+    trec_args, groups = split_measures(measures)
+    requests = resolve(trec_args) if trec_args else []
+    draws = None
+    if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
+        import pyarrow.compute as pc
+        draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
+    values, qids, cols, hits, tags = [], None, None, [], []
+    for s in systems:
+        run = s.run if s.run is not None else s.load()
+        scored = score_run(qrels, run, requests, groups, o.k, s.run_path or s.name or "run")
+        del run
+        values.append(scored.values)
+        hits.append(scored.hits)
+        tags.append(scored.tag)
+        qids, cols = scored.qids, scored.columns
+        if advance:
+            advance()
+    if not cols:
+        raise InputError("none of the measures has per-query values to compare", fix="pick measures such as map or ndcg_cut.10")
+    _name(systems, tags)
+    wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
+    idx = [cols.index(c) for c in wanted]
+    comp = Comparison(systems, wanted, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
+                      {s.name: h for s, h in zip(systems, hits)}, [], o)
+    comp.tests = _run_tests(comp, draws)
+    if advance:
+        advance()
+    return comp
+
+
+def _import_beside(module: str) -> None:
+    """Import ``module`` on a background thread (a later import waits for it to finish)."""
+    import importlib
+    import sys
+    import threading
+    if module not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
+
+
+def _name(systems: list[System], tags: list[str]) -> None:
+    """Unnamed systems take their run's tag; when two names coincide, unnamed systems take their
+    file's name instead."""
+    given = [s.name for s in systems]
+    for s, tag in zip(systems, tags):
+        s.name = s.name or tag
+    if len({s.name for s in systems}) != len(systems):
+        for i, (s, g) in enumerate(zip(systems, given)):
+            if g is None:
+                s.name = Path(s.run_path).stem if s.run_path else f"system{i + 1}"
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise InputError(f"two systems share a name: {names}", fix="give distinct names with --name")
-    bad = [t for t in o.tests if t not in stats.TESTS]
-    if bad:
-        raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
-    if o.correction not in stats.CORRECTIONS:
-        raise InputError(f"unknown correction {o.correction!r}", fix="use holm or bonferroni")
-    trec_args, groups = split_measures(measures)
-    requests = resolve(trec_args) if trec_args else []
-    eopts = EvalOptions(complete=True)
-    values, qids, cols = {}, None, None
-    for s in systems:
-        parts = ([evaluate_requests(qrels, s.run, requests, eopts, source=s.run_path or s.name)] if requests else [])
-        parts += [g.evaluate(qrels, s.run, eopts, source=s.run_path or s.name) for g in groups]
-        blocks, names_here = [], []
-        for res in parts:
-            keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
-            blocks.append(res.values[:, keep])
-            names_here += [res.columns[j] for j in keep]
-            qids = res.qids
-        values[s.name] = np.concatenate(blocks, axis=1)
-        cols = names_here
-    if not cols:
-        raise InputError("none of the measures has per-query values to compare", fix="pick measures such as map or ndcg_cut.10")
-    wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
-    idx = [cols.index(c) for c in wanted]
-    values = {k: v[:, idx] for k, v in values.items()}
-    cols = wanted
-    comp = Comparison(systems, cols, qids, values, {s.name: _hits(qrels, s.run, qids, o.k) for s in systems}, [], o)
-    comp.tests = _run_tests(comp)
-    return comp
 
 
 def _user_order(measures: list[str], cols: list[str]) -> list[str]:
@@ -124,57 +222,40 @@ def _user_order(measures: list[str], cols: list[str]) -> list[str]:
     return out + [c for c in cols if c not in out]
 
 
-def _hits(qrels: Qrels, run: Run, qids: list[str], k: int) -> list[list[str]]:
-    """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (trec_eval's ranking)."""
-    from ..convert import convert_run
-    ranked, _ = convert_run(run, order="desc", duplicates="error")
-    t = ranked.table
-    rel = {(q, d) for q, d, g in zip(*(qrels.table.column(c).to_pylist() for c in ("qid", "docid", "grade"))) if g >= 1}
-    per: dict[str, list[str]] = {}
-    for q, d, r in zip(t.column("qid").to_pylist(), t.column("docid").to_pylist(), t.column("rank").to_pylist()):
-        if r <= k and (q, d) in rel:
-            per.setdefault(q, []).append(d)
-    return [per.get(q, []) for q in qids]
-
-
-def _run_tests(comp: Comparison) -> list[dict]:
+def _run_tests(comp: Comparison, draws: stats.BootstrapDraws | None = None) -> list[dict]:
+    """Every selected test on every (measure, system) pair; p-values corrected within each test over
+    all pairs; significant = corrected p < alpha, for every test alike (see stats)."""
     o = comp.options
-    rows = []
-    for m in comp.measures:
-        a = comp.column(comp.baseline, m)
-        for s in comp.systems[1:]:
-            b = comp.column(s.name, m)
-            for t in o.tests:
-                if t == "t-test":
-                    r = stats.paired_t(a, b)
-                elif t == "wilcoxon":
-                    r = stats.wilcoxon(a, b)
-                elif t == "randomization":
-                    r = stats.randomization(a, b, permutations=o.permutations, seed=o.seed)
-                else:
-                    r = stats.bootstrap_ci(a, b, resamples=o.resamples, seed=o.seed)
-                rows.append({"measure": m, "baseline": comp.baseline, "system": s.name, **r.as_dict(),
-                             "effect_size": stats.effect_size(a, b)})
-    # correct within each test over every (measure, system) comparison
-    correct = stats.CORRECTIONS[o.correction]
+    pairs = [(m, s.name) for m in comp.measures for s in comp.systems[1:]]
+    a = np.stack([comp.column(comp.baseline, m) for m, _ in pairs], axis=1)
+    b = np.stack([comp.column(s, m) for m, s in pairs], axis=1)
+    results: dict[str, list[stats.TestResult]] = {}
     for t in o.tests:
-        idx = [i for i, r in enumerate(rows) if r["test"] == t]
-        adj = correct([rows[i]["p_value"] for i in idx])
-        for i, p in zip(idx, adj):
-            rows[i]["p_adjusted"] = p
-            rows[i]["correction"] = o.correction
-            rows[i]["significant"] = None if p is None else bool(p < o.alpha)
-    for r in rows:
-        if r["test"] == "bootstrap":
-            lo, hi = r["ci_low"], r["ci_high"]
-            r["significant"] = None if lo is None else bool(lo > 0 or hi < 0)
+        if t == "t-test":
+            results[t] = [stats.paired_t(a[:, j], b[:, j]) for j in range(len(pairs))]
+        elif t == "wilcoxon":
+            results[t] = [stats.wilcoxon(a[:, j], b[:, j]) for j in range(len(pairs))]
+        elif t == "randomization":
+            results[t] = stats.randomization_many(b - a, permutations=o.permutations, seed=o.seed)
+        else:
+            results[t] = stats.bootstrap_many(b - a, resamples=o.resamples, seed=o.seed, alpha=o.alpha, draws=draws)
+    correct = stats.CORRECTIONS[o.correction]
+    adjusted = {t: correct([r.p_value for r in rs]) for t, rs in results.items()}
+    effects = [stats.effect_size(a[:, j], b[:, j]) for j in range(len(pairs))]
+    rows = []
+    for j, (m, s) in enumerate(pairs):
+        for t in o.tests:
+            r, p = results[t][j], adjusted[t][j]
+            rows.append({"measure": m, "baseline": comp.baseline, "system": s, **r.as_dict(), "p_adjusted": p,
+                         "correction": o.correction, "significant": None if p is None else bool(p < o.alpha),
+                         "effect_size": effects[j]})
     return rows
 
 
 def significant(comp: Comparison, measure: str, system: str) -> bool | None:
     """The verdict reports mark: the first selected test that gives one (after correction)."""
     for t in comp.options.tests:
-        for r in comp.tests:
-            if r["measure"] == measure and r["system"] == system and r["test"] == t and r.get("significant") is not None:
+        for r in comp.test_rows(measure, system):
+            if r["test"] == t and r.get("significant") is not None:
                 return r["significant"]
     return None

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -30,6 +31,18 @@ MAX_DEPTH = 32
 def file_digest(path: PathLike | None) -> str | None:
     """SHA-256 of a file's content, streamed (None for no file)."""
     return None if path is None else io.file_digest(path)
+
+
+def read_bytes_check(path: PathLike) -> None:
+    """The errors reading ``path`` would give (missing, a directory, unreadable), without reading it."""
+    p = Path(path)
+    name = display_name(path)
+    if not p.exists():
+        raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)")
+    if p.is_dir():
+        raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
+    if not os.access(p, os.R_OK):
+        raise InputError("permission denied", path=name, fix="make the file readable")
 
 
 def content_digest(obj) -> str:
@@ -97,6 +110,7 @@ class SystemConfig:
     format: str | None
     config_path: Path
     config_digest: str
+    settings: dict = field(default_factory=dict, compare=False)     # the parsed config, as read (never written back)
 
 
 _PLAIN_YAML = (f"a config is a plain mapping: text keys, each once, values as in JSON, at most {MAX_ALIASES} "
@@ -139,4 +153,4 @@ def load_config(path: PathLike) -> SystemConfig:
     if sys_name is not None and not isinstance(sys_name, (str, int, float)):
         raise InputError(f"'name' must be text, found {type(sys_name).__name__}", path=name, fix="e.g. 'name: bm25'")
     run_path = Path(run) if Path(run).is_absolute() else Path(path).parent / run
-    return SystemConfig(str(sys_name or Path(path).stem), run_path, fmt, Path(path), content_digest(data))
+    return SystemConfig(str(sys_name or Path(path).stem), run_path, fmt, Path(path), content_digest(data), data)

@@ -1,16 +1,21 @@
-"""Comparison outputs: stable JSON and CSV, Markdown and LaTeX tables, a PNG of per-query deltas.
+"""Comparison outputs: stable JSON and CSV, Markdown and LaTeX tables, a plot of per-query deltas
+(PNG, PDF or SVG), and the console summary.
 
-JSON keys come in a fixed order (``schema_version`` first) and floats are written by Python's
-shortest round-trip repr: the same inputs give byte-identical files on every machine.
+Every output is first rendered in memory (``*_text`` / ``plot_bytes``), so a command can write all
+of its files or none.  JSON keys come in a fixed order (``schema_version`` first) and floats are
+written by Python's shortest round-trip repr; plots carry no dates, versions or random ids: the same
+inputs give byte-identical files on every machine.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import shutil
 
 import numpy as np
 
+from ..errors import InputError
 from ..io import PathLike, atomic_output
 from .compare import SCHEMA_VERSION, Comparison, significant
 
@@ -21,14 +26,14 @@ def to_record(comp: Comparison) -> dict:
         systems[s.name] = {"run_path": s.run_path, "run_digest": s.run_digest, "config_path": s.config_path,
                            "config_digest": s.config_digest, "metrics": comp.summary(s.name)}
     others = [s.name for s in comp.systems[1:]]
+    values = {s.name: comp.values[s.name].tolist() for s in comp.systems}
+    deltas = {o: (comp.values[o] - comp.values[comp.baseline]).tolist() for o in others}
     per_query = []
     for i, q in enumerate(comp.qids):
         row: dict = {"qid": q}
         for s in comp.systems:
-            row[s.name] = {**{m: float(comp.values[s.name][i, j]) for j, m in enumerate(comp.measures)},
-                           "hits": comp.hits[s.name][i]}
-        row["delta"] = {o: {m: float(comp.values[o][i, j] - comp.values[comp.baseline][i, j])
-                            for j, m in enumerate(comp.measures)} for o in others}
+            row[s.name] = {**dict(zip(comp.measures, values[s.name][i])), "hits": comp.hits[s.name][i]}
+        row["delta"] = {o: dict(zip(comp.measures, deltas[o][i])) for o in others}
         per_query.append(row)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -45,22 +50,85 @@ def to_record(comp: Comparison) -> dict:
     }
 
 
-def write_json(comp: Comparison, path: PathLike) -> None:
-    with atomic_output(path) as fh:
-        fh.write(json.dumps(to_record(comp), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+def record_text(record: dict) -> str:
+    """A record as JSON: indented, except that each ``per_query`` row is one line (written by the
+    json module's C encoder: a 7,000-query comparison takes a fraction of a second)."""
+    rows = record.get("per_query")
+    head = {k: v for k, v in record.items() if k != "per_query"}
+    text = json.dumps(head, indent=2, ensure_ascii=False, allow_nan=False)
+    if rows is None:
+        return text + "\n"
+    enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    body = ",\n".join("    " + enc.encode(r) for r in rows)
+    return text[:-2] + ',\n  "per_query": [' + (f"\n{body}\n  " if rows else "") + "]\n}\n"
 
 
-def write_csv(comp: Comparison, path: PathLike) -> None:
+def json_text(comp: Comparison) -> str:
+    return record_text(to_record(comp))
+
+
+def csv_text(comp: Comparison) -> str:
     """``qid,system,<measures...>,hits``: one row per query and system; hits as a JSON list."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["qid", "system", *comp.measures, "hits"])
+    values = {s.name: comp.values[s.name].tolist() for s in comp.systems}
     for i, q in enumerate(comp.qids):
         for s in comp.systems:
-            w.writerow([q, s.name, *(repr(float(x)) for x in comp.values[s.name][i]),
-                        json.dumps(comp.hits[s.name][i], ensure_ascii=False)])
+            w.writerow([q, s.name, *map(repr, values[s.name][i]), json.dumps(comp.hits[s.name][i], ensure_ascii=False)])
+    return buf.getvalue()
+
+
+def write_json(comp: Comparison, path: PathLike) -> None:
     with atomic_output(path) as fh:
-        fh.write(buf.getvalue())
+        fh.write(json_text(comp))
+
+
+def write_csv(comp: Comparison, path: PathLike) -> None:
+    with atomic_output(path) as fh:
+        fh.write(csv_text(comp))
+
+
+# ------------------------------------------------------------------ the tests, as text
+def _num(x, fmt: str = ".4f") -> str:
+    return "–" if x is None else format(x, fmt)
+
+
+def _p(x) -> str:
+    return "–" if x is None else (f"{x:.2e}" if 0 < x < 1e-4 else f"{x:.4f}")
+
+
+def _ci(r: dict) -> str:
+    if r.get("ci_low") is None:
+        return "–"
+    return f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"
+
+
+def _verdict(r: dict) -> str:
+    return "–" if r["significant"] is None else ("yes" if r["significant"] else "no")
+
+
+TEST_HEADER = ["measure", "system", "test", "statistic", "p", "p adjusted", "CI of the delta", "effect size d", "significant"]
+
+
+def test_cells(comp: Comparison) -> list[list[str]]:
+    """One row per (measure, system, test): the numbers every report shows."""
+    return [[r["measure"], r["system"], r["test"], _num(r["statistic"]), _p(r["p_value"]), _p(r["p_adjusted"]),
+             _ci(r), _num(r["effect_size"], ".3f"), _verdict(r)] for r in comp.tests]
+
+
+def _rule(comp: Comparison) -> str:
+    o = comp.options
+    n = len(comp.measures) * (len(comp.systems) - 1)
+    return (f"two-sided tests against {comp.baseline}; p adjusted by {o.correction} within each test over {n} "
+            f"comparison{'s' if n != 1 else ''}; significant = adjusted p < {o.alpha:g}; "
+            f"CI = bootstrap percentile interval at {1 - o.alpha:g}; effect size = Cohen's d of the paired deltas")
+
+
+# ------------------------------------------------------------------ Markdown
+def md_escape(text: str) -> str:
+    """Text for a Markdown table cell: backslashes and pipes escaped, line breaks as spaces."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def _mark(comp: Comparison, m: str, system: str) -> str:
@@ -68,11 +136,11 @@ def _mark(comp: Comparison, m: str, system: str) -> str:
 
 
 def markdown(comp: Comparison, query_types: dict[str, str] | None = None, top: int = 5) -> str:
-    o = comp.options
-    lines = [f"# Comparison against {comp.baseline}", "",
-             f"{len(comp.qids)} queries; \u2020 = significant at alpha {o.alpha} ({o.tests[0] if o.tests else '-'}, "
+    o, e = comp.options, md_escape
+    lines = [f"# Comparison against {e(comp.baseline)}", "",
+             f"{len(comp.qids)} queries; \u2020 = significant at alpha {o.alpha:g} ({o.tests[0] if o.tests else '-'}, "
              f"{o.correction} correction over {len(comp.measures) * (len(comp.systems) - 1)} comparisons).", "",
-             "| system | " + " | ".join(comp.measures) + " |", "|---|" + "---|" * len(comp.measures)]
+             "| system | " + " | ".join(e(m) for m in comp.measures) + " |", "|---|" + "---|" * len(comp.measures)]
     for s in comp.systems:
         cells = []
         for m in comp.measures:
@@ -82,33 +150,46 @@ def markdown(comp: Comparison, query_types: dict[str, str] | None = None, top: i
             else:
                 w, t, l = comp.win_tie_loss(s.name, m)
                 cells.append(f"{mean:.4f}{_mark(comp, m, s.name)} ({comp.delta(s.name)[m]:+.4f}; {w}/{t}/{l})")
-        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {e(s.name)} | " + " | ".join(cells) + " |")
     lines += ["", "Cells of other systems: mean (delta to the baseline; queries won/tied/lost)."]
+    if comp.tests:
+        lines += ["", "## Significance tests", "", e(_rule(comp)) + ".", "",
+                  "| " + " | ".join(TEST_HEADER) + " |", "|" + "---|" * len(TEST_HEADER)]
+        lines += ["| " + " | ".join(e(c) for c in row) + " |" for row in test_cells(comp)]
     for s in comp.systems[1:]:
         for m in comp.measures:
             d = comp.column(s.name, m) - comp.column(comp.baseline, m)
             order = np.argsort(d, kind="stable")
             gained = [i for i in order[::-1][:top] if d[i] > 0]
             lost = [i for i in order[:top] if d[i] < 0]
-            lines += ["", f"## {s.name} vs {comp.baseline}: {m}", "",
-                      "Gained most: " + (", ".join(f"{comp.qids[i]} ({d[i]:+.4f})" for i in gained) or "none"),
-                      "", "Lost most: " + (", ".join(f"{comp.qids[i]} ({d[i]:+.4f})" for i in lost) or "none")]
+            lines += ["", f"## {e(s.name)} vs {e(comp.baseline)}: {e(m)}", "",
+                      "Gained most: " + (", ".join(f"{e(comp.qids[i])} ({d[i]:+.4f})" for i in gained) or "none"),
+                      "", "Lost most: " + (", ".join(f"{e(comp.qids[i])} ({d[i]:+.4f})" for i in lost) or "none")]
     if query_types:
         types = sorted({query_types.get(q, "(unknown)") for q in comp.qids})
         lines += ["", "## By query type", "", "| type | queries | " +
-                  " | ".join(f"{s.name} {m}" for s in comp.systems for m in comp.measures) + " |",
+                  " | ".join(f"{e(s.name)} {e(m)}" for s in comp.systems for m in comp.measures) + " |",
                   "|---|---|" + "---|" * (len(comp.systems) * len(comp.measures))]
         for t in types:
             sel = np.array([query_types.get(q, "(unknown)") == t for q in comp.qids])
-            lines.append(f"| {t} | {int(sel.sum())} | " + " | ".join(
+            lines.append(f"| {e(t)} | {int(sel.sum())} | " + " | ".join(
                 f"{comp.column(s.name, m)[sel].mean():.4f}" for s in comp.systems for m in comp.measures) + " |")
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------ LaTeX
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text: str) -> str:
+    """Text that LaTeX prints as written: its ten special characters escaped in one pass."""
+    return "".join(LATEX_SPECIALS.get(c, c) for c in str(text))
+
+
 def latex(comp: Comparison) -> str:
     """A booktabs table like ranx's: one row per system, ^{\\dagger} where significant."""
-    def esc(s: str) -> str:
-        return "".join("\\" + c if c in "&%$#_{}" else c for c in s)
+    esc = tex_escape
     head = " & ".join(esc(m) for m in comp.measures)
     rows = []
     for s in comp.systems:
@@ -120,47 +201,131 @@ def latex(comp: Comparison) -> str:
         rows.append(f"{esc(s.name)} & " + " & ".join(cells) + " \\\\")
     return ("\\begin{table}[t]\n\\centering\n\\begin{tabular}{l" + "c" * len(comp.measures) + "}\n\\toprule\n"
             f"System & {head} \\\\\n\\midrule\n" + "\n".join(rows) + "\n\\bottomrule\n\\end{tabular}\n"
-            f"\\caption{{$\\dagger$: significant against {esc(comp.baseline)} at $\\alpha={comp.options.alpha}$ "
-            f"({esc(comp.options.correction)} correction).}}\n\\end{{table}}\n")
+            f"\\caption{{$\\dagger$: significant against {esc(comp.baseline)} at $\\alpha={comp.options.alpha:g}$ "
+            f"({esc(comp.options.tests[0] if comp.options.tests else '-')}, {esc(comp.options.correction)} correction).}}"
+            "\n\\end{table}\n")
 
 
+# ------------------------------------------------------------------ plots
 PLOT_WIDTH_IN, PLOT_ROW_IN, PLOT_DPI = 8.0, 2.5, 100
+PLOT_FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+PLOT_MAX_LABELS = 40       # query-id tick labels per panel at most (every j-th query beyond that)
+# what makes matplotlib's files differ from run to run: dates, its version, random ids in SVG
+PLOT_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+                 "svg": {"Creator": None, "Date": None}}
+
+
+def plot_format(path: PathLike) -> str:
+    """The plot format a path asks for (its suffix): png, pdf or svg."""
+    from pathlib import Path
+    fmt = PLOT_FORMATS.get(Path(str(path)).suffix.lower())
+    if fmt is None:
+        raise InputError(f"cannot tell the plot format of {str(path)!r}", fix="end the file name with .png, .pdf or .svg")
+    return fmt
+
+
+def _literal(text: str) -> str:
+    """Text matplotlib prints as written (a '$' would start math mode)."""
+    return str(text).replace("$", r"\$")
+
+
+def plot_bytes(comp: Comparison, fmt: str = "png") -> bytes:
+    """Per-query deltas against the baseline, sorted, one panel per measure (rows) and system
+    (columns), 8 x 2.5 inches each at 100 dpi; the x axis names the queries."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    others = comp.systems[1:]
+    rows, cols = len(comp.measures), len(others)
+    with matplotlib.rc_context({"svg.hashsalt": "treckit", "svg.fonttype": "none", "pdf.compression": 6}):
+        fig = Figure(figsize=(PLOT_WIDTH_IN * cols, PLOT_ROW_IN * rows), dpi=PLOT_DPI)
+        axes = fig.subplots(rows, cols, squeeze=False)
+        for r, m in enumerate(comp.measures):
+            for c, s in enumerate(others):
+                ax = axes[r, c]
+                d = comp.column(s.name, m) - comp.column(comp.baseline, m)
+                order = np.argsort(d, kind="stable")
+                ax.stairs(d[order], np.arange(d.size + 1) - 0.5, fill=True, baseline=0.0, alpha=0.7)
+                ax.axhline(0, color="black", linewidth=0.8)
+                ax.set_xlim(-0.5, d.size - 0.5)
+                step = max(1, -(-d.size // PLOT_MAX_LABELS))
+                ticks = np.arange(0, d.size, step)
+                ax.set_xticks(ticks, [_literal(comp.qids[i]) for i in order[ticks]], rotation=90, fontsize="x-small")
+                ax.set_title(_literal(f"{s.name} \u2212 {comp.baseline}: {m}"), fontsize="small")
+                ax.set_xlabel("query id (sorted by delta" + (f", every {step}th labelled)" if step > 1 else ")"),
+                              fontsize="small")
+                ax.set_ylabel(_literal(f"\u0394 {m}"), fontsize="small")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=PLOT_DPI, metadata=PLOT_METADATA[fmt])
+    return buf.getvalue()
 
 
 def plot(comp: Comparison, path: PathLike) -> None:
-    """Sorted per-query deltas against the baseline, one panel per measure (8 x 2.5 inches each, 100 dpi)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = len(comp.measures)
-    fig, axes = plt.subplots(n, 1, figsize=(PLOT_WIDTH_IN, PLOT_ROW_IN * n), dpi=PLOT_DPI, squeeze=False)
-    for ax, m in zip(axes[:, 0], comp.measures):
-        for s in comp.systems[1:]:
-            d = np.sort(comp.column(s.name, m) - comp.column(comp.baseline, m))
-            ax.bar(np.arange(d.size), d, width=1.0, alpha=0.6, label=f"{s.name} - {comp.baseline}")
-        ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_title(f"{m}: per-query delta, sorted")
-        ax.set_xlabel("queries")
-        ax.legend(loc="upper left", fontsize="small")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=PLOT_DPI, metadata={"Software": None})
-    plt.close(fig)
+    data = plot_bytes(comp, plot_format(path))
     with atomic_output(path, "wb") as fh:
-        fh.write(buf.getvalue())
+        fh.write(data)
 
 
-def table(comp: Comparison) -> str:
-    """A plain-text summary for the terminal."""
+# ------------------------------------------------------------------ console
+def title_lines(phrases: list[str], width: int) -> list[str]:
+    """Phrases joined by '; ' on as few lines as fit ``width``; a line breaks only between phrases."""
+    lines: list[str] = []
+    for p in phrases:
+        if lines and len(lines[-1]) + 2 + len(p) <= width:
+            lines[-1] += "; " + p
+        else:
+            lines.append(p)
+    return lines
+
+
+def console_width() -> int:
+    return max(40, shutil.get_terminal_size((120, 24)).columns)
+
+
+def table(comp: Comparison, width: int | None = None) -> str:
+    """The terminal summary: means per system (\u2020 where significant), then every test's numbers."""
     from rich.console import Console
     from rich.table import Table
-    t = Table(title=f"mean over {len(comp.qids)} queries; \u2020 significant vs {comp.baseline}")
-    t.add_column("system")
-    for m in comp.measures:
-        t.add_column(m, justify="right")
-    for s in comp.systems:
-        t.add_row(s.name, *[f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}" for m in comp.measures])
+    from rich.text import Text
+
+    width = width or console_width()
+    o = comp.options
     buf = io.StringIO()
-    Console(file=buf, force_terminal=False, width=140).print(t)
+    con = Console(file=buf, force_terminal=False, width=width, highlight=False, soft_wrap=False)
+    phrases = [f"mean over {len(comp.qids)} queries",
+               f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
+    for line in title_lines(phrases, width):
+        con.print(line, markup=False, overflow="ignore", crop=False)
+    t = Table()                     # names are shown as written (Text: no rich markup in them)
+    t.add_column(Text("system"))
+    for m in comp.measures:
+        t.add_column(Text(m), justify="right")
+    for s in comp.systems:
+        t.add_row(Text(s.name), *[Text(f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}")
+                                  for m in comp.measures])
+    con.print(t)
+    if comp.tests:
+        for line in title_lines([p.strip() for p in _rule(comp).split(";")], width):
+            con.print(line, markup=False, overflow="ignore", crop=False)
+        tt = Table()
+        for h in TEST_HEADER:
+            tt.add_column(Text(h), justify="left" if h in ("measure", "system", "test", "significant") else "right",
+                          no_wrap=True)
+        cells = test_cells(comp)
+        for row in cells:
+            tt.add_row(*map(Text, row))
+        if _natural_width(tt) <= width:
+            con.print(tt)
+        else:                               # too narrow for the table: one block of lines per test
+            for row in cells:
+                fields = [f"{row[0]} / {row[1]} / {row[2]}"] + [f"{h} {v}" for h, v in zip(TEST_HEADER[3:], row[3:])]
+                for line in title_lines(fields, width):
+                    con.print(line, markup=False, overflow="ignore", crop=False)
     return buf.getvalue()
+
+
+def _natural_width(renderable) -> int:
+    from rich.console import Console
+    wide = Console(file=io.StringIO(), force_terminal=False, width=100_000)
+    return wide.measure(renderable).maximum

@@ -1,8 +1,17 @@
 """Paired significance tests on per-query values, as pure functions over arrays.
 
-Each test takes the baseline's and the system's values for the same queries, in the same order.
-p-values of the t-test and Wilcoxon come from scipy itself; the randomization test and the
-bootstrap are seeded, so the same inputs give the same numbers on every run and machine.
+Each test takes the baseline's and the system's values for the same queries, in the same order
+(``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon come from scipy itself;
+the randomization test and the bootstrap are seeded, so the same inputs give the same numbers on every
+run and machine.  The two resampling tests also run on many comparisons at once (``*_many``, one
+column of deltas per comparison): the seeded draws are made once and every comparison sees the same
+ones (a comparison tested alone sees the same draws when its queries are the same).
+
+One rule for every test: a test gives a two-sided p-value; the p-values of one test are corrected
+over all (measure, system) comparisons (Holm or Bonferroni), and a comparison is significant when
+its corrected p-value is below alpha.  The bootstrap's p-value is the one its percentile interval
+inverts (the smallest level at which the interval excludes 0), so "p < alpha" and "the 1 - alpha
+interval excludes 0" always agree for it.
 """
 from __future__ import annotations
 
@@ -11,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-EXACT_LIMIT = 16          # up to 2**16 sign assignments are enumerated exactly
+EXACT_LIMIT = 16          # up to 2**16 sign assignments (of the queries whose deltas differ) are enumerated exactly
+DRAW_BLOCK = 1000         # random draws made per block (bounds the memory of the resampling tests) ...
+DRAW_CELLS = 1 << 24      # ... and at most this many random numbers per block (with many queries, fewer draws)
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,17 @@ class TestResult:
 
 def _clean(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _deltas(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(b, np.float64) - np.asarray(a, np.float64)
+
+
+def _sum_tolerance(d: np.ndarray) -> np.ndarray:
+    """Per column, how far two sums of the same deltas added in different orders can be apart
+    (the rounding bound of a sum of n doubles): closer sums count as equal."""
+    n = max(d.shape[0], 1)
+    return 4.0 * n * np.finfo(np.float64).eps * np.maximum(np.abs(d).sum(axis=0), np.finfo(np.float64).tiny)
 
 
 def paired_t(a: np.ndarray, b: np.ndarray) -> TestResult:
@@ -51,53 +73,145 @@ def wilcoxon(a: np.ndarray, b: np.ndarray) -> TestResult:
 
 
 def randomization(a: np.ndarray, b: np.ndarray, *, permutations: int = 10000, seed: int = 42) -> TestResult:
-    """Two-sided paired randomization (sign-flip) test of the mean delta.
+    """Two-sided paired randomization (sign-flip) test of the mean delta; see :func:`randomization_many`."""
+    return randomization_many(_deltas(a, b)[:, None], permutations=permutations, seed=seed)[0]
 
-    With at most EXACT_LIMIT queries every one of the 2**n sign assignments is enumerated (exact
-    p-value); otherwise ``permutations`` seeded random assignments are drawn and p = (hits + 1) / (N + 1).
+
+def randomization_many(d: np.ndarray, *, permutations: int = 10000, seed: int = 42) -> list[TestResult]:
+    """The sign-flip test of each column of deltas ``d`` (queries x comparisons).
+
+    Under the null each delta's sign is equally likely + or -; the p-value is the share of sign
+    assignments whose |sum| reaches the observed |sum|.  Queries whose delta is 0 in every column
+    change no sum and are left out.  With at most EXACT_LIMIT queries left, all 2**n assignments are
+    enumerated (exact p); otherwise ``permutations`` seeded random assignments are drawn and
+    p = (hits + 1) / (permutations + 1), which never claims a p below what the draws can show
+    (Phipson & Smyth 2010).
     """
-    d = np.asarray(b, np.float64) - np.asarray(a, np.float64)
-    n = d.size
-    observed = abs(d.sum())
-    tol = 1e-12 * max(1.0, float(np.abs(d).sum()))
-    if n == 0:
-        return TestResult("randomization", 0.0, 1.0, {"method": "exact", "assignments": 1})
+    d = np.asarray(d, np.float64)
+    d = d[np.any(d != 0, axis=1)]
+    n, c = d.shape
+    observed = np.abs(d.sum(axis=0))
+    floor = observed - _sum_tolerance(d)
+    mean = d.mean(axis=0) if n else np.zeros(c)
     if n <= EXACT_LIMIT:
-        signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2 - 1
-        sums = np.abs(signs @ d)
-        p = float(np.count_nonzero(sums >= observed - tol)) / 2 ** n
-        return TestResult("randomization", float(d.mean()), p, {"method": "exact", "assignments": 2 ** n})
+        signs = (((np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1) * 2 - 1).astype(np.float64)
+        hits = np.count_nonzero(np.abs(signs @ d) >= floor, axis=0)
+        return [TestResult("randomization", float(mean[j]), float(hits[j]) / 2 ** n,
+                           {"method": "exact", "assignments": 2 ** n}) for j in range(c)]
+    # sum = sum(s_i d_i) with s_i = 2 bit_i - 1 = 2 * (sum of the deltas whose bit is set) - total.
+    # The bits come as random bytes; for each group of 8 queries a table holds the partial sum of
+    # every one of the 256 byte values, so an assignment costs n/8 look-ups per column, made group
+    # by group (each group's table is small enough to stay in cache).
+    groups = -(-n // 8)
+    padded = np.zeros((groups * 8, c))
+    padded[:n] = d
+    bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)      # (256, 8)
+    table = np.einsum("vb,gbc->gvc", bits, padded.reshape(groups, 8, c))                  # (groups, 256, c)
+    total = d.sum(axis=0)
     rng = np.random.default_rng(seed)
-    hits = 0
-    done = 0
-    while done < permutations:
-        m = min(10000, permutations - done)
-        signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
-        hits += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
-        done += m
-    return TestResult("randomization", float(d.mean()), (hits + 1) / (permutations + 1),
-                      {"method": "monte-carlo", "permutations": permutations, "seed": seed})
+    hits = np.zeros(c, np.int64)
+    block = max(1, DRAW_CELLS // (groups + 8 * c))        # random bytes and sums per block: about DRAW_CELLS
+    for start in range(0, permutations, block):
+        m = min(block, permutations - start)
+        draws = np.frombuffer(rng.bytes(m * groups), np.uint8).reshape(m, groups).T.copy()
+        acc = np.zeros((m, c))
+        for g in range(groups):
+            acc += table[g].take(draws[g], axis=0)
+        hits += np.count_nonzero(np.abs(2.0 * acc - total) >= floor, axis=0)
+    return [TestResult("randomization", float(mean[j]), float(hits[j] + 1) / (permutations + 1),
+                       {"method": "monte-carlo", "permutations": permutations, "seed": seed}) for j in range(c)]
 
 
 def bootstrap_ci(a: np.ndarray, b: np.ndarray, *, resamples: int = 10000, seed: int = 42,
-                 confidence: float = 0.95) -> TestResult:
-    """Percentile bootstrap confidence interval of the mean delta (queries resampled with replacement)."""
-    d = np.asarray(b, np.float64) - np.asarray(a, np.float64)
-    if d.size == 0:
-        return TestResult("bootstrap", None, None, {"ci_low": None, "ci_high": None})
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for s in range(0, resamples, 2000):
-        m = min(2000, resamples - s)
-        means[s:s + m] = d[rng.integers(0, d.size, size=(m, d.size))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - confidence) / 2, 1 - (1 - confidence) / 2])
-    return TestResult("bootstrap", float(d.mean()), None,
-                      {"ci_low": float(lo), "ci_high": float(hi), "confidence": confidence, "resamples": resamples, "seed": seed})
+                 alpha: float = 0.05) -> TestResult:
+    """Percentile bootstrap of the mean delta, with its p-value; see :func:`bootstrap_many`."""
+    return bootstrap_many(_deltas(a, b)[:, None], resamples=resamples, seed=seed, alpha=alpha)[0]
+
+
+class BootstrapDraws:
+    """The resamples of ``n`` queries: how often each query is drawn in each of ``resamples`` draws
+    of n with replacement (seeded).  They depend on nothing but n, the count and the seed, so
+    :meth:`start` can draw them on a background thread while the runs are still being read; kept
+    as small integers, up to PRECOMPUTE_LIMIT bytes (beyond that they are drawn when needed)."""
+
+    PRECOMPUTE_LIMIT = 1 << 28
+
+    def __init__(self, n: int, resamples: int, seed: int):
+        self.n, self.resamples, self.seed = n, resamples, seed
+        self._counts: list[np.ndarray] | None = None
+        self._thread = None
+
+    def start(self) -> "BootstrapDraws":
+        import threading
+        if self.n * self.resamples * 2 <= self.PRECOMPUTE_LIMIT and self.n < (1 << 16):
+            self._thread = threading.Thread(target=self._draw_all, daemon=True)
+            self._thread.start()
+        return self
+
+    def _draw_all(self) -> None:
+        self._counts = list(self._blocks())
+
+    def _blocks(self):
+        rng = np.random.default_rng(self.seed)
+        dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
+        small = np.uint16 if self.n < (1 << 16) else np.int64          # a count never exceeds n
+        rows = max(1, min(DRAW_BLOCK, DRAW_CELLS // self.n))     # a block's draws stay within DRAW_CELLS
+        for start in range(0, self.resamples, rows):
+            m = min(rows, self.resamples - start)
+            picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
+            counts = np.empty((m, self.n), small)
+            for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
+                counts[r] = np.bincount(picks[r], minlength=self.n)
+            yield counts
+
+    def sums(self, d: np.ndarray) -> np.ndarray:
+        """(resamples, columns): each resample's sum of each column of ``d``."""
+        if self._thread is not None:
+            self._thread.join()
+        blocks = self._counts if self._counts is not None else self._blocks()
+        return np.concatenate([np.asarray(c, np.float64) @ d for c in blocks]) if self.resamples else np.zeros((0, d.shape[1]))
+
+
+def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05,
+                   draws: BootstrapDraws | None = None) -> list[TestResult]:
+    """Percentile bootstrap of the mean delta of each column of ``d`` (queries x comparisons).
+
+    The queries are resampled with replacement ``resamples`` times (seeded; the same resamples for
+    every column; ``draws``: the same, drawn ahead).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
+    the 1 - alpha interval runs from the j-th smallest to the j-th largest resampled mean (Davison &
+    Hinkley 1997, sec. 5.2; none when j < 1: too few resamples for that level).  The p-value is
+    min(1, 2 (1 + #{mean* <= 0}) / (B + 1), 2 (1 + #{mean* >= 0}) / (B + 1)): the smallest level at
+    which such an interval excludes 0, so p < alpha exactly when the interval excludes 0.
+    """
+    d = np.asarray(d, np.float64)
+    n, c = d.shape
+    if n < 2:                                     # one query resamples to itself: no test
+        return [TestResult("bootstrap", float(d[0, j]) if n else None, None,
+                           {"ci_low": None, "ci_high": None, "confidence": 1 - alpha, "resamples": resamples,
+                            "seed": seed, "note": "the bootstrap needs at least 2 queries"}) for j in range(c)]
+    if draws is None or (draws.n, draws.resamples, draws.seed) != (n, resamples, seed):
+        draws = BootstrapDraws(n, resamples, seed)
+    sums = draws.sums(d)
+    tol = _sum_tolerance(d)
+    sums[np.abs(sums) <= tol] = 0.0              # a resample summing to 0 up to rounding is 0
+    below = np.count_nonzero(sums <= 0, axis=0)
+    above = np.count_nonzero(sums >= 0, axis=0)
+    p = np.minimum(1.0, 2.0 * (1 + np.minimum(below, above)) / (resamples + 1))
+    means = np.sort(sums / n, axis=0)
+    j = math.ceil(alpha * (resamples + 1) / 2) - 1
+    out = []
+    for col in range(c):
+        lo, hi = (float(means[j - 1, col]), float(means[resamples - j, col])) if j >= 1 else (None, None)
+        detail = {"ci_low": lo, "ci_high": hi, "confidence": 1 - alpha, "resamples": resamples, "seed": seed}
+        if j < 1:
+            detail["note"] = f"too few resamples for a {1 - alpha:g} interval (need at least {math.floor(2 / alpha)})"
+        out.append(TestResult("bootstrap", float(d[:, col].mean()), float(p[col]), detail))
+    return out
 
 
 def effect_size(a: np.ndarray, b: np.ndarray) -> float | None:
     """Cohen's d for paired samples: mean delta over the standard deviation of the deltas (ddof=1)."""
-    d = np.asarray(b, np.float64) - np.asarray(a, np.float64)
+    d = _deltas(a, b)
     if d.size < 2:
         return None
     sd = d.std(ddof=1)

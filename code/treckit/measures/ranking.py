@@ -39,6 +39,7 @@ class RankedJudged:
     missing: np.ndarray           # (Q,) bool: no run lines (scored with -c's placeholder)
     runid: str
     num_docs_in_coll: int = 0
+    row: np.ndarray | None = None  # (E,) the run row of each entry (compare names the relevant docs it ranks)
 
     @property
     def Q(self) -> int:
@@ -135,10 +136,10 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
         jrows, jgrade, jpos = jrows[ok], jgrade[ok], jpos[ok]
     jq = rq[jrows]
     o = np.lexsort((jpos, jq))
-    jq, jpos, jgrade = jq[o], jpos[o], jgrade[o]
+    jq, jpos, jgrade, jrows = jq[o], jpos[o], jgrade[o], jrows[o]
     if options.judged_only:
         ok = jgrade >= 0
-        jq, jgrade = jq[ok], jgrade[ok]
+        jq, jgrade, jrows = jq[ok], jgrade[ok], jrows[ok]
         counts = np.bincount(jq, minlength=Qall)
         jpos = np.arange(jq.size) - np.concatenate(([0], np.cumsum(counts)[:-1]))[jq]
         num_ret = np.where(present, counts, 0)
@@ -153,7 +154,7 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     return RankedJudged(qids=[qrel_qids[i] for i in sel], num_ret=num_ret[sel], rel_levels=view_levels,
                         num_rel=view_levels[:, level:].sum(axis=1) if level >= 0 else view_levels.sum(axis=1),
                         q=remap[jq[ek]], pos=jpos[ek], rel=jgrade[ek], level=level, missing=missing_q[sel],
-                        runid=runid, num_docs_in_coll=options.num_docs_in_coll)
+                        runid=runid, num_docs_in_coll=options.num_docs_in_coll, row=jrows[ek])
 
 
 def _qrels_side(qrels: Qrels):

@@ -1,0 +1,123 @@
+"""The old A/B command (code/evaluation/rq_eval.py): its documented JSON and CSV shape, its own measures
+computed by hand, and --emit-traces behind each config's gate."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPT = ROOT / "code" / "evaluation" / "rq_eval.py"
+GATE_OPEN = "perf:\n  enabled: true\n  metrics:\n    report_memory: true\nt2:\n  quality:\n    shadow: true\n"
+
+
+def setup(tmp_path, config_a="", config_b=""):
+    (tmp_path / "q.tsv").write_text("1\tfirst query\n2\tsecond\n")
+    (tmp_path / "truth.tsv").write_text("1\td1\t2\n1\td2\t1\n2\td3\t1\n")
+    # A, query 1: d1 and d2 tie at 1.0 (doc id ascending: d1 first); query 2: dx above d3
+    (tmp_path / "a.trec").write_text("1 Q0 d2 1 1.0 a\n1 Q0 d1 2 1.0 a\n2 Q0 dx 1 2.0 a\n2 Q0 d3 2 1.0 a\n")
+    # B, query 1: d2 (grade 1) above d1 (grade 2); query 2: d3 first
+    (tmp_path / "b.trec").write_text("1 Q0 d2 1 3.0 b\n1 Q0 d1 2 2.0 b\n2 Q0 d3 1 2.0 b\n")
+    (tmp_path / "A.yaml").write_text("run: a.trec\n" + config_a)
+    (tmp_path / "B.yaml").write_text("run: b.trec\n" + config_b)
+
+
+def rq_eval(tmp_path, *extra, k=2, env=None):
+    return subprocess.run([sys.executable, str(SCRIPT), "--queries", str(tmp_path / "q.tsv"), "--truth", str(tmp_path / "truth.tsv"),
+                           "--configA", str(tmp_path / "A.yaml"), "--configB", str(tmp_path / "B.yaml"), "--k", str(k),
+                           "--out", str(tmp_path / "o.json"), "--csv", str(tmp_path / "o.csv"), *extra],
+                          capture_output=True, text=True, env=env)
+
+
+def test_documented_shape_and_numbers_by_hand(tmp_path):
+    setup(tmp_path)
+    r = rq_eval(tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert list(data["systems"]) == ["A", "B"]
+    import hashlib
+    assert data["queries_digest"] == hashlib.sha256((tmp_path / "q.tsv").read_bytes()).hexdigest()
+    assert data["systems"]["B"]["run_digest"] == hashlib.sha256((tmp_path / "b.trec").read_bytes()).hexdigest()
+    assert data["corpus_digest"] is None
+    for name in ("A", "B"):
+        s = data["systems"][name]
+        assert s["config_path"] == str(tmp_path / f"{name}.yaml") and len(s["config_digest"]) == 64
+        assert list(s["metrics"]["macro"]) == ["recall", "mrr", "ndcg"]
+    # k = 2, exp gain 2^rel - 1, log2 discount
+    # A q1: d1(2) d2(1): ideal order: recall 1, rr 1, ndcg 1;  A q2: dx d3(1): recall 1, rr 1/2, ndcg (1/log2 3)/1
+    # B q1: d2(1) d1(2): recall 1, rr 1, ndcg (1 + 3/log2 3) / (3 + 1/log2 3);  B q2: d3: all 1
+    a2 = 1 / math.log2(3)
+    b1 = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
+    assert data["systems"]["A"]["metrics"]["macro"] == pytest.approx({"recall": 1.0, "mrr": 0.75, "ndcg": (1 + a2) / 2})
+    assert data["systems"]["B"]["metrics"]["macro"] == pytest.approx({"recall": 1.0, "mrr": 1.0, "ndcg": (b1 + 1) / 2})
+    # delta: B - A, flat
+    assert data["delta"]["macro"] == pytest.approx({"recall": 0.0, "mrr": 0.25, "ndcg": (b1 + 1) / 2 - (1 + a2) / 2})
+    rows = {row["qid"]: row for row in data["per_query"]}
+    assert list(rows["1"]) == ["qid", "A", "B", "delta"]
+    assert rows["1"]["A"] == {"recall": 1.0, "mrr": 1.0, "ndcg": 1.0, "hits": ["d1", "d2"]}
+    assert rows["1"]["B"]["hits"] == ["d2", "d1"] and rows["2"]["A"]["hits"] == ["d3"]
+    assert rows["1"]["delta"] == pytest.approx({"recall": 0.0, "mrr": 0.0, "ndcg": b1 - 1.0})
+    assert rows["2"]["delta"] == pytest.approx({"recall": 0.0, "mrr": 0.5, "ndcg": 1 - a2})
+    assert data["traces"]["A"] == {"requested": False, "written": False, "path": None, "reason": "--emit-traces was not given"}
+    with open(tmp_path / "o.csv", newline="") as fh:
+        table = list(csv.reader(fh))
+    assert table[0] == ["qid", "system", "recall", "mrr", "ndcg", "hits"]
+    assert table[1][:2] == ["1", "A"] and json.loads(table[1][5]) == ["d1", "d2"]
+    assert not list(tmp_path.glob("*.traces.*"))
+
+
+def test_traces_only_where_the_gate_holds(tmp_path):
+    setup(tmp_path, config_a=GATE_OPEN,
+          config_b="perf:\n  enabled: true\n  metrics:\n    report_memory: false\nt2:\n  quality:\n    enabled: true\n")
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in (tmp_path / "A.yaml", tmp_path / "B.yaml")}
+    r = rq_eval(tmp_path, "--emit-traces", k=1)
+    assert r.returncode == 0, r.stderr
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before     # configs never written
+    data = json.loads((tmp_path / "o.json").read_text())
+    ta, tb = data["traces"]["A"], data["traces"]["B"]
+    assert ta["written"] and ta["path"] == str(tmp_path / "o.traces.A.jsonl") and "t2.quality.shadow" in ta["reason"]
+    assert not tb["written"] and tb["path"] is None and "perf.metrics.report_memory is False, not true" in tb["reason"]
+    assert not (tmp_path / "o.traces.B.jsonl").exists()
+    lines = [json.loads(x) for x in (tmp_path / "o.traces.A.jsonl").read_text().splitlines()]
+    # k = 1; query 1: d1 and d2 tie at 1.0, doc id ascending puts d1 first; scores as given
+    assert lines[0] == {"qid": "1", "system": "A", "ranked_ids": ["d1"], "scores": [1.0], "recall": 0.5, "mrr": 1.0,
+                        "ndcg": 1.0, "hits": ["d1"]}
+    assert lines[1] == {"qid": "2", "system": "A", "ranked_ids": ["dx"], "scores": [2.0], "recall": 0.0, "mrr": 0.0,
+                        "ndcg": 0.0, "hits": []}
+
+
+@pytest.mark.parametrize("config, why", [
+    ("", "perf.enabled is missing"),
+    ("perf:\n  enabled: 'true'\n  metrics:\n    report_memory: true\nt2:\n  quality:\n    shadow: true\n", "perf.enabled is 'true', not true"),
+    ("perf:\n  enabled: true\n  metrics:\n    report_memory: true\nt2:\n  quality:\n    shadow: false\n", "neither t2.quality.shadow"),
+    ("perf:\n  enabled: true\n  metrics:\n    report_memory: true\nt2:\n  quality:\n    enabled: yes\n", "gate holds")])
+def test_gate_reasons(config, why):
+    import importlib.util
+    import yaml
+    spec = importlib.util.spec_from_file_location("rq_eval", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    holds, reason = mod.trace_gate(yaml.safe_load(config) or {})
+    assert why in reason and holds == (why == "gate holds")
+
+
+def test_console_title_does_not_wrap_mid_phrase(tmp_path):
+    setup(tmp_path)
+    r = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="36"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:2] == ["mean over 2 queries", "\u2020 significant vs A (t-test, holm, alpha 0.05)"]
+    wide = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="200")).stdout.splitlines()
+    assert wide[0] == "mean over 2 queries; \u2020 significant vs A (t-test, holm, alpha 0.05)"
+
+
+def test_bad_k_is_a_usage_error(tmp_path):
+    setup(tmp_path)
+    r = rq_eval(tmp_path, k=0)
+    assert r.returncode == 2 and "--k" in r.stderr and "Traceback" not in r.stderr
