@@ -276,11 +276,19 @@ def _interrupt_while_reading(argv_with_fifo, tmp_path, program=("-m", "treckit")
     argv = [str(fifo) if a == "FIFO" else str(a) for a in argv_with_fifo]
     proc = subprocess.Popen([sys.executable, *program, *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    with open(fifo, "w") as writer:            # returns when treckit has opened the FIFO
+    while True:                 # a FIFO opens for writing once a reader has it open (ENXIO until then)
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            assert exc.errno == errno.ENXIO and proc.poll() is None, proc.communicate()
+            threading.Event().wait(0.01)
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "w") as writer:
         writer.write("1 Q0 d1 1 1.0 t\n")
         writer.flush()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate()
+        out, err = proc.communicate(timeout=120)      # not a timing test: a hang becomes a failure
     return proc.returncode, out, err
 
 
@@ -471,11 +479,13 @@ def test_a_fifo_input_is_read_once_and_gives_the_file_numbers(files, tmp_path, c
     q, r = files
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_text(RUN))
+    writer = threading.Thread(target=lambda: fifo.write_text(RUN), daemon=True)
     writer.start()
     try:
         code, out, err = run_cli(["eval", "-m", "map", q, fifo], capsys)
     finally:
+        if writer.is_alive():        # treckit never opened the FIFO: release the writer's open
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
         writer.join()
         tio._stream_cache.pop(str(fifo), None)
     assert code == 0 and map_of(out) == pytest.approx(MAP, abs=5e-5)

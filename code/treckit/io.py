@@ -22,6 +22,7 @@ import json
 import os
 import re
 import secrets
+import select
 import signal
 import stat
 import sys
@@ -106,6 +107,32 @@ def _read_bounded(fh: IO[bytes], name: str, limit: int) -> bytes:
 
 
 _BLOCK = 1 << 24
+_POLL_MS = 200
+
+
+class _PipeReader:
+    """Reads a pipe (stdin, a FIFO) waiting at most :data:`_POLL_MS` at a time between returns to
+    Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
+    that blocks in the main thread is never interrupted and Python never runs its handler;
+    coming back now and then lets the KeyboardInterrupt through."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fd = fh.fileno()
+        self.poll = select.poll()
+        self.poll.register(self.fd, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
+
+    def read(self, n: int) -> bytes:
+        while not self.poll.poll(_POLL_MS):
+            pass
+        return os.read(self.fd, n)
+
+
+def _read_pipe(fh: IO[bytes], name: str, limit: int) -> bytes:
+    try:
+        reader = _PipeReader(fh) if hasattr(select, "poll") else fh
+    except (OSError, ValueError, io.UnsupportedOperation):
+        reader = fh
+    return _read_bounded(reader, name, limit)
 
 
 # stdin and pipes can be read only once: their content is kept, so that detecting the format and
@@ -123,13 +150,13 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
         if key in _stream_cache:
             data = _stream_cache[key]
         elif is_stdio(path):
-            data = _stream_cache[key] = _read_bounded(sys.stdin.buffer, name, limit)
+            data = _stream_cache[key] = _read_pipe(sys.stdin.buffer, name, limit)
         else:
             st = check_input(path)
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 raise _too_large(name, limit)
             with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(st.st_mode) else _read_bounded(fh, name, limit)
+                data = fh.read() if stat.S_ISREG(st.st_mode) else _read_pipe(fh, name, limit)
             if stat.S_ISFIFO(st.st_mode):
                 _stream_cache[key] = data
     except OSError as exc:
@@ -297,15 +324,30 @@ def _stat_or_none(path: PathLike) -> os.stat_result | None:
         return None
 
 
+def _check_output_path(out: PathLike, st: os.stat_result | None) -> None:
+    """What can be told before any work: the output is a folder, or a part of its path is a file."""
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise InputError("cannot write: is a folder, not a file", path=str(out), fix="give the path of a file")
+    if st is None:
+        folder = Path(os.path.realpath(out)).parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise InputError("cannot write: a part of the path is a file, not a folder", path=str(out),
+                             fix="check the folders in the path")
+
+
 def refuse_overwriting_inputs(inputs: Iterable[PathLike | None], outputs: Iterable[PathLike | None]) -> None:
     """An output that is one of the inputs (the same file through any path, symbolic or hard link),
-    or two outputs that are the same file, are refused before anything is read or written."""
+    or two outputs that are the same file, are refused before anything is read or written; so are
+    outputs that are folders or lie below a file."""
     ins = [(p, st) for p in inputs if p is not None and not is_stdio(p) and (st := _stat_or_none(p)) is not None]
     seen: list[tuple[PathLike, os.stat_result | None, str]] = []
     for out in outputs:
         if out is None or is_stdio(out):
             continue
         st = _stat_or_none(out)
+        _check_output_path(out, st)
         if st is not None and stat.S_ISREG(st.st_mode):
             for p, ist in ins:
                 if _same_file(st, ist):
