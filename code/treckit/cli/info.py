@@ -6,14 +6,14 @@ import typer
 
 
 def measures_cmd() -> None:
-    """List every measure: trec_eval names with defaults, then ir_measures-style names."""
-    from ..measures import irm
-    from ..measures.registry import MEASURES, NICKNAMES
-    for m in MEASURES:
-        default = ",".join(str(x) for x in m.default)
-        print(f"{m.name:<22} {('[' + default + '] ') if default else ''}{m.doc}")
+    """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning."""
+    from ..measures.registry import NICKNAMES, describe
+    print(f"{'trec_eval name':<28} {'ir_measures names':<26} meaning")
+    for trec, irm, doc in describe():
+        print(f"{trec:<28} {irm or '-':<26} {doc}")
     print("\nnicknames: " + ", ".join(NICKNAMES))
-    print(irm.__doc__)
+    print("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), nDCG(gains={0:0,1:1}), "
+          "SetF(beta=0.5), IPrec@0.5")
 
 
 def detect_cmd(path: str, role: str = typer.Option("run", help="run | qrels")) -> None:

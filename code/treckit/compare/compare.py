@@ -73,7 +73,6 @@ class Comparison:
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
             warn=None) -> Comparison:
     from ..evaluation import EvalOptions, evaluate_requests
-    from ..measures.irm import split_measures
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
@@ -88,21 +87,15 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
         raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
     if o.correction not in stats.CORRECTIONS:
         raise InputError(f"unknown correction {o.correction!r}", fix="use holm or bonferroni")
-    trec_args, groups = split_measures(measures)
-    requests = resolve(trec_args) if trec_args else []
+    requests = resolve(measures)
     eopts = EvalOptions(complete=True)
     values, qids, cols = {}, None, None
     for s in systems:
-        parts = ([evaluate_requests(qrels, s.run, requests, eopts, source=s.run_path or s.name)] if requests else [])
-        parts += [g.evaluate(qrels, s.run, eopts, source=s.run_path or s.name) for g in groups]
-        blocks, names_here = [], []
-        for res in parts:
-            keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
-            blocks.append(res.values[:, keep])
-            names_here += [res.columns[j] for j in keep]
-            qids = res.qids
-        values[s.name] = np.concatenate(blocks, axis=1)
-        cols = names_here
+        res = evaluate_requests(qrels, s.run, requests, eopts, source=s.run_path or s.name)
+        keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+        values[s.name] = res.values[:, keep]
+        cols = [res.columns[j] for j in keep]
+        qids = res.qids
     if not cols:
         raise InputError("none of the measures has per-query values to compare", fix="pick measures such as map or ndcg_cut.10")
     wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
@@ -115,11 +108,10 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
 
 
 def _user_order(measures: list[str], cols: list[str]) -> list[str]:
-    from ..measures.irm import is_irm
     from ..measures.registry import resolve
     out: list[str] = []
     for m in measures:
-        names = [m.strip()] if is_irm(m) else [c for r in resolve([m]) for c in r.columns]
+        names = [c for r in resolve([m]) for c in r.columns]
         out += [c for c in names if c in cols and c not in out]
     return out + [c for c in cols if c not in out]
 
