@@ -338,10 +338,10 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
                 if col not in seen:
                     seen.add(col)
                     out.append(_trec_request(m, p, r))
-    seen_keys: set = set()
-    for req in irm:
-        if req.key not in seen_keys:
-            seen_keys.add(req.key)
+    seen_names: set = set()
+    for req in irm:          # each spelling asked for is a column of its own (MAP and AP alike), once
+        if req.columns not in seen_names:
+            seen_names.add(req.columns)
             out.append(req)
     return out
 
@@ -453,33 +453,44 @@ def unknown_measure(arg: str) -> InputError:
     """An error naming the nearest known names, in either syntax."""
     base = arg.split("(")[0].split("@")[0].strip()
     tail = arg.strip()[len(base):]
-    hints: list[str] = []
+    at = tail.rpartition("@")[2] if "@" in tail else None
     note = ""
-    trec_form = _printed_trec_form(arg)
-    if trec_form:
-        hints.append(trec_form)
-    folded = {n.lower(): n for n in list(IRM_NAMES) + list(TREC_NAMES) + list(NICKNAMES)}
-    if base.lower() in folded and folded[base.lower()] != base:
-        hints.append(folded[base.lower()] + tail)
-    irm_only = _ir_measures_registry()
-    if base in irm_only and base not in IRM_NAMES:
+    hints = [h for h in [_printed_trec_form(arg)] if h]
+    if base in _ir_measures_registry() and base not in IRM_NAMES:
         note = f" ({base} is an ir_measures measure that treckit does not compute)"
     names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
-    for n in difflib.get_close_matches(base, names, n=3, cutoff=0.5):
-        hints.append(n + tail if n in IRM_NAMES else n)
-    for n in difflib.get_close_matches(base.lower(), list(folded), n=3, cutoff=0.5):
-        hints.append(folded[n] + tail if folded[n] in IRM_NAMES else folded[n])
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(n.lower(), []).append(n)
+    close = folded.get(base.lower(), []) + difflib.get_close_matches(base, names, n=3, cutoff=0.5)
+    close += [n for f in difflib.get_close_matches(base.lower(), list(folded), n=3, cutoff=0.5) for n in folded[f]]
+    hints += [_with_tail(n, tail, at) for n in close]
     hints = list(dict.fromkeys(h for h in hints if h != arg))[:4]
     fix = ("did you mean " + " or ".join(hints) + "? " if hints else "") + "`treckit measures` lists every name"
     return InputError(f"unknown measure {arg!r}{note}", fix=fix)
 
 
+def _with_tail(name: str, tail: str, at: str | None) -> str:
+    """A suggested name carrying the user's parameters over: ``@10`` stays on an ir_measures name and becomes
+    trec_eval's ``.10`` cutoff (``ndcg@10`` -> ``ndcg_cut.10``)."""
+    if name in IRM_NAMES:
+        spec = IRM_NAMES[name][1]
+        return name + tail if spec.at in spec.params or "@" not in tail else name
+    if at is None or name in NICKNAMES:
+        return name
+    if f"{name}_cut" in TREC_NAMES:
+        return f"{name}_cut.{at}"
+    return f"{name}.{at}" if TREC_NAMES[name].params == LONG_CUTS else name
+
+
 def _printed_trec_form(arg: str) -> str | None:
     """``P_10`` -> ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``: the -m form of a name as trec_eval prints it."""
-    for m in MEASURES:
-        if m.trec and m.params != NONE and arg.startswith(m.name + "_") and len(arg) > len(m.name) + 1:
-            return f"{m.name}.{arg[len(m.name) + 1:]}"
-    return None
+    fits = [m.name for m in MEASURES if m.trec and m.params != NONE and arg.startswith(m.name + "_")
+            and len(arg) > len(m.name) + 1]
+    if not fits:
+        return None
+    name = max(fits, key=len)
+    return f"{name}.{arg[len(name) + 1:]}"
 
 
 def _ir_measures_registry() -> set[str]:

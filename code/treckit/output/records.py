@@ -87,7 +87,8 @@ def _table(results, per_query: bool, summary: bool) -> str:
     if per_query:
         for path, tag, res in results:       # one table per run: a row per query, then the summary
             cols = _per_query_numeric(res)
-            t = Table(title=f"run {tag} ({path}): per query" + ("; 'all' = mean over queries, num_* sums" if summary else ""))
+            buf.write(f"run {tag}: {path}\n")            # written whole: a table title would wrap a long path
+            t = Table(title="per query" + ("; 'all' = mean over queries, num_* sums" if summary else ""))
             t.add_column("qid")
             for _, c in cols:
                 t.add_column(c, justify="right")
