@@ -324,3 +324,12 @@ def test_outputs_name_run_and_path(conf, capsys, tmp_path):
     code, out, _ = run_cli(base[:1] + ["--format", "table"] + base[1:], capsys)
     assert str(other) in out and "302" in out and out.count("P_5") == 2     # one per-query table per run
     assert "0.1785" in out                                                   # the 'all' row of map
+
+
+@pytest.mark.parametrize("qrels,run", [("1 0 a 99999999999999999999\n", "1 Q0 a 1 1.0 t\n"),
+                                       ("1 0 a 1\n", "1 Q0 a 99999999999999999999 1.0 t\n")])
+def test_numbers_beyond_64_bits_are_clean_errors(tmp_path, capsys, qrels, run):
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    code, out, err = ours(["-m", "map", "q", "r"], capsys, tmp_path)
+    assert code == 2 and out == "" and "99999999999999999999" in err and "internal" not in err
