@@ -507,6 +507,14 @@ def describe() -> list[tuple[str, str, str]]:
     for m in MEASURES:
         default = ",".join(str(x) for x in m.default)
         trec = (m.name + (f".{default}" if default else "")) if m.trec else "-"
-        irm = ", ".join(n + ("@k" if i.at in i.params else "") for i in m.irm for n in i.names)
+        irm = ", ".join(n + _at_hint(i) for i in m.irm for n in i.names)
         rows.append((trec, irm, m.doc))
     return rows
+
+
+def _at_hint(spec: Irm) -> str:
+    p = spec.params.get(spec.at)
+    if p is None:
+        return ""
+    at = "@r" if spec.at == "recall" else "@k"
+    return at if p.required else f"[{at}]"
