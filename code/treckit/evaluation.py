@@ -69,15 +69,16 @@ def evaluate_requests(qrels: Qrels, run: Run, requests: list[Request], options: 
                          fix="check that the run and the qrels use the same query ids")
     views: dict[tuple, RankedJudged] = {}
 
-    def view_for(req: Request) -> RankedJudged:
-        judged = o.judged_only if req.judged_only is None else req.judged_only
-        level = o.level if req.level is None else req.level
-        key = (judged, level)
-        if key not in views:       # one view per distinct (-J, level): the ranking itself is shared
-            views[key] = (base.judged_only() if judged else base).at_level(level)
-        return views[key]
+    def view_at(judged: bool, level: int) -> RankedJudged:
+        if (judged, level) not in views:       # one view per distinct (-J, level): the ranking itself is shared
+            views[judged, level] = (base.judged_only() if judged else base).at_level(level)
+        return views[judged, level]
 
-    view = view_for(Request(None, (), (), ""))      # the options' own view: qids, runid, missing
+    def view_for(req: Request) -> RankedJudged:
+        return view_at(o.judged_only if req.judged_only is None else req.judged_only,
+                       o.level if req.level is None else req.level)
+
+    view = view_at(o.judged_only, o.level)      # the options' own view: qids, runid, missing queries
     columns, blocks, kinds, strings, perq = [], [], {}, {}, set()
     for req in requests:
         m = req.measure
