@@ -122,8 +122,9 @@ def _to_zscores(values, columns, kinds, qids, table: "ZScores"):
     out = values.copy()
     numeric = [j for j, c in enumerate(columns) if kinds[c] in ("double", "long")]
     for i, q in enumerate(qids):
+        qi = table.query(q)
         for j in numeric:
-            found = table.find(q, columns[j])
+            found = None if qi is None else table.measure(qi, columns[j])
             if found is None:
                 out[i, j] = MISSING_ZSCORE
                 continue
@@ -177,12 +178,16 @@ class ZScores:
     count: list[int]
     lines: list[tuple[str, float, float]]    # (measure, mean, stddev) in (qid, measure) order
 
-    def find(self, qid: str, measure: str) -> tuple[float, float] | None:
-        q = _te_search(lambda i: self.qids[i], 0, len(self.qids), len(self.qids), qid)
-        if q is None:
-            return None
+    def query(self, qid: str) -> int | None:
+        return _te_search(lambda i: self.qids[i], 0, len(self.qids), len(self.qids), qid)
+
+    def measure(self, q: int, measure: str) -> tuple[float, float] | None:
         i = _te_search(lambda i: self.lines[i][0], self.first[q], self.count[q], len(self.lines), measure)
         return None if i is None else self.lines[i][1:]
+
+    def find(self, qid: str, measure: str) -> tuple[float, float] | None:
+        q = self.query(qid)
+        return None if q is None else self.measure(q, measure)
 
 
 def _bytes(s: str) -> bytes:

@@ -74,8 +74,10 @@ def _run_record(path, tag, res, per_query: bool, summary: bool) -> dict:
     return rec
 
 
-def _cell(x: float) -> str:
-    return "-nan" if math.isnan(x) else f"{x:.4f}"
+def _cell(x: float, kind: str = "double") -> str:
+    if math.isnan(x):
+        return "-nan"
+    return str(int(x)) if kind == "long" else f"{x:.4f}"
 
 
 def _table(results, per_query: bool, summary: bool) -> str:
@@ -88,14 +90,14 @@ def _table(results, per_query: bool, summary: bool) -> str:
         for path, tag, res in results:       # one table per run: a row per query, then the summary
             cols = _per_query_numeric(res)
             buf.write(f"run {tag}: {path}\n")            # written whole: a table title would wrap a long path
-            t = Table(title="per query" + ("; 'all' = mean over queries, num_* sums" if summary else ""))
+            t = Table(title="per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""))
             t.add_column("qid")
             for _, c in cols:
                 t.add_column(c, justify="right")
             for i, q in enumerate(res.qids):
-                t.add_row(q, *[_cell(float(res.values[i, j])) for j, _ in cols])
+                t.add_row(q, *[_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols])
             if summary:
-                t.add_row("all", *[_cell(res.summary[c]) if c in res.summary else "" for _, c in cols])
+                t.add_row("all", *[_cell(res.summary[c], res.kinds[c]) if c in res.summary else "" for _, c in cols])
             console.print(t)
         return buf.getvalue()
     if not summary:
@@ -103,11 +105,11 @@ def _table(results, per_query: bool, summary: bool) -> str:
     measures: list[str] = []
     for _, _, res in results:
         measures += [c for c in _numeric(res) if c in res.summary and c not in measures]
-    t = Table(title="treckit evaluation (mean over queries; num_* are sums)")
+    t = Table(title="treckit evaluation (mean over queries; counts are sums)")
     t.add_column("measure")
     for path, tag, _ in results:
         t.add_column(f"{tag}\n{path}", justify="right")
     for m in measures:
-        t.add_row(m, *[(_cell(res.summary[m]) if m in res.summary else "") for _, _, res in results])
+        t.add_row(m, *[(_cell(res.summary[m], res.kinds[m]) if m in res.summary else "") for _, _, res in results])
     console.print(t)
     return buf.getvalue()
