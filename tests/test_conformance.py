@@ -67,7 +67,7 @@ def test_other_formats_several_runs_and_nosummary(shared, capsys, monkeypatch, t
     assert code == 0 and "\tall\t" not in out and out.count("map") == 3
     code, out, _ = run_cli(["eval", "--format", "csv", "-q", "-m", "map", "qrels.test", "results.test", "results.trunc"], capsys)
     rows = out.splitlines()
-    assert rows[0] == "run,qid,measure,value"
+    assert rows[0] == "run,qid,measure,value,path"
     summary = [r.split(",") for r in rows if ",all,map," in r]
     assert len(summary) == 2 and {s[0] for s in summary} == {"STANDARD"}      # both files carry that tag
     assert round(float(summary[0][3]), 4) == 0.1785

@@ -166,7 +166,7 @@ def test_vectorized_equals_rank_walk(d):
     for qi in range(v.Q):
         rels = np.full(int(v.num_ret[qi]), -1)
         rels[v.pos[starts[qi]:starts[qi + 1]]] = v.rel[starts[qi]:starts[qi + 1]]
-        gains = query_gains(v.rel_levels[qi], custom)
+        gains = query_gains(v.dense_levels(qi), custom)
         lookup = {lv: g for lv, g, _ in gains}
         assert got["ndcg_rel"][qi] == pytest.approx(walk_ndcg_rel(rels, gains, lookup), abs=1e-12)
         assert got["Rndcg"][qi] == pytest.approx(walk_rndcg(rels, gains, lookup, int(v.num_rel[qi])), abs=1e-12)

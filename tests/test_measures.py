@@ -46,7 +46,8 @@ def test_exponential_gain_and_mrr_at_k():
     assert v["q1"]["nDCG(dcg='exp-log2')@3"] == pytest.approx(dcg / idcg)
     assert v["q1"]["RR@2"] == 0.0 and v["q1"]["RR@3"] == pytest.approx(1 / 3)
     assert v["q1"]["P(rel=2)@3"] == pytest.approx(1 / 3)
-    assert v["q1"]["Judged@2"] == 0.5 and v["q2"]["Judged@2"] == 0.0
+    # ir_measures' Judged counts every doc in the qrels, a negative grade too (y in q2): 0.5, as ir_measures
+    assert v["q1"]["Judged@2"] == 0.5 and v["q2"]["Judged@2"] == 0.5
 
 
 def test_rank_order_and_float32_options():
@@ -132,3 +133,33 @@ def test_ir_measures_rr_at_k_tie_direction_is_a_documented_difference():
     ours = evaluate(q, r, ["RR@1", "RR"]).iloc[0]
     assert theirs["RR"] == ours["RR"] == 0.5          # both rank b before a
     assert ours["RR@1"] == 0.0 and theirs["RR@1"] == 1.0
+
+
+IRM_MORE = ["P(rel=2)@5", "R(rel=2)@10", "AP(rel=2)", "AP@5", "Rprec", "Rprec(rel=2)", "Bpref", "SetP", "SetR",
+            "SetF(beta=0.5)", "SetAP", "SetRelP", "NumRel", "NumRet", "NumRelRet", "NumQ", "Success@3",
+            "nDCG(gains={0:0,1:2,2:5,3:9})@5", "nDCG(gains={1:4})", "P(judged_only=True)@5",
+            "nDCG(judged_only=True)@5", "infAP(rel=2)"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(qrels_and_run())
+def test_more_ir_measures_names_per_query_and_aggregated(data):
+    """rel=, judged_only=, gains=, beta= and the summed counts, against ir_measures on the same dicts.
+    (Every judged query in the run: ir_measures yields some measures, not others, for a query without
+    results. IPrec is left out: ir_measures computes it through pytrec_eval's trec_eval 9 code, which
+    rounds recall levels as (long)(x*R + 0.9) where trec_eval 10.0 uses lround(x*R).)"""
+    import ir_measures
+    from hypothesis import assume
+    qrels, run = data
+    assume(set(qrels) <= set(run))
+    parsed = [ir_measures.parse_measure(m) for m in IRM_MORE]
+    # one measure per call: ir_measures shares one pytrec_eval invocation between measures, so NumRet
+    # asked together with P(judged_only=True)@5 counts judged docs only
+    ref = {(x.query_id, str(x.measure)): x.value for m in parsed for x in ir_measures.iter_calc([m], qrels, run)}
+    agg = {m: ir_measures.calc_aggregate([m], qrels, run)[m] for m in parsed}
+    rows = {r["qid"]: r for r in evaluate(qrels, run, IRM_MORE).to_dict("records")}
+    for text, m in zip(IRM_MORE, parsed):
+        for qid in qrels:
+            if (qid, str(m)) in ref:
+                assert rows[qid][text] == pytest.approx(ref[(qid, str(m))], abs=1e-9), (qid, text)
+        assert rows["all"][text] == pytest.approx(agg[m], abs=1e-9), text

@@ -53,4 +53,4 @@ def test_exit_codes(tmp_path, capsys):
     code, _, err = run_cli(["eval", "-m", "map", str(tmp_path / "missing"), str(tmp_path / "r")], capsys)
     assert code == 2 and "no such file" in err
     code, _, err = run_cli(["eval", "-m", "bogus", str(tmp_path / "x"), str(tmp_path / "y")], capsys)
-    assert code == 2 and "unknown trec_eval measure" in err
+    assert code == 2 and "unknown measure" in err

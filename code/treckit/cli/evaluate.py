@@ -2,11 +2,11 @@
 ``-M100`` and ``-mrelstring.20``), several runs at once, and other output formats."""
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..formats.common import atol as _atol
 from ..options import EVAL_FORMATS, QRELS_FORMATS
 from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
@@ -48,6 +48,22 @@ class EvalArgs:
         return self.reading.format
 
 
+_INT = re.compile(r"[+-]?[0-9]+")
+_LONG_MAX = (1 << 63) - 1
+
+
+def _int_option(flag: str, val: str, minimum: int | None, what: str) -> int:
+    """A whole number for ``flag``.  trec_eval reads these with atol, so ``-M abc`` silently means 0 and
+    ``-M -1`` crashes it; here both are errors.  Beyond a C long, the value saturates as strtol does."""
+    text = val.strip()
+    if not _INT.fullmatch(text):
+        raise InputError(f"{flag} {val}: not a whole number", fix=f"give {what}")
+    n = max(min(int(text), _LONG_MAX), -_LONG_MAX - 1)
+    if minimum is not None and n < minimum:
+        raise InputError(f"{flag} {val}: must be at least {minimum}", fix=f"give {what}")
+    return n
+
+
 def parse_args(argv: list[str]) -> EvalArgs:
     a = EvalArgs()
     read_values: dict = {}
@@ -65,11 +81,11 @@ def parse_args(argv: list[str]) -> EvalArgs:
         elif ch == "m":
             a.measures.append(val)
         elif ch == "l":
-            a.level = _atol(val)
+            a.level = _int_option("-l", val, 0, "the lowest grade that counts as relevant, e.g. -l 2")
         elif ch == "M":
-            a.max_docs = _atol(val)
+            a.max_docs = _int_option("-M", val, 0, "the number of docs kept per query, e.g. -M 1000")
         elif ch == "N":
-            a.ndocs = _atol(val)
+            a.ndocs = _int_option("-N", val, None, "the number of docs in the collection, e.g. -N 500000")
         elif ch == "Z":
             a.zscore = val
         elif ch in ("R", "T"):
@@ -275,16 +291,12 @@ def eval_main(argv: list[str]) -> None:
 def run_eval(a: EvalArgs, out=None) -> None:
     from ..api import read_qrels
     from ..evaluation import EvalOptions, evaluate_requests, read_zscores
-    from ..measures.irm import split_measures
     from ..measures.registry import resolve
     from ..output.records import render
     from ..stages import say
 
     out = out or sys.stdout
-    trec_args, groups = split_measures(a.measures)
-    if not trec_args and not groups:
-        trec_args = ["official"]
-    requests = resolve(trec_args) if trec_args else []
+    requests = resolve(a.measures, warn=say)
     qrels = read_qrels(a.files[0], a.qrels_format)
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
@@ -293,10 +305,5 @@ def run_eval(a: EvalArgs, out=None) -> None:
     results = []
     for path in a.files[1:]:
         run = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0]).run
-        parts = []
-        if requests:
-            parts.append(evaluate_requests(qrels, run, requests, opts, source=path, warn=say))
-        for g in groups:
-            parts.append(g.evaluate(qrels, run, opts, source=path, warn=say))
-        results.append((path, run.tag, parts))
+        results.append((path, run.tag, evaluate_requests(qrels, run, requests, opts, source=path, warn=say)))
     out.write(render(results, fmt, per_query=a.query, summary=a.summary))

@@ -1,7 +1,6 @@
 """``treckit measures``, ``treckit detect`` and the ``eval`` entry in the command list."""
 from __future__ import annotations
 
-import re
 import sys
 
 import typer
@@ -9,47 +8,33 @@ import typer
 from ..options import ROLES, Role
 
 
-def _irm_rows(doc: str) -> list[tuple[str, str]]:
-    """The rows of the name/meaning table in :mod:`treckit.measures.irm`'s docstring (its one listing)."""
-    lines = doc.splitlines()
-    rules = [i for i, ln in enumerate(lines) if ln.startswith("====")]
-    rows = []
-    for ln in lines[rules[1] + 1: rules[2]] if len(rules) >= 3 else []:
-        name, meaning = (re.split(r"\s{2,}", ln.strip(), maxsplit=1) + [""])[:2]
-        rows.append((name.replace("``", ""), meaning))
-    return rows
-
-
 def measures_cmd() -> None:
-    """List every measure: trec_eval names with defaults, then ir_measures-style names."""
-    from ..measures import irm
-    from ..measures.registry import MEASURES, NICKNAMES
+    """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning."""
+    from ..measures.registry import NICKNAMES, describe
+    rows = list(describe())
+    params = ("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), "
+              "nDCG(gains={0:0,1:1}), SetF(beta=0.5), IPrec@0.5")
     if not sys.stdout.isatty():                 # piped or redirected: plain lines, easy to grep
-        for m in MEASURES:
-            default = ",".join(str(x) for x in m.default)
-            print(f"{m.name:<22} {('[' + default + '] ') if default else ''}{m.doc}")
+        print(f"{'trec_eval name':<28} {'ir_measures names':<26} meaning")
+        for trec, irm, doc in rows:
+            print(f"{trec:<28} {irm or '-':<26} {doc}")
         print("\nnicknames: " + ", ".join(NICKNAMES))
-        print(irm.__doc__)
+        print(params)
         return
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text              # cells as plain text: '[@k]' is not markup
 
     console = Console()
-    trec = Table(title="trec_eval measures (-m NAME[.PARAMS])", title_justify="left", show_lines=False)
-    trec.add_column("name", style="bold", no_wrap=True)
-    trec.add_column("defaults", max_width=24, overflow="fold")
-    trec.add_column("meaning")
-    for m in MEASURES:
-        trec.add_row(Text(m.name), Text(",".join(str(x) for x in m.default)), Text(m.doc))
-    console.print(trec)
-    console.print(Text("nicknames: ", style="bold") + Text(", ".join(NICKNAMES) + "\n"))
-    names = Table(title="ir_measures names (-m NAME)", title_justify="left")
-    names.add_column("name", style="bold")
-    names.add_column("meaning")
-    for name, meaning in _irm_rows(irm.__doc__):
-        names.add_row(Text(name), Text(meaning))
-    console.print(names)
+    table = Table(title="measures (-m NAME)", title_justify="left")
+    table.add_column("trec_eval name", style="bold", no_wrap=True)
+    table.add_column("ir_measures names", max_width=28, overflow="fold")
+    table.add_column("meaning")
+    for trec, irm, doc in rows:
+        table.add_row(Text(trec), Text(irm or "-"), Text(doc))
+    console.print(table)
+    console.print(Text("nicknames: ", style="bold") + Text(", ".join(NICKNAMES)))
+    console.print(Text(params))
 
 
 def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to look at ('-' = stdin)"),

@@ -116,21 +116,14 @@ class Scored:
     hits: list[list[str]]
 
 
-def score_run(qrels: Qrels, run: Run, requests, groups, k: int, source: str) -> Scored:
+def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
     """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
     the relevant docs of its top k off the same ranking."""
     from ..evaluation import EvalOptions, evaluate_requests
 
-    eopts = EvalOptions(complete=True)
-    parts = [evaluate_requests(qrels, run, requests, eopts, source=source)] if requests else []
-    parts += [g.evaluate(qrels, run, eopts, source=source) for g in groups]
-    blocks, columns = [], []
-    for res in parts:
-        keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
-        blocks.append(res.values[:, keep])
-        columns += [res.columns[j] for j in keep]
-    view = parts[0].view
-    return Scored(run.tag, view.qids, columns, np.concatenate(blocks, axis=1), _hits(view, run, k))
+    res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
+    keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+    return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k))
 
 
 def _hits(view, run: Run, k: int) -> list[list[str]]:
@@ -149,7 +142,6 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
             warn=None, advance: Callable[[], None] | None = None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
     first.  ``advance`` (optional) is called after each system is scored and after the tests."""
-    from ..measures.irm import split_measures
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
@@ -158,8 +150,7 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
     if {"t-test", "wilcoxon"} & set(o.tests):
         _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
-    trec_args, groups = split_measures(measures)
-    requests = resolve(trec_args) if trec_args else []
+    requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
     draws = None
     if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
         import pyarrow.compute as pc
@@ -167,7 +158,7 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     values, qids, cols, hits, tags = [], None, None, [], []
     for s in systems:
         run = s.run if s.run is not None else s.load()
-        scored = score_run(qrels, run, requests, groups, o.k, s.run_path or s.name or "run")
+        scored = score_run(qrels, run, requests, o.k, s.run_path or s.name or "run")
         del run
         values.append(scored.values)
         hits.append(scored.hits)
@@ -213,11 +204,10 @@ def _name(systems: list[System], tags: list[str]) -> None:
 
 
 def _user_order(measures: list[str], cols: list[str]) -> list[str]:
-    from ..measures.irm import is_irm
     from ..measures.registry import resolve
     out: list[str] = []
     for m in measures:
-        names = [m.strip()] if is_irm(m) else [c for r in resolve([m]) for c in r.columns]
+        names = [c for r in resolve([m]) for c in r.columns]
         out += [c for c in names if c in cols and c not in out]
     return out + [c for c in cols if c not in out]
 

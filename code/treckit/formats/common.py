@@ -101,7 +101,11 @@ def parse_score(text: str) -> float | None:
 
 
 def parse_int(text: str) -> int | None:
-    return int(text) if _INT.fullmatch(text) else None
+    """A whole number that fits the 64-bit columns, else None (the caller reports the line)."""
+    if not _INT.fullmatch(text):
+        return None
+    n = int(text)
+    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 _ATOL = re.compile(r"\s*[+-]?\d+")

@@ -41,7 +41,7 @@ def bpref(v, _p):
     nonrel = (v.rel >= 0) & ~isrel
     nb = v.rel_so_far(nonrel)[isrel]
     R = v.num_rel[v.q[isrel]]
-    num_nonrel = v.rel_levels[:, : max(v.level, 0)].sum(axis=1)[v.q[isrel]]
+    num_nonrel = v.rel_levels[:, v.grades < v.level].sum(axis=1)[v.q[isrel]]
     terms = np.where(nb > 0, 1.0 - safe_div(np.minimum(nb, R), np.minimum(num_nonrel, R)), 1.0)
     return safe_div(v.per_query_sum(terms, isrel), v.num_rel)
 

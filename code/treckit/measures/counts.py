@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ranking import RankedJudged
-from .segments import rel_at, safe_div
+from .segments import safe_div
 
 
 def num_rel_ret(v: RankedJudged) -> np.ndarray:
@@ -63,10 +63,9 @@ def utility(v, params):
     return a * rr + b * (ret - rr) + c * (rel - rr) + d * (v.num_docs_in_coll + rr - ret - rel)
 
 
-def judged_at(v, cutoffs):
-    """ir_measures' Judged@k: share of the top k (or of all retrieved, if fewer) that is judged."""
-    out = []
-    for k in cutoffs:
-        judged = rel_at(v, k, v.rel >= 0)
-        out.append(safe_div(judged, np.minimum(v.num_ret, k)))
-    return np.stack(out, axis=1)
+def judged_at(v, _p, cutoff: int | None = None):
+    """ir_measures' Judged@k: share of the top k (or of all retrieved, if fewer or no k) that is in the
+    qrels, whatever its grade."""
+    shown = v.num_ret if cutoff is None else np.minimum(v.num_ret, cutoff)
+    judged = np.bincount(v.q[v.pos < shown[v.q]], minlength=v.Q)
+    return safe_div(judged, shown)

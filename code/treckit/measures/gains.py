@@ -1,13 +1,15 @@
 """Gain values per relevance grade, as trec_eval's ``-m ndcg.1=3,2=9`` style parameters set them.
 
 By default the gain of grade g is g.  Pairs ``level=gain`` override single grades; other
-pairs (``p=0.8`` for rbp) are parameters, not gains.
+pairs (``p=0.8`` for rbp) are parameters, not gains.  Gains are looked up per distinct grade
+of the qrels (``view.grades``), never through a table as long as the largest grade.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InputError
+from .ranking import UNJUDGED
 
 
 def gain_pairs(pairs) -> dict[int, float]:
@@ -22,12 +24,20 @@ def gain_pairs(pairs) -> dict[int, float]:
     return out
 
 
-def grade_gain_table(v, custom: dict[int, float]) -> np.ndarray:
-    """Gain of each grade 0..L-1 plus the unjudged code, for vectorized lookups (index grade + 2)."""
-    L = v.rel_levels.shape[1]
-    table = np.zeros(L + 2)
-    table[2:] = np.arange(L, dtype=np.float64)
-    for lv, g in custom.items():
-        if -2 <= lv < L:
-            table[lv + 2] = g
-    return table
+def level_gains(v, custom: dict[int, float]) -> np.ndarray:
+    """(D,) gain of each distinct grade of the view (``v.grades``)."""
+    g = v.grades.astype(np.float64)
+    for lv, gain in custom.items():
+        g[v.grades == lv] = gain
+    return g
+
+
+def entry_gains(v, custom: dict[int, float], levels: np.ndarray | None = None) -> np.ndarray:
+    """(E,) gain of each judged retrieved doc: its grade's gain; a pooled-but-unjudged doc (negative
+    grade) gets the gain given for level -2 (trec_eval's code for it), else 0."""
+    levels = level_gains(v, custom) if levels is None else levels
+    out = np.full(v.rel.size, custom.get(UNJUDGED, 0.0))
+    judged = v.rel >= 0
+    if levels.size:
+        out[judged] = levels[v.grade_index(v.rel[judged])]
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gains import gain_pairs, grade_gain_table
+from .gains import entry_gains, gain_pairs, level_gains
 from .ranking import RankedJudged, seq_segment_sum
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
 
@@ -23,34 +23,32 @@ def _dcg_terms(v: RankedJudged, gain: np.ndarray, cutoff=None):
 
 def ndcg(v, pairs):
     custom = gain_pairs(pairs)
-    table = grade_gain_table(v, custom)
-    gain = table[v.rel + 2]
-    dcg = _dcg_terms(v, gain)
-    L = v.rel_levels.shape[1]
-    lv_gain = table[2:].copy()
-    ideal = ideal_matrix(v.rel_levels, lv_gain) if L else np.zeros((v.Q, 0))
+    lv_gain = level_gains(v, custom)
+    dcg = _dcg_terms(v, entry_gains(v, custom, lv_gain))
+    ideal = ideal_matrix(v.rel_levels, lv_gain) if lv_gain.size else np.zeros((v.Q, 0))
     idcg = discounted_prefix(ideal)[:, -1] if ideal.shape[1] else np.zeros(v.Q)
     return np.where(idcg > 0, safe_div(dcg, idcg), 0.0)
 
 
-def ndcg_cut(v, cutoffs, exponential: bool = False):
-    """nDCG@k with the grade as gain (``exponential``: 2^grade - 1)."""
-    g = np.where(v.rel > 0, v.rel.astype(np.float64), 0.0)
-    lv = np.arange(v.rel_levels.shape[1], dtype=np.float64)
+def ndcg_cut(v, cutoffs, exponential: bool = False, gains: tuple = ()):
+    """nDCG@k with the grade as gain; ``gains``: (grade, gain) pairs replacing grades first, as ir_measures
+    maps the qrels; ``exponential``: 2^gain - 1.  No cutoffs: the whole ranking (one column)."""
+    custom = dict(gains)
+    lv = level_gains(v, custom) if custom else v.grades.astype(np.float64)
+    lv = np.maximum(lv, 0.0)                        # a grade mapped below 0 is no longer judged relevant
     if exponential:
-        g = np.where(v.rel > 0, np.exp2(g) - 1.0, 0.0)
         lv = np.exp2(lv) - 1.0
-    ideal = discounted_prefix(ideal_matrix(v.rel_levels, lv))
+    g = np.zeros(v.rel.size)
+    judged = v.rel >= 0
+    if lv.size:
+        g[judged] = lv[v.grade_index(v.rel[judged])]
+    ideal = discounted_prefix(ideal_matrix(v.rel_levels, lv)) if lv.size else np.zeros((v.Q, 0))
     out = []
-    for k in cutoffs:
+    for k in cutoffs or (None,):
         dcg = _dcg_terms(v, g, k)
-        idcg = at_cutoff(ideal, k)
+        idcg = at_cutoff(ideal, np.iinfo(np.int64).max if k is None else k)
         out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
     return np.stack(out, axis=1)
-
-
-def ndcg_exp(v, _p):
-    return ndcg_cut(v, [np.iinfo(np.int64).max], exponential=True)[:, 0]
 
 
 # ------------------------------------------------------------------ measures along the ideal ranking
@@ -60,9 +58,9 @@ def ndcg_exp(v, _p):
 def _ideal(v: RankedJudged, pairs):
     """(gain of each entry, (Q, W) ideal gains, (Q, W) running ideal DCG, ideal length N* per query)."""
     custom = gain_pairs(pairs)
-    table = grade_gain_table(v, custom)
-    gain = table[v.rel + 2]
-    ideal = ideal_matrix(v.rel_levels, table[2:].copy()) if v.rel_levels.shape[1] else np.zeros((v.Q, 0))
+    lv_gain = level_gains(v, custom)
+    gain = entry_gains(v, custom, lv_gain)
+    ideal = ideal_matrix(v.rel_levels, lv_gain) if lv_gain.size else np.zeros((v.Q, 0))
     n_ideal = (ideal > 0).sum(axis=1)
     return gain, ideal, discounted_prefix(ideal), n_ideal
 

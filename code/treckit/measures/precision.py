@@ -52,7 +52,10 @@ def iprec_at_recall(v, levels):
     nrr = np.bincount(qr, minlength=v.Q)
     start = np.concatenate(([0], np.cumsum(nrr)[:-1]))
     end = start + nrr
-    at_end = safe_div(num_rel_ret(v), v.num_ret)
+    with np.errstate(invalid="ignore"):
+        # trec_eval starts from relret / retrieved even when nothing is retrieved (-J, -M 0): 0/0, NaN,
+        # which it prints as -nan for every level reached before the first relevant doc
+        at_end = num_rel_ret(v) / v.num_ret.astype(np.float64)
     out = []
     for lv in levels:
         cut = np.floor(lv * v.num_rel + 0.5).astype(np.int64)     # C's lround for x >= 0

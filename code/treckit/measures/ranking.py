@@ -9,7 +9,7 @@ small however deep the run, and turns every measure into segmented reductions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pyarrow as pa
@@ -24,13 +24,16 @@ from ..trec_order import DocTexts, ranks_of
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
+# docs-per-grade counts are kept for each query x each distinct grade (not each grade value up to the
+# largest, as trec_eval does): this bounds that table, so a grade of 10**12 costs one column
+MAX_GRADE_CELLS = 1 << 26
 
 
 @dataclass
 class RankedJudged:
     qids: list[str]               # evaluated queries, in trec_eval's order (byte order of qid)
     num_ret: np.ndarray           # (Q,) retrieved docs after -M / -J
-    rel_levels: np.ndarray        # (Q, L) count of judged docs per grade 0..L-1
+    rel_levels: np.ndarray        # (Q, D) count of judged docs per grade, for the D grades in ``grades``
     num_rel: np.ndarray           # (Q,) judged docs with grade >= level
     q: np.ndarray                 # (E,) query index of each judged retrieved doc
     pos: np.ndarray               # (E,) 0-based rank
@@ -40,10 +43,38 @@ class RankedJudged:
     runid: str
     num_docs_in_coll: int = 0
     row: np.ndarray | None = None  # (E,) the run row of each entry (compare names the relevant docs it ranks)
+    grades: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # (D,) distinct grades >= 0, ascending
 
     @property
     def Q(self) -> int:
         return len(self.qids)
+
+    def at_level(self, level: int) -> "RankedJudged":
+        """The same ranking with another relevance level (only what counts as relevant changes)."""
+        if level == self.level:
+            return self
+        return replace(self, level=level, num_rel=self.rel_levels[:, self.grades >= level].sum(axis=1))
+
+    def judged_only(self) -> "RankedJudged":
+        """trec_eval's -J: docs outside the qrels or judged with a negative grade are dropped and the
+        rest move up; a query missing from the run (-c's placeholder doc is not judged) retrieves none."""
+        keep = self.rel >= 0
+        q = self.q[keep]
+        counts = np.bincount(q, minlength=self.Q)
+        pos = np.arange(q.size) - np.concatenate(([0], np.cumsum(counts)[:-1]))[q]
+        return replace(self, q=q, pos=pos, rel=self.rel[keep], num_ret=np.where(self.missing, 0, counts),
+                       row=None if self.row is None else self.row[keep])
+
+    def grade_index(self, rel: np.ndarray) -> np.ndarray:
+        """Column of ``rel_levels`` of each grade in ``rel`` (grades >= 0 only)."""
+        return np.searchsorted(self.grades, rel)
+
+    def dense_levels(self, qi: int) -> np.ndarray:
+        """Docs per grade 0..max of query ``qi`` as one array indexed by grade (for small grades, in tests)."""
+        row = self.rel_levels[qi]
+        out = np.zeros(int(self.grades[-1]) + 1 if self.grades.size else 1, np.int64)
+        out[self.grades] = row
+        return out
 
     @property
     def isrel(self) -> np.ndarray:
@@ -101,7 +132,7 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
     level = options.level if level is None else level
     qt = qrels.table
-    qrel_qids, rel_levels, qi_arr, qkeys = _qrels_side(qrels)
+    qrel_qids, grades, rel_levels, qi_arr, qkeys = _qrels_side(qrels)
     Qall = len(qrel_qids)
     qindex = {q: i for i, q in enumerate(qrel_qids)}
 
@@ -137,24 +168,20 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     jq = rq[jrows]
     o = np.lexsort((jpos, jq))
     jq, jpos, jgrade, jrows = jq[o], jpos[o], jgrade[o], jrows[o]
-    if options.judged_only:
-        ok = jgrade >= 0
-        jq, jgrade, jrows = jq[ok], jgrade[ok], jrows[ok]
-        counts = np.bincount(jq, minlength=Qall)
-        jpos = np.arange(jq.size) - np.concatenate(([0], np.cumsum(counts)[:-1]))[jq]
-        num_ret = np.where(present, counts, 0)
     missing_q = ~present
     evaluated = _evaluated(present, options, [qrel_qids[i] for i in np.flatnonzero(missing_q)], source, warn)
-    num_ret = np.where(missing_q, 1, num_ret)      # trec_eval -c's placeholder: one unjudged doc
+    # trec_eval -c's placeholder for a query missing from the run: one doc outside the pool (none with -M 0)
+    num_ret = np.where(missing_q, 1 if options.max_docs is None else min(1, options.max_docs), num_ret)
     sel = np.flatnonzero(evaluated)
     remap = np.full(Qall, -1)
     remap[sel] = np.arange(sel.size)
     ek = evaluated[jq]
     view_levels = rel_levels[sel]
-    return RankedJudged(qids=[qrel_qids[i] for i in sel], num_ret=num_ret[sel], rel_levels=view_levels,
-                        num_rel=view_levels[:, level:].sum(axis=1) if level >= 0 else view_levels.sum(axis=1),
-                        q=remap[jq[ek]], pos=jpos[ek], rel=jgrade[ek], level=level, missing=missing_q[sel],
-                        runid=runid, num_docs_in_coll=options.num_docs_in_coll, row=jrows[ek])
+    view = RankedJudged(qids=[qrel_qids[i] for i in sel], num_ret=num_ret[sel], rel_levels=view_levels,
+                        num_rel=view_levels[:, grades >= level].sum(axis=1), q=remap[jq[ek]], pos=jpos[ek],
+                        rel=jgrade[ek], level=level, missing=missing_q[sel], runid=runid,
+                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows[ek])
+    return view.judged_only() if options.judged_only else view
 
 
 def _qrels_side(qrels: Qrels):
@@ -171,10 +198,15 @@ def _qrels_side(qrels: Qrels):
     if repeat is not None:
         _, q, d = repeat
         raise InputError(f"qrels judge doc {d!r} twice for query {qrel_qids[q]!r}", fix="remove the duplicate judgment")
-    rel_levels = np.zeros((len(qrel_qids), max(int(qg.max()), 0) + 1 if qg.size else 1), np.int64)
     nonneg = qg >= 0
-    np.add.at(rel_levels, (qi_arr[nonneg], qg[nonneg]), 1)
-    return qrel_qids, rel_levels, qi_arr, qkeys
+    grades, column = np.unique(qg[nonneg], return_inverse=True)
+    nq = len(qrel_qids)
+    if nq * grades.size > MAX_GRADE_CELLS:
+        raise InputError(f"the qrels use {grades.size} distinct grades over {nq} queries: too many to count per query",
+                         fix="map the grades to a few levels (e.g. 0-4) before evaluating")
+    cells = qi_arr[nonneg].astype(np.int64) * grades.size + column.reshape(-1)
+    rel_levels = np.bincount(cells, minlength=nq * grades.size).reshape(nq, grades.size)
+    return qrel_qids, grades.astype(np.int64), rel_levels, qi_arr, qkeys
 
 
 def _evaluated(present: np.ndarray, options, missing_names: list[str], source: str, warn) -> np.ndarray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gains import gain_pairs, grade_gain_table
+from .gains import entry_gains, gain_pairs, level_gains
 from .ranking import RankedJudged
 from .segments import powers
 
@@ -15,19 +15,12 @@ def _p(pairs) -> float:
 def rbp(v: RankedJudged, pairs):
     p = _p(pairs)
     custom = gain_pairs(pairs)
-    table = grade_gain_table(v, custom)          # gain per grade, index grade + 2
-    L = v.rel_levels.shape[1]
-    nz = v.rel_levels > 0
-    n_levels = np.where(nz.any(axis=1), L - np.argmax(nz[:, ::-1], axis=1), 0)
-    # trec_eval rescales a query's gains to [0, 1] when any of its gains (grades 0..n-1 and the
-    # pairs given) falls outside
-    present = np.arange(L)[None, :] < n_levels[:, None]
-    level_gain = np.broadcast_to(table[2:], (v.Q, L))
-    extra = np.array(list(custom.values()) or [np.nan])
-    lo = np.fmin(np.where(present, level_gain, np.inf).min(axis=1, initial=np.inf), np.nanmin(extra) if custom else np.inf)
-    hi = np.fmax(np.where(present, level_gain, -np.inf).max(axis=1, initial=-np.inf), np.nanmax(extra) if custom else -np.inf)
+    lv_gain = level_gains(v, custom)
+    lo, hi = _gain_range(v, custom)
+    # trec_eval rescales a query's gains to [0, 1] when any of its gains (grades 0..max of the query,
+    # and the pairs given) falls outside
     rescale = (lo < 0) | (hi > 1)
-    gain = table[v.rel + 2]
+    gain = entry_gains(v, custom, lv_gain)
     listed = (v.rel >= 0) | np.isin(v.rel, list(custom))          # get_gain is 0 for grades not listed
     lo_e, hi_e = lo[v.q], hi[v.q]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -35,6 +28,28 @@ def rbp(v: RankedJudged, pairs):
     pw = powers(p, int(v.num_ret.max()) if v.Q else 0)
     mask = gain != 0
     return (1.0 - p) * v.per_query_sum(gain[mask] * pw[v.pos[mask]], mask)
+
+
+def _gain_range(v: RankedJudged, custom: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    """(Q,) lowest and highest gain over trec_eval's gain list of each query: every grade 0..n-1
+    (n = the query's largest grade + 1; gain = grade unless a pair sets it) and every pair given.
+    Worked out from the few pairs, without listing the grades up to n."""
+    has = v.rel_levels > 0
+    top = np.where(has.any(axis=1), v.grades[v.rel_levels.shape[1] - 1 - np.argmax(has[:, ::-1], axis=1)]
+                   if v.grades.size else 0, -1)                   # the query's largest grade, -1 if none
+    keys = np.array(sorted(custom), np.int64)
+    lowest_free = 0                                               # smallest grade >= 0 without a pair
+    while lowest_free in custom:
+        lowest_free += 1
+    highest_free = top.astype(np.int64)                           # largest grade <= top without a pair
+    for _ in range(keys.size):
+        highest_free = np.where(np.isin(highest_free, keys), highest_free - 1, highest_free)
+    lo = np.where(lowest_free <= top, float(lowest_free), np.inf)
+    hi = np.where(highest_free >= 0, highest_free.astype(np.float64), -np.inf)
+    if custom:
+        lo = np.minimum(lo, min(custom.values()))
+        hi = np.maximum(hi, max(custom.values()))
+    return lo, hi
 
 
 def rbp_resid(v: RankedJudged, pairs):

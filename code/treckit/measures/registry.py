@@ -1,15 +1,25 @@
-"""Every trec_eval 10.0 measure that takes qrels + a run, declared once: name, meaning, parameters,
-defaults, how it is summarised, and the kernel that computes it.
+"""Every measure, declared once: its trec_eval name, parameter kind and defaults, its ir_measures
+names with their typed parameters, how it is summarised over queries, what a query missing from
+the run contributes under ``-c``, and the kernel that computes it.
 
-Parameters follow trec_eval's ``-m name.params`` syntax: integer cutoffs (``P.5,10``,
-sorted, positive, no repeats), fractional cutoffs (``iprec_at_recall..1,.5``), plain numbers
-(``utility.1,-1,0,0``) or ``level=gain`` pairs (``ndcg.1=3,2=9``).  The order of this list is
-trec_eval's output order.
+Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.evaluation`
+runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
+
+trec_eval syntax (``-m name.params``): integer cutoffs (``P.5,10``: sorted, positive, no repeats),
+fractional cutoffs (``iprec_at_recall..1,.5``), plain numbers (``utility.1,-1,0,0``) or
+``level=gain`` pairs (``ndcg.1=3,2=9``).  The order of ``MEASURES`` is trec_eval's output order.
+
+ir_measures syntax (``nDCG@10``, ``P(rel=2)@5``, ``nDCG(dcg='exp-log2')@10``): parsed as ir_measures
+parses it (a Python expression: ``Name(key=literal, ...)@literal``) and every parameter checked
+against the schema ir_measures declares for that name (type, allowed values, required), so a name
+means here what it means there.  ``rel`` defaults to ``-l`` (1) and ``judged_only`` to ``-J`` (off).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import ast
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from ..errors import InputError
 from ..formats.common import atof as _atof, atol as _atol
@@ -17,10 +27,45 @@ from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+# What a judged query missing from the run contributes under -c.  trec_eval scores it on a one-doc
+# placeholder ranking, then resets a few values by their printed name (trec_eval.c's cleanup loop).
+PLACEHOLDER = "placeholder"      # the kernel's value on the placeholder (1 doc, not in the pool)
+ZERO = "zero"                    # reset to 0 whatever the parameters (num_ret; unj_*: a prefix match)
+ZERO_IF_BARE = "zero_if_bare"    # reset only when printed under the bare name, i.e. without parameters
+EMPTY_IF_BARE = "empty_if_bare"  # relstring: cleared, again only under its bare name
 
 
 @dataclass(frozen=True)
-class TrecMeasure:
+class Param:
+    """One ir_measures parameter as ir_measures declares it (``ParamInfo``)."""
+
+    dtype: type
+    required: bool = False
+    choices: tuple | None = None
+    default: Any = None          # None: no default (ir_measures' NOT_PROVIDED)
+
+
+CUTOFF, CUTOFF_REQUIRED = Param(int), Param(int, required=True)
+REL, JUDGED_ONLY = Param(int, default=1), Param(bool, default=False)
+
+
+@dataclass(frozen=True)
+class Irm:
+    """The ir_measures names of a measure.  ``bind`` turns the typed parameters (those given, plus
+    ``preset``) into (trec measure name, kernel parameters, kernel options)."""
+
+    names: tuple[str, ...]                  # the registered name first, then aliases
+    params: dict[str, Param]
+    bind: Callable[[dict], tuple[str, tuple, dict]]
+    aggregate: str = "mean"                 # as ir_measures' aggregator(): mean | sum
+    preset: tuple = ()                      # (name, value) pairs the name fixes (NumRelRet = NumRet(rel=1))
+    at: str = "cutoff"                      # the parameter that ``name@X`` sets
+
+
+@dataclass(frozen=True)
+class Measure:
     name: str
     doc: str
     kernel: Callable | None
@@ -29,59 +74,134 @@ class TrecMeasure:
     summary: str = "mean"        # mean | sum | gm | count | none
     value: str = "double"        # double | long | string | runid
     per_query: bool = True
+    placeholder: str = PLACEHOLDER
+    complete_sum_from_qrels: bool = False   # -c summary: every judgment with grade > 0 in the qrels
+    trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
+    irm: tuple[Irm, ...] = ()
 
 
-def _m(name, doc, kernel, params=NONE, default=(), summary="mean", value="double", per_query=True):
-    return TrecMeasure(name, doc, kernel, params, default, summary, value, per_query)
+def _m(name, doc, kernel, params=NONE, default=(), **kw):
+    return Measure(name, doc, kernel, params, default, **kw)
 
 
-MEASURES: list[TrecMeasure] = [
+def _cut(p: dict) -> tuple:
+    return (p["cutoff"],) if "cutoff" in p else ()
+
+
+def _to(name: str, params: Callable[[dict], tuple] = lambda p: (), options: Callable[[dict], dict] = lambda p: {}):
+    return lambda p: (name, params(p), options(p))
+
+
+def _bind_ndcg(p: dict):
+    gains = p.get("gains")
+    exp = p.get("dcg", "log2") == "exp-log2"
+    if gains is not None:
+        for k, g in gains.items():
+            if isinstance(k, bool) or not isinstance(k, int) or k < 0 or isinstance(g, bool) or not isinstance(g, (int, float)):
+                raise InputError(f"nDCG gains={gains!r}: each key must be a grade (an integer >= 0) and each value a number",
+                                 fix="e.g. nDCG(gains={0:0,1:1,2:3})@10")
+    if "cutoff" not in p and not exp:
+        pairs = tuple((str(k), float(g)) for k, g in sorted((gains or {}).items()))
+        return "ndcg", pairs, {}
+    return "ndcg_cut", _cut(p), {"exponential": exp, "gains": tuple(sorted((gains or {}).items()))}
+
+
+_RANKED = {"cutoff": CUTOFF, "rel": REL, "judged_only": JUDGED_ONLY}
+_AT_K = {"cutoff": CUTOFF_REQUIRED, "rel": REL, "judged_only": JUDGED_ONLY}
+_SETP = {"rel": REL, "relative": Param(bool, default=False), "judged_only": JUDGED_ONLY}
+_NUMRET = {"rel": Param(int)}
+
+
+def _bind_numret(p: dict):
+    return ("num_rel_ret", (), {}) if "rel" in p else ("num_ret", (), {})
+
+
+def _bind_setp(p: dict):
+    return ("set_relative_P", (), {}) if p.get("relative") else ("set_P", (), {})
+
+
+MEASURES: list[Measure] = [
     _m("runid", "Run id: the tag on the last line of the run.", None, value="runid", summary="none", per_query=False),
-    _m("num_q", "Number of queries averaged over (with -c: every query in the qrels).", counts.num_q, summary="count", value="long", per_query=False),
-    _m("num_ret", "Documents retrieved (after -M and -J). Summary is the sum.", counts.num_ret, summary="sum", value="long"),
-    _m("num_rel", "Relevant documents (grade >= -l). Summary is the sum.", counts.num_rel, summary="sum", value="long"),
-    _m("num_rel_ret", "Relevant documents retrieved. Summary is the sum.", counts.num_rel_ret_, summary="sum", value="long"),
+    _m("num_q", "Number of queries averaged over (with -c: every query in the qrels).", counts.num_q, summary="count",
+       value="long", per_query=False,
+       irm=(Irm(("NumQ",), {}, _to("num_q"), aggregate="sum"),)),
+    _m("num_ret", "Documents retrieved (after -M and -J). Summary is the sum.", counts.num_ret, summary="sum",
+       value="long", placeholder=ZERO,
+       irm=(Irm(("NumRet",), _NUMRET, _bind_numret, aggregate="sum"),
+            Irm(("NumRelRet",), _NUMRET, _bind_numret, aggregate="sum", preset=(("rel", 1),)))),
+    _m("num_rel", "Relevant documents (grade >= -l). Summary is the sum.", counts.num_rel, summary="sum", value="long",
+       complete_sum_from_qrels=True,
+       irm=(Irm(("NumRel",), {"rel": REL}, _to("num_rel"), aggregate="sum"),)),
+    _m("num_rel_ret", "Relevant documents retrieved. Summary is the sum.", counts.num_rel_ret_, summary="sum",
+       value="long"),
     _m("map", "Mean average precision: precision after each relevant doc, averaged over all relevant docs "
-              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_),
-    _m("gm_map", "Geometric mean over queries of average precision (floor 0.00001).", ap.gm_map, summary="gm", per_query=False),
-    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec),
-    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref),
-    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank),
+              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_,
+       irm=(Irm(("AP", "MAP"), _RANKED, lambda p: ("map_cut", _cut(p), {}) if "cutoff" in p else ("map", (), {})),)),
+    _m("gm_map", "Geometric mean over queries of average precision (floor 0.00001).", ap.gm_map, summary="gm",
+       per_query=False),
+    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec,
+       irm=(Irm(("Rprec", "RPrec"), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("Rprec")),)),
+    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref,
+       irm=(Irm(("Bpref", "BPref"), {"rel": REL}, _to("bpref")),)),
+    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank,
+       irm=(Irm(("RR", "MRR"), _RANKED, _to("recip_rank", options=lambda p: {"cutoff": p.get("cutoff")})),)),
     _m("iprec_at_recall", "Interpolated precision at recall levels.", precision.iprec_at_recall, DOUBLE_CUTS,
-       (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
-    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS),
+       RECALL_LEVELS,
+       irm=(Irm(("IPrec",), {"recall": Param(float, required=True), "rel": REL, "judged_only": JUDGED_ONLY},
+                _to("iprec_at_recall", lambda p: (p["recall"],)), at="recall"),)),
+    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS,
+       irm=(Irm(("P", "Precision"), _AT_K, _to("P", _cut)),)),
     _m("relstring", "Grades of the first N docs as a string; per query only.", relstring.relstring, DOUBLES, (10.0,),
-       summary="none", value="string"),
-    _m("recall", "Recall at cutoffs: relevant in the top k divided by all relevant.", recall.recall, LONG_CUTS, STD_CUTS),
-    _m("infAP", "Inferred AP (Yilmaz & Aslam, CIKM 2006).", ap.infAP),
+       summary="none", value="string", placeholder=EMPTY_IF_BARE),
+    _m("recall", "Recall at cutoffs: relevant in the top k divided by all relevant.", recall.recall, LONG_CUTS,
+       STD_CUTS, irm=(Irm(("R", "Recall"), _AT_K, _to("recall", _cut)),)),
+    _m("infAP", "Inferred AP (Yilmaz & Aslam, CIKM 2006).", ap.infAP,
+       irm=(Irm(("infAP",), {"rel": REL}, _to("infAP")),)),
     _m("gm_bpref", "Geometric mean of bpref.", ap.gm_bpref, summary="gm", per_query=False),
     _m("Rprec_mult", "Precision at multiples of R.", precision.Rprec_mult, DOUBLE_CUTS,
        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    _m("utility", "Set utility a*relret + b*nonrelret + c*relnotret + d*nonrelnotret.", counts.utility, DOUBLES, (1.0, -1.0, 0.0, 0.0)),
+    _m("utility", "Set utility a*relret + b*nonrelret + c*relnotret + d*nonrelnotret.", counts.utility, DOUBLES,
+       (1.0, -1.0, 0.0, 0.0), placeholder=ZERO_IF_BARE),
     _m("11pt_avg", "Interpolated precision averaged over recall levels.", precision.eleven_pt_avg, DOUBLES,
-       (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+       RECALL_LEVELS),
     _m("binG", "Binary G: mean over relevant docs of 1/log2(2 + nonrelevant docs above it).", ap.binG),
     _m("G", "Normalized gain with a user cost model (trec_eval's G).", ndcg.G, PAIRS),
     _m("ndcg", "Normalized discounted cumulative gain over the whole ranking (Jarvelin & Kekalainen, TOIS 2002); "
-               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS),
+               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS,
+       irm=(Irm(("nDCG", "NDCG"), {"cutoff": CUTOFF, "dcg": Param(str, choices=("log2", "exp-log2"), default="log2"),
+                                   "gains": Param(dict), "judged_only": JUDGED_ONLY}, _bind_ndcg),)),
     _m("ndcg_rel", "nDCG averaged over the ranks of relevant docs.", ndcg.ndcg_rel, PAIRS),
     _m("Rndcg", "nDCG averaged at the ends of the ideal ranking's grade levels.", ndcg.Rndcg, PAIRS),
     _m("ndcg_cut", "nDCG at cutoffs, gain = grade.", ndcg.ndcg_cut, LONG_CUTS, STD_CUTS),
     _m("map_cut", "Average precision over the top k, divided by all relevant.", ap.map_cut, LONG_CUTS, STD_CUTS),
-    _m("relative_P", "Precision at k divided by the best possible precision at k.", precision.relative_P, LONG_CUTS, STD_CUTS),
-    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10)),
-    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P),
+    _m("relative_P", "Precision at k divided by the best possible precision at k.", precision.relative_P, LONG_CUTS,
+       STD_CUTS),
+    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10),
+       irm=(Irm(("Success",), _AT_K, _to("success", _cut)),)),
+    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P,
+       irm=(Irm(("SetP",), _SETP, _bind_setp), Irm(("SetRelP",), _SETP, _bind_setp, preset=(("relative", True),)))),
     _m("set_relative_P", "Set precision over the best possible for that set size.", counts.set_relative_P),
-    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall),
-    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map),
-    _m("set_F", "F-measure of set precision and recall, beta default 1.", counts.set_F, DOUBLES, (1.0,)),
+    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall,
+       irm=(Irm(("SetR",), {"rel": REL}, _to("set_recall")),)),
+    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map,
+       irm=(Irm(("SetAP",), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("set_map")),)),
+    _m("set_F", "F-measure of set precision and recall, beta default 1.", counts.set_F, DOUBLES, (1.0,),
+       irm=(Irm(("SetF",), {"rel": REL, "beta": Param(float, default=1.0), "judged_only": JUDGED_ONLY},
+                _to("set_F", lambda p: (p.get("beta", 1.0),))),)),
     _m("num_nonrel_judged_ret", "Judged non-relevant docs retrieved. Summary is the sum.", counts.num_nonrel_judged_ret,
        summary="sum", value="long"),
     _m("rbp", "Rank-biased precision (Moffat & Zobel, TOIS 2008), p=0.9 unless rbp.p=X.", rbp.rbp, PAIRS),
-    _m("rbp_resid", "Residual of rank-biased precision due to unjudged docs.", rbp.rbp_resid, PAIRS),
-    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20)),
+    _m("rbp_resid", "Residual of rank-biased precision due to unjudged docs.", rbp.rbp_resid, PAIRS,
+       placeholder=ZERO_IF_BARE),
+    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO),
+    _m("Judged", "Share of the top k (all retrieved without @k) that is in the qrels, as ir_measures' Judged.",
+       counts.judged_at, trec=False, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
+                                              _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),)),
 ]
 BY_NAME = {m.name: m for m in MEASURES}
+TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
+IRM_NAMES: dict[str, tuple[Measure, Irm]] = {n: (m, i) for m in MEASURES for i in m.irm for n in i.names}
+ORDER = {m.name: k for k, m in enumerate(MEASURES)}
 
 NICKNAMES = {
     "official": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -98,26 +218,39 @@ NICKNAMES = {
 
 @dataclass(frozen=True)
 class Request:
-    """One measure with its parameters, and the column names it produces."""
+    """One measure to compute: the declaration, its kernel parameters, and the columns it prints."""
 
-    measure: TrecMeasure
+    measure: Measure
     params: tuple
-    raw: str | None
+    columns: tuple[str, ...]
+    text: str                                   # as asked for (``P.5,10``, ``nDCG@10``)
+    options: tuple = ()                         # kernel keyword options, as sorted (key, value) pairs
+    level: int | None = None                    # relevance level; None: -l
+    judged_only: bool | None = None             # None: -J
+    summary: str = "mean"
+    per_query: bool = True
+    bare: bool = True                           # trec_eval name printed without parameters
 
     @property
-    def columns(self) -> list[str]:
-        m = self.measure
-        if m.params == LONG_CUTS:
-            return [f"{m.name}_{c}" for c in self.params]
-        if m.params == DOUBLE_CUTS:
-            return [f"{m.name}_{c:3.2f}" for c in self.params]
-        if m.params in (DOUBLES, PAIRS) and self.raw is not None:
-            return [f"{m.name}_{self.raw}"]
-        return [m.name]
+    def key(self) -> tuple:
+        """What is computed: two requests with equal keys give equal columns."""
+        return (self.measure.name, self.params, self.options, self.level, self.judged_only, self.summary)
 
 
-def parse_params(m: TrecMeasure, raw: str) -> tuple:
+def _trec_columns(m: Measure, params: tuple, raw: str | None) -> tuple[str, ...]:
+    if m.params == LONG_CUTS:
+        return tuple(f"{m.name}_{c}" for c in params)
+    if m.params == DOUBLE_CUTS:
+        return tuple(f"{m.name}_{c:3.2f}" for c in params)
+    if m.params in (DOUBLES, PAIRS) and raw is not None:
+        return (f"{m.name}_{raw}",)
+    return (m.name,)
+
+
+def parse_params(m: Measure, raw: str) -> tuple:
     """trec_eval's own parameter parsing for each kind (atol/atof, sorted cutoffs, pairs)."""
+    if raw == "":
+        raise InputError(f"{m.name}.: empty parameters", fix=f"give parameters after the dot, or use -m {m.name}")
     parts = raw.split(",")
     if m.params == LONG_CUTS:
         vals = sorted(_atol(p) for p in parts)
@@ -132,11 +265,14 @@ def parse_params(m: TrecMeasure, raw: str) -> tuple:
             raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
         return tuple(vals)
     if m.params == DOUBLES:
-        return tuple(_atof(p) for p in parts)
+        vals = tuple(_atof(p) for p in parts)
+        if len(vals) != len(m.default) and m.name == "utility":
+            raise InputError(f"{m.name}.{raw}: utility takes exactly 4 coefficients", fix="e.g. -m utility.1,-1,0,0")
+        return vals
     if m.params == PAIRS:
         pairs = []
         for p in parts:
-            if "=" not in p:
+            if "=" not in p or not p.partition("=")[0]:
                 raise InputError(f"{m.name}.{raw}: malformed pair parameters", fix=f"e.g. -m {m.name}.1=3,2=9")
             k, v = p.split("=", 1)
             pairs.append((k, _atof(v)))
@@ -144,27 +280,241 @@ def parse_params(m: TrecMeasure, raw: str) -> tuple:
     raise InputError(f"measure {m.name} takes no parameters", fix=f"use -m {m.name}")
 
 
-def resolve(args: list[str]) -> list[Request]:
-    """``-m`` arguments (names, nicknames, name.params) to requests in trec_eval's order.
+# ------------------------------------------------------------------ resolving -m arguments
+def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] | None = None) -> list[Request]:
+    """Measure names (trec_eval's, with nicknames and ``.params``, or ir_measures') to requests.
 
-    As in trec_eval, the first parameters given for a measure win.
+    trec_eval's names come out in trec_eval's order, then ir_measures' names in the order given;
+    a name asked for twice is computed once.  ``first_params_win``: trec_eval's rule, the first
+    parameters given for a measure are used and later ones ignored (``warn`` says so); otherwise
+    (the Python API, like pytrec_eval) every parameter set asked for is computed.
     """
+    args = list(args) if args else ["official"]
     marked: set[str] = set()
-    params: dict[str, str] = {}
-    for arg in args or ["official"]:
+    given: dict[str, list[str]] = {}          # trec name -> the parameter strings given, in order
+    irm: list[Request] = []
+    for arg in args:
+        if not isinstance(arg, str):
+            raise InputError(f"measure names are strings, got {arg!r}", fix="e.g. 'map' or 'nDCG@10'")
         name, dot, raw = arg.partition(".")
-        if dot and name not in params:
-            params[name] = raw
-        if name in NICKNAMES:
-            marked.update(NICKNAMES[name])
-        elif name in BY_NAME:
-            marked.add(name)
-        else:
-            raise InputError(f"unknown trec_eval measure {arg!r}",
-                             fix="see `treckit measures` for the names (trec_eval's, or ir_measures' like nDCG@10)")
-    out = []
+        if name in NICKNAMES or name in TREC_NAMES:
+            if dot:
+                if name in NICKNAMES:
+                    raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
+                                     fix=f"use -m {name}, and give parameters to single measures")
+                given.setdefault(name, []).append(raw)
+            marked.update(NICKNAMES.get(name, [name]))
+            continue
+        req = parse_irm(arg)
+        if req is None:
+            raise unknown_measure(arg)
+        irm.append(req)
+    out: list[Request] = []
     for m in MEASURES:
-        if m.name in marked:
-            raw = params.get(m.name)
-            out.append(Request(m, parse_params(m, raw) if raw is not None else m.default, raw))
+        if m.name not in marked:
+            continue
+        raws = given.get(m.name, [])
+        if not raws:
+            out.append(_trec_request(m, m.default, None))
+            continue
+        distinct = list(dict.fromkeys(raws))
+        if first_params_win:
+            if warn is not None and (len(distinct) > 1 or _bare_asked(m.name, args)):
+                ignored = ", ".join(f"{m.name}.{r}" for r in distinct[1:]) or f"the default parameters of {m.name}"
+                warn(f"-m {m.name}.{distinct[0]} is used and {ignored} ignored: as trec_eval, the first parameters "
+                     f"given for a measure win (ask for each in a separate treckit eval, or use the Python API)")
+            out.append(_trec_request(m, parse_params(m, distinct[0]), distinct[0]))
+            continue
+        parsed = [(parse_params(m, r), r) for r in distinct]
+        if _bare_asked(m.name, args):
+            parsed.insert(0, (m.default, None))
+        if m.params in (LONG_CUTS, DOUBLE_CUTS):       # cutoffs merge into one sorted list, as pytrec_eval does
+            cuts = tuple(sorted({c for p, _ in parsed for c in p}))
+            out.append(_trec_request(m, cuts, None))
+        else:
+            seen = set()
+            for p, r in parsed:
+                col = _trec_columns(m, p, r)
+                if col not in seen:
+                    seen.add(col)
+                    out.append(_trec_request(m, p, r))
+    seen_names: set = set()
+    for req in irm:          # each spelling asked for is a column of its own (MAP and AP alike), once
+        if req.columns not in seen_names:
+            seen_names.add(req.columns)
+            out.append(req)
     return out
+
+
+def _bare_asked(name: str, args: list[str]) -> bool:
+    """Whether ``name`` was also asked for without parameters (alone or through a nickname)."""
+    return any(a == name or name in NICKNAMES.get(a, ()) for a in args)
+
+
+def _trec_request(m: Measure, params: tuple, raw: str | None) -> Request:
+    return Request(m, params, _trec_columns(m, params, raw), m.name if raw is None else f"{m.name}.{raw}",
+                   summary=m.summary, per_query=m.per_query, bare=raw is None)
+
+
+# ------------------------------------------------------------------ the ir_measures syntax
+class _NotIrm(Exception):
+    pass
+
+
+def _literal(node):
+    """A parameter value, accepted as ir_measures accepts it (a literal number, string, bool or dict)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
+        return node.value
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
+    raise _NotIrm("values must be literal numbers, strings, booleans or dicts (as ir_measures requires)")
+
+
+def _parse_irm_syntax(text: str) -> tuple[str, dict, Any]:
+    """``Name(k=v, ...)@x`` -> (name, params, x or None), by ir_measures' grammar."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as e:
+        raise _NotIrm(f"not a measure expression ({e.msg})")
+    at = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        at = _literal(node.right)
+        node = node.left
+    args: dict = {}
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise _NotIrm("parameters must be named, as in P(rel=2)@5")
+        for k in node.keywords:
+            args[k.arg] = _literal(k.value)
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise _NotIrm("not a measure expression")
+    return node.id, args, at
+
+
+def parse_irm(text: str) -> Request | None:
+    """An ir_measures name to a request; None when ``text`` is no measure name known to ir_measures here.
+    Raises InputError for a known name with bad parameters."""
+    try:
+        name, args, at = _parse_irm_syntax(text)
+    except _NotIrm as e:
+        if "(" in text or "@" in text:
+            base = text.split("(")[0].split("@")[0].strip()
+            if base in IRM_NAMES:
+                raise InputError(f"measure {text!r}: {e}", fix="e.g. P(rel=2)@5 or nDCG(dcg='exp-log2')@10")
+        return None
+    if name not in IRM_NAMES:
+        return None
+    m, spec = IRM_NAMES[name]
+    params = dict(spec.preset)
+    params.update(args)
+    if at is not None:
+        params[spec.at] = at
+    _validate(text, name, spec, params)
+    target, kparams, kopts = spec.bind(params)
+    tm = BY_NAME[target]
+    if spec.at == "cutoff" and "cutoff" in params and params["cutoff"] < 1:
+        raise InputError(f"{text}: the cutoff must be at least 1", fix=f"e.g. {name}@10")
+    return Request(tm, tuple(kparams), (text.strip(),), text.strip(), options=tuple(sorted(kopts.items())),
+                   level=params.get("rel") if "rel" in spec.params else None,
+                   judged_only=params.get("judged_only") if "judged_only" in spec.params else None,
+                   summary=spec.aggregate, per_query=True, bare=False)
+
+
+def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
+    """ir_measures' own checks (Measure.validate_params): known names, types (isinstance, so 5.0 is not an
+    int), allowed values, required parameters."""
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise InputError(f"{text}: {name} has no parameter {', '.join(unknown)}",
+                         fix=f"{name} takes {', '.join(spec.params) or 'no parameters'}")
+    for pname, p in spec.params.items():
+        if pname not in params:
+            if p.required:
+                shown = f"{name}@X" if pname == spec.at else f"{name}({pname}=...)"
+                raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name, spec)}")
+            continue
+        v = params[pname]
+        ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
+        if not ok or (p.choices is not None and v not in p.choices):
+            want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
+            raise InputError(f"{text}: {pname}={v!r} is not valid for {name}: it must be {want} (as in ir_measures)",
+                             fix=f"e.g. {_example(name, spec)}")
+
+
+def _example(name: str, spec: Irm) -> str:
+    if spec.at not in spec.params:
+        return name
+    return f"{name}@0.5" if spec.at == "recall" else f"{name}@10"
+
+
+# ------------------------------------------------------------------ unknown names
+def unknown_measure(arg: str) -> InputError:
+    """An error naming the nearest known names, in either syntax."""
+    base = arg.split("(")[0].split("@")[0].strip()
+    tail = arg.strip()[len(base):]
+    at = tail.rpartition("@")[2] if "@" in tail else None
+    note = ""
+    hints = [h for h in [_printed_trec_form(arg)] if h]
+    if base in _ir_measures_registry() and base not in IRM_NAMES:
+        note = f" ({base} is an ir_measures measure that treckit does not compute)"
+    names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
+    folded: dict[str, list[str]] = {}
+    for n in names:
+        folded.setdefault(n.lower(), []).append(n)
+    close = folded.get(base.lower(), []) + difflib.get_close_matches(base, names, n=3, cutoff=0.5)
+    close += [n for f in difflib.get_close_matches(base.lower(), list(folded), n=3, cutoff=0.5) for n in folded[f]]
+    hints += [_with_tail(n, tail, at) for n in close]
+    hints = list(dict.fromkeys(h for h in hints if h != arg))[:4]
+    fix = ("did you mean " + " or ".join(hints) + "? " if hints else "") + "`treckit measures` lists every name"
+    return InputError(f"unknown measure {arg!r}{note}", fix=fix)
+
+
+def _with_tail(name: str, tail: str, at: str | None) -> str:
+    """A suggested name carrying the user's parameters over: ``@10`` stays on an ir_measures name and becomes
+    trec_eval's ``.10`` cutoff (``ndcg@10`` -> ``ndcg_cut.10``)."""
+    if name in IRM_NAMES:
+        spec = IRM_NAMES[name][1]
+        return name + tail if spec.at in spec.params or "@" not in tail else name
+    if at is None or name in NICKNAMES:
+        return name
+    if f"{name}_cut" in TREC_NAMES:
+        return f"{name}_cut.{at}"
+    return f"{name}.{at}" if TREC_NAMES[name].params == LONG_CUTS else name
+
+
+def _printed_trec_form(arg: str) -> str | None:
+    """``P_10`` -> ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``: the -m form of a name as trec_eval prints it."""
+    fits = [m.name for m in MEASURES if m.trec and m.params != NONE and arg.startswith(m.name + "_")
+            and len(arg) > len(m.name) + 1]
+    if not fits:
+        return None
+    name = max(fits, key=len)
+    return f"{name}.{arg[len(name) + 1:]}"
+
+
+def _ir_measures_registry() -> set[str]:
+    try:
+        import ir_measures
+        return set(ir_measures.measures.registry)
+    except Exception:                   # ir_measures is only consulted for a friendlier message
+        return set()
+
+
+def describe() -> list[tuple[str, str, str]]:
+    """(trec_eval name with defaults, ir_measures names, meaning) for each measure, for `treckit measures`."""
+    rows = []
+    for m in MEASURES:
+        default = ",".join(str(x) for x in m.default)
+        trec = (m.name + (f".{default}" if default else "")) if m.trec else "-"
+        irm = ", ".join(n + _at_hint(i) for i in m.irm for n in i.names)
+        rows.append((trec, irm, m.doc))
+    return rows
+
+
+def _at_hint(spec: Irm) -> str:
+    p = spec.params.get(spec.at)
+    if p is None:
+        return ""
+    at = "@r" if spec.at == "recall" else "@k"
+    return at if p.required else f"[{at}]"

@@ -10,11 +10,8 @@ def first_rel_pos(v) -> np.ndarray:
     return first
 
 
-def recip_rank(v, _p):
+def recip_rank(v, _p, cutoff: int | None = None):
+    """1 / rank of the first relevant doc; with ``cutoff`` (ir_measures' RR@k) only the top k count."""
     f = first_rel_pos(v)
-    return np.where(f < np.iinfo(np.int64).max, 1.0 / (f + 1.0), 0.0)
-
-
-def recip_rank_at(v, cutoffs):
-    f = first_rel_pos(v)
-    return np.stack([np.where(f < k, 1.0 / (f + 1.0), 0.0) for k in cutoffs], axis=1)
+    limit = np.iinfo(np.int64).max if cutoff is None else cutoff
+    return np.where(f < limit, 1.0 / (f + 1.0), 0.0)

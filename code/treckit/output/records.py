@@ -1,104 +1,115 @@
 """Output of evaluation results: trec_eval text, a rich table, JSON, CSV, JSON lines.
 
-Floats in JSON/CSV are written with ``repr`` (shortest round-trip), so the same numbers
-give the same bytes everywhere.
+``results`` is a list of ``(path, run tag, EvalResult)``, one per run.  trec_eval text is trec_eval's
+bytes, run after run; every other format says which run each line belongs to (tag and path), since
+several runs may carry the same tag.  Floats in JSON/CSV are written with ``repr`` (shortest
+round-trip), so the same numbers give the same bytes everywhere; a NaN (trec_eval's -nan) is null in
+JSON and ``nan`` in CSV.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 
 from .trec_eval import format_trec_eval
 
 
-def _numeric(res):
+def _numeric(res) -> list[str]:
     return [c for c in res.columns if res.kinds[c] in ("double", "long")]
 
 
-def _summary_rows(results):
-    for path, tag, parts in results:
-        for res in parts:
-            for c in _numeric(res):
-                if c in res.summary:
-                    yield path, tag, c, res.summary[c]
+def _per_query_numeric(res) -> list[tuple[int, str]]:
+    return [(j, c) for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+
+
+def _json_number(x: float):
+    return None if math.isnan(x) else x
 
 
 def render(results, fmt: str, *, per_query: bool = False, summary: bool = True) -> str:
     if fmt == "trec_eval":
-        return "".join(format_trec_eval(res, per_query=per_query, summary=summary)
-                       for _, _, parts in results for res in parts)
+        return "".join(format_trec_eval(res, per_query=per_query, summary=summary) for _, _, res in results)
     if fmt == "table":
-        return _table(results, per_query)
+        return _table(results, per_query, summary)
     if fmt == "json":
-        return json.dumps([_run_record(path, tag, parts, per_query) for path, tag, parts in results], indent=2) + "\n"
+        return json.dumps([_run_record(path, tag, res, per_query, summary) for path, tag, res in results], indent=2) + "\n"
     if fmt == "jsonl":
         lines = []
-        for path, tag, parts in results:
-            rec = _run_record(path, tag, parts, True)
-            rows = rec["per_query"] if per_query else []
-            for row in rows:
-                lines.append(json.dumps({"run": tag, **row}))
-            lines.append(json.dumps({"run": tag, "qid": "all", **rec["summary"]}))
-        return "\n".join(lines) + "\n"
+        for path, tag, res in results:
+            rec = _run_record(path, tag, res, per_query, summary)
+            for row in rec.get("per_query", []):
+                lines.append(json.dumps({"run": tag, "path": str(path), **row}))
+            if summary:
+                lines.append(json.dumps({"run": tag, "path": str(path), "qid": "all", **rec["summary"]}))
+        return "".join(line + "\n" for line in lines)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", "qid", "measure", "value"])
-        for path, tag, parts in results:
-            for res in parts:
-                if per_query:
-                    for i, q in enumerate(res.qids):
-                        for j, c in enumerate(res.columns):
-                            if c in res.per_query_columns and res.kinds[c] in ("double", "long"):
-                                w.writerow([tag, q, c, repr(float(res.values[i, j]))])
+        w.writerow(["run", "qid", "measure", "value", "path"])
+        for path, tag, res in results:
+            if per_query:
+                cols = _per_query_numeric(res)
+                for i, q in enumerate(res.qids):
+                    for j, c in cols:
+                        w.writerow([tag, q, c, repr(float(res.values[i, j])), path])
+            if summary:
                 for c in _numeric(res):
                     if c in res.summary:
-                        w.writerow([tag, "all", c, repr(float(res.summary[c]))])
+                        w.writerow([tag, "all", c, repr(float(res.summary[c])), path])
         return buf.getvalue()
     from ..errors import InputError
     raise InputError(f"unknown output format {fmt!r}", fix="use trec_eval, table, json, csv or jsonl")
 
 
-def _run_record(path, tag, parts, per_query):
-    rec = {"run": tag, "path": str(path), "num_q": parts[0].view.Q, "summary": {}}
-    rows: dict[str, dict] = {}
-    for res in parts:
-        for c in _numeric(res):
-            if c in res.summary:
-                rec["summary"][c] = res.summary[c]
-        if per_query:
-            for i, q in enumerate(res.qids):
-                row = rows.setdefault(q, {"qid": q})
-                for j, c in enumerate(res.columns):
-                    if c in res.per_query_columns and res.kinds[c] in ("double", "long"):
-                        row[c] = float(res.values[i, j])
+def _run_record(path, tag, res, per_query: bool, summary: bool) -> dict:
+    rec: dict = {"run": tag, "path": str(path), "num_q": res.view.Q}
+    if summary:
+        rec["summary"] = {c: _json_number(res.summary[c]) for c in _numeric(res) if c in res.summary}
     if per_query:
-        rec["per_query"] = list(rows.values())
+        cols = _per_query_numeric(res)
+        rec["per_query"] = [{"qid": q, **{c: _json_number(float(res.values[i, j])) for j, c in cols}}
+                            for i, q in enumerate(res.qids)]
     return rec
 
 
-def _table(results, per_query: bool) -> str:
+def _cell(x: float, kind: str = "double") -> str:
+    if math.isnan(x):
+        return "-nan"
+    return str(int(x)) if kind == "long" else f"{x:.4f}"
+
+
+def _table(results, per_query: bool, summary: bool) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    measures: list[str] = []
-    values: dict[tuple[str, str], float] = {}
-    tags = []
-    for path, tag, parts in results:
-        tags.append(tag)
-        for res in parts:
-            for c in _numeric(res):
-                if c in res.summary:
-                    if c not in measures:
-                        measures.append(c)
-                    values[(tag, c)] = res.summary[c]
-    t = Table(title="treckit evaluation (mean over queries; num_* are sums)")
-    t.add_column("measure")
-    for tag in tags:
-        t.add_column(tag, justify="right")
-    for m in measures:
-        t.add_row(m, *[(f"{values[(tag, m)]:.4f}" if (tag, m) in values else "") for tag in tags])
     buf = io.StringIO()
-    Console(file=buf, force_terminal=False, width=120).print(t)
+    console = Console(file=buf, force_terminal=False, width=160)
+    if per_query:
+        for path, tag, res in results:       # one table per run: a row per query, then the summary
+            cols = _per_query_numeric(res)
+            buf.write(f"run {tag}: {path}\n")            # written whole: a table title would wrap a long path
+            t = Table(title="per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""))
+            t.add_column("qid")
+            for _, c in cols:
+                t.add_column(c, justify="right")
+            for i, q in enumerate(res.qids):
+                t.add_row(q, *[_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols])
+            if summary:
+                t.add_row("all", *[_cell(res.summary[c], res.kinds[c]) if c in res.summary else "" for _, c in cols])
+            console.print(t)
+        return buf.getvalue()
+    if not summary:
+        return ""
+    measures: list[str] = []
+    for _, _, res in results:
+        measures += [c for c in _numeric(res) if c in res.summary and c not in measures]
+    t = Table(title="treckit evaluation (mean over queries; counts are sums)")
+    t.add_column("measure")
+    for path, tag, _ in results:
+        t.add_column(f"{tag}\n{path}", justify="right")
+    for m in measures:
+        t.add_row(m, *[(_cell(res.summary[m], res.kinds[m]) if m in res.summary else "") for _, _, res in results])
+    console.print(t)
     return buf.getvalue()

@@ -1,12 +1,16 @@
 """trec_eval's text output, byte for byte: ``%-22s\\t%s\\t%6.4f`` (or ``%ld`` for counts)."""
 from __future__ import annotations
 
+import math
+
 from ..evaluation import EvalResult
 
 
 def _value(kind: str, value: float, z: bool) -> str:
     if kind == "long" and not z:
         return str(int(value))
+    if math.isnan(value):
+        return "  -nan"      # C's printf of 0.0/0.0 on x86 (sign bit set): trec_eval's only NaN
     return f"{value:6.4f}"
 
 
