@@ -34,6 +34,7 @@ class EvalArgs:
     float32: bool = False
     qrels_format: str | None = None
     run_format: str | None = None
+    rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
     files: list[str] = field(default_factory=list)
 
 
@@ -60,8 +61,11 @@ def parse_args(argv: list[str]) -> EvalArgs:
             a.ndocs = _atol(val)
         elif ch == "Z":
             a.zscore = val
-        elif ch in ("R", "T"):
-            if val not in ("qrels", "trec_results"):
+        elif ch == "R":
+            from .evaluate_prefs import check_rel_format
+            a.rel_format = check_rel_format(val)
+        elif ch == "T":
+            if val != "trec_results":
                 raise InputError(f"-{ch} {val}: only the qrels / trec_results formats are supported",
                                  fix="use --qrels-format / --run-format for other input formats")
         # -D (debug level) is accepted and ignored
@@ -147,6 +151,10 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..stages import say
 
     out = out or sys.stdout
+    from .evaluate_prefs import check_measures_for_qrels, run_eval_prefs
+    if a.rel_format != "qrels":
+        return run_eval_prefs(a, out)
+    check_measures_for_qrels(a.measures)
     trec_args, groups = split_measures(a.measures)
     if not trec_args and not groups:
         trec_args = ["official"]

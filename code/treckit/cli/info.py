@@ -9,10 +9,18 @@ def measures_cmd() -> None:
     """List every measure: trec_eval names with defaults, then ir_measures-style names."""
     from ..measures import irm
     from ..measures.registry import MEASURES, NICKNAMES
-    for m in MEASURES:
-        default = ",".join(str(x) for x in m.default)
-        print(f"{m.name:<22} {('[' + default + '] ') if default else ''}{m.doc}")
+    from ..measures import prefs
+
+    def show(measures) -> None:
+        for m in measures:
+            default = ",".join(str(x) for x in m.default)
+            print(f"{m.name:<22} {('[' + default + '] ') if default else ''}{m.doc}")
+
+    show(MEASURES)
     print("\nnicknames: " + ", ".join(NICKNAMES))
+    print("\nwith -R prefs / qrels_prefs (preferences) or -R qrels_jg (judgment groups):")
+    show(m for m in prefs.MEASURES if m.name not in prefs.GENERIC)
+    print("nicknames: " + ", ".join(prefs.NICKNAMES))
     print(irm.__doc__)
 
 
