@@ -293,18 +293,28 @@ def test_missing_query_policies(tmp_path, capsys):
     assert code == 2 and "q2" in err
 
 
-def test_limits_refuse_clearly(tmp_path, capsys, monkeypatch):
+def test_closure_limit_refuses_clearly(tmp_path, capsys, monkeypatch):
     from treckit.measures import prefs as pm
     monkeypatch.setattr(pm, "PA_MAX_DOCS", 2)
     code, _, err = _eval(tmp_path, capsys, "q u s1 a 2\nq u s1 b 1\nq u s2 c 2\n", "q Q0 a 1 1 t\n")
     assert code == 2 and "2x2 matrix" in err
-    monkeypatch.setattr(pm, "PA_MAX_DOCS", 4096)
-    monkeypatch.setattr(pm, "PAIR_LIMIT", 1)
-    code, _, err = _eval(tmp_path, capsys, "q u s a 2\nq u s b 1\nq v s a 2\nq v s b 1\n", "q Q0 a 1 1 t\n")
-    assert code == 2 and "limit of 1" in err
-    code, out, err = _eval(tmp_path, capsys, "q u s a 2\nq u s b 1\nq v s a 2\nq v s b 1\n", "q Q0 a 1 1 t\n",
-                           ("prefs_simp",))
-    assert code == 0 and _value(out, "prefs_simp") == "1.0000"     # no pair list without prefs_pair*
+    code, out, err = _eval(tmp_path, capsys, "q u s1 a 2\nq u s1 b 1\nq u s2 b 2\n", "q Q0 a 1 1 t\n")
+    assert code == 0 and _value(out, "prefs_num_prefs_poss") == "1"
+
+
+def test_pair_blocks_give_the_same_numbers(data, capsys, monkeypatch):
+    """prefs_pair* over several jgs, counted in blocks of 7 cells and in one block, unretrieved pairs by class
+    and by blocks (both sides of each threshold)."""
+    from treckit.measures import prefs as pm
+    monkeypatch.chdir(data)
+    args = "-q -m prefs_pair -m prefs_pair_imp -m prefs_pair_ret -R qrels_prefs qrels.123 results.test".split()
+    code, whole, err = treckit(args, capsys)
+    assert code == 0 and "prefs_pair" in whole, err
+    monkeypatch.setattr(pm, "PAIR_BLOCK_CELLS", 7)
+    monkeypatch.setattr(pm, "CLASS_LIMIT", 0)            # unretrieved pairs in blocks, not by class
+    assert treckit(args, capsys)[1] == whole
+    monkeypatch.setattr(pm, "PAIR_BLOCK_CELLS", 1 << 40)
+    assert treckit(args, capsys)[1] == whole
 
 
 def test_output_formats_and_several_runs(data, capsys, monkeypatch):

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from ..errors import InputError
 from ..io import PathLike, display_name, read_text
@@ -27,17 +28,17 @@ _FIELDS = re.compile(r"[ \t\n\r\f\v]+")
 
 @dataclass(frozen=True)
 class Prefs:
-    """One row per preference line: query, judgment group, sub-group, doc id and relevance level."""
+    """One row per preference line: query, judgment group, sub-group, doc id (string arrays) and level."""
 
-    qid: list[str]
-    jg: list[str]
-    jsg: list[str]
-    docid: list[str]
+    qid: pa.Array
+    jg: pa.Array
+    jsg: pa.Array
+    docid: pa.Array
     level: np.ndarray          # float64
     source: str = "prefs"
 
     def __len__(self) -> int:
-        return len(self.qid)
+        return len(self.level)
 
 
 def read_prefs(path: PathLike, *, skip_malformed: bool = False) -> Prefs:
@@ -67,21 +68,37 @@ def read_prefs(path: PathLike, *, skip_malformed: bool = False) -> Prefs:
     if not qids:
         raise InputError("no preference judgments found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
-    return Prefs(qids, jgs, jsgs, docs, np.array(levels, np.float64), name)
+    return Prefs(*(pa.array(x, pa.string()) for x in (qids, jgs, jsgs, docs)), np.array(levels, np.float64), name)
 
 
 def prefs_from_qrels(qrels: Qrels, source: str = "qrels") -> Prefs:
     """A qrels file read as preferences (``-R qrels_prefs``): the second column names the judgment
     group, which is a single sub-group, and the grade is the relevance level."""
     t = qrels.table
-    qid = t.column("qid").to_pylist()
-    return Prefs(qid, t.column("iter").to_pylist(), ["0"] * len(qid), t.column("docid").to_pylist(),
-                 t.column("grade").to_numpy().astype(np.float64), source)
+    n = t.num_rows
+    return Prefs(*(string_array(t.column(c)) for c in ("qid", "iter")), pa.repeat(pa.scalar("0"), n),
+                 string_array(t.column("docid")), t.column("grade").to_numpy().astype(np.float64), source)
 
 
-def byte_order(values: list[str]) -> tuple[np.ndarray, list[str]]:
+def string_array(values) -> pa.Array:
+    """One plain string array from a list, an array or a (chunked, dictionary-encoded) column."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not isinstance(values, pa.Array):
+        values = pa.array(values, pa.string())
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(pa.string())
+    return values
+
+
+def byte_order(values) -> tuple[np.ndarray, list[str]]:
     """(code of each value, the distinct values) with codes following C's strcmp on the UTF-8 bytes,
-    the order trec_eval sorts queries, judgment groups and doc ids in."""
-    raw = np.array([v.encode("utf-8", "surrogateescape") for v in values], dtype=object)
-    distinct, codes = np.unique(raw, return_inverse=True)
-    return codes.astype(np.int64), [d.decode("utf-8", "surrogateescape") for d in distinct]
+    the order trec_eval sorts queries, judgment groups and doc ids in (Arrow sorts strings bytewise)."""
+    import pyarrow.compute as pc
+
+    encoded = string_array(values).dictionary_encode()
+    order = pc.array_sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False)] if len(encoded) else np.empty(0, np.int64)
+    return codes, encoded.dictionary.take(pa.array(order)).to_pylist()

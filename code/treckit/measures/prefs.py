@@ -15,9 +15,12 @@ How a query is counted (trec_eval's form_prefs_counts):
   fulfilled.  ``poss`` counts include the fulfilled ones.
 
 Sizes: ECs are counted pairwise through sorted rank arrays, never as a matrix.  A multi-sub-group jg is
-closed as a dense boolean matrix over its own docs, up to ``PA_MAX_DOCS`` docs; ``prefs_pair*`` over
-several jgs lists the (doc, doc) preferences, up to ``PAIR_LIMIT`` per query.  Beyond either limit the
-query is refused with a clear error (trec_eval itself allocates num_judged^2 cells per query there).
+closed as a dense boolean matrix over its own docs, up to ``PA_MAX_DOCS`` docs (beyond, the query is refused
+with a clear error; trec_eval allocates num_judged^2 cells per sub-group there).  ``prefs_pair*`` over
+several jgs needs each doc pair's count in every jg: pairs with a retrieved doc are summed over blocks of
+``PAIR_BLOCK_CELLS`` cells (memory bounded, time retrieved x judged x jgs); pairs of unretrieved docs are only
+counted, class by class (docs with the same level in every jg) when the jgs are ECs and the classes few
+(``CLASS_LIMIT``), else in blocks too.
 """
 from __future__ import annotations
 
@@ -27,11 +30,12 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..formats.prefs import Prefs, byte_order
+from ..formats.prefs import Prefs, byte_order, string_array
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, TrecMeasure, Request, parse_params
 
 PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (boolean closure matrix, 16 MB)
-PAIR_LIMIT = 20_000_000       # (doc, doc) preferences listed per query for prefs_pair* over several jgs
+PAIR_BLOCK_CELLS = 1 << 20   # (doc, doc) cells per block when prefs_pair* counts pairs over several jgs
+CLASS_LIMIT = 2048            # classes of unretrieved docs (same level in every jg) compared class by class
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 JG_FORMAT = "qrels_jg"
@@ -105,7 +109,8 @@ def _add(acc: list, part) -> None:
         acc[i] += v
 
 
-def _ec_jg(ecs: list[np.ndarray], levels: list[float], njr: int, want_pairs: bool, warn, where: str) -> JG:
+def _ec_jg(ecs: list[np.ndarray], levels: list[float], njr: int, nj: int, want_pairs: bool, warn,
+           where: str) -> JG:
     """A single-sub-group jg: ECs (sorted internal ranks per level, levels descending)."""
     jg = JG()
     c = [0, 0, 0, 0, 0]
@@ -129,12 +134,13 @@ def _ec_jg(ecs: list[np.ndarray], levels: list[float], njr: int, want_pairs: boo
     if jg.num_rel_ret < jg.num_nonrel_ret:
         jg.rnonrel_ret = _ec_recount(ecs, jg.num_rel_ret, njr, _ful_total_ret, warn, where)
     if want_pairs:
-        pref, other = [], []
-        for e in range(len(ecs) - 1):
-            lower = np.concatenate(ecs[e + 1:])
-            pref.append(np.repeat(ecs[e], lower.size))
-            other.append(np.tile(lower, ecs[e].size))
-        jg.pairs = (np.concatenate(pref), np.concatenate(other)) if pref else (np.empty(0, np.int64),) * 2
+        # level and number of lines of each doc: the group's count for a pair is the product of the
+        # docs' line counts when their levels differ
+        level_of, lines_of = np.full(nj, np.nan), np.zeros(nj, np.int64)
+        for ranks, level in zip(ecs, levels):
+            level_of[ranks] = level
+            np.add.at(lines_of, ranks, 1)
+        jg.pairs = ("ec", level_of, lines_of)
     return jg
 
 
@@ -151,8 +157,7 @@ def _ec_recount(ecs, keep: int, njr: int, count, warn, where: str) -> tuple[int,
     last = ecs[-1]
     if keep > last.size and warn is not None:
         # trec_eval reads past the end of its array here (levels below 0 put nonrelevant docs in two ECs)
-        warn(f"{where}: the lowest level holds {last.size} docs, fewer than the {keep} relevant ones that "
-             "prefs_avgjg_Rnonrel* pairs with it; trec_eval reads past its array here, treckit uses those docs")
+        warn(where)
     f, t = count(np.sort(np.concatenate(ecs), kind="stable"), last[:keep], njr)
     return ful + f, total + t
 
@@ -213,7 +218,11 @@ def _pa_jg(ranks: np.ndarray, jsg: np.ndarray, levels: np.ndarray, njr: int, nj:
         sel = k[i] & k[j] & ri & rj
         jg.rnonrel_ret = (int((sel & (gj > gi)).sum()), int(sel.sum()))
     if want_pairs:
-        jg.pairs = (gi, gj)
+        local_of = np.full(nj, m)            # docs outside the group point at an all-False row and column
+        local_of[docs] = np.arange(m)
+        padded = np.zeros((m + 1, m + 1), bool)
+        padded[:m, :m] = pref
+        jg.pairs = ("pa", local_of, padded)
     return jg
 
 
@@ -252,9 +261,9 @@ def query_prefs(line_rank: np.ndarray, jg_code: np.ndarray, jsg_code: np.ndarray
             ecs = np.split(jr, cuts)
             _check_one_level(ecs, name, where)
             lvls = [float(x) for x in jl[np.concatenate(([0], cuts))]]
-            jg = _ec_jg(ecs, lvls, njr, want_pairs and several, warn, where)
+            jg = _ec_jg(ecs, lvls, njr, nj, want_pairs and several, warn, where)
             if not several and want_pairs:
-                distinct = _ec_jg([np.unique(e) for e in ecs], lvls, njr, False, None, where)
+                distinct = _ec_jg([np.unique(e) for e in ecs], lvls, njr, nj, False, None, where)
         jgs.append(jg)
     return QueryPrefs(jgs, nj, njr, distinct)
 
@@ -320,6 +329,50 @@ def _rnonrel(retrieved_only: bool):
     return kernel
 
 
+def _pair_counts(qp: QueryPrefs, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Over all jgs, how many times doc ``rows[i]`` is preferred to ``cols[j]``, and the other way round."""
+    fwd = np.zeros((rows.size, cols.size), np.int64)
+    bwd = np.zeros_like(fwd)
+    for jg in qp.jgs:
+        kind, a, b = jg.pairs
+        if kind == "ec":
+            both = np.outer(b[rows], b[cols])
+            above = a[rows][:, None] - a[cols][None, :]
+            fwd += both * (above > 0)
+            bwd += both * (above < 0)
+        else:
+            fwd += b[np.ix_(a[rows], a[cols])]
+            bwd += b.T[np.ix_(a[rows], a[cols])]
+    return fwd, bwd
+
+
+def _unretrieved_pairs(qp: QueryPrefs) -> int:
+    """How many pairs of unretrieved docs some jg has a preference on.  With EC jgs only, docs with the same
+    level (or absence) in every jg form a class: no preference inside a class, and one answer for any two
+    classes; so pairs are counted class by class when there are at most ``CLASS_LIMIT`` classes."""
+    nj, njr = qp.num_judged, qp.num_judged_ret
+    if all(jg.pairs[0] == "ec" for jg in qp.jgs):
+        levels = np.stack([jg.pairs[1][njr:] for jg in qp.jgs], axis=1)
+        present = ~np.isnan(levels)
+        classes, size = np.unique(np.concatenate((present, np.where(present, levels, 0.0)), axis=1), axis=0,
+                                  return_counts=True)
+        if len(classes) <= CLASS_LIMIT:
+            g = len(qp.jgs)
+            has, lv = classes[:, :g] > 0, classes[:, g:]
+            differ = np.zeros((len(classes), len(classes)), bool)
+            for k in range(g):
+                differ |= has[:, k][:, None] & has[:, k][None, :] & (lv[:, k][:, None] != lv[:, k][None, :])
+            return int((np.outer(size, size) * differ).sum()) // 2
+    found = 0
+    cols = np.arange(njr, nj)
+    step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+    for start in range(njr, nj, step):
+        rows = np.arange(start, min(start + step, nj))
+        fwd, bwd = _pair_counts(qp, rows, cols)
+        found += int((((fwd + bwd) > 0) & (cols[None, :] > rows[:, None])).sum())
+    return found
+
+
 def _pair_sums(qp: QueryPrefs) -> tuple:
     """(sum over both-retrieved pairs, their number, sum over all pairs, number with one retrieved, number
     with neither) of count(i > j) / (count(i > j) + count(j > i)) over doc pairs, i the better ranked doc."""
@@ -328,29 +381,31 @@ def _pair_sums(qp: QueryPrefs) -> tuple:
     if len(qp.jgs) == 1:
         d = qp.distinct
         # one jg has no conflicts: each pair is 1 when fulfilled, else 0
-        qp._pair = (float(d.ful_ret), d.poss_ret, float(d.ful_ret + d.ful_imp), d.poss_imp, d.notoccur)
+        qp._pair = (float(d.ful_ret), d.poss_ret, float(d.ful_imp + d.ful_ret), d.poss_imp, d.notoccur)
         return qp._pair
-    pref = np.concatenate([j.pairs[0] for j in qp.jgs])
-    other = np.concatenate([j.pairs[1] for j in qp.jgs])
-    if pref.size > PAIR_LIMIT:
-        raise InputError(f"{pref.size} preferences in one query exceed treckit's limit of {PAIR_LIMIT} for prefs_pair*",
-                         fix="leave out the prefs_pair measures for this file, or split its judgment groups")
-    lo, hi = np.minimum(pref, other), np.maximum(pref, other)
-    key = lo.astype(np.int64) * qp.num_judged + hi
-    u, inv = np.unique(key, return_inverse=True)
-    fwd = np.bincount(inv, weights=(pref < other), minlength=u.size)
-    cnt = np.bincount(inv, minlength=u.size)
-    ulo, uhi = u // qp.num_judged, u % qp.num_judged
-    njr = qp.num_judged_ret
-    val = fwd / cnt
-    ret = uhi < njr
-    imp = (ulo < njr) & ~ret
-    # trec_eval adds the both-retrieved pairs first, then the one-retrieved ones, each in (i, j) order
-    acc = np.cumsum(np.concatenate((val[ret], val[imp])))
-    n_ret, n_imp = int(ret.sum()), int(imp.sum())
-    s_ret = float(acc[n_ret - 1]) if n_ret else 0.0
-    s_all = float(acc[-1]) if acc.size else 0.0
-    qp._pair = (s_ret, n_ret, s_all, n_imp, int(u.size) - n_ret - n_imp)
+    # several jgs: pairs with a retrieved doc are counted over row blocks of (retrieved doc x doc) matrices
+    nj, njr = qp.num_judged, qp.num_judged_ret
+    total = 0.0
+
+    def sweep(cols: np.ndarray) -> int:
+        nonlocal total
+        found = 0
+        step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+        for start in range(0, njr, step):
+            rows = np.arange(start, min(start + step, njr))
+            fwd, bwd = _pair_counts(qp, rows, cols)
+            both = fwd + bwd
+            mask = (both > 0) & (cols[None, :] > rows[:, None])
+            found += int(mask.sum())
+            if mask.any():
+                # trec_eval adds pair by pair in (i, j) order: a sequential sum, continued across blocks
+                total = float(np.cumsum(np.concatenate(([total], fwd[mask] / both[mask])))[-1])
+        return found
+
+    n_ret = sweep(np.arange(njr))
+    s_ret = total
+    n_imp = sweep(np.arange(njr, nj))
+    qp._pair = (s_ret, n_ret, total, n_imp, _unretrieved_pairs(qp))
     return qp._pair
 
 
@@ -511,26 +566,24 @@ def _fix(rel_format: str) -> str:
 
 
 # ------------------------------------------------------------------ evaluation
-def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs: list[str], source: str):
+def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs, source: str):
     """Each wanted query's retrieved docs in trec_eval's order, as codes in one byte-ordered doc space
     shared with ``extra_docs``; returns ({qid: doc codes (after -M)}, code of each extra doc, names)."""
     import pyarrow.compute as pc     # not at import: plain evaluation never loads it (start-up time)
 
     t = run.table
-    keep = pc.is_in(t.column("qid"), value_set=pa.array(qids, pa.string()))
-    t = t.filter(keep)
-    rq = t.column("qid").to_pylist()
-    rd = t.column("docid").to_pylist()
+    wanted = pa.array(qids, pa.string())
+    t = t.filter(pc.is_in(string_array(t.column("qid")), value_set=wanted))
+    qc = pc.index_in(string_array(t.column("qid")), value_set=wanted).to_numpy(zero_copy_only=False).astype(np.int64)
     if options.order == "rank":
         key = -t.column("rank").to_numpy().astype(np.float64)
     else:
         key = t.column("score").to_numpy()
         if options.float32:
             key = key.astype(np.float32).astype(np.float64)
-    codes, names = byte_order(rd + extra_docs)
-    dcode, extra = codes[:len(rd)], codes[len(rd):]
-    qindex = {q: i for i, q in enumerate(qids)}
-    qc = np.array([qindex[q] for q in rq], np.int64)
+    n = t.num_rows
+    codes, names = byte_order(pa.concat_arrays([string_array(t.column("docid")), string_array(extra_docs)]))
+    dcode, extra = codes[:n], codes[n:]
     dup = np.unique(qc * len(names) + dcode, return_counts=True)
     if (dup[1] > 1).any():
         k = int(dup[0][np.argmax(dup[1] > 1)])
@@ -548,16 +601,19 @@ def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs:
     return ranked, extra, names
 
 
-def _query_order(qids: list[str]) -> list[str]:
-    _, distinct = byte_order(qids)
-    return distinct
+def _with_placeholder(docs) -> pa.Array:
+    return pa.concat_arrays([string_array(docs), pa.array([PLACEHOLDER_DOC], pa.string())])
 
 
 def _evaluated_queries(all_qids: list[str], ranked: dict, options, source: str, warn) -> list[str]:
     from .ranking import _evaluated
     present = np.array([q in ranked for q in all_qids])
     ev = _evaluated(present, options, [q for q in all_qids if q not in ranked], source, warn)
-    return [q for q, e in zip(all_qids, ev) if e]
+    qids = [q for q, e in zip(all_qids, ev) if e]
+    if not qids:
+        raise InputError("no queries with both results and judgments", path=source,
+                         fix="check that the run and the judgments use the same query ids")
+    return qids
 
 
 def _check_max(options) -> None:
@@ -579,23 +635,28 @@ class _View:
         return len(self.qids)
 
 
+def _query_rows(qid_column):
+    """(queries in byte order, {qid: its rows})."""
+    line_q, all_qids = byte_order(qid_column)
+    order = np.argsort(line_q, kind="stable")
+    bounds = np.searchsorted(line_q[order], np.arange(len(all_qids) + 1))
+    return all_qids, {q: order[bounds[i]:bounds[i + 1]] for i, q in enumerate(all_qids)}
+
+
 def evaluate_prefs(prefs: Prefs, run, requests: list[Request], options, *, source: str = "run", warn=None):
     """Preference measures of ``run`` against ``prefs`` (see the module doc) as an EvalResult."""
     _check_max(options)
-    all_qids = _query_order(prefs.qid)
-    ranked, extra, names = _ranked_run(run, all_qids, options, True, prefs.docid + [PLACEHOLDER_DOC], source)
+    all_qids, rows_of = _query_rows(prefs.qid)
+    ranked, extra, names = _ranked_run(run, all_qids, options, True, _with_placeholder(prefs.docid), source)
     line_doc, placeholder = extra[:-1], extra[-1:]
     qids = _evaluated_queries(all_qids, ranked, options, source, warn)
     jg_code, _ = byte_order(prefs.jg)
     jsg_code, _ = byte_order(prefs.jsg)
-    qindex = {q: i for i, q in enumerate(all_qids)}
-    line_q = np.array([qindex[q] for q in prefs.qid], np.int64)
-    order = np.argsort(line_q, kind="stable")
-    bounds = np.searchsorted(line_q[order], np.arange(len(all_qids) + 1))
     want_pairs = any(r.measure.name.startswith("prefs_pair") for r in requests)
+    notes: list[str] = []
     per_query = []
     for q in qids:
-        rows = order[bounds[qindex[q]]:bounds[qindex[q] + 1]]
+        rows = rows_of[q]
         retrieved = ranked.get(q, placeholder)
         judged = np.unique(line_doc[rows])
         # internal ranks: judged docs the run retrieves, in run order; then the rest in doc id order
@@ -605,13 +666,16 @@ def evaluate_prefs(prefs: Prefs, run, requests: list[Request], options, *, sourc
         internal = np.empty(judged.size, np.int64)
         internal[np.argsort(pos, kind="stable")] = np.arange(judged.size)
         line_rank = internal[np.searchsorted(judged, line_doc[rows])]
-        njr = int(hit.sum())
 
         def name(rank, judged=judged, internal=internal):
             return names[int(judged[np.flatnonzero(internal == rank)[0]])]
 
-        per_query.append(query_prefs(line_rank, jg_code[rows], jsg_code[rows], prefs.level[rows], njr, judged.size,
-                                     want_pairs, name, f"{prefs.source}: query {q!r}", warn))
+        per_query.append(query_prefs(line_rank, jg_code[rows], jsg_code[rows], prefs.level[rows], int(hit.sum()),
+                                     judged.size, want_pairs, name, f"{prefs.source}: query {q!r}", notes.append))
+    if notes and warn is not None:
+        warn(f"{prefs.source}: in {len(notes)} judgment group(s) ({notes[0]} ...) the lowest level holds fewer docs "
+             "than prefs_avgjg_Rnonrel* pairs with it (levels below 0 split the non-relevant docs); trec_eval reads "
+             "past its array there, treckit uses the docs there are")
     return _result(qids, run.tag, per_query, requests, options, ranked, lambda m, qp, p: m.kernel(qp))
 
 
@@ -619,26 +683,22 @@ def evaluate_qrels_jg(qrels, run, requests: list[Request], options, *, source: s
     """The judgment-group measures of ``run`` against ``qrels`` read as ``-R qrels_jg``."""
     _check_max(options)
     t = qrels.table
-    qid, jg, doc = (t.column(c).to_pylist() for c in ("qid", "iter", "docid"))
-    grade = t.column("grade").to_numpy()
-    all_qids = _query_order(qid)
-    ranked, extra, names = _ranked_run(run, all_qids, options, False, doc + [PLACEHOLDER_DOC], source)
+    all_qids, rows_of = _query_rows(t.column("qid"))
+    ranked, extra, names = _ranked_run(run, all_qids, options, False, _with_placeholder(t.column("docid")), source)
     line_doc, placeholder = extra[:-1], extra[-1:]
     qids = _evaluated_queries(all_qids, ranked, options, source, warn)
-    jg_code, jg_names = byte_order(jg)
-    qindex = {q: i for i, q in enumerate(all_qids)}
-    line_q = np.array([qindex[q] for q in qid], np.int64)
-    o = np.lexsort((line_doc, jg_code, line_q))
-    same = (line_q[o][1:] == line_q[o][:-1]) & (jg_code[o][1:] == jg_code[o][:-1]) & (line_doc[o][1:] == line_doc[o][:-1])
-    if same.any():
-        k = o[np.argmax(same) + 1]
-        raise InputError(f"qrels judge doc {doc[k]!r} twice for query {qid[k]!r} in judgment group {jg[k]!r}",
-                         fix="remove the duplicate judgment")
-    bounds = np.searchsorted(line_q[o], np.arange(len(all_qids) + 1))
+    jg_code, jg_names = byte_order(t.column("iter"))
+    grade = t.column("grade").to_numpy()
     level = options.level
     per_query = []
     for q in qids:
-        rows = o[bounds[qindex[q]]:bounds[qindex[q] + 1]]
+        rows = rows_of[q]
+        rows = rows[np.lexsort((line_doc[rows], jg_code[rows]))]
+        same = (jg_code[rows][1:] == jg_code[rows][:-1]) & (line_doc[rows][1:] == line_doc[rows][:-1])
+        if same.any():
+            k = rows[np.argmax(same) + 1]
+            raise InputError(f"qrels judge doc {names[line_doc[k]]!r} twice for query {q!r} in judgment group "
+                             f"{jg_names[jg_code[k]]!r}", fix="remove the duplicate judgment")
         retrieved = ranked.get(q, placeholder)
         groups = []
         for g in np.unique(jg_code[rows]):
@@ -650,9 +710,8 @@ def evaluate_qrels_jg(qrels, run, requests: list[Request], options, *, source: s
             rels[found] = np.where(gr[idx[found]] < 0, UNJUDGED, gr[idx[found]])
             if options.judged_only:
                 rels = rels[rels >= 0]
-            judged = rels >= 0
             groups.append(JGRanking(rels, rels.size, int(((gr >= 0) & (gr >= level)).sum()),
-                                    int((judged & (rels >= level)).sum())))
+                                    int(((rels >= 0) & (rels >= level)).sum())))
         per_query.append(groups)
     return _result(qids, run.tag, per_query, requests, options, ranked,
                    lambda m, groups, p: m.kernel(groups, level, p))
