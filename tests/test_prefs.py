@@ -93,6 +93,22 @@ def test_variations_match_trec_eval(data, trec_eval, capsys, args):
     _same_as_trec_eval(trec_eval, capsys, args.split(), data)
 
 
+def test_zscores_match_trec_eval(data, trec_eval, capsys, tmp_path):
+    """-Z with prefs and avgjg names (every query listed: trec_eval 10.0 reads past its table otherwise)."""
+    rows = []
+    for i, q in enumerate(sorted({line.split()[0] for line in (data / "prefs.test").read_text().splitlines()}), 1):
+        rows += [f"{q} prefs_simp 0.{i % 10} 0.25", f"{q} prefs_num_prefs_poss {i % 4} 0.5",
+                 f"{q} prefs_pair 0.3 {0 if i % 3 == 0 else 0.1}"]
+    for q in ("301", "302", "303"):
+        rows += [f"{q} map_avgjg 0.1 0.05", f"{q} P_avgjg_5 0.2 0", f"{q} P_avgjg_10 0.3 0.1"]
+    (tmp_path / "z").write_text("\n".join(rows) + "\n")
+    z = str(tmp_path / "z")
+    _same_as_trec_eval(trec_eval, capsys, ["-q", "-Z", z, "-m", "prefs_simp", "-m", "prefs_num_prefs_poss", "-m",
+                                           "prefs_pair", "-R", "prefs", "prefs.test", "prefs.results.test"], data)
+    _same_as_trec_eval(trec_eval, capsys, ["-q", "-Z", z, "-m", "map_avgjg", "-m", "P_avgjg.5,10", "-R", "qrels_jg",
+                                           "qrels.123", "results.test"], data)
+
+
 def _random_prefs(rng: random.Random, docs: list[str]) -> list[str]:
     """Queries of 1-3 judgment groups of 1-3 sub-groups over a few docs: consistent within a group (each
     doc has one latent level per group, each sub-group a monotone image of it), ties, duplicate lines."""
