@@ -66,7 +66,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
             a.rel_format = check_rel_format(val)
         elif ch == "T":
             if val != "trec_results":
-                raise InputError(f"-{ch} {val}: only the qrels / trec_results formats are supported",
+                raise InputError(f"-T {val}: only the trec_results format is supported",
                                  fix="use --qrels-format / --run-format for other input formats")
         # -D (debug level) is accepted and ignored
     while i < len(argv):

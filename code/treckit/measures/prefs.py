@@ -37,7 +37,6 @@ PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (bool
 PAIR_BLOCK_CELLS = 1 << 20   # (doc, doc) cells per block when prefs_pair* counts pairs over several jgs
 CLASS_LIMIT = 2048            # classes of unretrieved docs (same level in every jg) compared class by class
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
-PREFS_FORMATS = ("prefs", "qrels_prefs")
 JG_FORMAT = "qrels_jg"
 NONPOOL, UNJUDGED = -1, -2    # as in measures.ranking: retrieved but not judged / judged with a negative grade
 
@@ -58,7 +57,9 @@ class JG:
     num_nonrel_ret: int = 0
     rnonrel: tuple | None = None        # (ful, poss) with nonrelevant docs cut to R (when R < N)
     rnonrel_ret: tuple | None = None    # the same among retrieved docs
-    pairs: tuple | None = None          # (preferred, other) internal ranks, with multiplicity
+    # for prefs_pair* over several jgs: ("ec", level of each doc (NaN: not in the jg), its number of lines)
+    # or ("pa", each doc's row in the closure (a last all-False row for docs outside), padded closure)
+    pairs: tuple | None = None
 
 
 @dataclass
@@ -172,8 +173,8 @@ def _pa_jg(ranks: np.ndarray, jsg: np.ndarray, levels: np.ndarray, njr: int, nj:
                          f"group as a {PA_MAX_DOCS}x{PA_MAX_DOCS} matrix at most",
                          fix="split the judgment group, or write it as a single sub-group")
     _check_zero_levels(local, levels, docs, name, where)
-    rel = np.full(m, -1.0)
-    rel[local] = levels         # the last line of each doc in sorted order wins, as in trec_eval
+    _, last_line = np.unique(local[::-1], return_index=True)
+    rel = levels[::-1][last_line]      # the last line of each doc in sorted order sets its level, as in trec_eval
     pref = np.zeros((m, m), bool)
     bounds = np.flatnonzero(np.diff(jsg)) + 1
     for seg in np.split(np.arange(ranks.size), bounds):
