@@ -196,6 +196,27 @@ def test_pairs_over_several_groups_match_trec_eval(trec_eval, capsys, tmp_path):
     assert f"prefs_pair            \tq\t{(1 / 3 + 3) / 4:6.4f}\n" in out
 
 
+def test_levels_below_zero_differ_only_where_trec_eval_reads_past_its_array(trec_eval, capsys, tmp_path):
+    """Levels 2, 0 and -1: the non-relevant docs sit in two ECs and the last (-1) holds fewer docs than the
+    relevant ones prefs_avgjg_Rnonrel pairs with it; trec_eval reads past its array (undefined), treckit
+    uses the one doc there is and says so.  Every other line is trec_eval's."""
+    (tmp_path / "p").write_text("q A s d1 2\nq A s d2 2\nq A s d3 0\nq A s d4 0\nq A s d5 0\nq A s d6 -1\n")
+    (tmp_path / "r").write_text("q Q0 d6 1 9 r\nq Q0 d3 1 8 r\nq Q0 d1 1 7 r\nq Q0 d5 1 6 r\n")
+    args = "-q -m all_prefs -R prefs p r".split()
+    ref = subprocess.run([str(trec_eval), *args], capture_output=True, text=True, cwd=tmp_path).stdout
+    os.chdir(tmp_path)
+    code, out, err = treckit(args, capsys)
+    assert code == 0 and "reads past its array" in err
+    ours, theirs = out.splitlines(), ref.splitlines()
+    assert len(ours) == len(theirs)
+    differ = [a.split("\t")[0].strip() for a, b in zip(ours, theirs) if a != b]
+    assert set(differ) == {"prefs_avgjg_Rnonrel"}
+    # by hand: internal ranks d6 0, d3 1, d1 2, d5 3 (retrieved), d2 4, d4 5; R = 2 < N = 4, so recount:
+    # level 2 {2, 4} x level 0 {1, 3, 5}: fulfilled when the first is retrieved and above: (2,3), (2,5) -> 2 of 6;
+    # every line {2, 4, 1, 3, 5, 0} x the first R lines of the last EC, which has only {0}: 0 of 6 -> 2 / 12
+    assert f"prefs_avgjg_Rnonrel   \tq\t{2 / 12:6.4f}" in out
+
+
 # ------------------------------------------------------------------ hand computed (trec_eval's documentation)
 def _eval(tmp_path, capsys, prefs: str, run: str, measures=("all_prefs",), extra=()):
     (tmp_path / "p").write_text(prefs)
