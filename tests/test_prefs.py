@@ -196,7 +196,7 @@ def test_pairs_over_several_groups_match_trec_eval(trec_eval, capsys, tmp_path):
     assert f"prefs_pair            \tq\t{(1 / 3 + 3) / 4:6.4f}\n" in out
 
 
-def test_levels_below_zero_differ_only_where_trec_eval_reads_past_its_array(trec_eval, capsys, tmp_path):
+def test_levels_below_zero_differ_only_where_trec_eval_reads_past_its_array(trec_eval, capsys, tmp_path, monkeypatch):
     """Levels 2, 0 and -1: the non-relevant docs sit in two ECs and the last (-1) holds fewer docs than the
     relevant ones prefs_avgjg_Rnonrel pairs with it; trec_eval reads past its array (undefined), treckit
     uses the one doc there is and says so.  Every other line is trec_eval's."""
@@ -204,7 +204,7 @@ def test_levels_below_zero_differ_only_where_trec_eval_reads_past_its_array(trec
     (tmp_path / "r").write_text("q Q0 d6 1 9 r\nq Q0 d3 1 8 r\nq Q0 d1 1 7 r\nq Q0 d5 1 6 r\n")
     args = "-q -m all_prefs -R prefs p r".split()
     ref = subprocess.run([str(trec_eval), *args], capture_output=True, text=True, cwd=tmp_path).stdout
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     code, out, err = treckit(args, capsys)
     assert code == 0 and "reads past its array" in err
     ours, theirs = out.splitlines(), ref.splitlines()
