@@ -119,7 +119,10 @@ def parse_args(argv: list[str]) -> EvalArgs:
 
 EVAL_HELP = """Evaluate runs like trec_eval 10.0: same flags, byte-identical text output.
 
-  treckit eval [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-Z FILE] [-m MEASURE[.PARAMS]]... QRELS RUN [RUN ...]
+  treckit eval [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-Z FILE] [-R FORMAT] [-m MEASURE[.PARAMS]]... QRELS RUN [RUN ...]
+
+With -R prefs | qrels_prefs | qrels_jg the judgments are preferences or per-group qrels, measured with
+-m all_prefs / prefs / qrels_jg (see `treckit measures`).
 
 MEASURE is a trec_eval name (map, P.5,10, ndcg_cut.10, official, all_trec ...) or an ir_measures
 name (nDCG@10, R@100, RR@10, AP, P(rel=2)@5, Judged@10, nDCG(dcg='exp-log2')@10).
