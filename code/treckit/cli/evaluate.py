@@ -37,6 +37,7 @@ class EvalArgs:
     float32: bool = False
     qrels_format: str | None = None
     reading: RunReading = field(default_factory=RunReading)
+    rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
     files: list[str] = field(default_factory=list)
 
     @property
@@ -88,9 +89,12 @@ def parse_args(argv: list[str]) -> EvalArgs:
             a.ndocs = _int_option("-N", val, None, "the number of docs in the collection, e.g. -N 500000")
         elif ch == "Z":
             a.zscore = val
-        elif ch in ("R", "T"):
-            if val not in ("qrels", "trec_results"):
-                raise InputError(f"-{ch} {val}: only the qrels / trec_results formats are supported",
+        elif ch == "R":
+            from .evaluate_prefs import check_rel_format
+            a.rel_format = check_rel_format(val)
+        elif ch == "T":
+            if val != "trec_results":
+                raise InputError(f"-T {val}: only the trec_results format is supported",
                                  fix="use --qrels-format / --run-format for other input formats")
         # -D (debug level) is accepted and ignored
     while i < len(argv):
@@ -185,7 +189,9 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
         ("-Z", "--Zscore", "FILE",
          "print Z scores, (value - mean) / std, with the mean and std of each query and measure read from "
          "FILE's 'qid measure mean std' lines (-1000000 where FILE has none)"),
-        ("-R", "--Rel_info_format", "FORMAT", "qrels only (use --qrels-format for other judgment formats)"),
+        ("-R", "--Rel_info_format", "FORMAT",
+         "qrels (default), or prefs | qrels_prefs | qrels_jg for preference judgments and judgment groups, "
+         "measured with -m all_prefs / prefs / qrels_jg (use --qrels-format for other qrels formats)"),
         ("-T", "--Results_format", "FORMAT", "trec_results only (use --run-format for other run formats)"),
         ("-D", "", "N", "trec_eval's debug level: accepted and ignored"),
         ("-v", "--version", "", "print the version (on stderr, as trec_eval) and exit"),
@@ -296,6 +302,10 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..stages import say
 
     out = out or sys.stdout
+    from .evaluate_prefs import check_measures_for_qrels, run_eval_prefs
+    if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
+        return run_eval_prefs(a, out)
+    check_measures_for_qrels(a.measures)
     requests = resolve(a.measures, warn=say)
     qrels = read_qrels(a.files[0], a.qrels_format)
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,

@@ -10,15 +10,21 @@ from ..options import ROLES, Role
 
 def measures_cmd() -> None:
     """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning."""
+    from ..measures import prefs
     from ..measures.registry import NICKNAMES, describe
-    rows = list(describe())
+
+    def with_default(m) -> str:
+        return m.name + (f".{','.join(str(x) for x in m.default)}" if m.default else "")
+    rows = list(describe()) + [(with_default(m), "", m.doc + " (-R prefs, qrels_prefs or qrels_jg)")
+                               for m in prefs.MEASURES if m.name not in prefs.GENERIC]
+    nicknames = ", ".join(NICKNAMES) + "; with -R: " + ", ".join(prefs.NICKNAMES)
     params = ("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), "
               "nDCG(gains={0:0,1:1}), SetF(beta=0.5), IPrec@0.5")
     if not sys.stdout.isatty():                 # piped or redirected: plain lines, easy to grep
         print(f"{'trec_eval name':<28} {'ir_measures names':<26} meaning")
         for trec, irm, doc in rows:
             print(f"{trec:<28} {irm or '-':<26} {doc}")
-        print("\nnicknames: " + ", ".join(NICKNAMES))
+        print("\nnicknames: " + nicknames)
         print(params)
         return
     from rich.console import Console
@@ -33,7 +39,7 @@ def measures_cmd() -> None:
     for trec, irm, doc in rows:
         table.add_row(Text(trec), Text(irm or "-"), Text(doc))
     console.print(table)
-    console.print(Text("nicknames: ", style="bold") + Text(", ".join(NICKNAMES)))
+    console.print(Text("nicknames: ", style="bold") + Text(nicknames))
     console.print(Text(params))
 
 

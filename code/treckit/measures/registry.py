@@ -315,7 +315,7 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
             continue
         raws = given.get(m.name, [])
         if not raws:
-            out.append(_trec_request(m, m.default, None))
+            out.append(trec_request(m, m.default, None))
             continue
         distinct = list(dict.fromkeys(raws))
         if first_params_win:
@@ -323,21 +323,21 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
                 ignored = ", ".join(f"{m.name}.{r}" for r in distinct[1:]) or f"the default parameters of {m.name}"
                 warn(f"-m {m.name}.{distinct[0]} is used and {ignored} ignored: as trec_eval, the first parameters "
                      f"given for a measure win (ask for each in a separate treckit eval, or use the Python API)")
-            out.append(_trec_request(m, parse_params(m, distinct[0]), distinct[0]))
+            out.append(trec_request(m, parse_params(m, distinct[0]), distinct[0]))
             continue
         parsed = [(parse_params(m, r), r) for r in distinct]
         if _bare_asked(m.name, args):
             parsed.insert(0, (m.default, None))
         if m.params in (LONG_CUTS, DOUBLE_CUTS):       # cutoffs merge into one sorted list, as pytrec_eval does
             cuts = tuple(sorted({c for p, _ in parsed for c in p}))
-            out.append(_trec_request(m, cuts, None))
+            out.append(trec_request(m, cuts, None))
         else:
             seen = set()
             for p, r in parsed:
                 col = _trec_columns(m, p, r)
                 if col not in seen:
                     seen.add(col)
-                    out.append(_trec_request(m, p, r))
+                    out.append(trec_request(m, p, r))
     seen_names: set = set()
     for req in irm:          # each spelling asked for is a column of its own (MAP and AP alike), once
         if req.columns not in seen_names:
@@ -351,7 +351,7 @@ def _bare_asked(name: str, args: list[str]) -> bool:
     return any(a == name or name in NICKNAMES.get(a, ()) for a in args)
 
 
-def _trec_request(m: Measure, params: tuple, raw: str | None) -> Request:
+def trec_request(m: Measure, params: tuple, raw: str | None) -> Request:
     return Request(m, params, _trec_columns(m, params, raw), m.name if raw is None else f"{m.name}.{raw}",
                    summary=m.summary, per_query=m.per_query, bare=raw is None)
 
