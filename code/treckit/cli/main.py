@@ -19,9 +19,10 @@ def get_app():
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
-    from . import compare, convert, info
+    from . import compare, convert, info, testsets
     convert.register(app)
     compare.register(app)
+    testsets.register(app)
     info.register(app)     # eval is listed here too; main() dispatches it before typer loads
     return app
 
@@ -37,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
             defer_pandas()
             eval_main(argv[1:])
             return 0
-        get_app()(args=argv, standalone_mode=False)
+        if argv[:2] == ["qrels", "verify"]:          # `treckit qrels verify`: the qrels command's sub-action
+            argv = ["qrels-verify"] + argv[2:]
+        rc = get_app()(args=argv, standalone_mode=False)
+        if isinstance(rc, int):             # click returns a command's typer.Exit code here
+            return rc
     except TreckitError as exc:
         print(f"treckit: error: {exc}", file=sys.stderr)
         return exc.exit_code
