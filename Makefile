@@ -8,9 +8,9 @@ RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare test bench clean venv
+.PHONY: demo all qrels run eval compare testsets test bench clean venv
 
-demo: compare
+demo: compare testsets
 
 all: eval
 
@@ -40,6 +40,17 @@ compare: eval
 	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map --query-types $(OUT)/test_id_added.jsonl \
 	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
 	  --latex $(OUT)/compare.tex --plot $(OUT)/compare.png
+
+# stage 5: a labelled test set: validate it, RQ of the bag-of-words baseline, a retrieval function through
+# the runner, and the regression gate against the stored baseline
+TEST_SET ?= data/test_sets/sample_v1.yaml
+testsets: $(VENV)/.installed
+	$(VENV)/bin/treckit testset validate $(TEST_SET)
+	$(VENV)/bin/treckit rq --test-set $(TEST_SET) --corpus data/test_sets/documents.jsonl --baseline bow --out $(OUT)/rq.json
+	$(VENV)/bin/treckit testset eval $(TEST_SET) --function data/test_sets/sample_retriever.py:search --no-cache \
+	  --out $(OUT)/testset_results.json --markdown $(OUT)/testset_results.md
+	$(VENV)/bin/treckit gate --baseline data/test_sets/baseline_results.json --current $(OUT)/testset_results.json \
+	  --markdown $(OUT)/gate.md
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

@@ -469,3 +469,12 @@ def test_testset_eval_with_a_function_and_holdout(tmp_path, capsys, monkeypatch)
     s = d["split"]
     assert s["gap"]["mrr"] == pytest.approx(s["train"]["mrr"] - s["holdout_part"]["mrr"])
     assert d["latency_ms"]["p95"] >= d["latency_ms"]["p50"] > 0
+
+
+def test_workflow_example_is_valid_yaml_running_the_gate(capsys):
+    import yaml
+    code, out, _ = run_cli(["testset", "workflow"], capsys)
+    wf = yaml.safe_load(out)
+    steps = wf["jobs"]["gate"]["steps"]
+    assert code == 0 and any("treckit gate" in s.get("run", "") for s in steps)
+    assert any("gh pr comment" in s.get("run", "") for s in steps)

@@ -60,6 +60,12 @@ def schema_cmd() -> None:
     print(json.dumps(json_schema(), indent=2))
 
 
+@testset_app.command("workflow")
+def workflow_cmd() -> None:
+    """Print an example GitHub Actions workflow: evaluate a pull request against main, gate, comment."""
+    print((Path(__file__).resolve().parents[1] / "testsets" / "github_workflow.yml").read_text(encoding="utf-8"), end="")
+
+
 @testset_app.command("export")
 def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
                qrels: Path = typer.Option(..., "--qrels", help="TREC qrels to write"),
