@@ -19,10 +19,11 @@ def get_app():
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
-    from . import compare, convert, info, testsets
+    from . import compare, convert, info, retrieval, testsets
     convert.register(app)
     compare.register(app)
     testsets.register(app)
+    retrieval.register(app)
     info.register(app)     # eval is listed here too; main() dispatches it before typer loads
     return app
 

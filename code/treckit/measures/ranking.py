@@ -396,3 +396,11 @@ def _ranks_by_sort(rq: np.ndarray, key: np.ndarray, docid) -> np.ndarray:
     ranks = np.empty(rq.size, np.int64)
     ranks[perm] = np.arange(rq.size) - np.repeat(starts, counts)
     return ranks
+
+
+def trec_ranks(run: Run) -> np.ndarray:
+    """0-based rank of every row of ``run`` within its query in trec_eval's order (score descending,
+    then docno descending), for tools that rank whole runs (fusion)."""
+    from ..model import id_codes
+    codes, _ = id_codes(run.table.column("qid"))
+    return _ranks_by_sort(codes, run.table.column("score").to_numpy(), run.table.column("docid"))

@@ -1,6 +1,7 @@
 """Query ids and texts from the files people keep them in: a queries TSV (``qid<TAB>text``), a
-queries JSONL (BEIR's ``_id``/``text``; ``id``/``qid``/``query_id`` with ``query``/``query_text``),
-a YAML test set, or (ids only) a qrels file."""
+queries JSONL (BEIR's ``_id``/``text``; ``id``/``qid``/``query_id`` with ``query``/``query_text``;
+QUEST's lines without ids, numbered from 1 as ``treckit qrels`` numbers them), a YAML test set, or
+(ids only) a qrels file."""
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ def read_query_records(path: PathLike) -> list[dict]:
         return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
                 for q in load_test_set(path).queries]
     out: dict[str, dict] = {}
+    quest_lines = False
     for no, line in enumerate(read_text(path).split("\n"), 1):
         line = line.rstrip("\r")
         if not line.strip():
@@ -40,6 +42,11 @@ def read_query_records(path: PathLike) -> list[dict]:
                 raise InputError(f"not a JSON object ({exc.msg})", path=name, line=no, fix="one JSON object per line") from None
             qf = next((f for f in QUERY_ID_FIELDS if f in obj), None)
             tf = next((f for f in QUERY_TEXT_FIELDS if isinstance(obj.get(f), str)), None)
+            if qf is None and "docs" in obj and tf == "query":
+                quest_lines = True              # QUEST gold/prediction lines: the qid is the 1-based line number
+            if qf is None and quest_lines:
+                obj = {**obj, "qid": str(no)}
+                qf = "qid"
             if qf is None or tf is None:
                 raise InputError("a query line needs an id (_id, query_id, qid, id) and a text (text, query_text, query)",
                                  path=name, line=no, fix="add the missing field")
