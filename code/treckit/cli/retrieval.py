@@ -108,6 +108,51 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     write_run(fused, output)
 
 
+system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Systems described by YAML configs.")
+
+
+@system_app.command("eval")
+def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (components, fusion, rerank)"),
+                    test_set: Optional[str] = typer.Option(None, "--test-set", help="test-set YAML (path or name)"),
+                    qrels: Optional[str] = typer.Option(None, "--qrels", help="qrels, with --queries, instead of a test set"),
+                    queries: Optional[str] = typer.Option(None, "--queries", help="queries TSV/JSONL, with --qrels"),
+                    query_types: Optional[str] = typer.Option(None, "--query-types", help="qid<TAB>type TSV, with --qrels"),
+                    components: Optional[str] = typer.Option(None, "--components", help="only these components (a,b)"),
+                    k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
+                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", help="default recall@10, ndcg@10, mrr"),
+                    no_cache: bool = typer.Option(False, "--no-cache"),
+                    out: Optional[Path] = typer.Option(None, "--out", help="JSON: every stage's results")) -> None:
+    """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
+    from ..retrieval.evaluate import evaluate_system, stage_table
+    from ..retrieval.system import load_system
+    ts = _test_set(test_set, qrels, queries, query_types)
+    only = [c.strip() for c in components.split(",") if c.strip()] if components else None
+    results = evaluate_system(load_system(config), ts, k=k, measures=measure, only=only, cache=not no_cache)
+    print(stage_table(results), end="")
+    if out:
+        from ..io import atomic_output
+        with atomic_output(out) as fh:
+            fh.write(json.dumps({s: r.to_dict() for s, r in results.items()}, indent=2, ensure_ascii=False) + "\n")
+
+
+def _test_set(test_set, qrels, queries, query_types):
+    from ..errors import InputError
+    from ..testsets import load_test_set
+    if test_set is not None:
+        if qrels or queries:
+            raise InputError("give either --test-set or --qrels with --queries", fix="pick one")
+        return load_test_set(test_set)
+    if not (qrels and queries):
+        raise InputError("name the queries and their judgments", fix="--test-set TS.yaml, or --qrels Q --queries Q.tsv")
+    from ..api import read_qrels
+    from ..stages import read_query_types
+    from ..testsets.load import test_set_from_judgments
+    from ..testsets.topics import read_queries
+    return test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
+                                   read_query_types(query_types) if query_types else None, name=str(qrels))
+
+
 def register(app) -> None:
+    app.add_typer(system_app, name="system")
     app.command("retrieve")(retrieve_cmd)
     app.command("fuse")(fuse_cmd)

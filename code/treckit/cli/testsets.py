@@ -97,25 +97,12 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
                output: Path = typer.Option(..., "--output", "-o", help="test-set YAML to write")) -> None:
     """Build a test set from qrels and queries (and query types); it is validated before it is written."""
     from ..api import read_qrels
-    from ..errors import InputError
     from ..stages import read_query_types
-    from ..testsets import parse_test_set
-    texts = _read_queries(queries)
-    judged = read_qrels(qrels).to_dict()
-    qtypes = read_query_types(types) if types else {}
-    missing = [q for q in texts if q not in judged]
-    unknown = [q for q in judged if q not in texts]
-    if missing or unknown:
-        parts = ([f"{len(missing)} queries have no judgments: {', '.join(missing[:20])}"] if missing else []) + \
-                ([f"{len(unknown)} judged queries have no text: {', '.join(unknown[:20])}"] if unknown else [])
-        raise InputError("; ".join(parts), fix="give qrels and queries for the same query ids")
-    data = {"name": name, "version": version, "queries": [
-        {"query_id": q, "query_text": t, "query_type": qtypes.get(q, "unspecified"),
-         "relevant_docs": [{"doc_id": d, "grade": g} for d, g in judged[q].items()]} for q, t in texts.items()]}
-    import yaml
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    ts = parse_test_set(text, str(output))           # the same validation as loading it back
-    _write_text(output, text)
+    from ..testsets.load import test_set_from_judgments
+    from ..testsets.topics import read_queries
+    ts = test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
+                                 read_query_types(types) if types else None, name=name, version=version)
+    _write_text(output, ts.to_yaml())
     _say(f"wrote {output}: {len(ts.queries)} queries")
 
 
@@ -132,11 +119,6 @@ def _load_system_config(path: str) -> dict:
     if not isinstance(data, dict):
         raise InputError("a system config must be a mapping", path=display_name(path), fix="e.g. {fusion_method: rrf}")
     return data
-
-
-def _read_queries(path: str) -> dict[str, str]:
-    from ..testsets.topics import read_queries
-    return read_queries(path)
 
 
 @testset_app.command("eval")

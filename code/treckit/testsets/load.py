@@ -1,9 +1,6 @@
-"""Loading and validating YAML test sets: every problem reported at once, each with its YAML line.
-
-The YAML is read as a tree of nodes (no Python objects are built from tags), so that every value
-keeps its line, and hostile files stay cheap: anchors/aliases, explicit tags (dates, ``!!binary``,
-``!!set``), duplicate keys, deep nesting and oversized files are errors.  Ids are the text as
-written: ``query_id: 007`` is the id ``007``, not the number 7.
+"""Loading and validating YAML test sets: every problem reported at once, each with its YAML line
+(the YAML is read by :mod:`treckit.yamlsafe`).  Ids are the text as written: ``query_id: 007`` is the
+id ``007``, not the number 7.
 """
 from __future__ import annotations
 
@@ -15,10 +12,9 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io import PathLike, display_name, read_text
+from ..yamlsafe import BAD, MAX_YAML_BYTES, yaml_tree
 from .schema import TestSetModel
 
-MAX_TEST_SET_BYTES = 64 << 20     # a test set is labelled by hand: anything larger is not one
-MAX_DEPTH = 16                    # the schema nests four levels deep
 ID_KEYS = ("query_id", "doc_id")
 TEST_SETS_ENV = "TRECKIT_TEST_SETS"
 
@@ -89,6 +85,24 @@ class TestSet:
         return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
+def test_set_from_judgments(judged: dict[str, dict[str, int]], texts: dict[str, str], types: dict[str, str] | None = None,
+                            *, name: str, version: str = "1") -> TestSet:
+    """A test set from qrels (``{qid: {doc: grade}}``) and query texts, validated like a loaded file;
+    every judged query needs a text and every query a judgment."""
+    types = types or {}
+    missing = [q for q in texts if q not in judged]
+    unknown = [q for q in judged if q not in texts]
+    if missing or unknown:
+        parts = ([f"{len(missing)} queries have no judgments: {', '.join(missing[:20])}"] if missing else []) + \
+                ([f"{len(unknown)} judged queries have no text: {', '.join(unknown[:20])}"] if unknown else [])
+        raise InputError("; ".join(parts), fix="give qrels and queries for the same query ids")
+    data = {"name": name, "version": version, "queries": [
+        {"query_id": q, "query_text": t, "query_type": types.get(q, "unspecified"),
+         "relevant_docs": [{"doc_id": d, "grade": g} for d, g in judged[q].items()]} for q, t in texts.items()]}
+    import yaml
+    return parse_test_set(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), name)
+
+
 def resolve_test_set(name_or_path: PathLike) -> Path:
     """A path as given when it exists, else ``NAME``, ``NAME.yaml`` or ``NAME.yml`` in the test-set
     directory (``$TRECKIT_TEST_SETS``, default ``./test_sets``)."""
@@ -109,14 +123,14 @@ def load_test_set(name_or_path: PathLike) -> TestSet:
     """Load and validate a test set by path or by name (see :func:`resolve_test_set`)."""
     path = resolve_test_set(name_or_path) if str(name_or_path) != "-" else "-"
     name = display_name(path)
-    if path != "-" and Path(path).stat().st_size > MAX_TEST_SET_BYTES:
-        raise InputError(f"larger than {MAX_TEST_SET_BYTES >> 20} MiB: not a hand-labelled test set", path=name,
+    if path != "-" and Path(path).stat().st_size > MAX_YAML_BYTES:
+        raise InputError(f"larger than {MAX_YAML_BYTES >> 20} MiB: not a hand-labelled test set", path=name,
                          fix="split it, or check that this is the right file")
     return parse_test_set(read_text(path), name)
 
 
 def parse_test_set(text: str, name: str = "<test set>") -> TestSet:
-    data, lines, problems = _yaml_tree(text, name)
+    data, lines, problems = yaml_tree(text, raw_keys=ID_KEYS)
     if data is None and not problems:
         problems.append((None, "the file is empty"))
     model = None
@@ -127,78 +141,6 @@ def parse_test_set(text: str, name: str = "<test set>") -> TestSet:
     if problems:
         raise TestSetError(name, sorted(problems, key=lambda p: (p[0] or 0)))
     return TestSet(model, name)
-
-
-# ------------------------------------------------------------------ YAML as a tree with lines
-def _yaml_tree(text: str, name: str):
-    """(data, {path: line}, problems) from the YAML text, building only str/int/float/bool/None."""
-    import yaml
-
-    problems: list[tuple[int | None, str]] = []
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                return None, {}, [(event.start_mark.line + 1,
-                                   "YAML anchors and aliases (&, *) are not allowed in a test set; write the values out")]
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        return None, {}, [(mark.line + 1 if mark else None, f"not valid YAML: {getattr(exc, 'problem', None) or exc}")]
-    if root is None:
-        return None, {}, problems
-    lines: dict[tuple, int] = {}
-    data = _node_value(root, (), lines, problems, 0, None)
-    return data, lines, problems
-
-
-def _node_value(node, path: tuple, lines: dict, problems: list, depth: int, key: str | None):
-    import yaml
-
-    line = node.start_mark.line + 1
-    lines[path] = line
-    if depth > MAX_DEPTH:
-        problems.append((line, f"nested more than {MAX_DEPTH} levels deep"))
-        return _BAD
-    if isinstance(node, yaml.MappingNode):
-        if node.tag != "tag:yaml.org,2002:map":
-            problems.append((line, f"the tag {node.tag} is not allowed in a test set"))
-            return _BAD
-        out: dict = {}
-        for k, v in node.value:
-            if not isinstance(k, yaml.ScalarNode) or k.tag != "tag:yaml.org,2002:str":
-                problems.append((k.start_mark.line + 1, "keys must be plain names"))
-                continue
-            if k.value in out:
-                problems.append((k.start_mark.line + 1, f"the key {k.value!r} appears twice in one mapping"))
-                continue
-            out[k.value] = _node_value(v, path + (k.value,), lines, problems, depth + 1, k.value)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        if node.tag != "tag:yaml.org,2002:seq":
-            problems.append((line, f"the tag {node.tag} is not allowed in a test set"))
-            return _BAD
-        return [_node_value(v, path + (i,), lines, problems, depth + 1, None) for i, v in enumerate(node.value)]
-    return _scalar(node, key, line, problems)
-
-
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_BAD = object()          # a value already reported: validation does not report it a second time
-_SCALAR_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-                "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
-
-
-def _scalar(node, key: str | None, line: int, problems: list):
-    import yaml
-
-    if key in ID_KEYS and node.tag != "tag:yaml.org,2002:null" and node.tag in _SCALAR_TAGS | {_TIMESTAMP}:
-        return node.value                 # ids are the text as written (007 stays 007, 2024-01-01 a date-like id)
-    if node.tag not in _SCALAR_TAGS:
-        kind = node.tag.rsplit(":", 1)[-1]
-        problems.append((line, f"the value {node.value[:40]!r} is read by YAML as a {kind}; quote it to make it text"))
-        return _BAD
-    if node.tag == "tag:yaml.org,2002:str":
-        return node.value
-    return yaml.SafeLoader("").construct_object(node)
 
 
 # ------------------------------------------------------------------ validation
@@ -218,7 +160,7 @@ def _validate(data, lines):
         out = []
         for err in exc.errors(include_url=False):
             loc = tuple(err["loc"])
-            if err.get("input") is _BAD:
+            if err.get("input") is BAD:
                 continue
             where = ".".join(str(p) for p in loc) or "the file"
             msg = err["msg"]

@@ -103,6 +103,7 @@ def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: 
               latencies: dict[str, float] | None = None, system: dict | None = None) -> TestSetResult:
     """Per-query rows, aggregates and the per-type breakdown from per-query values."""
     types = test_set.query_types()
+    order = list(dict.fromkeys(types.values()))
     rows = []
     for qid in test_set.query_ids:
         row: dict[str, Any] = {"qid": qid, "query_type": types[qid]}
@@ -112,7 +113,7 @@ def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: 
         rows.append(row)
     aggregates = {m: _stats([r[m] for r in rows]) for m in measures}
     per_type: dict[str, dict[str, Any]] = {}
-    for t in test_set.counts_by_type():
+    for t in order:
         sel = [r for r in rows if r["query_type"] == t]
         per_type[t] = {"num_queries": len(sel), **{m: float(np.mean([r[m] for r in sel])) for m in measures}}
     lat = None
@@ -128,6 +129,9 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
              cache: bool = True, cache_dir=None) -> TestSetResult:
     """Evaluate ``retrieval_fn`` on ``test_set`` (a :class:`TestSet`, a path or a name).
 
+    ``retrieval_fn`` may also be a system config (a mapping, a YAML path or a
+    :class:`treckit.retrieval.system.System`): its last stage is evaluated, cached by its digest.
+
     ``retrieval_fn(query_text)`` returns the ranking for one query; with ``batch=True`` it takes the
     list of all query texts and returns one ranking per text.  ``workers`` > 1 calls a per-query
     function from that many threads.  ``config`` (a dict describing the system, e.g.
@@ -136,6 +140,13 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     the function; without one nothing is cached, since a function's code can change under its name.
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
+    if not callable(retrieval_fn):            # a system config (a mapping, a path, a System): its last stage
+        from ..retrieval.evaluate import evaluate_system
+        from ..retrieval.system import as_system
+        system = as_system(retrieval_fn)
+        stages = evaluate_system(system, ts, k=k or DEFAULT_DEPTH, measures=measures or DEFAULT_MEASURES, gain=gain,
+                                 cache=cache, cache_dir=cache_dir)
+        return stages[system.final_stage()]
     names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
     depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
     if workers < 1:
