@@ -8,7 +8,7 @@ RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets test bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest test bench clean venv
 
 demo: compare testsets
 
@@ -51,6 +51,25 @@ testsets: $(VENV)/.installed
 	  --out $(OUT)/testset_results.json --markdown $(OUT)/testset_results.md
 	$(VENV)/bin/treckit gate --baseline data/test_sets/baseline_results.json --current $(OUT)/testset_results.json \
 	  --markdown $(OUT)/gate.md
+
+# offline QUEST pipeline: gold -> qrels, corpus -> BM25 and bag-of-words runs -> RRF fusion -> evaluation,
+# the per-component table, and a comparison. QUEST_DIR holds documents.jsonl and test.jsonl (QUEST's own
+# files work as they are); SYSTEM is a systems config over that corpus.
+QUEST_DIR ?= data/quest_corpus
+SYSTEM ?= $(QUEST_DIR)/system.yaml
+QOUT = $(OUT)/quest
+quest: $(VENV)/.installed
+	$(VENV)/bin/treckit qrels $(QUEST_DIR)/test.jsonl -o $(QOUT)/test_qrels --id-added $(QOUT)/test_id_added.jsonl
+	$(VENV)/bin/treckit retrieve --corpus $(QUEST_DIR)/documents.jsonl --queries $(QUEST_DIR)/test.jsonl \
+	  --method bm25 -k 100 --index $(QOUT)/bm25_index -o $(QOUT)/bm25.trec
+	$(VENV)/bin/treckit retrieve --corpus $(QUEST_DIR)/documents.jsonl --queries $(QUEST_DIR)/test.jsonl \
+	  --method bow -k 100 -o $(QOUT)/bow.trec
+	$(VENV)/bin/treckit fuse $(QOUT)/bm25.trec $(QOUT)/bow.trec --method rrf --k 60 -o $(QOUT)/rrf.trec
+	$(VENV)/bin/treckit eval -m map -m recip_rank -m ndcg_cut.10 -m recall.10,100 $(QOUT)/test_qrels $(QOUT)/bm25.trec
+	$(VENV)/bin/treckit system eval $(SYSTEM) --qrels $(QOUT)/test_qrels --queries $(QUEST_DIR)/test.jsonl \
+	  --query-types $(QOUT)/test_id_added.jsonl --no-cache --out $(QOUT)/system.json
+	$(VENV)/bin/treckit compare $(QOUT)/test_qrels $(QOUT)/bm25.trec $(QOUT)/rrf.trec -m ndcg_cut.10 -m recall.10 \
+	  --out $(QOUT)/compare.json --markdown $(QOUT)/compare.md
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests
