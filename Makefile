@@ -8,7 +8,7 @@ RUN    ?= data/quest_sample/bm25_predictions.jsonl
 RUN_NAME ?= bm25
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest test bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test bench clean venv
 
 demo: compare testsets
 
@@ -70,6 +70,11 @@ quest: $(VENV)/.installed
 	  --query-types $(QOUT)/test_id_added.jsonl --no-cache --out $(QOUT)/system.json
 	$(VENV)/bin/treckit compare $(QOUT)/test_qrels $(QOUT)/bm25.trec $(QOUT)/rrf.trec -m ndcg_cut.10 -m recall.10 \
 	  --out $(QOUT)/compare.json --markdown $(QOUT)/compare.md
+
+# the evaluation service on the sample: the sample system answers test sets sent without a run
+PORT ?= 8000
+serve: $(VENV)/.installed
+	$(VENV)/bin/treckit serve --port $(PORT) --config data/test_sets/server.yaml
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

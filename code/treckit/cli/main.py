@@ -19,8 +19,9 @@ def get_app():
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
-    from . import compare, convert, info, retrieval, testsets
+    from . import compare, convert, info, retrieval, service, testsets
     convert.register(app)
+    service.register(app)
     compare.register(app)
     testsets.register(app)
     retrieval.register(app)

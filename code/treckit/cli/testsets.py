@@ -139,7 +139,12 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                              help="also report a train/holdout split and their gap"),
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
                      out: Optional[Path] = typer.Option(None, "--out", help="results JSON (the input of `treckit gate`)"),
-                     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report")) -> None:
+                     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
+                     prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
+                                                                        help="write the quality gauges for node_exporter's textfile collector"),
+                     pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the gauges to this Pushgateway URL"),
+                     metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix"),
+                     system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     from ..errors import InputError
@@ -166,6 +171,10 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         _write_json(out, data)
     if markdown:
         _write_text(markdown, results_markdown(data))
+    if prometheus_textfile or pushgateway:
+        from ..service.metrics import export
+        export({"all": res.metrics}, test_set=ts.name, system=system_name or (run or function), prefix=metrics_prefix,
+               textfile=prometheus_textfile, pushgateway=pushgateway)
 
 
 @testset_app.command("split")
@@ -279,7 +288,11 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              metric: Optional[List[str]] = typer.Option(None, "--metric", help="metrics to gate (default recall@10, ndcg@10)"),
              max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
              absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
-             markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report (e.g. for a PR comment)")) -> None:
+             markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report (e.g. for a PR comment)"),
+             prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
+                                                                help="write the current gauges for node_exporter's textfile collector"),
+             pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
+             metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
     from ..io import display_name, read_text
     from ..testsets.gate import check_results_file, gate, parse_drop
@@ -294,6 +307,12 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute)
     if markdown:
         _write_text(markdown, res.markdown())
+    if prometheus_textfile or pushgateway:
+        from ..service.metrics import export
+        cur = res.current
+        export({"all": {m: a["mean"] for m, a in cur["aggregates"].items()}}, test_set=cur["test_set"]["name"],
+               system=str(cur.get("system", {}).get("run") or "current"), prefix=metrics_prefix,
+               textfile=prometheus_textfile, pushgateway=pushgateway)
     for c in res.checks:
         print(f"{c.metric:<16} baseline {c.baseline:.4f}  current {c.current:.4f}  limit {c.limit:.4f}  "
               f"{'pass' if c.passed else 'FAIL'}")

@@ -137,7 +137,7 @@ def parse_test_set(text: str, name: str = "<test set>") -> TestSet:
     if data is not None:
         model, schema_problems = _validate(data, lines)
         problems.extend(schema_problems)
-        problems.extend(_semantic_problems(data, lines))
+        problems.extend(semantic_problems(data, lines))
     if problems:
         raise TestSetError(name, sorted(problems, key=lambda p: (p[0] or 0)))
     return TestSet(model, name)
@@ -170,7 +170,7 @@ def _validate(data, lines):
         return None, out
 
 
-def _semantic_problems(data, lines) -> list[tuple[int | None, str]]:
+def semantic_problems(data, lines) -> list[tuple[int | None, str]]:
     """What the schema cannot say: unique query ids, a relevant doc per query, each doc listed once."""
     out = []
     queries = data.get("queries") if isinstance(data, dict) else None
