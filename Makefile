@@ -16,9 +16,9 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare test fuzz bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test fuzz bench clean venv
 
-demo: compare
+demo: compare testsets
 
 all: eval
 
@@ -54,6 +54,41 @@ else
 	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
 	  --latex $(OUT)/compare.tex --plot $(OUT)/compare.png
 endif
+
+# stage 5: a labelled test set: validate it, RQ of the bag-of-words baseline, a retrieval function through
+# the runner, and the regression gate against the stored baseline
+TEST_SET ?= data/test_sets/sample_v1.yaml
+testsets: $(VENV)/.installed
+	$(VENV)/bin/treckit testset validate $(TEST_SET)
+	$(VENV)/bin/treckit rq --test-set $(TEST_SET) --corpus data/test_sets/documents.jsonl --baseline bow --out $(OUT)/rq.json
+	$(VENV)/bin/treckit testset eval $(TEST_SET) --function data/test_sets/sample_retriever.py:search --no-cache \
+	  --out $(OUT)/testset_results.json --markdown $(OUT)/testset_results.md
+	$(VENV)/bin/treckit gate --baseline data/test_sets/baseline_results.json --current $(OUT)/testset_results.json \
+	  --markdown $(OUT)/gate.md
+
+# offline QUEST pipeline: gold -> qrels, corpus -> BM25 and bag-of-words runs -> RRF fusion -> evaluation,
+# the per-component table, and a comparison. QUEST_DIR holds documents.jsonl and test.jsonl (QUEST's own
+# files work as they are); SYSTEM is a systems config over that corpus.
+QUEST_DIR ?= data/quest_corpus
+SYSTEM ?= $(QUEST_DIR)/system.yaml
+QOUT = $(OUT)/quest
+quest: $(VENV)/.installed
+	$(VENV)/bin/treckit qrels $(QUEST_DIR)/test.jsonl -o $(QOUT)/test_qrels --id-added $(QOUT)/test_id_added.jsonl
+	$(VENV)/bin/treckit retrieve --corpus $(QUEST_DIR)/documents.jsonl --queries $(QUEST_DIR)/test.jsonl \
+	  --method bm25 -k 100 --index $(QOUT)/bm25_index -o $(QOUT)/bm25.trec
+	$(VENV)/bin/treckit retrieve --corpus $(QUEST_DIR)/documents.jsonl --queries $(QUEST_DIR)/test.jsonl \
+	  --method bow -k 100 -o $(QOUT)/bow.trec
+	$(VENV)/bin/treckit fuse $(QOUT)/bm25.trec $(QOUT)/bow.trec --method rrf --k 60 -o $(QOUT)/rrf.trec
+	$(VENV)/bin/treckit eval -m map -m recip_rank -m ndcg_cut.10 -m recall.10,100 $(QOUT)/test_qrels $(QOUT)/bm25.trec
+	$(VENV)/bin/treckit system eval $(SYSTEM) --qrels $(QOUT)/test_qrels --queries $(QUEST_DIR)/test.jsonl \
+	  --query-types $(QOUT)/test_id_added.jsonl --no-cache --out $(QOUT)/system.json
+	$(VENV)/bin/treckit compare $(QOUT)/test_qrels $(QOUT)/bm25.trec $(QOUT)/rrf.trec -m ndcg_cut.10 -m recall.10 \
+	  --out $(QOUT)/compare.json --markdown $(QOUT)/compare.md
+
+# the evaluation service on the sample: the sample system answers test sets sent without a run
+PORT ?= 8000
+serve: $(VENV)/.installed
+	$(VENV)/bin/treckit serve --port $(PORT) --config data/test_sets/server.yaml
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

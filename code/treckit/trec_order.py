@@ -261,3 +261,11 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows
         tie_owner.append(sel[tie_r])
         tie_other.append(flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]])
     return out + _greater_texts(texts, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
+
+
+def run_ranks(run) -> np.ndarray:
+    """0-based rank of every row of ``run`` within its query, in trec_eval's order (for tools that rank
+    whole runs: fusion, systems)."""
+    from .model import id_codes
+    codes, _ = id_codes(run.table.column("qid"))
+    return ranks(codes, run.table.column("score").to_numpy(), DocTexts.of_run(run))

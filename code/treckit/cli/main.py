@@ -92,11 +92,15 @@ def get_app():
                                           help="Show treckit's version and exit.")) -> None:
         """TREC-format conversion and scoring with trec_eval 10.0's exact numbers."""
 
-    from . import compare, convert, info
+    from . import compare, convert, info, retrieval, service, testsets
     convert.register(app)
+    service.register(app)
     compare.register(app)
+    testsets.register(app)
+    retrieval.register(app)
     info.register(app)     # eval is listed here too; main() dispatches it before typer loads
-    for command in app.registered_commands:
+    groups = [g.typer_instance for g in app.registered_groups]          # testset, cache, system
+    for command in [c for t in [app, *groups] for c in t.registered_commands]:
         command.callback = _guarded(command.callback)
     return app
 
@@ -109,6 +113,8 @@ def _dispatch(argv: list[str]) -> int:
         eval_main(argv[1:])
         return 0
     try:
+        if argv[:2] == ["qrels", "verify"]:          # `treckit qrels verify`: the qrels command's sub-action
+            argv = ["qrels-verify"] + argv[2:]
         rv = get_app()(args=argv, standalone_mode=False)
     except Exception as exc:
         # typer carries its own copy of click: recognise its exceptions by what they offer

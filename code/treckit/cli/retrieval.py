@@ -1,0 +1,158 @@
+"""``treckit retrieve`` and ``treckit fuse``: baseline runs over a corpus, and fusion of runs."""
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+class Method(str, Enum):
+    bm25 = "bm25"
+    bow = "bow"
+
+
+class FusionMethod(str, Enum):
+    rrf = "rrf"
+    weighted = "weighted"
+    combsum = "combsum"
+    combmnz = "combmnz"
+    max = "max"
+
+
+class Norm(str, Enum):
+    minmax = "minmax"
+    zscore = "zscore"
+    sum = "sum"
+    none = "none"
+
+
+def _none(v: str | None) -> str | None:
+    return None if v in (None, "", "none") else v
+
+
+def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
+                 queries: str = typer.Option(..., "--queries", help="queries: TSV, JSONL (BEIR, QUEST) or a YAML test set"),
+                 method: Method = typer.Option(Method.bm25, "--method", help="bm25 or bow (bag-of-words cosine)"),
+                 k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query"),
+                 output: str = typer.Option(..., "--output", "-o", help="TREC run to write ('-' = stdout)"),
+                 index: Optional[Path] = typer.Option(None, "--index", help="BM25 index directory: saved, then reused"),
+                 k1: float = typer.Option(0.9, "--k1", min=0.0, help="BM25 k1"),
+                 b: float = typer.Option(0.4, "--b", min=0.0, max=1.0, help="BM25 b"),
+                 variant: str = typer.Option("lucene", "--variant", help="lucene | robertson | atire | bm25l | bm25+"),
+                 stopwords: str = typer.Option("en", "--stopwords", help="en | none"),
+                 stemmer: str = typer.Option("english", "--stemmer", help="a Snowball language, or none"),
+                 run_name: Optional[str] = typer.Option(None, "--run-name", help="run tag (default: the method)")) -> None:
+    """Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."""
+    from ..api import write_run
+    from ..progress import Steps
+    from ..retrieval.corpus import read_corpus
+    from ..testsets.runner import run_from_rankings
+    from ..testsets.topics import read_queries
+    texts = read_queries(queries)
+    with Steps([f"reading {corpus}", "indexing" if method is Method.bm25 else "building vectors",
+                f"retrieving {len(texts)} queries", f"writing {output}"]) as steps:
+        docs = read_corpus(corpus)
+        steps.next()
+        if method is Method.bm25:
+            from ..retrieval.bm25 import BM25Params, BM25Retriever
+            engine = BM25Retriever(docs, BM25Params(k1, b, variant, _none(stopwords), _none(stemmer)), index,
+                                   progress=sys.stderr.isatty())
+            steps.next()
+            results = dict(zip(texts, engine.retrieve(list(texts.values()), k)))
+        else:
+            from ..retrieval.bow import BowRetriever
+            engine = BowRetriever(docs)
+            steps.next()
+            results = {q: engine.retrieve(t, k) for q, t in texts.items()}
+        steps.next()
+        tag = run_name or method.value
+        if method is Method.bm25:          # real scores: trec_eval orders them itself
+            from ..model import Run
+            rows = [(q, d, s) for q, hits in results.items() for d, s in hits]
+            run = Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], tag=tag)
+        else:                              # bow keeps canonical order among equal cosines: rank-derived scores
+            run = run_from_rankings(results, tag)
+        write_run(run, output)
+        steps.next()
+
+
+def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run format)"),
+             method: FusionMethod = typer.Option(FusionMethod.rrf, "--method"),
+             k: int = typer.Option(60, "--k", min=0, help="RRF's k"),
+             weights: Optional[str] = typer.Option(None, "--weights", help="0.3,0.4,0.3 or name=0.3,... (names: run tags)"),
+             norm: Optional[Norm] = typer.Option(None, "--norm", help="score normalisation (default: minmax; rrf: none)"),
+             depth: int = typer.Option(1000, "--depth", min=1, help="docs kept per query"),
+             output: str = typer.Option(..., "--output", "-o", help="fused TREC run ('-' = stdout)"),
+             run_name: Optional[str] = typer.Option(None, "--run-name"),
+             tune: Optional[str] = typer.Option(None, "--tune", help="training qrels: grid-search RRF k or the weights"),
+             measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
+    """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
+    from ..api import read_qrels, read_run, write_run
+    from ..retrieval.fusion import fuse, parse_weights, tune as tune_fusion
+    rs = [read_run(p) for p in runs]
+    names = [r.tag for r in rs]
+    w = parse_weights(weights, names)
+    kk = k
+    if tune:
+        report = tune_fusion(rs, read_qrels(tune), method.value, measure=measure, norm=norm.value if norm else None)
+        print(json.dumps({k_: v for k_, v in report.items() if k_ != "tried"}, indent=2), file=sys.stderr)
+        if method is FusionMethod.rrf:
+            kk = report["best"]["k"]
+        else:
+            w = report["best"]["weights"]
+    fused = fuse(rs, method.value, k=kk, weights=w, norm=norm.value if norm else None, depth=depth, tag=run_name)
+    write_run(fused, output)
+
+
+system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Systems described by YAML configs.")
+
+
+@system_app.command("eval")
+def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (components, fusion, rerank)"),
+                    test_set: Optional[str] = typer.Option(None, "--test-set", help="test-set YAML (path or name)"),
+                    qrels: Optional[str] = typer.Option(None, "--qrels", help="qrels, with --queries, instead of a test set"),
+                    queries: Optional[str] = typer.Option(None, "--queries", help="queries TSV/JSONL, with --qrels"),
+                    query_types: Optional[str] = typer.Option(None, "--query-types", help="qid<TAB>type TSV, with --qrels"),
+                    components: Optional[str] = typer.Option(None, "--components", help="only these components (a,b)"),
+                    k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
+                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", help="default recall@10, ndcg@10, mrr"),
+                    no_cache: bool = typer.Option(False, "--no-cache"),
+                    out: Optional[Path] = typer.Option(None, "--out", help="JSON: every stage's results")) -> None:
+    """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
+    from ..retrieval.evaluate import evaluate_system, stage_table
+    from ..retrieval.system import load_system
+    ts = _test_set(test_set, qrels, queries, query_types)
+    only = [c.strip() for c in components.split(",") if c.strip()] if components else None
+    results = evaluate_system(load_system(config), ts, k=k, measures=measure, only=only, cache=not no_cache)
+    print(stage_table(results), end="")
+    if out:
+        from ..io import atomic_output
+        with atomic_output(out) as fh:
+            fh.write(json.dumps({s: r.to_dict() for s, r in results.items()}, indent=2, ensure_ascii=False) + "\n")
+
+
+def _test_set(test_set, qrels, queries, query_types):
+    from ..errors import InputError
+    from ..testsets import load_test_set
+    if test_set is not None:
+        if qrels or queries:
+            raise InputError("give either --test-set or --qrels with --queries", fix="pick one")
+        return load_test_set(test_set)
+    if not (qrels and queries):
+        raise InputError("name the queries and their judgments", fix="--test-set TS.yaml, or --qrels Q --queries Q.tsv")
+    from ..api import read_qrels
+    from ..stages import read_query_types
+    from ..testsets.load import test_set_from_judgments
+    from ..testsets.topics import read_queries
+    return test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
+                                   read_query_types(query_types) if query_types else None, name=str(qrels))
+
+
+def register(app) -> None:
+    app.add_typer(system_app, name="system")
+    app.command("retrieve")(retrieve_cmd)
+    app.command("fuse")(fuse_cmd)

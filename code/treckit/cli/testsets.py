@@ -1,0 +1,355 @@
+"""``treckit testset ...``, ``treckit rq``, ``treckit gate``, ``treckit cache`` and ``treckit qrels-verify``:
+test sets, the acceptance metric, the regression gate, the evaluation cache, qrels verification."""
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
+                          help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
+cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The cache of evaluations.")
+
+
+class Gain(str, Enum):
+    exp = "exp"
+    linear = "linear"
+
+
+class Weighting(str, Enum):
+    none = "none"
+    linear = "linear"
+    quadratic = "quadratic"
+
+
+def _say(msg: str) -> None:
+    print(f"treckit: {msg}", file=sys.stderr)
+
+
+def _write_text(path, text: str) -> None:
+    from ..io import atomic_output
+    with atomic_output(path) as fh:
+        fh.write(text)
+
+
+def _write_json(path, obj) -> None:
+    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+# ------------------------------------------------------------------ testset
+@testset_app.command("validate")
+def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file, or a name in $TRECKIT_TEST_SETS")) -> None:
+    """Check a test set against the schema; every problem is listed with its line."""
+    from ..testsets import load_test_set
+    ts = load_test_set(test_set)
+    counts = ts.counts_by_type()
+    print(f"{ts.name} {ts.version}: {len(ts.queries)} queries, "
+          f"{sum(len(q.relevant_docs) for q in ts.queries)} judgments; valid")
+    for t, n in counts.items():
+        print(f"  {t:<24} {n}")
+
+
+@testset_app.command("schema")
+def schema_cmd() -> None:
+    """Print the test-set JSON Schema."""
+    from ..testsets.schema import json_schema
+    print(json.dumps(json_schema(), indent=2))
+
+
+@testset_app.command("workflow")
+def workflow_cmd() -> None:
+    """Print an example GitHub Actions workflow: evaluate a pull request against main, gate, comment."""
+    print((Path(__file__).resolve().parents[1] / "testsets" / "github_workflow.yml").read_text(encoding="utf-8"), end="")
+
+
+@testset_app.command("export")
+def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
+               qrels: Path = typer.Option(..., "--qrels", help="TREC qrels to write"),
+               queries: Optional[Path] = typer.Option(None, "--queries", help="queries TSV to write (qid<TAB>text)"),
+               types: Optional[Path] = typer.Option(None, "--types", help="query types TSV to write (qid<TAB>type)")) -> None:
+    """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
+    from ..api import write_qrels
+    from ..testsets import load_test_set
+    ts = load_test_set(test_set)
+    for q in ts.queries:
+        if "\t" in q.query_text or "\n" in q.query_text:
+            from ..errors import InputError
+            raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
+                             fix="remove it from the query text")
+    write_qrels(ts.to_qrels(), qrels)
+    if queries:
+        _write_text(queries, "".join(f"{q.query_id}\t{q.query_text}\n" for q in ts.queries))
+    if types:
+        _write_text(types, "".join(f"{q.query_id}\t{q.query_type}\n" for q in ts.queries))
+    _say(f"wrote {len(ts.queries)} queries of {ts.name} {ts.version}")
+
+
+@testset_app.command("import")
+def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3)"),
+               queries: str = typer.Option(..., "--queries", help="queries TSV or JSONL"),
+               types: Optional[str] = typer.Option(None, "--types", help="qid<TAB>type TSV (default type: unspecified)"),
+               name: str = typer.Option(..., "--name", help="test-set name"),
+               version: str = typer.Option("1", "--version", help="test-set version"),
+               output: Path = typer.Option(..., "--output", "-o", help="test-set YAML to write")) -> None:
+    """Build a test set from qrels and queries (and query types); it is validated before it is written."""
+    from ..api import read_qrels
+    from ..stages import read_query_types
+    from ..testsets.load import test_set_from_judgments
+    from ..testsets.topics import read_queries
+    ts = test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
+                                 read_query_types(types) if types else None, name=name, version=version)
+    _write_text(output, ts.to_yaml())
+    _say(f"wrote {output}: {len(ts.queries)} queries")
+
+
+def _load_system_config(path: str) -> dict:
+    """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
+    import yaml
+    from ..errors import InputError
+    from ..io import display_name, read_text
+    try:
+        data = yaml.safe_load(read_text(path))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML/JSON ({getattr(exc, 'problem', None) or 'syntax'})", path=display_name(path),
+                         fix="a mapping such as {fusion_method: rrf, rrf_k: 60}") from None
+    if not isinstance(data, dict):
+        raise InputError("a system config must be a mapping", path=display_name(path), fix="e.g. {fusion_method: rrf}")
+    return data
+
+
+@testset_app.command("eval")
+def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
+                     run: Optional[str] = typer.Option(None, "--run", help="the run to evaluate (any run format)"),
+                     function: Optional[str] = typer.Option(None, "--function",
+                                                            help="a retrieval function instead of a run: module:function or file.py:function"),
+                     batch: bool = typer.Option(False, "--batch", help="the function takes the list of all query texts"),
+                     workers: int = typer.Option(1, "--workers", min=1, help="threads calling a per-query function"),
+                     config: Optional[str] = typer.Option(None, "--config",
+                                                          help="YAML/JSON describing the system: makes the result cacheable"),
+                     no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the cache"),
+                     k: Optional[int] = typer.Option(None, "--k", min=1, help="docs kept per query (function; default 100)"),
+                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m",
+                                                                 help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
+                     gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
+                     holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
+                                                             help="also report a train/holdout split and their gap"),
+                     seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
+                     out: Optional[Path] = typer.Option(None, "--out", help="results JSON (the input of `treckit gate`)"),
+                     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
+                     prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
+                                                                        help="write the quality gauges for node_exporter's textfile collector"),
+                     pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the gauges to this Pushgateway URL"),
+                     metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix"),
+                     system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges")) -> None:
+    """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
+    type, and latency (function)."""
+    from ..errors import InputError
+    from ..testsets import load_test_set
+    from ..testsets.report import holdout_gap, results_markdown, results_table
+    from ..testsets.runner import evaluate, evaluate_run
+    ts = load_test_set(test_set)
+    if (run is None) == (function is None):
+        raise InputError("give either --run RUN or --function module:function", fix="pick one")
+    if run is not None:
+        res = evaluate_run(run, ts, measure, gain=gain.value)
+    else:
+        from ..retrieval.callables import load_callable
+        system = _load_system_config(config) if config else None
+        res = evaluate(load_callable(function), ts, system, k, measure, gain=gain.value, batch=batch, workers=workers,
+                       cache=not no_cache)
+        if res.cached:
+            _say("answered from the cache (same config, test set and measures); --no-cache to recompute")
+    data = res.to_dict()
+    if holdout is not None:
+        data["split"] = holdout_gap(res, ts, holdout, seed)
+    print(results_table(data), end="")
+    if out:
+        _write_json(out, data)
+    if markdown:
+        _write_text(markdown, results_markdown(data))
+    if prometheus_textfile or pushgateway:
+        from ..service.metrics import export
+        export({"all": res.metrics}, test_set=ts.name, system=system_name or (run or function), prefix=metrics_prefix,
+               textfile=prometheus_textfile, pushgateway=pushgateway)
+
+
+@testset_app.command("split")
+def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
+              holdout: float = typer.Option(0.2, "--holdout", min=0.01, max=0.99, help="share of each query type held out"),
+              seed: int = typer.Option(0, "--seed"),
+              train_out: Optional[Path] = typer.Option(None, "--train-out", help="default: NAME.train.yaml beside the input"),
+              holdout_out: Optional[Path] = typer.Option(None, "--holdout-out", help="default: NAME.holdout.yaml")) -> None:
+    """Deterministic split stratified by query type, stable under reordering of the file."""
+    from ..testsets import load_test_set, resolve_test_set
+    from ..testsets.lifecycle import split
+    src = resolve_test_set(test_set)
+    train, hold = split(load_test_set(src), holdout, seed)
+    stem = src.name.rsplit(".", 1)[0]
+    t_out = train_out or src.with_name(f"{stem}.train.yaml")
+    h_out = holdout_out or src.with_name(f"{stem}.holdout.yaml")
+    _write_text(t_out, train.to_yaml())
+    _write_text(h_out, hold.to_yaml())
+    _say(f"{len(train.queries)} queries to {t_out}, {len(hold.queries)} to {h_out}")
+
+
+@testset_app.command("diff")
+def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = typer.Argument(..., help="newer test set"),
+             as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Queries added, removed, relabelled and edited between two versions."""
+    from ..testsets import load_test_set
+    from ..testsets.lifecycle import diff
+    d = diff(load_test_set(old), load_test_set(new))
+    if as_json:
+        print(json.dumps(d, indent=2, ensure_ascii=False))
+        return
+    print(f"{d['from']['name']} {d['from']['version']} -> {d['to']['name']} {d['to']['version']}")
+    print(f"added ({len(d['added'])}): {', '.join(d['added'])}")
+    print(f"removed ({len(d['removed'])}): {', '.join(d['removed'])}")
+    print(f"relabelled ({len(d['relabelled'])}):")
+    for r in d["relabelled"]:
+        print(f"  {r['query_id']}: +{r['added']} -{r['removed']} regraded {r['regraded']}")
+    print(f"edited ({len(d['edited'])}): " + ", ".join(f"{e['query_id']} ({'/'.join(e['fields'])})" for e in d["edited"]))
+
+
+@testset_app.command("kappa")
+def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
+              b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
+              weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
+              threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
+    """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
+    from ..api import read_qrels
+    from ..testsets.lifecycle import agreement
+    ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
+    print(json.dumps(ag.to_dict(), indent=2))
+    if not ag.passed:
+        raise typer.Exit(1)
+
+
+@testset_app.command("refresh")
+def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
+                candidates: str = typer.Option(..., "--candidates", help="JSONL of new queries (query_id, query_text[, query_type])"),
+                replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
+                labels_a: str = typer.Option(..., "--labels-a", help="annotator A's labels of the candidates (qrels)"),
+                labels_b: str = typer.Option(..., "--labels-b", help="annotator B's labels (qrels)"),
+                threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="minimum kappa (exclusive)"),
+                seed: int = typer.Option(0, "--seed"),
+                out: Path = typer.Option(..., "--out", help="the next version's YAML")) -> None:
+    """Replace N queries with labelled production queries; refuses when the annotators disagree."""
+    from ..api import read_qrels
+    from ..testsets import load_test_set
+    from ..testsets.lifecycle import refresh
+    from ..testsets.topics import read_query_records
+    cands = read_query_records(candidates)
+    nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
+                          seed=seed, threshold=threshold)
+    _write_text(out, nxt.to_yaml())
+    print(json.dumps(report, indent=2))
+
+
+# ------------------------------------------------------------------ rq, gate, cache, qrels verify
+def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="test-set YAML (path or name)"),
+           run: Optional[str] = typer.Option(None, "--run", help="the run to score"),
+           corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus JSONL, for --baseline"),
+           baseline: Optional[str] = typer.Option(None, "--baseline", help="bow: the bag-of-words cosine baseline"),
+           k: int = typer.Option(5, "--k", min=1, help="cutoff (a query's topK overrides it)"),
+           threshold: float = typer.Option(0.6, "--threshold", help="pass when MRR > threshold"),
+           out: Optional[Path] = typer.Option(None, "--out", help="JSON report")) -> None:
+    """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold."""
+    from ..errors import InputError
+    from ..testsets import load_test_set
+    from ..testsets.rq import baseline_run, rq
+    ts = load_test_set(test_set)
+    if (run is None) == (baseline is None):
+        raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")
+    if baseline is not None:
+        if baseline != "bow" or corpus is None:
+            raise InputError(f"--baseline {baseline!r} needs --corpus and must be bow", fix="--corpus DOCS.jsonl --baseline bow")
+        from ..retrieval.corpus import read_corpus
+        r = baseline_run(ts, read_corpus(corpus), k)
+    else:
+        from ..api import read_run
+        r = read_run(run)
+    report = rq(ts, r, k=k, threshold=threshold)
+    verdict = {True: "PASS", False: "FAIL", None: "undefined (no labelled queries)"}[report["pass"]]
+    value = "null" if report["value"] is None else f"{report['value']:.4f}"
+    print(f"RQ (MRR@{k}) = {value} over {report['num_labeled']} labelled queries; threshold {threshold}: {verdict}")
+    if report["recall_at_k"] is not None:
+        print(f"Recall@{k} = {report['recall_at_k']:.4f}")
+    if out:
+        _write_json(out, report)
+
+
+def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline results JSON (testset eval --out)"),
+             current: str = typer.Option(..., "--current", help="current results JSON"),
+             metric: Optional[List[str]] = typer.Option(None, "--metric", help="metrics to gate (default recall@10, ndcg@10)"),
+             max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
+             absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
+             markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report (e.g. for a PR comment)"),
+             prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
+                                                                help="write the current gauges for node_exporter's textfile collector"),
+             pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
+             metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
+    """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
+    from ..io import display_name, read_text
+    from ..testsets.gate import check_results_file, gate, parse_drop
+    from ..errors import InputError
+
+    def load(p):
+        try:
+            return check_results_file(json.loads(read_text(p)), display_name(p))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON ({exc.msg})", path=display_name(p), line=exc.lineno,
+                             fix="pass the --out file of `treckit testset eval`") from None
+    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute)
+    if markdown:
+        _write_text(markdown, res.markdown())
+    if prometheus_textfile or pushgateway:
+        from ..service.metrics import export
+        cur = res.current
+        export({"all": {m: a["mean"] for m, a in cur["aggregates"].items()}}, test_set=cur["test_set"]["name"],
+               system=str(cur.get("system", {}).get("run") or "current"), prefix=metrics_prefix,
+               textfile=prometheus_textfile, pushgateway=pushgateway)
+    for c in res.checks:
+        print(f"{c.metric:<16} baseline {c.baseline:.4f}  current {c.current:.4f}  limit {c.limit:.4f}  "
+              f"{'pass' if c.passed else 'FAIL'}")
+    if not res.passed:
+        for f in res.failures():
+            _say(f"gate failed: {f}")
+        raise typer.Exit(1)
+    _say("gate passed")
+
+
+@cache_app.command("clear")
+def cache_clear_cmd(cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="default: $TRECKIT_CACHE_DIR or ~/.cache/treckit")) -> None:
+    """Remove every cached evaluation."""
+    from ..testsets.cache import ResultCache
+    c = ResultCache(cache_dir)
+    print(f"removed {c.clear()} cached evaluations from {c.path}")
+
+
+def qrels_verify_cmd(qrels: str = typer.Argument(..., help="qrels to check"),
+                     topics: str = typer.Option(..., "--topics", help="expected topics: queries TSV/JSONL, test set or qrels"),
+                     no_extras: bool = typer.Option(False, "--no-extras", help="also fail on judged topics not expected")) -> None:
+    """Check that every expected topic is judged (and, with --no-extras, no other); exit 1 with the list."""
+    from ..api import read_qrels
+    from ..qrels import QrelsVerificationError, verify_qrels_topics
+    from ..testsets.topics import read_topic_ids
+    expected = read_topic_ids(topics)
+    try:
+        verify_qrels_topics(expected_topic_ids=expected, qrels=read_qrels(qrels), require_no_extras=no_extras)
+    except QrelsVerificationError as exc:
+        print(f"treckit: verification failed: {exc}", file=sys.stderr)
+        raise typer.Exit(1)
+    print(f"{qrels}: all {len(expected)} expected topics judged" + ("; no other topics" if no_extras else ""))
+
+
+def register(app) -> None:
+    app.add_typer(testset_app, name="testset")
+    app.add_typer(cache_app, name="cache")
+    app.command("rq")(rq_cmd)
+    app.command("gate")(gate_cmd)
+    app.command("qrels-verify")(qrels_verify_cmd)

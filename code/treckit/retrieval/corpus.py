@@ -1,0 +1,52 @@
+"""Corpus JSONL: one document per line, its id in ``_id`` (BEIR), ``id``, ``docid`` or ``doc_id``,
+else its ``title`` (QUEST's documents.jsonl, where the title is the id); its text is ``title`` and
+``text`` joined (either may be missing, not both)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..io import PathLike, display_name, read_text
+
+ID_FIELDS = ("_id", "id", "docid", "doc_id")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Documents in canonical order: sorted by id (byte order), so nothing depends on file order."""
+
+    ids: list[str]
+    texts: list[str]
+
+
+def read_corpus(path: PathLike) -> Corpus:
+    name = display_name(path)
+    docs: dict[str, str] = {}
+    for no, line in enumerate(read_text(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a JSON object ({exc.msg})", path=name, line=no,
+                             fix="one JSON object per line: {\"_id\": ..., \"title\": ..., \"text\": ...}") from None
+        if not isinstance(obj, dict):
+            raise InputError("not a JSON object", path=name, line=no, fix="one JSON object per line")
+        key = next((f for f in ID_FIELDS if f in obj), "title" if "title" in obj else None)
+        if key is None or not isinstance(obj[key], (str, int)) or isinstance(obj[key], bool):
+            raise InputError("a document needs an id (_id, id, docid, doc_id or title)", path=name, line=no,
+                             fix="add an id field")
+        doc_id = str(obj[key])
+        parts = [obj.get(f) for f in ("title", "text")]
+        if any(p is not None and not isinstance(p, str) for p in parts) or all(p is None for p in parts):
+            raise InputError("a document needs text: 'title' and/or 'text' strings", path=name, line=no,
+                             fix="add a 'text' field")
+        if doc_id in docs:
+            raise InputError(f"the document id {doc_id!r} appears twice", path=name, line=no,
+                             fix="give every document a unique id")
+        docs[doc_id] = " ".join(p for p in parts if p)
+    if not docs:
+        raise InputError("the corpus has no documents", path=name, fix="check the file")
+    ids = sorted(docs, key=lambda d: d.encode("utf-8", "surrogatepass"))
+    return Corpus(ids, [docs[d] for d in ids])

@@ -1,0 +1,169 @@
+"""Fusion of runs, each method as defined in the literature.
+
+======================  =====================================================================
+method                  fused score of doc d for a query (runs r; absent from a run: no term)
+======================  =====================================================================
+``rrf``                 Σ_r w_r / (k + rank_r(d)), k = 60 by default, ranks from 1 in trec_eval's
+                        order (Cormack, Clarke and Büttcher, SIGIR 2009; w_r = 1 unless weighted)
+``weighted``            Σ_r w_r · norm_r(d)  (linear combination; default norm minmax)
+``combsum``             Σ_r norm_r(d)                         (Fox and Shaw, TREC-2, 1994)
+``combmnz``             (number of runs retrieving d) · Σ_r norm_r(d)    (Fox and Shaw, 1994)
+``max``                 max_r norm_r(d)  (CombMAX, Fox and Shaw, 1994)
+======================  =====================================================================
+
+Normalisations (per run and query): ``minmax`` (s − min) / (max − min), 1 when all scores are equal;
+``zscore`` (s − mean) / standard deviation (population), 0 when all are equal; ``sum`` s / Σ s (after
+shifting by −min when a score is negative), ``none``.  The fused run is ranked as trec_eval ranks
+it (score descending, then docno descending), so the file it is written to reads back in the same
+order; every input run is ranked the same way first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+
+METHODS = ("rrf", "weighted", "combsum", "combmnz", "max")
+NORMS = ("minmax", "zscore", "sum", "none")
+RRF_K = 60
+DEFAULT_DEPTH = 1000
+
+
+def _frame(runs):
+    """One DataFrame of every run's rows with its run index and its rank (trec_eval's order)."""
+    import pandas as pd
+
+    from ..trec_order import run_ranks as trec_ranks
+    parts = []
+    for i, run in enumerate(runs):
+        t = run.table
+        df = pd.DataFrame({"qid": t.column("qid").to_pandas(), "docid": t.column("docid").to_pandas(),
+                           "score": t.column("score").to_numpy()})
+        if df.duplicated(["qid", "docid"]).any():
+            q, d = df[df.duplicated(["qid", "docid"])].iloc[0][["qid", "docid"]]
+            raise InputError(f"run {i + 1} lists doc {d!r} twice for query {q!r}",
+                             fix="convert it first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+        df["rank"] = trec_ranks(run) + 1
+        df["run"] = i
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _normalised(df, norm: str):
+    import pandas as pd
+
+    s = df["score"].astype(np.float64)
+    g = df.groupby(["run", "qid"], sort=False)["score"]
+    if norm == "none":
+        return s
+    if norm == "minmax":
+        lo, hi = g.transform("min"), g.transform("max")
+        span = hi - lo
+        return pd.Series(np.where(span > 0, (s - lo) / span.where(span > 0, 1), 1.0), index=df.index)
+    if norm == "zscore":
+        mu, sd = g.transform("mean"), g.transform(lambda x: x.std(ddof=0))
+        return pd.Series(np.where(sd > 0, (s - mu) / sd.where(sd > 0, 1), 0.0), index=df.index)
+    shifted = s - np.minimum(g.transform("min"), 0)
+    total = shifted.groupby([df["run"], df["qid"]], sort=False).transform("sum")
+    return pd.Series(np.where(total > 0, shifted / total.where(total > 0, 1), 0.0), index=df.index)
+
+
+def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str | None = None,
+         depth: int = DEFAULT_DEPTH, tag: str | None = None):
+    """The fused Run (top ``depth`` per query) of ``runs`` (a list of Runs)."""
+    from ..model import Run
+
+    if method not in METHODS:
+        raise InputError(f"unknown fusion method {method!r}", fix=f"use one of {', '.join(METHODS)}")
+    if not runs:
+        raise InputError("no runs to fuse", fix="give two runs or more")
+    norm = norm or ("none" if method == "rrf" else "minmax")
+    if norm not in NORMS:
+        raise InputError(f"unknown normalisation {norm!r}", fix=f"use one of {', '.join(NORMS)}")
+    if k < 0:
+        raise InputError(f"RRF k must be >= 0, got {k}", fix="the usual value is 60")
+    w = np.ones(len(runs)) if weights is None else np.asarray(weights, np.float64)
+    if w.shape != (len(runs),) or not np.isfinite(w).all():
+        raise InputError(f"{len(runs)} runs need {len(runs)} finite weights, got {list(weights)}",
+                         fix="one weight per run, in the order the runs are given")
+    df = _frame(runs)
+    if method == "rrf":
+        df["part"] = w[df["run"].to_numpy()] / (k + df["rank"].to_numpy())
+    else:
+        df["part"] = _normalised(df, norm) * (w[df["run"].to_numpy()] if method == "weighted" else 1.0)
+    grouped = df.groupby(["qid", "docid"], sort=False)["part"]
+    if method == "max":
+        fused = grouped.max()
+    else:
+        fused = grouped.sum()
+        if method == "combmnz":
+            fused = fused * grouped.count()
+    out = fused.reset_index()
+    out.columns = ["qid", "docid", "score"]
+    out = _top(out, depth)
+    return Run.from_columns(out["qid"].tolist(), out["docid"].tolist(), out["score"].tolist(),
+                            out["rank"].tolist(), tag or f"fused-{method}")
+
+
+def _top(df, depth: int):
+    """Each query's rows in trec_eval's order with their ranks, cut at ``depth``."""
+    from ..model import Run
+    from ..trec_order import run_ranks as trec_ranks
+    run = Run.from_columns(df["qid"].tolist(), df["docid"].tolist(), df["score"].tolist())
+    df = df.assign(rank=trec_ranks(run) + 1)
+    first = {q: i for i, q in enumerate(dict.fromkeys(df["qid"]))}     # queries in order of first appearance
+    df = df.assign(_q=df["qid"].map(first)).sort_values(["_q", "rank"], kind="stable")
+    return df[df["rank"] <= depth].drop(columns="_q").reset_index(drop=True)
+
+
+def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
+    """``0.3,0.4,0.3`` (in run order) or ``bm25=0.3,splade=0.4,dense=0.3`` (by run name)."""
+    if not text:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        if all("=" in p for p in parts):
+            named = {p.split("=", 1)[0].strip(): float(p.split("=", 1)[1]) for p in parts}
+            unknown = set(named) - set(names)
+            if unknown or len(named) != len(names):
+                raise InputError(f"--weights names {sorted(named)} but the runs are {names}",
+                                 fix="name every run once: " + ",".join(f"{n}=W" for n in names))
+            return [named[n] for n in names]
+        return [float(p) for p in parts]
+    except ValueError:
+        raise InputError(f"--weights {text!r} is not a list of numbers", fix="e.g. --weights 0.3,0.4,0.3") from None
+
+
+def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | None = None,
+         grid_step: float = 0.1, rrf_ks=(1, 5, 10, 20, 40, 60, 80, 100)) -> dict:
+    """Grid search on training qrels: RRF's k, or the weights of ``weighted`` (a simplex grid with
+    ``grid_step``).  Returns the best setting, its score and every setting tried (ties: the first)."""
+    from ..evaluation import evaluate
+
+    def score(fused) -> float:
+        df = evaluate(qrels, fused, [measure], complete=True, per_query=False)
+        return float(df.iloc[0, 1])
+
+    tried = []
+    if method == "rrf":
+        for kk in rrf_ks:
+            tried.append({"k": kk, measure: score(fuse(runs, "rrf", k=kk))})
+    elif method == "weighted":
+        steps = int(round(1 / grid_step))
+        for combo in _simplex(len(runs), steps):
+            wts = [c / steps for c in combo]
+            tried.append({"weights": wts, measure: score(fuse(runs, "weighted", weights=wts, norm=norm))})
+    else:
+        raise InputError(f"--tune applies to rrf and weighted, not {method}", fix="use --method rrf or weighted")
+    best = max(tried, key=lambda t: t[measure])            # max keeps the first of equal scores
+    return {"method": method, "measure": measure, "best": best, "tried": tried}
+
+
+def _simplex(n: int, steps: int):
+    """Every n-tuple of non-negative integers summing to ``steps``, in lexicographic order."""
+    if n == 1:
+        yield (steps,)
+        return
+    for first in range(steps, -1, -1):
+        for rest in _simplex(n - 1, steps - first):
+            yield (first,) + rest

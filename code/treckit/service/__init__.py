@@ -1,0 +1,2 @@
+"""The evaluation service: ``POST /v1/evaluate`` over the test-set runner, Prometheus metrics, auth
+and limits.  It holds no evaluation logic of its own."""

@@ -1,0 +1,95 @@
+"""Retrieval-quality gauges and request metrics, for the server's ``/metrics`` and for files.
+
+Gauges are named ``<prefix>_retrieval_recall_at_k{k, test_set, system, component}``,
+``<prefix>_retrieval_ndcg_at_k{...}``, ``<prefix>_retrieval_mrr{...}`` (``prefix`` defaults to
+``treckit``); other measures become ``<prefix>_retrieval_<name>``.  Outside the server the same gauges
+go to a node_exporter textfile (written atomically) or to a Pushgateway.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import InputError
+
+DEFAULT_PREFIX = "treckit"
+LABELS = ("test_set", "system", "component")
+_PREFIX = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def check_prefix(prefix: str) -> str:
+    if not _PREFIX.fullmatch(prefix):
+        raise InputError(f"{prefix!r} is not a valid Prometheus metric prefix",
+                         fix="letters, digits, '_' and ':', not starting with a digit (e.g. medicalkg)")
+    return prefix
+
+
+def gauge_name(measure: str) -> tuple[str, str | None]:
+    """(gauge suffix, k label) of a test-set measure name: recall_at_10 -> (recall_at_k, "10")."""
+    kind, _, k = measure.partition("_at_")
+    if k:
+        return f"{kind}_at_k", k
+    return measure, None
+
+
+class QualityGauges:
+    """The retrieval gauges in one prometheus_client registry."""
+
+    def __init__(self, registry, prefix: str = DEFAULT_PREFIX):
+        self.registry, self.prefix = registry, check_prefix(prefix)
+        self._gauges: dict[str, object] = {}
+
+    def _gauge(self, suffix: str, with_k: bool):
+        from prometheus_client import Gauge
+        if suffix not in self._gauges:
+            labels = (("k",) if with_k else ()) + LABELS
+            self._gauges[suffix] = Gauge(f"{self.prefix}_retrieval_{suffix}", f"retrieval quality: {suffix} (treckit)",
+                                         labels, registry=self.registry)
+        return self._gauges[suffix]
+
+    def set(self, metrics: dict[str, float | None], *, test_set: str, system: str, component: str = "all") -> None:
+        for measure, value in metrics.items():
+            if value is None:
+                continue
+            suffix, k = gauge_name(measure)
+            g = self._gauge(suffix, k is not None)
+            labels = dict(test_set=test_set, system=system, component=component)
+            if k is not None:
+                labels["k"] = k
+            g.labels(**labels).set(float(value))
+
+
+def export(metrics_by_component: dict[str, dict[str, float | None]], *, test_set: str, system: str,
+           prefix: str = DEFAULT_PREFIX, textfile=None, pushgateway: str | None = None, job: str = "treckit") -> None:
+    """Write the gauges to a node_exporter textfile (atomically) and/or push them to a Pushgateway."""
+    try:
+        from prometheus_client import CollectorRegistry, generate_latest
+    except ImportError:
+        raise InputError("exporting metrics needs prometheus-client", fix="pip install 'treckit[service]'") from None
+
+    registry = CollectorRegistry()
+    gauges = QualityGauges(registry, prefix)
+    for component, metrics in metrics_by_component.items():
+        gauges.set(metrics, test_set=test_set, system=system, component=component)
+    if textfile is not None:
+        from ..io import atomic_output
+        with atomic_output(textfile, "wb") as fh:
+            fh.write(generate_latest(registry))
+    if pushgateway:
+        from prometheus_client import push_to_gateway
+        try:
+            push_to_gateway(pushgateway, job=job, registry=registry, timeout=10)
+        except OSError as exc:
+            raise InputError(f"cannot push to the Pushgateway ({exc})", path=pushgateway,
+                             fix="check the URL and that the Pushgateway is running") from None
+
+
+def alert_rules(prefix: str = DEFAULT_PREFIX, threshold: float = 0.75, duration: str = "15m") -> str:
+    """The shipped alert rules (``service/alerts.yml``) for another prefix, threshold or duration."""
+    import re as _re
+    from pathlib import Path
+    if not _re.fullmatch(r"[0-9]+(ms|s|m|h|d|w|y)", duration):
+        raise InputError(f"{duration!r} is not a Prometheus duration", fix="e.g. 15m, 1h")
+    text = (Path(__file__).with_name("alerts.yml")).read_text(encoding="utf-8")
+    return (text.replace("treckit_retrieval_recall_at_k", f"{check_prefix(prefix)}_retrieval_recall_at_k")
+                .replace("< 0.75", f"< {threshold:g}").replace("for: 15m", f"for: {duration}")
+                .replace("(< 0.75 for 15 minutes)", f"(< {threshold:g} for {duration})"))

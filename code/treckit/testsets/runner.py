@@ -1,0 +1,211 @@
+"""The evaluation runner: a retrieval function (or a run) over a test set, measured by the engine.
+
+``evaluate(retrieval_fn, test_set)`` calls ``retrieval_fn(query_text)`` for every query (or a batch
+function over all query texts), takes what it returns as the ranking (doc ids in rank order, or
+``(doc_id, score)`` pairs in rank order: the list order is the ranking, scores are only reported),
+keeps the top ``k``, and returns per-query values, their mean / median / std, a per-query-type
+breakdown and per-query latency.  Measures are computed by the one engine (see
+:mod:`treckit.testsets.measures`); nDCG uses gain 2^grade - 1 unless ``gain="linear"``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .load import TestSet, load_test_set
+from .measures import DEFAULT_MEASURES, GAINS, canonical_name, per_query_values
+
+DEFAULT_DEPTH = 100      # docs kept per query when k is not given
+
+
+@dataclass
+class TestSetResult:
+    """What one evaluation of a system on a test set found; ``to_dict`` is the results-file shape."""
+
+    test_set: dict[str, str]
+    measures: list[str]
+    gain: str
+    k: int | None
+    per_query: list[dict[str, Any]]
+    aggregates: dict[str, dict[str, float | None]]
+    per_query_type: dict[str, dict[str, Any]]
+    latency_ms: dict[str, float | None] | None = None
+    system: dict[str, Any] = field(default_factory=dict)
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "treckit.testset-results/1", "test_set": self.test_set, "system": self.system,
+                "k": self.k, "measures": self.measures, "ndcg_definition": GAINS[self.gain],
+                "aggregates": self.aggregates, "per_query_type": self.per_query_type,
+                "latency_ms": self.latency_ms, "per_query": self.per_query}
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """The mean of each measure."""
+        return {m: a["mean"] for m, a in self.aggregates.items()}
+
+
+def _stats(values: Sequence[float]) -> dict[str, float | None]:
+    """mean, median and sample standard deviation (ddof = 1, as compare uses); None where undefined."""
+    if not values:
+        return {"mean": None, "median": None, "std": None}
+    a = np.asarray(values, np.float64)
+    return {"mean": float(a.mean()), "median": float(np.median(a)),
+            "std": float(a.std(ddof=1)) if a.size > 1 else None}
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def _as_ranking(result, qid: str, k: int) -> list[tuple[str, float | None]]:
+    """A retrieval function's answer for one query as [(doc_id, score or None)], top k."""
+    if result is None:
+        raise InputError(f"the retrieval function returned None for query {qid!r}",
+                         fix="return a list of doc ids (or (doc_id, score) pairs) in rank order; [] for no results")
+    out: list[tuple[str, float | None]] = []
+    seen: set[str] = set()
+    for item in result:
+        if isinstance(item, str):
+            doc, score = item, None
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+            doc, score = item[0], float(item[1])
+            if math.isnan(score):
+                raise InputError(f"query {qid!r}: doc {doc!r} has a NaN score", fix="return real scores")
+        else:
+            raise InputError(f"query {qid!r}: the retrieval function returned {type(item).__name__} items",
+                             fix="return doc ids as str, or (doc_id, score) pairs")
+        if doc in seen:
+            raise InputError(f"query {qid!r}: doc {doc!r} is returned twice", fix="return each doc once")
+        seen.add(doc)
+        out.append((doc, score))
+    return out[:k]
+
+
+def run_from_rankings(rankings: dict[str, list[tuple[str, float | None]]], tag: str = "testset"):
+    """A Run whose scores are rank-derived (n, n-1, ..., 1), so every tool ranks it in list order."""
+    from ..model import Run
+    q, d, s, r = [], [], [], []
+    for qid, ranking in rankings.items():
+        n = len(ranking)
+        for i, (doc, _) in enumerate(ranking):
+            q.append(qid), d.append(doc), s.append(float(n - i)), r.append(i + 1)
+    return Run.from_columns(q, d, s, r, tag)
+
+
+def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: list[str], gain: str, k: int,
+              latencies: dict[str, float] | None = None, system: dict | None = None) -> TestSetResult:
+    """Per-query rows, aggregates and the per-type breakdown from per-query values."""
+    types = test_set.query_types()
+    order = list(dict.fromkeys(types.values()))
+    rows = []
+    for qid in test_set.query_ids:
+        row: dict[str, Any] = {"qid": qid, "query_type": types[qid]}
+        row.update({m: values[m][qid] for m in measures})
+        if latencies is not None:
+            row["latency_ms"] = latencies[qid]
+        rows.append(row)
+    aggregates = {m: _stats([r[m] for r in rows]) for m in measures}
+    per_type: dict[str, dict[str, Any]] = {}
+    for t in order:
+        sel = [r for r in rows if r["query_type"] == t]
+        per_type[t] = {"num_queries": len(sel), **{m: float(np.mean([r[m] for r in sel])) for m in measures}}
+    lat = None
+    if latencies is not None:
+        ms = list(latencies.values())
+        lat = {"p50": _percentile(ms, 50), "p95": _percentile(ms, 95), "mean": float(np.mean(ms)) if ms else None}
+    return TestSetResult({"name": test_set.name, "version": test_set.version, "digest": test_set.digest},
+                         measures, gain, k, rows, aggregates, per_type, lat, system or {})
+
+
+def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | None = None, k: int | None = None,
+             measures: Sequence[str] | None = None, *, gain: str = "exp", batch: bool = False, workers: int = 1,
+             cache: bool = True, cache_dir=None) -> TestSetResult:
+    """Evaluate ``retrieval_fn`` on ``test_set`` (a :class:`TestSet`, a path or a name).
+
+    ``retrieval_fn`` may also be a system config (a mapping, a YAML path or a
+    :class:`treckit.retrieval.system.System`): its last stage is evaluated, cached by its digest.
+
+    ``retrieval_fn(query_text)`` returns the ranking for one query; with ``batch=True`` it takes the
+    list of all query texts and returns one ranking per text.  ``workers`` > 1 calls a per-query
+    function from that many threads.  ``config`` (a dict describing the system, e.g.
+    ``{"fusion_method": "rrf", "rrf_k": 60}``) identifies the function for the cache: with a
+    config, an unchanged (config, test set, measures, k) is answered from the cache without calling
+    the function; without one nothing is cached, since a function's code can change under its name.
+    """
+    ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
+    if not callable(retrieval_fn):            # a system config (a mapping, a path, a System): its last stage
+        from ..retrieval.evaluate import evaluate_system
+        from ..retrieval.system import as_system
+        system = as_system(retrieval_fn)
+        stages = evaluate_system(system, ts, k=k or DEFAULT_DEPTH, measures=measures or DEFAULT_MEASURES, gain=gain,
+                                 cache=cache, cache_dir=cache_dir)
+        return stages[system.final_stage()]
+    names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
+    depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
+    if workers < 1:
+        raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
+    from .cache import ResultCache, cache_key
+
+    store = ResultCache(cache_dir) if (cache and config is not None) else None
+    key = cache_key(system=config, test_set=ts, measures=names, k=depth, gain=gain) if store else None
+    if store is not None:
+        hit = store.get(key)
+        if hit is not None:
+            return _from_cached(hit)
+    texts = [q.query_text for q in ts.queries]
+    qids = ts.query_ids
+    latencies: dict[str, float] = {}
+    answers: dict[str, Any] = {}
+    if batch:
+        t0 = time.perf_counter()
+        out = list(retrieval_fn(texts))
+        each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
+        if len(out) != len(texts):
+            raise InputError(f"the batch function returned {len(out)} rankings for {len(texts)} queries",
+                             fix="return one ranking per query text, in the same order")
+        answers = dict(zip(qids, out))
+        latencies = {q: each for q in qids}
+    else:
+        def one(i: int):
+            t0 = time.perf_counter()
+            res = retrieval_fn(texts[i])
+            return i, res, (time.perf_counter() - t0) * 1000
+        if workers == 1:
+            results = [one(i) for i in range(len(texts))]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(one, range(len(texts))))
+        for i, res, ms in results:
+            answers[qids[i]] = res
+            latencies[qids[i]] = ms
+    rankings = {q: _as_ranking(answers[q], q, depth) for q in qids}
+    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, gain)
+    result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
+    if store is not None:
+        store.put(key, result.to_dict())
+    return result
+
+
+def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = None, *,
+                 gain: str = "exp") -> TestSetResult:
+    """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
+    trec_eval ranks it."""
+    from ..evaluation import _as_run as as_run
+    ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
+    names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
+    r = as_run(run)
+    values = per_query_values(ts.to_qrels(), r, names, gain)
+    return summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else r.tag})
+
+
+def _from_cached(d: dict) -> TestSetResult:
+    gain = next(g for g, text in GAINS.items() if text == d["ndcg_definition"])
+    return TestSetResult(d["test_set"], d["measures"], gain, d["k"], d["per_query"], d["aggregates"],
+                         d["per_query_type"], d["latency_ms"], d["system"], cached=True)

@@ -1,0 +1,81 @@
+"""Query ids and texts from the files people keep them in: a queries TSV (``qid<TAB>text``), a
+queries JSONL (BEIR's ``_id``/``text``; ``id``/``qid``/``query_id`` with ``query``/``query_text``;
+QUEST's lines without ids, numbered from 1 as ``treckit qrels`` numbers them), a YAML test set, or
+(ids only) a qrels file."""
+from __future__ import annotations
+
+import json
+
+from ..errors import InputError
+from ..io import PathLike, display_name, read_text
+
+QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
+QUERY_TEXT_FIELDS = ("text", "query_text", "query")
+
+
+def _is_test_set(path: PathLike) -> bool:
+    return str(path).endswith((".yaml", ".yml"))
+
+
+def read_queries(path: PathLike) -> dict[str, str]:
+    """{qid: text} in file order; a repeated qid is an error."""
+    return {r["query_id"]: r["query_text"] for r in read_query_records(path)}
+
+
+def read_query_records(path: PathLike) -> list[dict]:
+    """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
+    name = display_name(path)
+    if _is_test_set(path):
+        from .load import load_test_set
+        return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
+                for q in load_test_set(path).queries]
+    out: dict[str, dict] = {}
+    quest_lines = False
+    for no, line in enumerate(read_text(path).split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not a JSON object ({exc.msg})", path=name, line=no, fix="one JSON object per line") from None
+            qf = next((f for f in QUERY_ID_FIELDS if f in obj), None)
+            tf = next((f for f in QUERY_TEXT_FIELDS if isinstance(obj.get(f), str)), None)
+            if qf is None and "docs" in obj and tf == "query":
+                quest_lines = True              # QUEST gold/prediction lines: the qid is the 1-based line number
+            if qf is None and quest_lines:
+                obj = {**obj, "qid": str(no)}
+                qf = "qid"
+            if qf is None or tf is None:
+                raise InputError("a query line needs an id (_id, query_id, qid, id) and a text (text, query_text, query)",
+                                 path=name, line=no, fix="add the missing field")
+            qid, text = str(obj[qf]), obj[tf]
+            qtype = obj.get("query_type") if isinstance(obj.get("query_type"), str) else None
+        else:
+            fields = line.split("\t")
+            if len(fields) != 2:
+                raise InputError(f"a queries TSV line is 'qid<TAB>text' ({len(fields)} tab-separated fields here)",
+                                 path=name, line=no, fix="separate the id and the text with one tab")
+            qid, text = fields
+            qtype = None
+            if no == 1 and qid.lower() in ("qid", "query_id", "query-id", "id", "_id"):
+                continue                                # a header
+        if qid in out:
+            raise InputError(f"query id {qid!r} appears twice", path=name, line=no, fix="give each query one line")
+        out[qid] = {"query_id": qid, "query_text": text, "query_type": qtype}
+    return list(out.values())
+
+
+def read_topic_ids(path: PathLike) -> list[str]:
+    """Topic ids from a queries file, a test set, or a qrels file (detected as such)."""
+    if not _is_test_set(path):
+        from ..formats.detect import detect_qrels
+        try:
+            fmt = detect_qrels(path).format
+        except InputError:
+            fmt = None
+        if fmt in ("trec", "beir-tsv", "beir-jsonl"):
+            from ..api import read_qrels
+            return list(dict.fromkeys(read_qrels(path, fmt).table.column("qid").to_pylist()))
+    return list(read_queries(path))

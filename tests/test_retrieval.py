@@ -1,0 +1,303 @@
+"""Baseline retrievers, fusion, dense components and systems as configs."""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, run_cli
+from treckit.errors import InputError
+from treckit.model import Run
+from treckit.retrieval.corpus import Corpus, read_corpus
+from treckit.retrieval.fusion import fuse, parse_weights, tune
+
+DOCS = ["the cat sat on the mat", "the dog chased the cat", "a bird sang", "dogs and cats and birds",
+        "quantum physics of cats", "the mat was red", "birds fly south", "a cat a dog a bird"]
+
+
+def corpus() -> Corpus:
+    ids = [f"d{i}" for i in range(len(DOCS))]
+    return Corpus(ids, DOCS)
+
+
+def scores_of(run: Run) -> dict[tuple[str, str], float]:
+    t = run.table
+    return {(q, d): s for q, d, s in zip(t.column("qid").to_pylist(), t.column("docid").to_pylist(), t.column("score").to_pylist())}
+
+
+# ------------------------------------------------------------------ BM25
+def test_bm25_by_hand_lucene():
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    k1, b = 1.2, 0.75
+    r = BM25Retriever(corpus(), BM25Params(k1, b, "lucene", None, None))
+    got = dict(r.retrieve(["cat mat"], 10)[0])
+    toks = [__import__("re").findall(r"(?u)\b\w\w+\b", d.lower()) for d in DOCS]
+    avgdl = sum(map(len, toks)) / len(toks)
+    N = len(DOCS)
+
+    def idf(term):
+        df = sum(term in t for t in toks)
+        return math.log(1 + (N - df + 0.5) / (df + 0.5))        # Lucene's BM25 idf
+    want = {}
+    for i, t in enumerate(toks):
+        # Lucene's BM25 (since Lucene 8) drops the constant (k1 + 1) factor (Kamphuis et al., ECIR 2020)
+        s = sum(idf(w) * t.count(w) / (t.count(w) + k1 * (1 - b + b * len(t) / avgdl)) for w in ("cat", "mat"))
+        if s > 0:
+            want[f"d{i}"] = s
+    assert got.keys() == want.keys()
+    for d in want:
+        assert got[d] == pytest.approx(want[d], rel=1e-6)          # bm25s scores in float32
+
+
+def test_bm25_equals_rank_bm25_okapi():
+    rank_bm25 = pytest.importorskip("rank_bm25", reason="rank_bm25 is the independent reference (dev extra)")
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    import re
+    # every term in fewer than half of the documents: Okapi's idf is then never floored by rank_bm25
+    docs = ["alpha beta", "gamma delta epsilon", "alpha zeta", "eta theta", "iota kappa alpha lambda", "mu nu", "xi omicron"]
+    c = Corpus([f"x{i}" for i in range(len(docs))], docs)
+    ours = dict(BM25Retriever(c, BM25Params(1.5, 0.75, "robertson", None, None)).retrieve(["alpha lambda"], 10)[0])
+    ref = rank_bm25.BM25Okapi([re.findall(r"(?u)\b\w\w+\b", d) for d in docs], k1=1.5, b=0.75)
+    theirs = ref.get_scores(["alpha", "lambda"])
+    for i, s in enumerate(theirs):
+        if s > 0:          # bm25s leaves out the constant factor (k1 + 1), which changes no ranking
+            assert ours[f"x{i}"] * (1.5 + 1) == pytest.approx(s, rel=1e-6)
+        else:
+            assert f"x{i}" not in ours
+
+
+def test_bm25_index_is_saved_and_reused_only_for_the_same_corpus(tmp_path):
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    first = BM25Retriever(corpus(), BM25Params(), tmp_path / "idx")
+    again = BM25Retriever(corpus(), BM25Params(), tmp_path / "idx")
+    other = BM25Retriever(Corpus(corpus().ids, DOCS[:-1] + ["new text"]), BM25Params(), tmp_path / "idx")
+    assert (first.loaded, again.loaded, other.loaded) == (False, True, False)
+    assert again.retrieve(["cat"], 5) == first.retrieve(["cat"], 5)
+    with pytest.raises(InputError, match="variant"):
+        BM25Params(variant="okapi++")
+
+
+def test_retrieve_command_writes_runs_trec_eval_reads(tmp_path, capsys):
+    docs = ROOT / "data/test_sets/documents.jsonl"
+    ts = ROOT / "data/test_sets/sample_v1.yaml"
+    for method in ("bm25", "bow"):
+        code, _, err = run_cli(["retrieve", "--corpus", docs, "--queries", ts, "--method", method, "-k", "5",
+                                "-o", tmp_path / f"{method}.trec", "--index", tmp_path / "idx"], capsys)
+        assert code == 0, err
+        lines = (tmp_path / f"{method}.trec").read_text().splitlines()
+        assert all(len(line.split()) == 6 for line in lines)
+        assert lines[0].startswith("q1 Q0 ")
+    code, _, err = run_cli(["retrieve", "--corpus", docs, "--queries", ts, "--method", "tfidf", "-o", tmp_path / "x"], capsys)
+    assert code == 2
+
+
+# ------------------------------------------------------------------ fusion
+A = Run.from_dict({"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}})
+B = Run.from_dict({"q": {"d3": 9.0, "d1": 1.0, "d4": 0.5}})
+
+
+def test_each_fusion_method_by_hand():
+    rrf = scores_of(fuse([A, B], "rrf"))
+    assert rrf[("q", "d1")] == 1 / 61 + 1 / 62 and rrf[("q", "d3")] == 1 / 63 + 1 / 61 and rrf[("q", "d4")] == 1 / 63
+    # minmax: A d1 1, d2 .5, d3 0; B d3 1, d1 (1-.5)/8.5, d4 0
+    b_d1 = 0.5 / 8.5
+    assert scores_of(fuse([A, B], "combsum"))[("q", "d1")] == pytest.approx(1 + b_d1)
+    assert scores_of(fuse([A, B], "combmnz"))[("q", "d1")] == pytest.approx(2 * (1 + b_d1))
+    assert scores_of(fuse([A, B], "combmnz"))[("q", "d2")] == pytest.approx(0.5)
+    assert scores_of(fuse([A, B], "max"))[("q", "d1")] == 1.0
+    w = scores_of(fuse([A, B], "weighted", weights=[0.25, 0.75]))
+    assert w[("q", "d1")] == pytest.approx(0.25 + 0.75 * b_d1) and w[("q", "d3")] == pytest.approx(0.75)
+    z = scores_of(fuse([A, B], "combsum", norm="zscore"))
+    assert z[("q", "d2")] == pytest.approx(0.0)       # A's mean 2: d2 is at the mean; absent from B
+    s = scores_of(fuse([A, B], "combsum", norm="sum"))
+    assert s[("q", "d1")] == pytest.approx(3 / 6 + 1 / 10.5)
+
+
+def test_fused_order_is_trec_evals_and_deterministic():
+    f = fuse([A, B], "max")
+    t = f.table
+    # d1 and d3 tie at 1.0: trec_eval puts the greater docno first
+    assert t.column("docid").to_pylist()[:2] == ["d3", "d1"] and t.column("rank").to_pylist()[:2] == [1, 2]
+    assert scores_of(fuse([A, B], "rrf")) == scores_of(fuse([A, B], "rrf"))
+    assert len(fuse([A, B], "rrf", depth=2)) == 2
+
+
+def test_weights_parsing_and_errors():
+    assert parse_weights("bm25=0.3,splade=0.4,dense=0.3", ["bm25", "splade", "dense"]) == [0.3, 0.4, 0.3]
+    assert parse_weights("0.5,0.5", ["a", "b"]) == [0.5, 0.5]
+    with pytest.raises(InputError, match="name every run"):
+        parse_weights("a=1", ["a", "b"])
+    with pytest.raises(InputError, match="finite weights"):
+        fuse([A, B], "weighted", weights=[1.0])
+    with pytest.raises(InputError, match="unknown fusion method"):
+        fuse([A, B], "borda")
+
+
+def test_rrf_equals_ranx_on_real_runs(shared):
+    ranx = pytest.importorskip("ranx", reason="ranx is the reference fusion implementation (dev extra)")
+    from treckit import read_run
+    base = read_run(shared / "trec_eval" / "results.test")
+    t = base.table
+    rng = np.random.default_rng(1)
+    q, d = t.column("qid").to_pylist(), t.column("docid").to_pylist()
+    # two runs over the same docs with distinct scores (no ties: ranx and trec_eval break ties differently)
+    s1 = rng.permutation(len(q)).astype(float)
+    s2 = rng.permutation(len(q)).astype(float)
+    r1, r2 = Run.from_columns(q, d, s1), Run.from_columns(q, d, s2)
+    ours = scores_of(fuse([r1, r2], "rrf", k=60, depth=10_000))
+    x1 = ranx.Run.from_dict({qq: {dd: ss for qq2, dd, ss in zip(q, d, s1) if qq2 == qq} for qq in set(q)})
+    x2 = ranx.Run.from_dict({qq: {dd: ss for qq2, dd, ss in zip(q, d, s2) if qq2 == qq} for qq in set(q)})
+    theirs = ranx.fuse([x1, x2], method="rrf", params={"k": 60}).to_dict()
+    assert len(ours) == sum(len(v) for v in theirs.values())
+    for qq, docs in theirs.items():
+        for dd, s in docs.items():
+            assert ours[(qq, dd)] == pytest.approx(s, rel=1e-12)
+
+
+def test_tune_finds_the_best_rrf_k_and_weights():
+    from treckit.model import Qrels
+    qrels = Qrels.from_dict({"q": {"d3": 1}})
+    rep = tune([A, B], qrels, "rrf", measure="recip_rank")
+    # for every k, d1 (ranks 1 and 2) beats d3 (ranks 3 and 1): RR 0.5 throughout; the first k is kept
+    assert [t["recip_rank"] for t in rep["tried"]] == [0.5] * 8 and rep["best"]["k"] == 1
+    wrep = tune([A, B], qrels, "weighted", measure="recip_rank", grid_step=0.5)
+    assert [t["weights"] for t in wrep["tried"]] == [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]]
+    # A alone: d1 1, d2 .5, d3 and d4 0 (tie: d4 first) -> RR 1/4; half/half: d1 .529, d3 .5 -> 1/2; B alone: d3 first
+    assert [t["recip_rank"] for t in wrep["tried"]] == [0.25, 0.5, 1.0] and wrep["best"]["weights"] == [0.0, 1.0]
+
+
+def test_fuse_command(tmp_path, capsys):
+    from treckit import write_run
+    write_run(A, tmp_path / "a.trec", tag="bm25")
+    write_run(B, tmp_path / "b.trec", tag="dense")
+    code, _, err = run_cli(["fuse", tmp_path / "a.trec", tmp_path / "b.trec", "--method", "weighted",
+                            "--weights", "bm25=0.25,dense=0.75", "-o", tmp_path / "f.trec"], capsys)
+    assert code == 0, err
+    first = (tmp_path / "f.trec").read_text().splitlines()[0].split()
+    assert first[2] == "d3" and float(first[4]) == pytest.approx(0.75)
+    code, _, _ = run_cli(["fuse", tmp_path / "a.trec", "--method", "bogus", "-o", tmp_path / "g"], capsys)
+    assert code == 2
+
+
+# ------------------------------------------------------------------ dense
+def test_dense_exact_top_k_is_chunk_independent(monkeypatch):
+    from treckit.retrieval import dense
+    rng = np.random.default_rng(0)
+    docs = rng.normal(size=(50, 8))
+    docs[7] = docs[3]                                   # a tie: canonical (row) order decides
+    q = np.vstack([docs[3] * 2, rng.normal(size=8)])
+    ids = [f"e{i}" for i in range(50)]
+    full = dense.DenseRetriever(docs, ids, "cosine").search(q, 5)
+    monkeypatch.setattr(dense, "DOC_CHUNK_ROWS", 3)
+    chunked = dense.DenseRetriever(docs, ids, "cosine").search(q, 5)
+    assert full == chunked
+    assert [d for d, _ in full[0][:2]] == ["e3", "e7"] and full[0][0][1] == pytest.approx(1.0)
+    dot = dense.DenseRetriever(docs, ids, "dot").search(q[1:], 50)[0]
+    assert [s for _, s in dot] == pytest.approx(sorted((float(docs[i] @ q[1]) for i in range(50)), reverse=True))
+
+
+# ------------------------------------------------------------------ systems
+def _system(tmp_path, body: str) -> Path:
+    p = tmp_path / "sys.yaml"
+    p.write_text(body)
+    return p
+
+
+def test_seed_configs_run_as_written(tmp_path):
+    from treckit import write_run
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.retrieval.system import load_system
+    from treckit.testsets import load_test_set
+    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    docs = ROOT / "data/test_sets/documents.jsonl"
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.testsets.runner import run_from_rankings
+    bow = BowRetriever(read_corpus(docs))
+    write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 20) for q in ts.queries}), tmp_path / "splade.trec")
+    write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 5) for q in ts.queries}), tmp_path / "dense.trec")
+    common = f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25, k1: 0.9, b: 0.4}}\n  splade: {{run: splade.trec}}\n  dense: {{run: dense.trec}}\n"
+    rrf = load_system(_system(tmp_path, common + "fusion_method: rrf\nrrf_k: 60\n"))
+    res = evaluate_system(rrf, ts, cache=False)
+    assert list(res) == ["bm25", "splade", "dense", "fusion"]
+    (tmp_path / "w.yaml").write_text(common + "fusion_method: weighted\nweights: {bm25: 0.3, splade: 0.4, dense: 0.3}\n")
+    wres = evaluate_system(load_system(tmp_path / "w.yaml"), ts, cache=False)
+    assert wres["fusion"].aggregates["recall_at_10"]["mean"] >= 0.8
+    # the fusion stage is exactly fuse() over the component runs
+    from treckit.retrieval.system import _as_run
+    stages = rrf.run({q.query_id: q.query_text for q in ts.queries}, 100)
+    fused = fuse([_as_run(stages[n].rankings) for n in ("bm25", "splade", "dense")], "rrf", k=60, depth=100)
+    assert {(q, d) for q, hits in stages["fusion"].rankings.items() for d, _ in hits} == set(scores_of(fused))
+
+
+def test_config_digest_ignores_formatting(tmp_path):
+    from treckit.retrieval.system import load_system
+    a = _system(tmp_path, "components:\n  x: {run: r.trec}\n")
+    (tmp_path / "b.yaml").write_text("# same system\ncomponents:\n    x:\n        run: 'r.trec'\n")
+    assert load_system(a).digest == load_system(tmp_path / "b.yaml").digest
+    (tmp_path / "c.yaml").write_text("components:\n  x: {run: other.trec}\n")
+    assert load_system(tmp_path / "c.yaml").digest != load_system(a).digest
+
+
+def _slow_module(tmp_path, delay_ms: float) -> str:
+    mod = tmp_path / f"slow_{int(delay_ms)}.py"
+    mod.write_text(f"import time\ndef search(q):\n    time.sleep({delay_ms / 1000})\n    return ['Rio 2', 'Toy Story 3']\n"
+                   "def rerank(q, cands):\n    return [d for d, _ in reversed(cands)]\n")
+    return str(mod)
+
+
+def test_latency_is_monotone_in_injected_delays(tmp_path):
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets import load_test_set
+    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    p50 = []
+    for delay in (0, 10, 30):
+        cfg = {"components": {"f": {"callable": f"{_slow_module(tmp_path, delay)}:search"}}}
+        p50.append(evaluate_system(cfg, ts, cache=False)["f"].latency_ms["p50"])
+    assert p50[0] < 10 <= p50[1] < 30 <= p50[2]
+
+
+def test_rerank_stage_and_its_latency(tmp_path):
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets import load_test_set
+    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    mod = _slow_module(tmp_path, 5)
+    cfg = {"components": {"f": {"callable": f"{mod}:search"}}, "rerank": {"callable": f"{mod}:rerank", "depth": 10}}
+    res = evaluate_system(cfg, ts, cache=False)
+    assert list(res) == ["f", "f+rerank"]
+    q1 = lambda stage: next(r for r in res[stage].per_query if r["qid"] == "q1")      # noqa: E731
+    # q1's relevant Rio 2 and Toy Story 3 (grade 3 each): reversed they are still both in the top 2
+    assert q1("f")["recall_at_10"] == q1("f+rerank")["recall_at_10"] == pytest.approx(2 / 3)
+    assert res["f+rerank"].latency_ms["p50"] >= res["f"].latency_ms["p50"]
+
+
+def test_bad_configs_are_named(tmp_path):
+    from treckit.retrieval.system import System
+    with pytest.raises(InputError, match="exactly one of"):
+        System({"components": {"x": {"run": "a", "method": "bm25"}}})
+    with pytest.raises(InputError, match="need a fusion_method"):
+        System({"components": {"x": {"run": "a"}, "y": {"run": "b"}}})
+    with pytest.raises(InputError, match="unknown keys"):
+        System({"components": {"x": {"run": "a"}}, "fusion": "rrf"})
+    p = _system(tmp_path, "a: &x [1]\nb: *x\n")
+    from treckit.retrieval.system import load_system
+    with pytest.raises(InputError, match="anchors and aliases"):
+        load_system(p)
+
+
+def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
+    docs = ROOT / "data/test_sets/documents.jsonl"
+    cfg = _system(tmp_path, f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25}}\n  bow: {{method: bow}}\nfusion_method: rrf\n")
+    code, out, err = run_cli(["system", "eval", cfg, "--test-set", ROOT / "data/test_sets/sample_v1.yaml",
+                              "--out", tmp_path / "s.json"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0].split()[:4] == ["stage", "recall_at_10", "ndcg_at_10", "mrr"]
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["bm25", "bow", "fusion"]
+    stored = json.loads((tmp_path / "s.json").read_text())
+    from treckit.testsets import evaluate
+    res = evaluate(str(cfg), ROOT / "data/test_sets/sample_v1.yaml", measures=["recall@10", "ndcg@10", "mrr"])
+    assert res.aggregates == stored["fusion"]["aggregates"]

@@ -1,0 +1,273 @@
+"""The evaluation service, as a real uvicorn server in a subprocess called over HTTP, and scraped by a
+real Prometheus when one is installed."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+httpx = pytest.importorskip("httpx", reason="the service tests need the dev extra (httpx)")
+pytest.importorskip("fastapi", reason="the service tests need the service extra")
+
+SAMPLE = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+BASELINE_RUN = ROOT / "data" / "test_sets" / "baseline_bow.trec"
+TOKEN = "s3cret-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sample_test_set() -> dict:
+    import yaml
+    return yaml.safe_load(SAMPLE.read_text())
+
+
+class Server:
+    def __init__(self, tmp: Path, token: str | None = None, prefix: str = "treckit"):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        data = tmp / "runs"
+        data.mkdir()
+        shutil.copy(BASELINE_RUN, data / "bow.trec")
+        (tmp / "secret.txt").write_text("TOP-SECRET-LINE\n")
+        (data / "escape.trec").symlink_to(tmp / "secret.txt")
+        system = tmp / "system.yaml"
+        system.write_text(f"corpus: {ROOT / 'data/test_sets/documents.jsonl'}\n"
+                          "components:\n  bm25: {method: bm25}\n  bow: {method: bow}\nfusion_method: rrf\n")
+        cfg = tmp / "server.yaml"
+        cfg.write_text(f"system: {system}\ndata_dir: runs\nmetrics_prefix: {prefix}\nmax_body_bytes: 200000\n"
+                       f"max_queries: 50\ncache_dir: {tmp / 'cache'}\n")
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "code")}
+        env.pop(TOKEN_ENV, None)
+        if token:
+            env[TOKEN_ENV] = token
+        self.proc = subprocess.Popen([sys.executable, "-m", "treckit", "serve", "--port", str(self.port), "--config",
+                                      str(cfg), "--log-level", "warning"], env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            if self.proc.poll() is not None:
+                raise RuntimeError(self.proc.stderr.read().decode())
+        raise RuntimeError("the server did not start in 60 s")
+
+    def post(self, body, params=None, headers=None, **kw):
+        return httpx.post(self.url + "/v1/evaluate", json=body, params=params,
+                          headers=self.headers if headers is None else headers,
+                          timeout=60, **kw)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+TOKEN_ENV = "TRECKIT_API_TOKEN"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("srv"))
+    yield s
+    s.stop()
+
+
+def test_evaluate_a_run_equals_testset_eval(server, tmp_path, capsys):
+    r = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
+    for m in ("recall_at_10", "ndcg_at_10", "mrr"):
+        assert body["metrics"][m] == stored["aggregates"][m]["mean"]
+    assert body["per_query_type"]["exact_term"]["recall_at_10"] == stored["per_query_type"]["exact_term"]["recall_at_10"]
+    # the bag-of-words baseline finds nothing for q6 ("19th-century French literature"): no line in the run
+    assert body["num_queries"] == 10 and body["missing_queries"] == ["q6"]
+    again = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+    assert again.json()["cached"] is True and again.json()["metrics"] == body["metrics"]
+
+
+def test_dict_run_and_missing_queries(server):
+    r = server.post({"test_set": sample_test_set(), "run": {"q1": {"Toy Story 3": 2.0, "Rio 2": 1.0}}})
+    body = r.json()
+    assert r.status_code == 200
+    assert body["missing_queries"] == [f"q{i}" for i in range(2, 11)]
+    # q1: two of three relevant in the top 10 -> 2/3; nine queries score 0
+    assert body["metrics"]["recall_at_10"] == pytest.approx((2 / 3) / 10)
+
+
+def test_run_files_are_confined_to_the_data_directory(server):
+    ok = server.post({"test_set": sample_test_set(), "run_file": "bow.trec"})
+    assert ok.status_code == 200
+    for name in ("../secret.txt", "/etc/passwd", "escape.trec", "nope.trec"):
+        r = server.post({"test_set": sample_test_set(), "run_file": name})
+        assert r.status_code == 400, (name, r.text)
+        assert "TOP-SECRET" not in r.text and "root:" not in r.text
+
+
+def test_the_configured_system_and_components(server):
+    r = server.post({"test_set": sample_test_set()})
+    body = r.json()
+    assert r.status_code == 200 and list(body["components"]) == ["bm25", "bow", "fusion"]
+    only = server.post({"test_set": sample_test_set()}, params={"components": "bm25"}).json()
+    assert list(only["components"]) == ["bm25"]
+    assert only["metrics"] == body["components"]["bm25"]["metrics"]
+    bad = server.post({"test_set": sample_test_set()}, params={"components": "splade"})
+    assert bad.status_code == 400 and "unknown components" in bad.json()["detail"]
+
+
+@pytest.mark.parametrize("body, status", [
+    ({"test_set": {"name": "x"}}, 422),
+    ({"test_set": "not an object"}, 422),
+    ({"run": "1 Q0 d 1 1 t\n"}, 422),
+    ({"test_set": None, "extra": 1}, 422),
+])
+def test_malformed_requests_are_4xx(server, body, status):
+    assert server.post(body).status_code == status
+
+
+def test_bad_runs_and_limits(server):
+    ts = sample_test_set()
+    r = server.post({"test_set": ts, "run": "q1 Q0 d1 1 notanumber t\n"})
+    assert r.status_code == 400 and r.json()["line"] == 1
+    dup = dict(ts, queries=ts["queries"] + [ts["queries"][0]])
+    assert server.post({"test_set": dup, "run": "q1 Q0 a 1 1 t\n"}).status_code == 400
+    many = dict(ts, queries=[dict(ts["queries"][0], query_id=f"x{i}") for i in range(60)])
+    r = server.post({"test_set": many, "run": "x1 Q0 a 1 1 t\n"})
+    assert r.status_code == 400 and "at most 50" in r.json()["detail"]
+    big = server.post({"test_set": ts, "run": "q1 Q0 a 1 1 t\n" * 20000})
+    assert big.status_code == 413
+    assert httpx.get(server.url + "/v1/health").status_code == 200       # still up
+
+
+def test_concurrent_requests_are_deterministic(server):
+    body = {"test_set": sample_test_set(), "run": BASELINE_RUN.read_text().replace("bow", "c"), "system": "conc"}
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: server.post(body).json()["metrics"], range(8)))
+    assert all(a == answers[0] for a in answers)
+
+
+def test_metrics_endpoint_has_labelled_gauges_and_request_counters(server):
+    server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+    text = httpx.get(server.url + "/metrics").text
+    assert 'treckit_retrieval_recall_at_k{component="all",k="10",system="bow",test_set="sample"} 0.8' in text
+    assert 'treckit_retrieval_mrr{component="all",system="bow",test_set="sample"} 0.75' in text
+    assert "treckit_http_requests_total" in text and "treckit_http_request_duration_seconds_bucket" in text
+
+
+def test_token_and_prefix(tmp_path):
+    s = Server(tmp_path, token=TOKEN, prefix="medicalkg")
+    try:
+        assert httpx.get(s.url + "/v1/health").status_code == 200
+        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"}, headers={}).status_code == 401
+        assert httpx.get(s.url + "/metrics").status_code == 401
+        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"},
+                      headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
+        text = httpx.get(s.url + "/metrics", headers=s.headers).text
+        assert 'medicalkg_retrieval_recall_at_k{' in text and "treckit_retrieval" not in text
+    finally:
+        s.stop()
+
+
+def test_openapi_fuzz_never_500(server):
+    schemathesis = pytest.importorskip("schemathesis", reason="schemathesis fuzzes the OpenAPI schema (dev extra)")
+    from hypothesis import HealthCheck, given, settings
+    schema = schemathesis.openapi.from_url(server.url + "/openapi.json")
+    failures = []
+    for op in schema.get_all_operations():
+        operation = op.ok()
+
+        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(case=operation.as_strategy())
+        def check(case):
+            resp = case.call(base_url=server.url, timeout=30)
+            if resp.status_code >= 500:
+                failures.append((operation.verbose_name, resp.status_code, resp.text[:200]))
+        check()
+    assert failures == []
+
+
+# ------------------------------------------------------------------ metrics outside the server
+def test_textfile_export_from_testset_eval(tmp_path, capsys):
+    from prometheus_client.parser import text_string_to_metric_families
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", BASELINE_RUN, "--prometheus-textfile", tmp_path / "q.prom",
+                            "--system-name", "bow"], capsys)
+    assert code == 0, err
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families((tmp_path / "q.prom").read_text()) for s in f.samples}
+    assert samples[("treckit_retrieval_recall_at_k", (("component", "all"), ("k", "10"), ("system", "bow"),
+                                                      ("test_set", "sample")))] == 0.8
+
+
+def test_alert_rules_pass_promtool(tmp_path, capsys):
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed (Debian's prometheus package; .ci/run installs it)")
+    code, out, _ = run_cli(["alert-rules", "--prefix", "medicalkg"], capsys)
+    (tmp_path / "rules.yml").write_text(out)
+    res = subprocess.run([promtool, "check", "rules", str(tmp_path / "rules.yml")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert 'medicalkg_retrieval_recall_at_k{k="10"} < 0.75' in out
+
+
+def test_real_prometheus_scrapes_the_gauge_and_fires_the_alert(tmp_path, capsys):
+    prom = shutil.which("prometheus")
+    if prom is None:
+        pytest.skip("prometheus not installed (Debian's prometheus package; .ci/run installs it)")
+    s = Server(tmp_path, token=TOKEN)
+    port = free_port()
+    proc = None
+    try:
+        # recall@10 of this run is 1/30 (< 0.75): the alert, with a 2 s for:, must fire
+        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 Rio%202 1 1 t\n", "system": "weak"}).status_code == 200
+        code, rules, _ = run_cli(["alert-rules", "--for", "2s"], capsys)
+        (tmp_path / "rules.yml").write_text(rules)
+        (tmp_path / "prom.yml").write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: [{tmp_path / 'rules.yml'}]\n"
+            "scrape_configs:\n  - job_name: treckit\n"
+            f"    authorization: {{credentials: {TOKEN}}}\n"
+            f"    static_configs: [{{targets: ['127.0.0.1:{s.port}']}}]\n")
+        proc = subprocess.Popen([prom, f"--config.file={tmp_path / 'prom.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        api = f"http://127.0.0.1:{port}/api/v1"
+        value, firing = None, False
+        deadline = time.time() + 90
+        while time.time() < deadline and not (value is not None and firing):
+            time.sleep(1)
+            try:
+                q = httpx.get(api + "/query", params={"query": 'treckit_retrieval_recall_at_k{k="10",system="weak"}'}).json()
+                if q["data"]["result"]:
+                    value = float(q["data"]["result"][0]["value"][1])
+                alerts = httpx.get(api + "/alerts").json()["data"]["alerts"]
+                firing = any(a["labels"]["alertname"] == "RetrievalRecallAt10Low" and a["state"] == "firing"
+                             and a["labels"].get("system") == "weak" for a in alerts)
+            except (httpx.HTTPError, KeyError, ValueError):
+                continue
+        # q1's Rio 2 is one of its three relevant docs; nine queries have no results: (1/3) / 10
+        assert value == pytest.approx(1 / 30) and firing
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
+        s.stop()

@@ -1,0 +1,480 @@
+"""YAML test sets, the runner, RQ, the gate, the cache and the test-set life cycle."""
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from conftest import ROOT, run_cli
+from treckit.errors import InputError
+from treckit.testsets import TestSetError, load_test_set, parse_test_set
+from treckit.testsets.schema import Query, RelevantDoc, TestSetModel, json_schema
+from treckit.testsets.load import TestSet
+
+SAMPLE = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+CORPUS = ROOT / "data" / "test_sets" / "documents.jsonl"
+
+SMALL = """\
+name: small
+version: "1.0"
+queries:
+  - query_id: a
+    query_text: alpha beta
+    query_type: exact_term
+    relevant_docs:
+      - {doc_id: d1, grade: 3}
+      - {doc_id: d2, grade: 1}
+      - {doc_id: d3, grade: 0}
+  - query_id: b
+    query_text: gamma
+    query_type: paraphrase
+    topK: 2
+    relevant_docs:
+      - {doc_id: d4, grade: 2}
+"""
+
+
+def small() -> TestSet:
+    return parse_test_set(SMALL, "small.yaml")
+
+
+# ------------------------------------------------------------------ schema and loading
+def test_sample_validates_and_counts_types():
+    ts = load_test_set(SAMPLE)
+    assert (ts.name, ts.version, len(ts.queries)) == ("sample", "1", 10)
+    assert ts.counts_by_type() == {"exact_term": 3, "paraphrase": 3, "complex": 4}
+
+
+def test_every_problem_is_listed_with_its_line():
+    text = """\
+name: bad
+version: "1"
+queries:
+  - query_id: q1
+    query_text: x
+    query_type: t
+    relevant_docs:
+      - {doc_id: d1, grade: 0}
+  - query_id: q1
+    query_text: y
+    query_type: t
+    colour: red
+    relevant_docs:
+      - {doc_id: d2, grade: 4}
+      - {doc_id: d2, grade: 1}
+      - {doc_id: d3, grade: 2020-01-01}
+"""
+    with pytest.raises(TestSetError) as e:
+        parse_test_set(text, "bad.yaml")
+    assert e.value.problems == [
+        (4, "query 'q1' has no doc with grade > 0: it cannot be scored"),
+        (9, "query_id 'q1' is used twice (first on line 4)"),
+        (12, "queries.1.colour: unknown field (allowed: see the schema)"),
+        (14, "queries.1.relevant_docs.0.grade: Input should be less than or equal to 3"),
+        (15, "query 'q1' lists doc 'd2' twice"),
+        (16, "the value '2020-01-01' is read by YAML as a timestamp; quote it to make it text"),
+    ]
+    assert e.value.exit_code == 2
+
+
+def test_ids_are_the_text_as_written():
+    ts = parse_test_set(SMALL.replace("query_id: a", "query_id: 007").replace("doc_id: d1", "doc_id: 2024-01-01"))
+    assert ts.query_ids[0] == "007"
+    assert ts.queries[0].relevant_docs[0].doc_id == "2024-01-01"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a: &x [1, 2]\nb: *x\n", "anchors and aliases"),
+    ("name: !!binary aGVsbG8=\n", "binary"),
+    ("name: !!set {a, b}\n", "tag:yaml.org,2002:set"),
+    ("name: a\nname: b\n", "appears twice"),
+    ("[" * 40 + "]" * 40, "nested more than"),
+    ("name: [unclosed\n", "not valid YAML"),
+])
+def test_hostile_yaml_is_a_clean_error(text, expected):
+    with pytest.raises(TestSetError, match=expected.replace("[", r"\[").replace("(", r"\(")):
+        parse_test_set(text)
+
+
+def test_alias_bomb_is_refused_at_once():
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    t0 = time.perf_counter()
+    with pytest.raises(TestSetError, match="anchors and aliases"):
+        parse_test_set(bomb)
+    assert time.perf_counter() - t0 < 5        # bounded: the aliases are never expanded
+
+
+def test_name_resolution_through_the_test_set_directory(tmp_path, monkeypatch):
+    (tmp_path / "clinical_v2.yaml").write_text(SMALL)
+    monkeypatch.setenv("TRECKIT_TEST_SETS", str(tmp_path))
+    assert load_test_set("clinical_v2").name == "small"
+    with pytest.raises(InputError, match="known test sets: clinical_v2"):
+        load_test_set("clinical_v3")
+
+
+def test_shipped_json_schema_is_the_models_schema():
+    shipped = json.loads((ROOT / "code" / "treckit" / "testsets" / "testset.schema.json").read_text())
+    assert shipped == json_schema()
+    import jsonschema
+    import yaml
+    jsonschema.validate(yaml.safe_load(SAMPLE.read_text()), shipped)
+
+
+def test_digest_ignores_formatting_but_not_content():
+    a = parse_test_set(SMALL)
+    b = parse_test_set(SMALL.replace("{doc_id: d1, grade: 3}", "{grade: 3, doc_id: d1}") + "\n# comment\n")
+    c = parse_test_set(SMALL.replace("grade: 3", "grade: 2"))
+    assert a.digest == b.digest != c.digest
+
+
+# ------------------------------------------------------------------ runner
+def test_runner_values_by_hand():
+    from treckit.testsets.runner import evaluate
+    answers = {"alpha beta": ["d9", "d2", "d1"], "gamma": []}
+    res = evaluate(lambda text: answers[text], small(), measures=["recall@1", "recall@3", "ndcg@3", "mrr"])
+    a, b = res.per_query
+    # query a: relevant d1 (3), d2 (1); ranking d9, d2, d1
+    assert a["recall_at_1"] == 0 and a["recall_at_3"] == 1.0 and a["mrr"] == 0.5
+    dcg = (2 ** 1 - 1) / math.log2(3) + (2 ** 3 - 1) / math.log2(4)
+    idcg = (2 ** 3 - 1) / math.log2(2) + (2 ** 1 - 1) / math.log2(3)
+    assert a["ndcg_at_3"] == pytest.approx(dcg / idcg, abs=1e-12)
+    # query b returned nothing: every measure 0, and it still counts
+    assert b["recall_at_3"] == b["ndcg_at_3"] == b["mrr"] == 0.0
+    assert res.aggregates["mrr"] == {"mean": 0.25, "median": 0.25, "std": pytest.approx(np.std([0.5, 0], ddof=1))}
+    assert res.per_query_type == {"exact_term": {"num_queries": 1, "recall_at_1": 0.0, "recall_at_3": 1.0,
+                                                 "ndcg_at_3": pytest.approx(dcg / idcg), "mrr": 0.5},
+                                  "paraphrase": {"num_queries": 1, "recall_at_1": 0.0, "recall_at_3": 0.0,
+                                                 "ndcg_at_3": 0.0, "mrr": 0.0}}
+    linear = evaluate(lambda text: answers[text], small(), measures=["ndcg@3"], gain="linear")
+    assert linear.per_query[0]["ndcg_at_3"] == pytest.approx((1 / math.log2(3) + 3 / 2) / (3 + 1 / math.log2(3)))
+
+
+def test_list_order_is_the_ranking_even_with_scores():
+    from treckit.testsets.runner import evaluate
+    res = evaluate(lambda t: [("d3", 1.0), ("d1", 9.0)] if t == "alpha beta" else [], small(), measures=["mrr"])
+    assert res.per_query[0]["mrr"] == 0.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=10, max_size=30), st.integers(1, 10), st.randoms(use_true_random=False))
+def test_ndcg_equals_scikit_learn_on_exponential_gains(grades, k, rnd):
+    from sklearn.metrics import ndcg_score
+    from treckit.testsets.runner import evaluate
+    if not any(grades):
+        grades[0] = 1
+    docs = [f"d{i}" for i in range(len(grades))]
+    ranking = docs[:]
+    rnd.shuffle(ranking)
+    model = TestSetModel(name="h", version="1", queries=[Query(query_id="q", query_text="t", query_type="x",
+                         relevant_docs=[RelevantDoc(doc_id=d, grade=g) for d, g in zip(docs, grades)])])
+    ours = evaluate(lambda t: ranking, TestSet(model), measures=[f"ndcg@{k}"]).per_query[0][f"ndcg_at_{k}"]
+    scores = np.array([len(ranking) - ranking.index(d) for d in docs], float)      # no ties
+    theirs = ndcg_score(np.array([[2 ** g - 1 for g in grades]], float), scores[None, :], k=k)
+    assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_batch_and_workers_give_the_same_values():
+    from treckit.testsets.runner import evaluate
+    ans = {"alpha beta": ["d1", "x", "d2"], "gamma": ["d4"]}
+    one = evaluate(lambda t: ans[t], small())
+    many = evaluate(lambda t: ans[t], small(), workers=4)
+    batch = evaluate(lambda ts: [ans[t] for t in ts], small(), batch=True)
+    assert one.per_query == [{**r, "latency_ms": one.per_query[i]["latency_ms"]} for i, r in enumerate(many.per_query)]
+    assert [r["mrr"] for r in batch.per_query] == [r["mrr"] for r in one.per_query] == [1.0, 1.0]
+
+
+def test_latency_grows_with_injected_delay():
+    from treckit.testsets.runner import evaluate
+    fast = evaluate(lambda t: ["d1"], small())
+    slow = evaluate(lambda t: time.sleep(0.03) or ["d1"], small())
+    assert slow.latency_ms["p50"] >= 30 > fast.latency_ms["p50"]
+    assert slow.latency_ms["p95"] >= slow.latency_ms["p50"]
+
+
+@pytest.mark.parametrize("bad, match", [(lambda t: None, "returned None"), (lambda t: ["d1", "d1"], "returned twice"),
+                                        (lambda t: [3], "returned int"), (lambda t: [("d1", float("nan"))], "NaN")])
+def test_bad_answers_are_named(bad, match):
+    from treckit.testsets.runner import evaluate
+    with pytest.raises(InputError, match=match):
+        evaluate(bad, small())
+
+
+# ------------------------------------------------------------------ cache
+def test_cache_hits_only_for_the_same_inputs(tmp_path):
+    from treckit.testsets.runner import evaluate
+    calls = []
+
+    def fn(t):
+        calls.append(t)
+        return ["d1"]
+    cfg = {"fusion_method": "rrf", "rrf_k": 60}
+    first = evaluate(fn, small(), cfg, cache_dir=tmp_path)
+    again = evaluate(fn, small(), cfg, cache_dir=tmp_path)
+    assert len(calls) == 2 and again.cached and not first.cached
+    assert again.to_dict() == first.to_dict()
+    evaluate(fn, small(), {"fusion_method": "rrf", "rrf_k": 61}, cache_dir=tmp_path)          # another config
+    evaluate(fn, parse_test_set(SMALL.replace("gamma", "delta")), cfg, cache_dir=tmp_path)    # another content
+    evaluate(fn, small(), cfg, measures=["mrr"], cache_dir=tmp_path)                          # other measures
+    evaluate(fn, small(), None, cache_dir=tmp_path)                                           # no config: never cached
+    evaluate(fn, small(), None, cache_dir=tmp_path)
+    assert len(calls) == 12
+
+
+def test_corrupted_cache_is_rebuilt_with_a_warning(tmp_path):
+    from treckit.testsets.runner import evaluate
+    (tmp_path / "evaluations.sqlite").write_bytes(b"this is not sqlite" * 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+    assert res.per_query[0]["mrr"] == 1.0
+    assert any("corrupted" in str(w.message) for w in caught)
+    assert evaluate(lambda t: [], small(), {"x": 1}, cache_dir=tmp_path).cached
+
+
+def test_cache_clear_command(tmp_path, capsys, monkeypatch):
+    from treckit.testsets.runner import evaluate
+    evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path))
+    code, out, _ = run_cli(["cache", "clear"], capsys)
+    assert code == 0 and out.startswith("removed 1 cached evaluations")
+    assert not evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path).cached
+
+
+# ------------------------------------------------------------------ RQ and the baseline
+def test_bow_cosine_by_hand(tmp_path):
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
+    (tmp_path / "c.jsonl").write_text('{"_id": "b", "text": "cat cat dog"}\n{"_id": "a", "text": "dog"}\n'
+                                      '{"_id": "c", "text": "cat dog cat"}\n{"_id": "d", "text": "bird"}\n')
+    bow = BowRetriever(read_corpus(tmp_path / "c.jsonl"))
+    got = bow.retrieve("cat fish", 10)
+    # query (cat 1, fish 1), |q| = sqrt 2; b and c = (cat 2, dog 1), |d| = sqrt 5: cos = 2 / sqrt 10; a: 0
+    assert got == [("b", pytest.approx(2 / math.sqrt(10))), ("c", pytest.approx(2 / math.sqrt(10)))]
+    assert [d for d, _ in got] == ["b", "c"]            # the tie stays in canonical (id) order
+
+
+def test_rq_by_hand_with_topk_and_strict_threshold():
+    from treckit.testsets.rq import rq
+    from treckit.testsets.runner import run_from_rankings
+    ts = small()     # a: k = 5; b: topK = 2
+    run = run_from_rankings({"a": [("x", None), ("d2", None), ("d1", None)], "b": [("y", None), ("z", None), ("d4", None)]})
+    rep = rq(ts, run, k=5, threshold=0.25)
+    assert [(p["qid"], p["k"], p["rr"], p["recall_at_k"]) for p in rep["per_query"]] == [("a", 5, 0.5, 1.0), ("b", 2, 0.0, 0.0)]
+    assert rep["value"] == 0.25 and rep["pass"] is False                     # exactly at the threshold fails
+    assert rq(ts, run, k=5, threshold=0.2499)["pass"] is True
+    assert list(rep) == ["metric", "value", "pass", "k", "threshold", "recall_at_k", "num_labeled", "per_query"]
+
+
+def test_rq_without_labelled_queries_is_null():
+    from treckit.testsets.rq import rq
+    from treckit.testsets.runner import run_from_rankings
+    model = TestSetModel(name="z", version="1", queries=[Query(query_id="q", query_text="t", query_type="x",
+                                                               relevant_docs=[RelevantDoc(doc_id="d", grade=0)])])
+    rep = rq(TestSet(model), run_from_rankings({"q": [("d", None)]}))
+    assert (rep["value"], rep["pass"], rep["num_labeled"], rep["recall_at_k"]) == (None, None, 0, None)
+
+
+def test_rq_command_on_the_sample_baseline(tmp_path, capsys):
+    code, out, _ = run_cli(["rq", "--test-set", SAMPLE, "--corpus", CORPUS, "--baseline", "bow", "--out", tmp_path / "rq.json"], capsys)
+    rep = json.loads((tmp_path / "rq.json").read_text())
+    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f} over 10 labelled queries")
+    # the baseline's own run, scored through a file, gives the same RQ
+    code, _, _ = run_cli(["rq", "--test-set", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
+    assert code == 0
+
+
+# ------------------------------------------------------------------ gate
+def _results(means: dict[str, float], per_query=None) -> dict:
+    ts = small()
+    return {"schema": "treckit.testset-results/1", "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
+            "aggregates": {m: {"mean": v, "median": v, "std": None} for m, v in means.items()},
+            "per_query_type": {"exact_term": {"num_queries": 1, **means}},
+            "per_query": per_query or [{"qid": "a", "query_type": "exact_term", **means}]}
+
+
+@pytest.mark.parametrize("current, absolute, drop, passed", [
+    (0.76, False, 0.05, True),     # 0.80 x 0.95 = 0.76: not below it
+    (0.7599, False, 0.05, False),
+    (0.75, True, 0.05, True),      # 0.80 - 0.05
+    (0.7499, True, 0.05, False),
+])
+def test_gate_boundaries(current, absolute, drop, passed):
+    from treckit.testsets.gate import gate
+    base = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.5})
+    cur = _results({"recall_at_10": current, "ndcg_at_10": 0.5})
+    assert gate(base, cur, None, drop, absolute).passed is passed
+
+
+def test_gate_command_fails_with_a_clear_message_and_a_report(tmp_path, capsys):
+    base = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.5}, [{"qid": "a|b", "query_type": "t", "recall_at_10": 0.8, "ndcg_at_10": 0.5}])
+    cur = _results({"recall_at_10": 0.6, "ndcg_at_10": 0.5}, [{"qid": "a|b", "query_type": "t", "recall_at_10": 0.6, "ndcg_at_10": 0.5}])
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "c.json").write_text(json.dumps(cur))
+    code, out, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json", "--max-drop", "10%",
+                              "--markdown", tmp_path / "r.md"], capsys)
+    assert code == 1
+    assert "recall_at_10 dropped from 0.8000 to 0.6000 (drop 0.2000; the limit is 0.7200" in err
+    md = (tmp_path / "r.md").read_text()
+    assert "| recall_at_10 | 0.8000 | 0.6000 | -0.2000 | **FAIL** |" in md and "| a\\|b |" in md
+    code, _, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json", "--metric", "ndcg@10"], capsys)
+    assert code == 0
+
+
+def test_gate_refuses_different_test_sets_and_non_results(tmp_path, capsys):
+    from treckit.testsets.gate import gate
+    other = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.5})
+    other["test_set"]["digest"] = "0" * 64
+    with pytest.raises(InputError, match="different test sets"):
+        gate(_results({"recall_at_10": 0.8, "ndcg_at_10": 0.5}), other)
+    (tmp_path / "x.json").write_text("[1, 2]")
+    code, _, err = run_cli(["gate", "--baseline", tmp_path / "x.json", "--current", tmp_path / "x.json"], capsys)
+    assert code == 2 and "not a results file" in err
+
+
+def test_sample_gate_against_the_stored_baseline(tmp_path, capsys):
+    code, _, _ = run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec", "--out", tmp_path / "c.json"], capsys)
+    assert code == 0
+    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
+    fresh = json.loads((tmp_path / "c.json").read_text())
+    assert fresh["aggregates"] == stored["aggregates"]
+    code, _, _ = run_cli(["gate", "--baseline", ROOT / "data/test_sets/baseline_results.json", "--current", tmp_path / "c.json"], capsys)
+    assert code == 0
+
+
+# ------------------------------------------------------------------ life cycle
+def _many(n_per_type=10) -> TestSet:
+    qs = [Query(query_id=f"{t}{i}", query_text=f"text {t}{i}", query_type=t, relevant_docs=[RelevantDoc(doc_id="d", grade=1)])
+          for t in ("x", "y") for i in range(n_per_type)]
+    return TestSet(TestSetModel(name="m", version="3", queries=qs))
+
+
+def test_split_is_stratified_deterministic_and_order_free():
+    from treckit.testsets.lifecycle import split
+    ts = _many()
+    train, hold = split(ts, 0.2, seed=0)
+    assert len(hold.queries) == 4 and sorted(q.query_type for q in hold.queries) == ["x", "x", "y", "y"]
+    shuffled = TestSet(ts.model.model_copy(update={"queries": list(reversed(ts.queries))}))
+    assert set(split(shuffled, 0.2, 0)[1].query_ids) == set(hold.query_ids)
+    assert set(split(ts, 0.2, 1)[1].query_ids) != set(hold.query_ids)
+    assert set(train.query_ids) | set(hold.query_ids) == set(ts.query_ids)
+
+
+def test_diff_names_each_change():
+    from treckit.testsets.lifecycle import diff
+    old = small()
+    new = parse_test_set(SMALL.replace("{doc_id: d2, grade: 1}", "{doc_id: d2, grade: 2}").replace("query_id: b", "query_id: c")
+                         .replace("alpha beta", "alpha"))
+    d = diff(old, new)
+    assert d["added"] == ["c"] and d["removed"] == ["b"]
+    assert d["relabelled"] == [{"query_id": "a", "added": [], "removed": [], "regraded": {"d2": [1, 2]}}]
+    assert d["edited"] == [{"query_id": "a", "fields": ["query_text"]}]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=40),
+       st.sampled_from([None, "linear", "quadratic"]))
+def test_kappa_equals_scikit_learn(pairs, weights):
+    from sklearn.metrics import cohen_kappa_score
+    from treckit.testsets.lifecycle import cohen_kappa
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    ours = cohen_kappa(a, b, weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = cohen_kappa_score(a, b, weights=weights)
+    if ours is None:
+        assert math.isnan(theirs)
+    else:
+        assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_kappa_command_counts_unshared_pairs(tmp_path, capsys):
+    (tmp_path / "a").write_text("1 0 d1 1\n1 0 d2 0\n1 0 d3 1\n2 0 d4 1\n")
+    (tmp_path / "b").write_text("1 0 d1 1\n1 0 d2 0\n1 0 d3 0\n3 0 d5 1\n")
+    code, out, _ = run_cli(["testset", "kappa", tmp_path / "a", tmp_path / "b", "--threshold", "0.3"], capsys)
+    rep = json.loads(out)
+    # 3 shared pairs: (1,1) (0,0) (1,0): po = 2/3, pe = (2/3)(1/3) + (1/3)(2/3) = 4/9, kappa = (2/3 - 4/9) / (5/9) = 0.4
+    assert rep["kappa"] == pytest.approx(0.4) and rep["pairs_judged_by_both"] == 3
+    assert (rep["only_in_a"], rep["only_in_b"], rep["pass"], code) == (1, 1, True, 0)
+    code, _, _ = run_cli(["testset", "kappa", tmp_path / "a", tmp_path / "b", "--threshold", "0.4"], capsys)
+    assert code == 1
+
+
+def test_refresh_replaces_merges_and_bumps(tmp_path):
+    from treckit.model import Qrels
+    from treckit.testsets.lifecycle import bump_version, refresh
+    ts = _many(3)
+    cands = [{"query_id": f"n{i}", "query_text": f"new {i}", "query_type": "prod"} for i in range(4)]
+    la = Qrels.from_dict({"n0": {"a": 3, "b": 1}, "n1": {"a": 2}, "n2": {"a": 0}, "n3": {"a": 1, "z": 1}})
+    lb = Qrels.from_dict({"n0": {"a": 2, "b": 1}, "n1": {"a": 2}, "n2": {"a": 0}, "n3": {"a": 1}})
+    nxt, rep = refresh(ts, cands, 2, la, lb, threshold=0.0)
+    assert nxt.version == "4" and len(nxt.queries) == 6
+    assert len(rep["added"]) == 2 and set(rep["added"]) <= {"n0", "n1", "n3"}      # n2 has no relevant doc
+    assert rep["merge"] == {"agreed": 4, "disagreed_took_lower": 1, "single_annotator_dropped": 1}
+    if "n0" in rep["added"]:
+        n0 = next(q for q in nxt.queries if q.query_id == "n0")
+        assert {d.doc_id: d.grade for d in n0.relevant_docs} == {"a": 2, "b": 1}
+    with pytest.raises(InputError, match="agreement too low"):
+        refresh(ts, cands, 2, la, Qrels.from_dict({"n0": {"a": 0, "b": 3}, "n1": {"a": 0}, "n2": {"a": 3}, "n3": {"a": 0}}))
+    assert [bump_version(v) for v in ("1.2", "v4", "2024a", "x")] == ["1.3", "v5", "2025a", "x.1"]
+
+
+# ------------------------------------------------------------------ the commands
+def test_validate_command_lists_problems(tmp_path, capsys):
+    (tmp_path / "t.yaml").write_text(SMALL.replace("grade: 3", "grade: 7"))
+    code, _, err = run_cli(["testset", "validate", tmp_path / "t.yaml"], capsys)
+    assert code == 2 and "line 8: queries.0.relevant_docs.0.grade: Input should be less than or equal to 3" in err
+    code, out, _ = run_cli(["testset", "validate", SAMPLE], capsys)
+    assert code == 0 and "exact_term" in out
+
+
+def test_export_import_round_trip(tmp_path, capsys):
+    code, _, _ = run_cli(["testset", "export", SAMPLE, "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv",
+                          "--types", tmp_path / "t.tsv"], capsys)
+    assert code == 0 and "Toy%20Story%203" in (tmp_path / "q.qrels").read_text()
+    code, _, _ = run_cli(["testset", "import", "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv", "--types",
+                          tmp_path / "t.tsv", "--name", "sample", "--version", "1", "-o", tmp_path / "back.yaml"], capsys)
+    assert code == 0
+    back, orig = load_test_set(tmp_path / "back.yaml"), load_test_set(SAMPLE)
+    assert {q.query_id: ({d.doc_id: d.grade for d in q.relevant_docs}, q.query_text, q.query_type) for q in back.queries} == \
+           {q.query_id: ({d.doc_id: d.grade for d in q.relevant_docs}, q.query_text, q.query_type) for q in orig.queries}
+
+
+def test_qrels_verify_command(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b -1\n9 0 c 1\n")
+    (tmp_path / "topics.tsv").write_text("1\tone\n2\ttwo\n3\tthree\n")
+    code, _, err = run_cli(["qrels", "verify", tmp_path / "q", "--topics", tmp_path / "topics.tsv"], capsys)
+    assert code == 1 and "1 expected topics have no judgments: 3" in err and "9" not in err.split("judgments:")[1]
+    code, _, err = run_cli(["qrels", "verify", tmp_path / "q", "--topics", tmp_path / "topics.tsv", "--no-extras"], capsys)
+    assert code == 1 and "1 topics are judged but not expected: 9" in err
+    (tmp_path / "topics.tsv").write_text("1\tone\n2\ttwo\n")
+    code, out, _ = run_cli(["qrels", "verify", tmp_path / "q", "--topics", tmp_path / "q", "--no-extras"], capsys)
+    assert code == 0 and "all 3 expected topics judged" in out
+
+
+def test_testset_eval_with_a_function_and_holdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
+    fn = f"{ROOT / 'data/test_sets/sample_retriever.py'}:search"
+    code, out, _ = run_cli(["testset", "eval", SAMPLE, "--function", fn, "--out", tmp_path / "r.json", "--holdout", "0.3"], capsys)
+    assert code == 0
+    d = json.loads((tmp_path / "r.json").read_text())
+    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
+    assert d["aggregates"] == stored["aggregates"]           # the function is the stored baseline's retriever
+    s = d["split"]
+    assert s["gap"]["mrr"] == pytest.approx(s["train"]["mrr"] - s["holdout_part"]["mrr"])
+    assert d["latency_ms"]["p95"] >= d["latency_ms"]["p50"] > 0
+
+
+def test_workflow_example_is_valid_yaml_running_the_gate(capsys):
+    import yaml
+    code, out, _ = run_cli(["testset", "workflow"], capsys)
+    wf = yaml.safe_load(out)
+    steps = wf["jobs"]["gate"]["steps"]
+    assert code == 0 and any("treckit gate" in s.get("run", "") for s in steps)
+    assert any("gh pr comment" in s.get("run", "") for s in steps)
