@@ -321,11 +321,16 @@ def test_ctrl_c_on_a_staged_script(files, tmp_path, name, argv):
 def test_interrupted_compare_writes_no_report(files, tmp_path, monkeypatch, capsys):
     """Ctrl-C between two reports: neither is written, and an older one stays as it was."""
     q, r = files
-    from treckit.compare import report
+    from treckit import stages
+    real = stages.atomic_output
+    calls = []
 
-    def interrupted(*a, **k):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(report, "write_csv", interrupted)
+    def interrupted(path, mode="w"):            # the JSON is written, then Ctrl-C on the CSV
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(path, mode)
+    monkeypatch.setattr(stages, "atomic_output", interrupted)
     (tmp_path / "c.json").write_text("old\n")
     code, _, err = run_cli(["compare", q, r, r, "-m", "map", "--name", "a", "--name", "b", "--out",
                             tmp_path / "c.json", "--csv", tmp_path / "c.csv"], capsys)
@@ -587,10 +592,11 @@ def test_eval_help_explains_every_trec_eval_flag(capsys):
 
 def test_measures_plain_when_piped_and_a_table_on_a_terminal(capsys, monkeypatch):
     code, out, _ = run_cli(["measures"], capsys)
-    assert code == 0 and out.splitlines()[0].split()[0] == "runid" and "┃" not in out
+    lines = out.splitlines()
+    assert code == 0 and lines[0].split()[:2] == ["trec_eval", "name"] and lines[1].split()[0] == "runid" and "┃" not in out
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     code, out, _ = run_cli(["measures"], capsys)
-    assert code == 0 and "┃" in out and "nDCG(dcg='exp-log2')[@k]" in out
+    assert code == 0 and "┃" in out and "nDCG(dcg='exp-log2')" in out
 
 
 # ------------------------------------------------------------------ item 15: make demo, LICENSE

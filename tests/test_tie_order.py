@@ -106,10 +106,11 @@ def test_quest_predictions_rank_as_trec_eval_reads_the_converted_file(tmp_path, 
 
 def test_compare_lists_hits_in_trec_eval_order():
     """compare's per-query hits come from the same order: 'a%20b' (written form) above 'a!'."""
-    from treckit.compare.compare import _hits
+    from treckit.compare.compare import score_run
+    from treckit.measures.registry import resolve
     q = Qrels.from_dict({"1": {"a b": 1, "a!": 1}})
     r = Run.from_dict({"1": {"a!": 1.0, "a b": 1.0, "z": 2.0}})
-    assert _hits(q, r, ["1"], 10) == [["a b", "a!"]]
+    assert score_run(q, r, resolve(["map"]), 10, "run").hits == [["a b", "a!"]]
 
 
 # ---------------------------------------------------------------- the written form

@@ -228,18 +228,20 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     steps = [f"reading and scoring {s.run_path}" for s in systems] + ["significance tests", "writing outputs"]
     with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
         # the digests are in the JSON only: computed for it, beside the reading
-        pending = {key: pool.submit(digest_of, key, path) for key, path in
-                   [("qrels", qrels), ("corpus", corpus), ("queries", queries)] +
-                   [(i, s.run_path) for i, s in enumerate(systems)]
-                   if digests and path is not None and str(path) != "-"}
+        # regular files only: a pipe is read once, by the reader, and digested afterwards from what was read
+        files = [("qrels", qrels), ("corpus", corpus), ("queries", queries)] + [(i, s.run_path) for i, s in enumerate(systems)]
+        pending = {key: pool.submit(digest_of, key, path) for key, path in files
+                   if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
         qrels_data = read_qrels(qrels)
         comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
         done = {key: f.result() for key, f in pending.items()}
         if digests:
+            for key, path in files:
+                if key not in done and path is not None:
+                    done[key] = digest_of(key, path)
             for i, s in enumerate(systems):
-                s.run_digest = done.get(i) if s.run_path != "-" else file_digest("-")
-            comp.digests = {k: done.get(k) if p is None or str(p) != "-" else file_digest(p)
-                            for k, p in (("corpus", corpus), ("queries", queries), ("qrels", qrels))}
+                s.run_digest = done.get(i)
+            comp.digests = {k: done.get(k) for k in ("corpus", "queries", "qrels")}
         types = read_query_types(query_types) if query_types else None
         rendered = []
         if out_json:
