@@ -68,9 +68,6 @@ def per_query_values(qrels, run, names: list[str], gain: str = "exp") -> dict[st
     qids = sorted(set(qrels.table.column("qid").to_pylist()))
     if len(run) == 0:
         return {n: {q: 0.0 for q in qids} for n in names}
-    out = {}
-    for n in names:   # TODO(merge): one call once evaluate() returns every parameter of a measure
-        df = evaluate(qrels, run, [engine_measure(n, gain)], complete=True)
-        df = df[df["qid"] != "all"].set_index("qid")
-        out[n] = {q: float(df.at[q, engine_column(n, gain)]) for q in qids}
-    return out
+    df = evaluate(qrels, run, [engine_measure(n, gain) for n in names], complete=True, order="desc")
+    df = df[df["qid"] != "all"].set_index("qid")
+    return {n: {q: float(df.at[q, engine_column(n, gain)]) for q in qids} for n in names}

@@ -197,7 +197,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
                  gain: str = "exp") -> TestSetResult:
     """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
     trec_eval ranks it."""
-    from ..evaluation import _as_run as as_run
+    from ..inputs import as_run
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
     r = as_run(run)
