@@ -49,57 +49,45 @@ def test_tie_between_escaped_ids_decides_what_M_cuts(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 0 a%20b 1\n", run, "-M5 -m num_rel_ret -m P.5"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_RPREC + ": lines come out of trec_eval's order")
 def test_Rprec_keeps_trec_eval_order(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 a 1 1 t\n", "-m num_nonrel_judged_ret -m Rprec"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_RPREC + ": -Z prints Rprec instead of ZRprec")
 def test_Rprec_with_zscores(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 1 a%214 0\n", "q Q0 u2 3 1.5 t\n", "-Z ZFILE -m Rprec",
                       zscores="q Rprec 1.2345 1.0000\n"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_RPREC + ": printed twice with all_trec")
 def test_Rprec_with_all_trec_printed_once(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 a 1 1 t\n", "-m all_trec -m Rprec"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_RPREC + ": -q lines not interleaved per query")
 def test_Rprec_per_query_interleaved(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n2 0 b 1\n", "1 Q0 a 1 1 t\n2 Q0 c 1 1 t\n", "-q -m map -m Rprec"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_NAN + " (-J)")
 def test_judged_only_query_without_judged_docs_prints_nan(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 u 1 1 t\n", "-J -m iprec_at_recall -m 11pt_avg"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_NAN + " (-M 0)")
 def test_M0_prints_nan_for_interpolated_precision(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 0\n", "q Q0 b 1 1.0 t\n", "-M 0 -m iprec_at_recall.0.5 -m 11pt_avg"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_NAN + " (-J, Z scores of a nan value)")
 def test_judged_only_nan_through_zscores(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "q 1 a 2\n", "q Q0 u 8 2.9 t\n", "-Jq -Z ZFILE",
                       zscores="q iprec_at_recall_0.00 1.2345 1.0000\nq set_F 0.5 0.1234\n"))
 
 
-@pytest.mark.xfail(strict=True, reason=A_UTIL)
 def test_complete_utility_for_missing_query(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n2 0 b 1\n2 0 c 0\n", "1 Q0 a 1 1 t\n",
                       "-c -q -m utility.2,-1,3,-2"))
 
 
-@pytest.mark.xfail(strict=True, reason="-c: rbp_resid of a judged query missing from the run is 1 in trec_eval "
-                                       "(all residual), treckit gives 0; " + LEAD)
 def test_complete_rbp_resid_for_missing_query(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n2 0 b 1\n", "1 Q0 z 1 1 t\n", "-c -q -m rbp_resid.p=0.7"))
 
 
-@pytest.mark.xfail(strict=True, reason="-c -q: relstring of a judged query missing from the run is '-' in trec_eval, "
-                                       "treckit prints ''; " + LEAD)
 def test_complete_relstring_for_missing_query(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n2 0 b 1\n", "1 Q0 a 1 1 t\n", "-c -q -m relstring.5"))
 
@@ -168,8 +156,6 @@ def test_empty_zscores_file_is_an_error(trec_eval, tmp_path):
     assert ours.status == 2 and ours.stdout == b""
 
 
-@pytest.mark.xfail(strict=True, reason="-M -1 (trec_eval segfaults): treckit must give a clear error, not an internal "
-                                       "error (helper A)")
 def test_negative_M_is_a_clear_error(trec_eval, tmp_path):
     ref, ours = both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 a 1 1 t\n", "-M -1 -m rbp")
     assert ref.status == "signal SIGSEGV"
