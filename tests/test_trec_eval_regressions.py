@@ -148,8 +148,6 @@ def test_rbp_after_another_measure(trec_eval, tmp_path, before):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 3\nq 0 b 1\n", "q Q0 a 1 1 t\n", f"-m {before} -m rbp"))
 
 
-@pytest.mark.xfail(strict=True, reason="-Z with an empty z-scores file: trec_eval refuses ('Cannot read zscores "
-                                       "file', exit 255), treckit prints values from a made-up -1000000; " + LEAD)
 def test_empty_zscores_file_is_an_error(trec_eval, tmp_path):
     ref, ours = both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 a 1 1 t\n", "-Z ZFILE -m map", zscores="")
     assert ref.status != 0 and ref.stdout == b""
@@ -175,8 +173,6 @@ def test_parameters_on_a_plain_measure(trec_eval, tmp_path, measure):
     assert_same(*both(trec_eval, tmp_path, "q 0 a 1\nq 0 b 0\n", "q Q0 b 1 2 t\nq Q0 a 2 1 t\n", f"-m {measure}"))
 
 
-@pytest.mark.xfail(strict=True, reason="trec_eval checks every -m argument even when an earlier one set the measure's "
-                                       "parameters: '-m P.5 -m P.' exits 1 ('improper measure'); treckit prints P_5; " + LEAD)
 @pytest.mark.parametrize("args", ["-m P.5 -m P.", "-m ndcg_cut.8,1 -m ndcg_cut."])
 def test_empty_parameters_refused_after_earlier_ones(trec_eval, tmp_path, args):
     ref, ours = both(trec_eval, tmp_path, "q 0 a 1\n", "q Q0 a 1 1 t\n", args)

@@ -230,6 +230,9 @@ def read_zscores(path) -> ZScores:
                 raise InputError(f"{text!r} is not a number", path=display_name(path), line=no, text=line,
                                  fix="write the mean and standard deviation as numbers") from None
         rows.append((_bytes(f[0]), _bytes(f[1]), f[0], f[1], atof(f[2]), atof(f[3])))
+    if not rows:                                  # trec_eval: "Cannot read zscores file"
+        raise InputError("the z-score file holds no 'qid measure mean stddev' line", path=display_name(path),
+                         fix="give -Z the file of per-query means and standard deviations")
     rows.sort(key=lambda r: (r[0], r[1]))          # stable, as glibc's merge sort behind qsort
     qids, first, count, lines = [], [], [], []
     for qb, _, q, meas, mu, sd in rows:

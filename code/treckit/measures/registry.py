@@ -302,6 +302,8 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
                 if name in NICKNAMES:
                     raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
                                      fix=f"use -m {name}, and give parameters to single measures")
+                if not raw:                        # trec_eval checks every -m, even after earlier parameters
+                    raise InputError(f"-m {arg}: empty parameters", fix=f"give parameters (e.g. -m {name}.5) or none (-m {name})")
                 given.setdefault(name, []).append(raw)
             marked.update(NICKNAMES.get(name, [name]))
             continue
