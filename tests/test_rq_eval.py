@@ -121,3 +121,14 @@ def test_bad_k_is_a_usage_error(tmp_path):
     setup(tmp_path)
     r = rq_eval(tmp_path, k=0)
     assert r.returncode == 2 and "--k" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path):
+    """--csv naming the truth file: refused before anything is written; the input stays as it was."""
+    setup(tmp_path)
+    before = (tmp_path / "truth.tsv").read_bytes()
+    r = subprocess.run([sys.executable, str(SCRIPT), "--queries", str(tmp_path / "q.tsv"), "--truth", str(tmp_path / "truth.tsv"),
+                        "--configA", str(tmp_path / "A.yaml"), "--configB", str(tmp_path / "B.yaml"),
+                        "--out", str(tmp_path / "o.json"), "--csv", str(tmp_path / "truth.tsv")], capture_output=True, text=True)
+    assert r.returncode == 2 and "truth.tsv" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "truth.tsv").read_bytes() == before and not (tmp_path / "o.json").exists()

@@ -98,13 +98,16 @@ def main(argv=None) -> int:
     from treckit.compare.compare import CompareOptions
     from treckit.compare.config import load_config
     from treckit.convert import convert_run
-    from treckit.io import atomic_output
+    from treckit.io import atomic_output, outputs, refuse_overwriting_inputs
     from treckit.stages import compare_stage, say
 
     k = a.k
     out = Path(a.out)
 
     def body():
+        inputs = [a.truth, a.configA, a.configB, a.corpus, a.queries]
+        refuse_overwriting_inputs(inputs, [out, a.csv, out.with_name(f"{out.stem}.traces.A.jsonl"),
+                                           out.with_name(f"{out.stem}.traces.B.jsonl")])
         gates = {}
         for name, cfg in zip(SYSTEMS, (a.configA, a.configB)):
             if a.emit_traces:
@@ -147,9 +150,10 @@ def main(argv=None) -> int:
         files.insert(0, (out, report.record_text(record)))
         if a.csv:
             files.insert(1, (a.csv, report.csv_text(comp)))
-        for path, text in files:                      # everything rendered before the first write
-            with atomic_output(path) as fh:
-                fh.write(text)
+        with outputs(*(p for p, _ in files), inputs=inputs):     # all written, or none
+            for path, text in files:                  # everything rendered before the first write
+                with atomic_output(path) as fh:
+                    fh.write(text)
         sys.stdout.write(report.table(comp))
         say("wrote " + ", ".join(str(p) for p, _ in files))
     return run_script(body)
