@@ -271,3 +271,26 @@ def test_real_prometheus_scrapes_the_gauge_and_fires_the_alert(tmp_path, capsys)
             proc.terminate()
             proc.wait(10)
         s.stop()
+
+
+def test_textfile_export_from_eval_and_gate(tmp_path, capsys):
+    from prometheus_client.parser import text_string_to_metric_families
+    qrels = tmp_path / "q"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    (tmp_path / "r").write_text("1 Q0 b 1 2.0 sys\n1 Q0 a 2 1.0 sys\n2 Q0 c 1 1.0 sys\n")
+    code, out, err = run_cli(["eval", "-m", "recall.10", "-m", "recip_rank", "-m", "nDCG@5", "--metrics-prefix", "medicalkg",
+                              "--prometheus-textfile", tmp_path / "e.prom", qrels, tmp_path / "r"], capsys)
+    assert code == 0, err
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families((tmp_path / "e.prom").read_text()) for s in f.samples}
+    labels = (("component", "all"), ("system", "sys"), ("test_set", "q"))
+    # query 1: a (relevant) at rank 2 -> RR 1/2; query 2: RR 1; mean 0.75; recall@10 is 1 for both
+    assert samples[("medicalkg_retrieval_mrr", labels)] == 0.75
+    assert samples[("medicalkg_retrieval_recall_at_k", (("component", "all"), ("k", "10"), ("system", "sys"), ("test_set", "q")))] == 1.0
+    assert ("medicalkg_retrieval_ndcg_at_k", (("component", "all"), ("k", "5"), ("system", "sys"), ("test_set", "q"))) in samples
+    code, _, err = run_cli(["eval", "-m", "map", "--metrics-prefix", "9bad", "--prometheus-textfile", tmp_path / "x.prom",
+                            qrels, tmp_path / "r"], capsys)
+    assert code == 2 and "not a valid Prometheus metric prefix" in err
+    stored = ROOT / "data/test_sets/baseline_results.json"
+    code, _, err = run_cli(["gate", "--baseline", stored, "--current", stored, "--prometheus-textfile", tmp_path / "g.prom"], capsys)
+    assert code == 0 and 'treckit_retrieval_recall_at_k{component="all",k="10"' in (tmp_path / "g.prom").read_text()

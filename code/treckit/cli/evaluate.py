@@ -15,7 +15,8 @@ _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "
 _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosummary": "n", "--Judged_docs_only": "J",
          "--measure": "m", "--level_for_rel": "l", "--Max_retrieved_per_topic": "M", "--Number_docs_in_coll": "N",
          "--Zscore": "Z", "--Rel_info_format": "R", "--Results_format": "T"}
-_OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format"}
+_OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
+        "--prometheus-textfile": "prometheus_textfile", "--pushgateway": "pushgateway", "--metrics-prefix": "metrics_prefix"}
 # how runs are read: the options every run-reading command shares (treckit.reading.FLAGS)
 _READ = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
@@ -36,6 +37,9 @@ class EvalArgs:
     missing: str = "skip"
     float32: bool = False
     qrels_format: str | None = None
+    prometheus_textfile: str | None = None    # the summary values as gauges, for node_exporter's textfile collector
+    pushgateway: str | None = None
+    metrics_prefix: str = "treckit"
     reading: RunReading = field(default_factory=RunReading)
     rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
     files: list[str] = field(default_factory=list)
@@ -199,6 +203,11 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
     ]),
     ("treckit options", [
         ("", "--format", "FORMAT", f"{' | '.join(EVAL_FORMATS)} (default: trec_eval; a table on a terminal)"),
+        ("", "--prometheus-textfile", "FILE",
+         "also write the summary values as Prometheus gauges (<prefix>_retrieval_recall_at_k{k=...}, ..._ndcg_at_k, "
+         "..._mrr, one per measure) for node_exporter's textfile collector"),
+        ("", "--pushgateway", "URL", "also push those gauges to a Prometheus Pushgateway"),
+        ("", "--metrics-prefix", "PREFIX", "the gauges' name prefix (default: treckit)"),
         ("", "--missing", "POLICY",
          "judged queries absent from a run (without -c): skip (default: not scored, with a warning) | "
          "zero (scored 0, as -c) | error (fail)"),
@@ -317,3 +326,9 @@ def run_eval(a: EvalArgs, out=None) -> None:
         run = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0]).run
         results.append((path, run.tag, evaluate_requests(qrels, run, requests, opts, source=path, warn=say)))
     out.write(render(results, fmt, per_query=a.query, summary=a.summary))
+    if a.prometheus_textfile or a.pushgateway:
+        from ..service.metrics import export, gauge_measures
+        from pathlib import Path
+        export([(tag, "all", gauge_measures(res.summary, res.kinds)) for _, tag, res in results],
+               test_set=Path(a.files[0]).name, prefix=a.metrics_prefix, textfile=a.prometheus_textfile,
+               pushgateway=a.pushgateway)

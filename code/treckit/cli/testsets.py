@@ -173,7 +173,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         _write_text(markdown, results_markdown(data))
     if prometheus_textfile or pushgateway:
         from ..service.metrics import export
-        export({"all": res.metrics}, test_set=ts.name, system=system_name or (run or function), prefix=metrics_prefix,
+        export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
                textfile=prometheus_textfile, pushgateway=pushgateway)
 
 
@@ -310,9 +310,9 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     if prometheus_textfile or pushgateway:
         from ..service.metrics import export
         cur = res.current
-        export({"all": {m: a["mean"] for m, a in cur["aggregates"].items()}}, test_set=cur["test_set"]["name"],
-               system=str(cur.get("system", {}).get("run") or "current"), prefix=metrics_prefix,
-               textfile=prometheus_textfile, pushgateway=pushgateway)
+        export([(str(cur.get("system", {}).get("run") or "current"), "all",
+                 {m: a["mean"] for m, a in cur["aggregates"].items()})], test_set=cur["test_set"]["name"],
+               prefix=metrics_prefix, textfile=prometheus_textfile, pushgateway=pushgateway)
     for c in res.checks:
         print(f"{c.metric:<16} baseline {c.baseline:.4f}  current {c.current:.4f}  limit {c.limit:.4f}  "
               f"{'pass' if c.passed else 'FAIL'}")

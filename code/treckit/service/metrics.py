@@ -23,6 +23,24 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
+_TREC_TO_GAUGE = (("recall_", "recall_at_"), ("ndcg_cut_", "ndcg_at_"), ("P_", "precision_at_"))
+
+
+def gauge_measures(summary: dict, kinds: dict) -> dict[str, float]:
+    """An evaluation's summary values under gauge names: trec_eval's ``recall_10`` is ``recall_at_10``,
+    ``ndcg_cut_10`` ``ndcg_at_10``, ``recip_rank`` ``mrr``; other names keep their letters and digits."""
+    out = {}
+    for name, value in summary.items():
+        if kinds.get(name) not in ("double", "long") or value is None:
+            continue
+        g = "mrr" if name == "recip_rank" else name
+        for trec, gauge in _TREC_TO_GAUGE:
+            if name.startswith(trec) and name[len(trec):].isdigit():
+                g = gauge + name[len(trec):]
+        out[re.sub(r"[^a-z0-9_]+", "_", g.replace("@", "_at_").lower()).strip("_")] = float(value)
+    return out
+
+
 def gauge_name(measure: str) -> tuple[str, str | None]:
     """(gauge suffix, k label) of a test-set measure name: recall_at_10 -> (recall_at_k, "10")."""
     kind, _, k = measure.partition("_at_")
@@ -58,9 +76,10 @@ class QualityGauges:
             g.labels(**labels).set(float(value))
 
 
-def export(metrics_by_component: dict[str, dict[str, float | None]], *, test_set: str, system: str,
-           prefix: str = DEFAULT_PREFIX, textfile=None, pushgateway: str | None = None, job: str = "treckit") -> None:
-    """Write the gauges to a node_exporter textfile (atomically) and/or push them to a Pushgateway."""
+def export(entries: list[tuple[str, str, dict[str, float | None]]], *, test_set: str, prefix: str = DEFAULT_PREFIX,
+           textfile=None, pushgateway: str | None = None, job: str = "treckit") -> None:
+    """Write the gauges of ``entries`` ((system, component, {measure: value}) each) to a node_exporter
+    textfile (atomically) and/or push them to a Pushgateway."""
     try:
         from prometheus_client import CollectorRegistry, generate_latest
     except ImportError:
@@ -68,7 +87,7 @@ def export(metrics_by_component: dict[str, dict[str, float | None]], *, test_set
 
     registry = CollectorRegistry()
     gauges = QualityGauges(registry, prefix)
-    for component, metrics in metrics_by_component.items():
+    for system, component, metrics in entries:
         gauges.set(metrics, test_set=test_set, system=system, component=component)
     if textfile is not None:
         from ..io import atomic_output
