@@ -301,3 +301,31 @@ def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkey
     from treckit.testsets import evaluate
     res = evaluate(str(cfg), ROOT / "data/test_sets/sample_v1.yaml", measures=["recall@10", "ndcg@10", "mrr"])
     assert res.aggregates == stored["fusion"]["aggregates"]
+
+
+def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):
+    """The seed's A/B question as written: RRF (k 60) against weighted fusion, paired t-test on nDCG@10 and
+    the latency difference B - A."""
+    import jsonschema
+    from scipy import stats
+    docs = ROOT / "data/test_sets/documents.jsonl"
+    common = f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25}}\n  bow: {{method: bow}}\n"
+    (tmp_path / "A.yaml").write_text("name: rrf\n" + common + "fusion_method: rrf\nrrf_k: 60\n")
+    (tmp_path / "B.yaml").write_text("name: weighted\n" + common + "fusion_method: weighted\nweights: {bm25: 0.3, bow: 0.7}\n")
+    code, out, err = run_cli(["compare", "--test-set", ROOT / "data/test_sets/sample_v1.yaml", "--config", tmp_path / "A.yaml",
+                              "--config", tmp_path / "B.yaml", "-m", "ndcg_cut.10", "--test", "t-test",
+                              "--out", tmp_path / "c.json"], capsys)
+    assert code == 0, err
+    d = json.loads((tmp_path / "c.json").read_text())
+    jsonschema.validate(d, json.loads((ROOT / "code/treckit/compare/schema.json").read_text()))
+    a = [row["rrf"]["ndcg_cut_10"] for row in d["per_query"]]
+    b = [row["weighted"]["ndcg_cut_10"] for row in d["per_query"]]
+    (t,) = [x for x in d["tests"] if x["test"] == "t-test"]
+    if a != b:
+        ref = stats.ttest_rel(b, a)
+        assert t["statistic"] == pytest.approx(ref.statistic) and t["p_value"] == pytest.approx(ref.pvalue)
+    lat = {s: d["systems"][s]["latency_ms"] for s in ("rrf", "weighted")}
+    assert d["delta"]["latency_ms"]["weighted"] == pytest.approx(lat["weighted"]["mean"] - lat["rrf"]["mean"])
+    assert "latency weighted:" in out
+    code, _, err = run_cli(["compare", "--config", tmp_path / "A.yaml", "--config", tmp_path / "B.yaml"], capsys)
+    assert code == 2 and "--test-set" in err

@@ -160,7 +160,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
-                  query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None):
+                  query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
+                  test_set: PathLike | None = None, depth: int = 1000):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -168,7 +169,9 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     computed beside that, on another thread.  Every output is rendered before the first one is
     written, and all are written or none.  ``prepare`` (optional) turns each read Run into the Run to
     evaluate (the old rq_eval's tie rule).  ``digests``: compute the files' digests (default: when
-    writing the JSON, the only output that holds them).
+    writing the JSON, the only output that holds them).  A config describing a retrieval system
+    (``components``) is run on the queries (of ``test_set``, which also gives the judgments in place
+    of ``qrels``, or of ``queries``), its last stage keeping ``depth`` docs; its latency is reported.
     """
     import dataclasses
     from concurrent.futures import ThreadPoolExecutor
@@ -203,12 +206,48 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             return prepare(run) if prepare else run
         return load
 
+    ts = None
+    if test_set is not None or str(qrels).endswith((".yaml", ".yml")):     # a test set in place of the qrels
+        from .testsets import load_test_set
+        ts = load_test_set(test_set or qrels)
+        qrels = test_set or qrels
+
+    def query_texts() -> dict[str, str]:
+        if ts is not None:
+            return {q.query_id: q.query_text for q in ts.queries}
+        if queries is None:
+            raise InputError("a config describing a retrieval system is run on queries, and none were given",
+                             fix="pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
+        from .testsets.topics import read_queries
+        return read_queries(queries)
+
+    def system_loader(cfg, target):
+        def load():
+            import numpy as np
+
+            from .retrieval.system import System as Retrieval
+            from .testsets.runner import run_from_rankings
+            retrieval = Retrieval(cfg.settings, cfg.config_path.parent, cfg.name)
+            final = retrieval.run(query_texts(), depth)[retrieval.final_stage()]
+            if final.latency_ms:
+                ms = np.array(list(final.latency_ms.values()))
+                target.latency_ms = {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)),
+                                     "mean": float(ms.mean())}
+            run = run_from_rankings(final.rankings, cfg.name)
+            return prepare(run) if prepare else run
+        return load
+
     cfgs = [load_config(p) for p in configs or []]
     written = [out_json, out_csv, out_markdown, out_latex, out_plot]
     read = [qrels, *runs, *(configs or []), *(c.run_path for c in cfgs), corpus, queries, query_types]
     refuse_overwriting_inputs(read, written)
     systems = []
     for cfg in cfgs:
+        if cfg.run_path is None:                          # a retrieval system, run when its turn comes
+            target = System(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest)
+            target.load = system_loader(cfg, target)
+            systems.append(target)
+            continue
         systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
                               load=loader(cfg.run_path, cfg.format, f"the file is named by the config {cfg.config_path}")))
     for path in runs:
@@ -217,6 +256,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         s.name = n or s.name
 
     def digest_of(key, path):
+        if key == "qrels" and ts is not None:
+            return ts.digest                              # the test set's content
         # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
         if str(path).startswith("irds:"):
             if key == "qrels":
@@ -225,14 +266,14 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             return content_digest(irds_queries(str(path)))
         return file_digest(path)
 
-    steps = [f"reading and scoring {s.run_path}" for s in systems] + ["significance tests", "writing outputs"]
+    steps = [f"reading and scoring {s.run_path or s.config_path}" for s in systems] + ["significance tests", "writing outputs"]
     with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
         # the digests are in the JSON only: computed for it, beside the reading
         # regular files only: a pipe is read once, by the reader, and digested afterwards from what was read
         files = [("qrels", qrels), ("corpus", corpus), ("queries", queries)] + [(i, s.run_path) for i, s in enumerate(systems)]
         pending = {key: pool.submit(digest_of, key, path) for key, path in files
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
-        qrels_data = read_qrels(qrels)
+        qrels_data = ts.to_qrels() if ts is not None else read_qrels(qrels)
         comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
         done = {key: f.result() for key, f in pending.items()}
         if digests:

@@ -35,12 +35,15 @@ def _plot_path(value: Optional[Path]) -> Optional[Path]:
 
 
 def compare_cmd(
-    qrels: str = typer.Argument(..., help="qrels (any supported format)"),
+    qrels: Optional[str] = typer.Argument(None, help="qrels (any supported format), or a test-set YAML (see --test-set)"),
     runs: Optional[List[str]] = typer.Argument(None, help="runs; the first is the baseline"),
     measure: List[str] = typer.Option(["map", "ndcg_cut.10", "recall.100", "recip_rank"], "-m", "--measure",
                                       help="trec_eval or ir_measures names; repeat the option"),
     name: Optional[List[str]] = typer.Option(None, "--name", help="system names, in order (default: run tags)"),
-    config: Optional[List[Path]] = typer.Option(None, "--config", help="YAML config naming a run; configs come first"),
+    config: Optional[List[Path]] = typer.Option(None, "--config", help="YAML config naming a run, or describing a "
+                                                "retrieval system (components, fusion: run on the queries); configs come first"),
+    test_set: Optional[str] = typer.Option(None, "--test-set", help="a test-set YAML in place of QRELS: its judgments, "
+                                           "and its queries for the configs that describe systems"),
     k: int = typer.Option(10, "--k", min=1, help="depth for the per-query relevant 'hits'"),
     test: Optional[List[TestName]] = typer.Option(None, "--test", help="repeat to pick several (default: all four)"),
     correction: Correction = typer.Option(Correction.holm, help="multiple-comparison correction, within each test"),
@@ -69,9 +72,13 @@ def compare_cmd(
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed)
-    comp = compare_stage(qrels, runs or [], measure, names=name, configs=config, options=opts, out_json=out,
-                         out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot, corpus=corpus,
-                         queries=queries, query_types=query_types, reading=reading)
+    if qrels is None and test_set is None:
+        from ..errors import InputError
+        raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",
+                         fix="treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set TS.yaml --config A.yaml --config B.yaml")
+    comp = compare_stage(test_set if qrels is None else qrels, runs or [], measure, names=name, configs=config,
+                         options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
+                         corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set)
     outputs = (out, csv, markdown, latex, plot)
     stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
     print(table(comp), end="", file=sys.stderr if stdout_taken else sys.stdout)

@@ -32,6 +32,7 @@ class System:
     config_path: str | None = None
     config_digest: str | None = None
     load: Callable[[], Run] | None = field(default=None, repr=False, compare=False)
+    latency_ms: dict | None = None          # a system run from its config: per-query latency p50, p95, mean
 
 
 MIN_DRAWS = 100           # fewer random draws than this cannot support a p-value worth reporting

@@ -105,8 +105,10 @@ for _tag in ("binary", "set", "omap", "pairs"):
 
 @dataclass(frozen=True)
 class SystemConfig:
+    """A config naming a run (``run_path``), or describing a retrieval system (``components``:
+    :mod:`treckit.retrieval.system`; then ``run_path`` is None and the system is run on the queries)."""
     name: str
-    run_path: Path
+    run_path: Path | None
     format: str | None
     config_path: Path
     config_digest: str
@@ -138,11 +140,13 @@ def load_config(path: PathLike) -> SystemConfig:
     name = display_name(path)
     data = parse_config(read_text(path, limit=CONFIG_READ_LIMIT), name)
     key = next((k for k in ("run", "run_path", "run_file") if data.get(k) is not None), None)
+    if key is None and "components" in data:        # a retrieval system: run on the queries by compare
+        from ..retrieval.system import System
+        System(data, Path(path).parent)              # checked now, before any work
+        return SystemConfig(str(data.get("name") or Path(path).stem), None, None, Path(path), content_digest(data), data)
     if key is None:
-        if any(k in data for k in ("retriever", "retrieval", "index")):
-            raise InputError("this config describes a retrieval setup; running retrievers is not available yet",
-                             path=name, fix="point the config at a run file with 'run: path/to/run'")
-        raise InputError("the config names no run file", path=name, fix="add 'run: path/to/run'")
+        raise InputError("the config names no run file and no retrieval components", path=name,
+                         fix="add 'run: path/to/run', or components (README: systems as configs)")
     run = data[key]
     if not isinstance(run, str) or not run:
         raise InputError(f"'{key}' must be a path, found {type(run).__name__}", path=name, fix="e.g. 'run: runs/bm25.trec'")

@@ -25,6 +25,8 @@ def to_record(comp: Comparison) -> dict:
     for s in comp.systems:
         systems[s.name] = {"run_path": s.run_path, "run_digest": s.run_digest, "config_path": s.config_path,
                            "config_digest": s.config_digest, "metrics": comp.summary(s.name)}
+        if s.latency_ms is not None:
+            systems[s.name]["latency_ms"] = s.latency_ms
     others = [s.name for s in comp.systems[1:]]
     values = {s.name: comp.values[s.name].tolist() for s in comp.systems}
     deltas = {o: (comp.values[o] - comp.values[comp.baseline]).tolist() for o in others}
@@ -44,7 +46,8 @@ def to_record(comp: Comparison) -> dict:
         "systems": systems,
         "delta": {"macro": {o: comp.delta(o) for o in others},
                   "win_tie_loss": {o: {m: dict(zip(("win", "tie", "loss"), comp.win_tie_loss(o, m)))
-                                       for m in comp.measures} for o in others}},
+                                       for m in comp.measures} for o in others},
+                  **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {})},
         "tests": comp.tests,
         "per_query": per_query,
     }
@@ -283,6 +286,13 @@ def console_width() -> int:
     return max(40, shutil.get_terminal_size((120, 24)).columns)
 
 
+def latency_deltas(comp: Comparison) -> dict:
+    """Mean per-query latency of each system minus the baseline's (systems run from their configs)."""
+    base = comp.systems[0].latency_ms
+    return {s.name: s.latency_ms["mean"] - base["mean"] for s in comp.systems[1:]
+            if base is not None and s.latency_ms is not None}
+
+
 def table(comp: Comparison, width: int | None = None) -> str:
     """The terminal summary: means per system (\u2020 where significant), then every test's numbers."""
     from rich.console import Console
@@ -305,6 +315,12 @@ def table(comp: Comparison, width: int | None = None) -> str:
         t.add_row(Text(s.name), *[Text(f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}")
                                   for m in comp.measures])
     con.print(t)
+    for s in comp.systems:
+        if s.latency_ms is not None:
+            con.print(f"latency {s.name}: p50 {s.latency_ms['p50']:.2f} ms, p95 {s.latency_ms['p95']:.2f} ms, "
+                      f"mean {s.latency_ms['mean']:.2f} ms" + (f" ({latency_deltas(comp)[s.name]:+.2f} ms vs {comp.baseline})"
+                                                                if s.name in latency_deltas(comp) else ""),
+                      markup=False, overflow="ignore", crop=False)
     if comp.tests:
         for line in title_lines([p.strip() for p in _rule(comp).split(";")], width):
             con.print(line, markup=False, overflow="ignore", crop=False)
