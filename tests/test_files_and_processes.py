@@ -390,6 +390,12 @@ def test_run_to_stdout_into_head_ends_quietly(big_files):
     assert first == "0 Q0 d0_0 1 100 sys\n" and code == 0 and err == ""
 
 
+def test_eval_help_into_head_ends_quietly():
+    """The help is drawn by rich, which exits 1 on a closed pipe unless told otherwise."""
+    code, first, err = _first_line_then_close(["eval", "--help"])
+    assert code == 0 and err == ""
+
+
 def test_stdout_on_a_full_disk(files):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")

@@ -262,6 +262,13 @@ def print_eval_help() -> None:
         print(_plain_help())
         return
     console = Console()
+
+    def closed() -> None:            # rich would exit 1 on a closed pipe (`| head`): end quietly, as every command
+        from ..errors import OutputClosed
+        from ..startup import silence_stdout
+        silence_stdout()
+        raise OutputClosed()
+    console.on_broken_pipe = closed
     console.print(Padding(Text.assemble(("Usage: ", "yellow"), (EVAL_USAGE, "bold")), (1, 1, 1, 1)))
     console.print(Padding(Text(EVAL_ABOUT), (0, 1, 1, 1)))
     for title, rows in EVAL_HELP_SECTIONS:
