@@ -181,10 +181,11 @@ def main() -> None:
           end="")
     print(f"same output as for the sorted run: {'yes' if same else 'NO'}")
     if a.trec_eval:
-        te_out = subprocess.run([str(a.trec_eval), "-q", "-m", "all_trec", q, r], capture_output=True).stdout
-        tk_out = subprocess.run([treckit, "eval", "-q", "-m", "all_trec", q, r], capture_output=True).stdout
-        print(f"\n`-q -m all_trec` outputs of trec_eval and treckit ({len(te_out):,} bytes) byte-identical: "
-              f"{'yes' if te_out == tk_out else 'NO'}")
+        aq = best_of({"treckit": ([treckit, "eval", "-q", "-m", "all_trec", q, r], a.repeat),
+                      "trec_eval": ([str(a.trec_eval), "-q", "-m", "all_trec", q, r], a.repeat)})
+        (t1, rss1, tk_out), (t2, rss2, te_out) = aq["treckit"], aq["trec_eval"]
+        print(f"\n`-q -m all_trec` ({len(te_out):,} bytes of output): treckit {t1:.2f} s, {rss1:.0f} MiB; trec_eval "
+              f"{t2:.2f} s, {rss2:.0f} MiB ({t2 / t1:.1f}x); byte-identical: {'yes' if te_out == tk_out else 'NO'}")
     print(f"\n## Conversion to TREC ({lines:,} lines)\n")
     print("| input | treckit run (s) | peak RSS (MiB) | plain Python (s) | ratio |")
     print("|---|---|---|---|---|")
