@@ -102,3 +102,16 @@ def test_without_ir_datasets_installed(monkeypatch, tmp_path, capsys):
     assert code == 2 and "not installed" in err and "pip install" in err
     with pytest.raises(treckit.InputError, match="not installed"):
         treckit.evaluate("irds:beir/scifact/test", {"1": {"d": 1.0}}, "map")
+
+
+def test_retrieve_and_the_test_set_tools_read_irds_queries(dataset, tmp_path, capsys):
+    from treckit.testsets.topics import read_queries
+    spec, _, _ = dataset
+    assert read_queries(spec) == {"1": "animated sequels", "2": "birds endemic to Hawaii"}
+    (tmp_path / "docs.jsonl").write_text('{"_id": "d1", "text": "animated sequels galore"}\n'
+                                         '{"_id": "d2", "text": "birds of Hawaii"}\n')
+    code, _, err = run_cli(["retrieve", "--corpus", tmp_path / "docs.jsonl", "--queries", spec, "--method", "bow",
+                            "-o", tmp_path / "r.trec"], capsys)
+    assert code == 0, err
+    assert [line.split()[:3] for line in (tmp_path / "r.trec").read_text().splitlines()] == \
+        [["1", "Q0", "d1"], ["2", "Q0", "d2"]]

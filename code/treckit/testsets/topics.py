@@ -1,7 +1,7 @@
 """Query ids and texts from the files people keep them in: a queries TSV (``qid<TAB>text``), a
 queries JSONL (BEIR's ``_id``/``text``; ``id``/``qid``/``query_id`` with ``query``/``query_text``;
-QUEST's lines without ids, numbered from 1 as ``treckit qrels`` numbers them), a YAML test set, or
-(ids only) a qrels file."""
+QUEST's lines without ids, numbered from 1 as ``treckit qrels`` numbers them), a YAML test set,
+``irds:<dataset-id>`` (through ir_datasets), or (ids only) a qrels file."""
 from __future__ import annotations
 
 import json
@@ -25,6 +25,9 @@ def read_queries(path: PathLike) -> dict[str, str]:
 def read_query_records(path: PathLike) -> list[dict]:
     """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
     name = display_name(path)
+    if str(path).startswith("irds:"):                 # an ir_datasets id (the irds extra)
+        from ..inputs import irds_queries
+        return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(str(path))]
     if _is_test_set(path):
         from .load import load_test_set
         return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
