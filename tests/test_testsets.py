@@ -478,3 +478,22 @@ def test_workflow_example_is_valid_yaml_running_the_gate(capsys):
     steps = wf["jobs"]["gate"]["steps"]
     assert code == 0 and any("treckit gate" in s.get("run", "") for s in steps)
     assert any("gh pr comment" in s.get("run", "") for s in steps)
+
+
+@pytest.mark.parametrize("argv", [
+    ["rq", "--test-set", "{ts}", "--run", "{run}", "--out", "{ts}"],
+    ["testset", "eval", "{ts}", "--run", "{run}", "--out", "{run}"],
+    ["testset", "export", "{ts}", "--qrels", "{ts}"],
+    ["retrieve", "--corpus", "{docs}", "--queries", "{ts}", "-o", "{docs}"],
+    ["fuse", "{run}", "{run}", "-o", "{run}"],
+])
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, argv):
+    import shutil
+    files = {"ts": tmp_path / "ts.yaml", "run": tmp_path / "run.trec", "docs": tmp_path / "docs.jsonl"}
+    shutil.copy(SAMPLE, files["ts"])
+    shutil.copy(ROOT / "data/test_sets/baseline_bow.trec", files["run"])
+    shutil.copy(CORPUS, files["docs"])
+    before = {k: p.read_bytes() for k, p in files.items()}
+    code, _, err = run_cli([a.format(**files) for a in argv], capsys)
+    assert code == 2 and "would overwrite an input" in err
+    assert {k: p.read_bytes() for k, p in files.items()} == before

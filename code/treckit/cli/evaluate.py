@@ -245,7 +245,6 @@ def _plain_help() -> str:
     return "\n".join(out)
 
 
-EVAL_HELP = _plain_help()
 
 
 def print_eval_help() -> None:

@@ -9,6 +9,8 @@ from typing import List, Optional
 
 import typer
 
+from .testsets import refuse_overwriting
+
 
 class Method(str, Enum):
     bm25 = "bm25"
@@ -47,6 +49,7 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  stemmer: str = typer.Option("english", "--stemmer", help="a Snowball language, or none"),
                  run_name: Optional[str] = typer.Option(None, "--run-name", help="run tag (default: the method)")) -> None:
     """Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."""
+    refuse_overwriting([corpus, queries], [output])
     from ..api import write_run
     from ..progress import Steps
     from ..retrieval.corpus import read_corpus
@@ -91,6 +94,7 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
              tune: Optional[str] = typer.Option(None, "--tune", help="training qrels: grid-search RRF k or the weights"),
              measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
+    refuse_overwriting([*runs, tune], [output])
     from ..api import read_qrels, read_run, write_run
     from ..retrieval.fusion import fuse, parse_weights, tune as tune_fusion
     rs = [read_run(p) for p in runs]
@@ -123,6 +127,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     no_cache: bool = typer.Option(False, "--no-cache"),
                     out: Optional[Path] = typer.Option(None, "--out", help="JSON: every stage's results")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
+    refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
     from ..retrieval.evaluate import evaluate_system, stage_table
     from ..retrieval.system import load_system
     ts = _test_set(test_set, qrels, queries, query_types)

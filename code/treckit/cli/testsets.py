@@ -30,14 +30,26 @@ def _say(msg: str) -> None:
     print(f"treckit: {msg}", file=sys.stderr)
 
 
+def refuse_overwriting(inputs, outputs) -> None:
+    """No output may be one of the inputs (test sets named by name included): checked before any work."""
+    from ..errors import InputError
+    from ..io import refuse_overwriting_inputs
+    from ..testsets.load import resolve_test_set
+
+    def path_of(x):
+        if x is None or str(x) == "-" or str(x).startswith("irds:") or Path(str(x)).exists():
+            return x
+        try:
+            return resolve_test_set(x)
+        except InputError:                # no such file nor test set: the command itself says so
+            return None
+    refuse_overwriting_inputs([path_of(x) for x in inputs], outputs)
+
+
 def _write_text(path, text: str) -> None:
     from ..io import atomic_output
     with atomic_output(path) as fh:
         fh.write(text)
-
-
-def _write_json(path, obj) -> None:
-    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
 # ------------------------------------------------------------------ testset
@@ -72,6 +84,7 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
                queries: Optional[Path] = typer.Option(None, "--queries", help="queries TSV to write (qid<TAB>text)"),
                types: Optional[Path] = typer.Option(None, "--types", help="query types TSV to write (qid<TAB>type)")) -> None:
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
+    refuse_overwriting([test_set], [qrels, queries, types])
     from ..api import write_qrels
     from ..testsets import load_test_set
     ts = load_test_set(test_set)
@@ -96,6 +109,7 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
                version: str = typer.Option("1", "--version", help="test-set version"),
                output: Path = typer.Option(..., "--output", "-o", help="test-set YAML to write")) -> None:
     """Build a test set from qrels and queries (and query types); it is validated before it is written."""
+    refuse_overwriting([qrels, queries, types], [output])
     from ..api import read_qrels
     from ..stages import read_query_types
     from ..testsets.load import test_set_from_judgments
@@ -147,6 +161,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
+    refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
     from ..errors import InputError
     from ..testsets import load_test_set
     from ..testsets.report import holdout_gap, results_markdown, results_table
@@ -168,7 +183,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     if out:
-        _write_json(out, data)
+        from ..stages import write_json
+        write_json(data, out)
     if markdown:
         _write_text(markdown, results_markdown(data))
     if prometheus_textfile or pushgateway:
@@ -184,6 +200,7 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
               train_out: Optional[Path] = typer.Option(None, "--train-out", help="default: NAME.train.yaml beside the input"),
               holdout_out: Optional[Path] = typer.Option(None, "--holdout-out", help="default: NAME.holdout.yaml")) -> None:
     """Deterministic split stratified by query type, stable under reordering of the file."""
+    refuse_overwriting([test_set], [train_out, holdout_out])
     from ..testsets import load_test_set, resolve_test_set
     from ..testsets.lifecycle import split
     src = resolve_test_set(test_set)
@@ -239,6 +256,7 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 seed: int = typer.Option(0, "--seed"),
                 out: Path = typer.Option(..., "--out", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
+    refuse_overwriting([current, candidates, labels_a, labels_b], [out])
     from ..api import read_qrels
     from ..testsets import load_test_set
     from ..testsets.lifecycle import refresh
@@ -259,6 +277,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="test-set YAML (
            threshold: float = typer.Option(0.6, "--threshold", help="pass when MRR > threshold"),
            out: Optional[Path] = typer.Option(None, "--out", help="JSON report")) -> None:
     """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold."""
+    refuse_overwriting([test_set, run, corpus], [out])
     from ..errors import InputError
     from ..testsets import load_test_set
     from ..testsets.rq import baseline_run, rq
@@ -280,7 +299,8 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="test-set YAML (
     if report["recall_at_k"] is not None:
         print(f"Recall@{k} = {report['recall_at_k']:.4f}")
     if out:
-        _write_json(out, report)
+        from ..stages import write_json
+        write_json(report, out)
 
 
 def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline results JSON (testset eval --out)"),
@@ -294,6 +314,7 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
+    refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
     from ..io import display_name, read_text
     from ..testsets.gate import check_results_file, gate, parse_drop
     from ..errors import InputError
