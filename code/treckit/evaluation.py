@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
-from .measures.ranking import RankedJudged, build_view, seq_sum
+from .measures.ranking import RankedJudged, RunFacts, rank_and_judge, seq_sum
 from .measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
 from .model import Qrels, Run
 
@@ -34,7 +34,7 @@ class EvalOptions:
 
 @dataclass
 class EvalResult:
-    view: RankedJudged
+    view: RankedJudged | None                   # the whole run's ranking, when it was evaluated in one piece
     requests: list[Request]
     columns: list[str]
     values: np.ndarray                          # (Q, C) per-query values (NaN where a column is per-query-less)
@@ -43,10 +43,18 @@ class EvalResult:
     kinds: dict[str, str] = field(default_factory=dict)           # column -> double | long | string | runid
     per_query_columns: set[str] = field(default_factory=set)
     zscore: bool = False
+    qids: list[str] | None = None               # evaluated queries, in trec_eval's order (default: the view's)
+    runid: str | None = None                    # the run tag trec_eval reports (default: the view's)
+
+    def __post_init__(self) -> None:
+        if self.qids is None:
+            self.qids = self.view.qids
+        if self.runid is None:
+            self.runid = self.view.runid
 
     @property
-    def qids(self) -> list[str]:
-        return self.view.qids
+    def Q(self) -> int:
+        return len(self.qids)
 
     def to_pandas(self):
         import pandas as pd
@@ -56,16 +64,54 @@ class EvalResult:
         return df
 
 
+@dataclass
+class PartValues:
+    """The per-query values of one part of a run (a set of whole queries) against the judgments of those
+    queries: every judged query of the part, answered by the run or not (those carry -c's placeholder
+    values), and what :func:`merge_parts` needs to apply the rules that look at the whole run.  Small and
+    picklable (the view is kept only when asked, for the in-memory path)."""
+
+    qids: list[str]                  # the part's judged queries, in byte order
+    answered: np.ndarray             # (Q,) bool: the run has lines for it
+    values: np.ndarray               # (Q, C)
+    strings: dict[str, list[str]]    # relstring columns
+    facts: RunFacts | None           # for the sanity warnings (None: not gathered)
+    lines: int = 0                   # run lines in the part
+    view: RankedJudged | None = None
+
+
+def columns_of(requests: list[Request]) -> tuple[list[str], dict[str, str], set[str]]:
+    """(columns, kind of each, the per-query ones) that ``requests`` print."""
+    columns, kinds, perq = [], {}, set()
+    for req in requests:
+        for n in req.columns:
+            kinds[n] = req.measure.value
+            if req.per_query:
+                perq.add(n)
+        columns.extend(req.columns)
+    return columns, kinds, perq
+
+
 def evaluate_requests(qrels: Qrels, run: Run, requests: list[Request], options: EvalOptions | None = None,
                       source: str = "run", warn=None) -> EvalResult:
     """The one evaluation path, for trec_eval's and ir_measures' names alike: rank once, compute each
-    request on the view it asks for (relevance level, judged docs only), then -c, -Z and the summary."""
+    request on the view it asks for (relevance level, judged docs only), then -c, -Z and the summary.
+    In memory, the run is one part (:func:`evaluate_part`, :func:`merge_parts`); the engines evaluate
+    larger runs in several."""
+    part = evaluate_part(qrels, run, requests, options, source, sanity=warn is not None, keep_view=True)
+    return merge_parts([part], qrels, requests, options, runid=run.tag, source=source, warn=warn)
+
+
+def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: EvalOptions | None = None,
+                  source: str = "run", *, row_offset: int = 0, sanity: bool = True,
+                  keep_view: bool = False) -> PartValues:
+    """Per-query values of ``run`` (or a part of a run: a set of whole queries) for every query of
+    ``qrels``, which must hold every judgment of the run's queries (it may hold more queries: those
+    the run does not answer get -c's placeholder values).  ``row_offset``: the part's first line in
+    the whole run; ``sanity``: gather the facts of the sanity warnings."""
     o = options or EvalOptions()
-    base = build_view(qrels, run, replace(o, judged_only=False), source=source, warn=warn)
-    complete = o.complete or o.missing == "zero"
-    if base.Q == 0:
-        raise InputError("no queries with both results and relevance judgments", path=source,
-                         fix="check that the run and the qrels use the same query ids")
+    base, facts = rank_and_judge(qrels, run, replace(o, judged_only=False), source=source, facts=sanity,
+                                 row_offset=row_offset)
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:
@@ -77,33 +123,94 @@ def evaluate_requests(qrels: Qrels, run: Run, requests: list[Request], options: 
         return view_at(o.judged_only if req.judged_only is None else req.judged_only,
                        o.level if req.level is None else req.level)
 
-    view = view_at(o.judged_only, o.level)      # the options' own view: qids, runid, missing queries
-    columns, blocks, kinds, strings, perq = [], [], {}, {}, set()
+    view = view_at(o.judged_only, o.level)      # the options' own view
+    if view.Q == 0:                             # a part without judged queries: nothing to compute
+        columns, kinds, _ = columns_of(requests)
+        return PartValues([], np.zeros(0, bool), np.zeros((0, len(columns))),
+                          {c: [] for c in columns if kinds[c] == "string"}, facts, run.table.num_rows,
+                          view if keep_view else None)
+    blocks, strings = [], {}
     for req in requests:
         m = req.measure
         names = list(req.columns)
         if m.value == "runid":
             blocks.append(np.full((view.Q, 1), np.nan))
+            continue
+        out = m.kernel(view_for(req), req.params, **dict(req.options))
+        if m.value == "string":
+            strings[names[0]] = out
+            blocks.append(np.full((view.Q, 1), np.nan))
         else:
-            out = m.kernel(view_for(req), req.params, **dict(req.options))
-            if m.value == "string":
-                strings[names[0]] = out
-                blocks.append(np.full((view.Q, 1), np.nan))
-            else:
-                blocks.append(np.asarray(out, np.float64).reshape(view.Q, -1))
-            if complete and view.missing.any():
-                _placeholder(req, blocks[-1], strings.get(names[0]), view.missing)
-        for n in names:
-            kinds[n] = m.value
-            if req.per_query:
-                perq.add(n)
-        columns.extend(names)
-    values = np.concatenate(blocks, axis=1)
+            blocks.append(np.asarray(out, np.float64).reshape(view.Q, len(names)))
+        if view.missing.any():                 # rows dropped later unless -c / --missing zero keeps them
+            _placeholder(req, blocks[-1], strings.get(names[0]), view.missing)
+    values = np.concatenate(blocks, axis=1) if blocks else np.zeros((view.Q, 0))
+    return PartValues(view.qids, ~view.missing, values, strings, facts, run.table.num_rows,
+                      view if keep_view else None)
+
+
+def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], options: EvalOptions | None = None,
+                *, runid: str, source: str = "run", warn=None) -> EvalResult:
+    """The evaluation of a whole run from the values of its parts (each query in one part; judged
+    queries in no part count as not in the run): rows in trec_eval's order, the sanity warnings,
+    --missing and -c, the no-shared-query error, -Z, and the summary over queries in that order."""
+    from .measures.ranking import _evaluated, sanity_warnings
+    from .model import id_runs
+
+    o = options or EvalOptions()
+    complete = o.complete or o.missing == "zero"
+    columns, kinds, perq = columns_of(requests)
+    qrel_qids = sorted(id_runs(qrels.table.column("qid"))[2], key=_bytes)
+    where: dict[str, tuple[int, int]] = {}
+    for p, part in enumerate(parts):
+        for i, q in enumerate(part.qids):
+            if where.setdefault(q, (p, i)) != (p, i):
+                raise RuntimeError(f"query {q!r} was evaluated in two parts of the run")
+    uncovered = [q for q in qrel_qids if q not in where]
+    if uncovered and complete:                 # judged queries no part holds: -c's placeholder values
+        extra = evaluate_part(restrict_qrels(qrels, uncovered), empty_run(), requests, o, source, sanity=False)
+        parts = parts + [extra]
+        where.update({q: (len(parts) - 1, i) for i, q in enumerate(extra.qids)})
+    answered = np.array([q in where and bool(parts[where[q][0]].answered[where[q][1]]) for q in qrel_qids], bool)
+    if warn is not None:
+        facts = RunFacts.combine([p.facts for p in parts])
+        sanity_warnings(warn, source, qrels, qrel_qids, answered, facts)
+    missing_names = [q for q, a in zip(qrel_qids, answered.tolist()) if not a]
+    evaluated = _evaluated(answered, o, missing_names, source, warn)
+    qids = [q for q, e in zip(qrel_qids, evaluated.tolist()) if e]
+    if not qids:
+        raise InputError("no queries with both results and relevance judgments", path=source,
+                         fix="check that the run and the qrels use the same query ids")
+    first = np.cumsum([0] + [len(p.qids) for p in parts])
+    rows = np.array([first[where[q][0]] + where[q][1] for q in qids], np.int64)
+    values = np.concatenate([p.values for p in parts])[rows] if parts else np.zeros((0, len(columns)))
+    strings = {c: [s for p in parts for s in p.strings[c]] for c in parts[0].strings}
+    strings = {c: [col[i] for i in rows.tolist()] for c, col in strings.items()}
     if o.zscores is not None:
-        values = _to_zscores(values, columns, kinds, view.qids, o.zscores)
-    res = EvalResult(view, requests, columns, values, strings, {}, kinds, perq, o.zscores is not None)
+        values = _to_zscores(values, columns, kinds, qids, o.zscores)
+    view = None
+    if len(parts) == 1 and parts[0].view is not None:
+        view = parts[0].view.select(evaluated)
+    res = EvalResult(view, requests, columns, values, strings, {}, kinds, perq, o.zscores is not None,
+                     qids=qids, runid=runid)
     res.summary = _summarise(res, requests, complete, qrels)
     return res
+
+
+def empty_run() -> Run:
+    """A run without lines (the part of the judged queries a run does not answer)."""
+    return Run.from_columns([], [], [], rank=[])
+
+
+def restrict_qrels(qrels: Qrels, qids) -> Qrels:
+    """The judgments of the queries ``qids`` (in the qrels' order, with their ids' written texts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = qrels.table
+    keep = pc.is_in(t.column("qid"), value_set=pa.array(list(qids), pa.string()))
+    wanted = set(qids)
+    return Qrels(t.filter(keep), {k: v for k, v in qrels.written.items() if k[0] in wanted})
 
 
 def _placeholder(req: Request, block: np.ndarray, strings: list[str] | None, missing: np.ndarray) -> None:
@@ -136,7 +243,7 @@ def _to_zscores(values, columns, kinds, qids, table: "ZScores"):
 
 
 def _summarise(res: EvalResult, requests, complete: bool, qrels: Qrels) -> dict[str, Any]:
-    n = res.view.Q
+    n = res.Q
     summary: dict[str, Any] = {}
     col = {c: j for j, c in enumerate(res.columns)}
     for req in requests:
@@ -144,7 +251,7 @@ def _summarise(res: EvalResult, requests, complete: bool, qrels: Qrels) -> dict[
         for name in req.columns:
             if req.summary == "none":
                 if m.value == "runid":
-                    summary[name] = res.view.runid
+                    summary[name] = res.runid
                 continue
             v = res.values[:, col[name]]
             if req.summary == "count":

@@ -220,6 +220,14 @@ class Source:
             self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
         self.plain = plain
 
+    @classmethod
+    def of_bytes(cls, data: bytes, path: PathLike) -> "Source":
+        """The content ``data`` (e.g. a block of whole lines of ``path``) as an input named ``path``."""
+        src = cls.__new__(cls)
+        src.path, src._data, src.plain = path, data, False
+        src.head, src.tail, src.size = data[: 1 << 16], data[-(1 << 16):], len(data)
+        return src
+
     def arrow(self):
         import pyarrow as pa
         return str(self.path) if self.plain else pa.py_buffer(self._data)
@@ -230,14 +238,15 @@ class Source:
         return self._data
 
 
-def decode_text(data: bytes, path: PathLike) -> str:
-    """UTF-8 text (a BOM is dropped); a wrong encoding names the line and the byte offset."""
+def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
+    """UTF-8 text (a BOM is dropped); a wrong encoding names the line (``data`` starting at line
+    ``first_line`` of ``path``) and the byte offset."""
     if not isinstance(data, bytes):
         data = bytes(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + first_line
         start = data.rfind(b"\n", 0, exc.start) + 1
         end = data.find(b"\n", exc.start)
         snippet = data[start:end if end >= 0 else len(data)].decode("utf-8", "backslashreplace")

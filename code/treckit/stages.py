@@ -138,7 +138,7 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         "ndcg": {str(k): s[f"ndcg_cut_{k}"] for k in ks_sorted},
         "mrr": s["recip_rank"],
         "map": s["map"],
-        "num_queries": res.view.Q,
+        "num_queries": res.Q,
     }
 
 

@@ -191,24 +191,26 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
 
 # ---------------------------------------------------------------- runs
 def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
-                  layout: RunLayout = "auto", columns: int = 6, lean: bool = False, ranks: bool = True) -> Run:
+                  layout: RunLayout = "auto", columns: int = 6, lean: bool = False, ranks: bool = True,
+                  data: bytes | None = None, first_line: int = 1) -> Run:
     """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form.
 
     A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
     rank and tag columns, which trec_eval ignores (the run tag is then taken from the last line);
     without ``ranks`` the rank column (a conversion that orders by score).  ``layout`` says how to
-    read a line with more fields than the format (README: Reading rules).
+    read a line with more fields than the format (README: Reading rules).  ``data``: whole lines of
+    ``path`` to read instead of the file, the first being its line ``first_line`` (a streaming engine's block).
     """
     check_layout(layout)
-    src = Source(path)
+    src = Source(path) if data is None else Source.of_bytes(data, path)
     name = display_name(path)
     if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and layout == "auto" and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
-    text = decode_text(src.data(), path)
-    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns)
+    text = decode_text(src.data(), path, first_line)
+    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line)
 
 
 _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
@@ -332,13 +334,14 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
     return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
-def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int) -> Run:
+def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int,
+                    first_line: int = 1) -> Run:
     errors = LineErrors(name, skip)
     readings = _Readings(name, columns)
     # first pass: which readings of each line are possible; unambiguous lines tell the run tag
     known_tags: dict[str, int] = {}
     parsed: list[tuple[int, str, list[tuple]]] = []
-    for no, line in enumerate(text_lines(text), 1):
+    for no, line in enumerate(text_lines(text), first_line):
         if is_blank(line) or is_comment(line):
             continue
         cands = _run_candidates(line, layout, columns)

@@ -55,6 +55,19 @@ class RankedJudged:
             return self
         return replace(self, level=level, num_rel=self.rel_levels[:, self.grades >= level].sum(axis=1))
 
+    def select(self, keep: np.ndarray) -> "RankedJudged":
+        """The view of the queries where ``keep`` (a (Q,) bool mask) holds, in the same order."""
+        if keep.all():
+            return self
+        sel = np.flatnonzero(keep)
+        remap = np.full(self.Q, -1)
+        remap[sel] = np.arange(sel.size)
+        ek = keep[self.q]
+        return replace(self, qids=[self.qids[i] for i in sel], num_ret=self.num_ret[sel],
+                       rel_levels=self.rel_levels[sel], num_rel=self.num_rel[sel], missing=self.missing[sel],
+                       q=remap[self.q[ek]], pos=self.pos[ek], rel=self.rel[ek],
+                       row=None if self.row is None else self.row[ek])
+
     def judged_only(self) -> "RankedJudged":
         """trec_eval's -J: docs outside the qrels or judged with a negative grade are dropped and the
         rest move up; a query missing from the run (-c's placeholder doc is not judged) retrieves none."""
@@ -130,6 +143,21 @@ def seq_sum(values: np.ndarray) -> float:
 def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
                warn=None) -> RankedJudged:
     """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
+    full, facts = rank_and_judge(qrels, run, options, level=level, source=source, facts=warn is not None)
+    present = ~full.missing
+    if warn is not None:
+        sanity_warnings(warn, source, qrels, full.qids, present, facts)
+    evaluated = _evaluated(present, options, [q for q, m in zip(full.qids, full.missing.tolist()) if m], source, warn)
+    view = full.select(evaluated)
+    return view.judged_only() if options.judged_only else view
+
+
+def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
+                   facts: bool = False, row_offset: int = 0) -> tuple[RankedJudged, "RunFacts | None"]:
+    """The view of every judged query (one not in the run marked ``missing``, with -c's placeholder),
+    ranked without -J, and (``facts``) what the sanity warnings need to know of the run.  Everything
+    here is per query: a run split into sets of whole queries gives the same rows part by part
+    (``row_offset``: the run's first row in the whole run, for the facts' examples)."""
     level = options.level if level is None else level
     qt = qrels.table
     qrel_qids, grades, rel_levels, qi_arr, qkeys = _qrels_side(qrels)
@@ -152,12 +180,14 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     jrows, jgrade, dupkeys = _match_judged(docid, rq, qt, qi_arr, qkeys)
     n_per_q = np.bincount(run_q[run_q >= 0], weights=lengths[run_q >= 0], minlength=Qall).astype(np.int64)
     listed = starts if run_code.size == len(run_qids) else None     # each query's lines together
-    _check_duplicates(rq, dupkeys, docid, qrel_qids, source, listed)
+    if rt.num_rows:                       # (a part of a run may have no lines)
+        _check_duplicates(rq, dupkeys, docid, qrel_qids, source, listed)
     del dupkeys
     present = n_per_q > 0
-    if warn is not None:
-        _sanity_warnings(warn, source, qrels, qrel_qids, qi_arr, run_qids, present, rt,
-                         key if options.order != "rank" else None, rq, jrows, jgrade)
+    found = None
+    if facts:
+        found = run_facts(qrels, qrel_qids, qi_arr, run_qids, present, rt,
+                          key if options.order != "rank" else None, rq, jrows, jgrade, row_offset)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
     del key
     num_ret = n_per_q.copy()
@@ -169,19 +199,13 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
     o = np.lexsort((jpos, jq))
     jq, jpos, jgrade, jrows = jq[o], jpos[o], jgrade[o], jrows[o]
     missing_q = ~present
-    evaluated = _evaluated(present, options, [qrel_qids[i] for i in np.flatnonzero(missing_q)], source, warn)
     # trec_eval -c's placeholder for a query missing from the run: one doc outside the pool (none with -M 0)
     num_ret = np.where(missing_q, 1 if options.max_docs is None else min(1, options.max_docs), num_ret)
-    sel = np.flatnonzero(evaluated)
-    remap = np.full(Qall, -1)
-    remap[sel] = np.arange(sel.size)
-    ek = evaluated[jq]
-    view_levels = rel_levels[sel]
-    view = RankedJudged(qids=[qrel_qids[i] for i in sel], num_ret=num_ret[sel], rel_levels=view_levels,
-                        num_rel=view_levels[:, grades >= level].sum(axis=1), q=remap[jq[ek]], pos=jpos[ek],
-                        rel=jgrade[ek], level=level, missing=missing_q[sel], runid=runid,
-                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows[ek])
-    return view.judged_only() if options.judged_only else view
+    view = RankedJudged(qids=qrel_qids, num_ret=num_ret, rel_levels=rel_levels,
+                        num_rel=rel_levels[:, grades >= level].sum(axis=1), q=jq.astype(np.int64), pos=jpos,
+                        rel=jgrade, level=level, missing=missing_q, runid=runid,
+                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows)
+    return view, found
 
 
 def _qrels_side(qrels: Qrels):
@@ -235,24 +259,77 @@ GRADES_AT_MOST = 10
 GRADE_LIKE_HEAD = 4096
 
 
-def _sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str],
-                     present: np.ndarray, rt, score: np.ndarray | None, rq: np.ndarray, jrows: np.ndarray,
-                     jgrade: np.ndarray) -> None:
-    """Warn about inputs that evaluate without error yet are most likely not what was meant: qid
-    spellings that differ between the files, a run that retrieves no judged document, a qrels file
-    passed as the run, qrels and run swapped (``score``: the run's scores; None when ranked by its
-    rank column).  The numbers are computed all the same."""
+@dataclass
+class RunFacts:
+    """What the sanity warnings need to know of a run, gathered part by part when the run is evaluated
+    in parts (sets of whole queries) and combined by :meth:`combine`; rows are numbered in the whole run."""
+
+    lines: int                        # run lines
+    unjudged_qids: list[str]          # run queries without judgments, in order of first appearance
+    shared: int                       # judged queries the run answers
+    judged_hit: bool                  # some retrieved doc is judged (grade >= 0)
+    example: tuple | None             # without a judged hit: (row, qid, run's doc, a judged doc) of the first
+                                      # line of a judged query
+    grade_like: bool                  # every score an integer within +-GRADE_LIKE_MAX (False: ranked by rank)
+    judged_rows: int = 0              # with grade_like: lines whose doc is in the qrels ...
+    lines_are_judgments: bool = False  # ... and every line of a judged query is a judgment scored with its grade
+    docid_prefix: str | None = None   # with grade_like: '<word> ' every doc id starts with, if the first has a space
+
+    @classmethod
+    def combine(cls, parts: "list[RunFacts]") -> "RunFacts":
+        parts = [p for p in parts if p is not None and p.lines]
+        examples = [p.example for p in parts if p.example is not None]
+        grade_like = bool(parts) and all(p.grade_like for p in parts)
+        prefixes = {p.docid_prefix for p in parts} if grade_like else {None}
+        return cls(lines=sum(p.lines for p in parts), unjudged_qids=[q for p in parts for q in p.unjudged_qids],
+                   shared=sum(p.shared for p in parts), judged_hit=any(p.judged_hit for p in parts),
+                   example=min(examples, key=lambda e: e[0]) if examples else None, grade_like=grade_like,
+                   judged_rows=sum(p.judged_rows for p in parts),
+                   lines_are_judgments=grade_like and all(p.lines_are_judgments for p in parts),
+                   docid_prefix=prefixes.pop() if len(prefixes) == 1 else None)
+
+
+def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str], present: np.ndarray, rt,
+              score: np.ndarray | None, rq: np.ndarray, jrows: np.ndarray, jgrade: np.ndarray,
+              row_offset=0) -> RunFacts:
+    """The run's :class:`RunFacts` (``score``: the run's scores; None when ranked by its rank column;
+    ``row_offset``: the run's first row in the whole run, or the whole run's row of each of its rows)."""
+    judged = set(qrel_qids)
     shared = int(present.sum())
-    _warn_qid_spellings(warn, source, qrel_qids, run_qids, present, shared)
-    if shared and not np.any(jgrade >= 0):
+    judged_hit = bool(np.any(jgrade >= 0))
+    example = None
+    if shared and not judged_hit:
         r = int(np.argmax(rq >= 0))                      # a line of a shared query, and a judgment of it
         q = int(rq[r])
         j = int(np.argmax(qi_arr == q))
+        row = row_offset + r if np.isscalar(row_offset) else int(row_offset[r])
+        example = (row, qrel_qids[q], rt.column("docid")[r].as_py(), qrels.table.column("docid")[j].as_py())
+    facts = RunFacts(lines=rt.num_rows, unjudged_qids=[q for q in run_qids if q not in judged], shared=shared,
+                     judged_hit=judged_hit, example=example, grade_like=score is not None and _grade_like(score))
+    if facts.grade_like:
+        facts.judged_rows = int(jrows.size)
+        mine = score[jrows]
+        facts.lines_are_judgments = (jrows.size == int(np.count_nonzero(rq >= 0))
+                                     and bool(np.all(np.where(jgrade >= 0, mine == jgrade, mine < 0))))
+        facts.docid_prefix = _common_prefix(rt.column("docid"))
+    return facts
+
+
+def sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], present: np.ndarray,
+                    facts: RunFacts) -> None:
+    """Warn about inputs that evaluate without error yet are most likely not what was meant: qid
+    spellings that differ between the files, a run that retrieves no judged document, a qrels file
+    passed as the run, qrels and run swapped.  The numbers are computed all the same.  ``qrel_qids``:
+    every judged query in byte order, ``present``: which of them the run answers."""
+    shared = int(present.sum())
+    _warn_qid_spellings(warn, source, qrel_qids, facts.unjudged_qids, present, shared)
+    if shared and not facts.judged_hit and facts.example is not None:
+        _, qid, doc, judged_doc = facts.example
         warn(f"{source}: the run retrieves none of the judged documents of the {shared} queries it shares with "
-             f"the qrels (query {qrel_qids[q]!r}: the run lists {rt.column('docid')[r].as_py()!r}, the qrels judge "
-             f"{qrels.table.column('docid')[j].as_py()!r}); check that both name documents the same way "
+             f"the qrels (query {qid!r}: the run lists {doc!r}, the qrels judge "
+             f"{judged_doc!r}); check that both name documents the same way "
              "(id field, prefix, case)")
-    if score is None or not _grade_like(score):
+    if not facts.grade_like:
         return
     grades = np.unique(qrels.table.column("grade").to_numpy())
     if grades.size > GRADES_AT_MOST:
@@ -260,7 +337,7 @@ def _sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], qi_a
              f"grade, and the qrels' grades take {grades.size} values from {grades[0]} to {grades[-1]}, like scores "
              "(give the qrels first, then the run)")
         return
-    why = _reads_as_qrels(rt.column("docid"), score, rq, jrows, jgrade)
+    why = _reads_as_qrels(facts)
     if why:
         warn(f"{source}: the run looks like a qrels file ({why}): pass the system's run as RUN")
 
@@ -276,17 +353,15 @@ def _qid_keys(qids: list[str]) -> list[str]:
     return arr.to_pylist()
 
 
-def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], run_qids: list[str], present: np.ndarray,
+def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], unjudged: list[str], present: np.ndarray,
                         shared: int) -> None:
     """Run queries that match judged queries only once respelled, when they outnumber the exact matches."""
     if shared == present.size:
         return
-    judged = set(qrel_qids)
     unanswered = [qrel_qids[i] for i in np.flatnonzero(~present).tolist()]
     by_key: dict[str, str] = {}
     for k, q in zip(_qid_keys(unanswered), unanswered):
         by_key.setdefault(k, q)
-    unjudged = [q for q in run_qids if q not in judged]
     pairs = [(q, by_key[k]) for q, k in zip(unjudged, _qid_keys(unjudged)) if k in by_key]
     if pairs and len(pairs) >= shared:
         shown = ", ".join(f"{r!r} ~ {j!r}" for r, j in pairs[:3]) + (" ..." if len(pairs) > 3 else "")
@@ -303,23 +378,28 @@ def _grade_like(key: np.ndarray) -> bool:
     return True
 
 
-def _reads_as_qrels(docid, score: np.ndarray, rq: np.ndarray, jrows: np.ndarray, jgrade: np.ndarray) -> str:
+def _reads_as_qrels(facts: RunFacts) -> str:
     """Why grade-like scores come from qrels ('' if they seem not to): each line of a judged query
     is a judgment scored with its grade (the qrels, or a copy, read as a run), or every doc id is
     '<iter> <docid>' (TREC qrels read as 'qid docid score')."""
-    if jrows.size and jrows.size == int(np.count_nonzero(rq >= 0)):
-        mine = score[jrows]
-        if np.all(np.where(jgrade >= 0, mine == jgrade, mine < 0)):
-            return "every line is one of the judgments, scored with its grade"
+    if facts.judged_rows and facts.lines_are_judgments:
+        return "every line is one of the judgments, scored with its grade"
+    if facts.docid_prefix:
+        return f"every line reads as 'qid {facts.docid_prefix.strip()} docid grade', scored with the grade"
+    return ""
+
+
+def _common_prefix(docid) -> str | None:
+    """'<word> ' when the first doc id has a space and every doc id starts with its first word and a space."""
+    if len(docid) == 0:
+        return None
     first = docid[0].as_py()
     if " " not in first:
-        return ""
+        return None
     from pyarrow._compute import MatchSubstringOptions
 
     prefix = first.split(" ", 1)[0] + " "
-    if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py():
-        return f"every line reads as 'qid {prefix.strip()} docid grade', scored with the grade"
-    return ""
+    return prefix if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py() else None
 
 
 def _bytes_key(s: str) -> bytes:

@@ -64,7 +64,7 @@ def render(results, fmt: str, *, per_query: bool = False, summary: bool = True) 
 
 
 def _run_record(path, tag, res, per_query: bool, summary: bool) -> dict:
-    rec: dict = {"run": tag, "path": str(path), "num_q": res.view.Q}
+    rec: dict = {"run": tag, "path": str(path), "num_q": res.Q}
     if summary:
         rec["summary"] = {c: _json_number(res.summary[c]) for c in _numeric(res) if c in res.summary}
     if per_query:

@@ -1,0 +1,6 @@
+"""Engines: ways of evaluating a run in parts (sets of whole queries) with the same bytes as in memory.
+
+:mod:`.core` holds what every engine shares (partitioning by query, reading a block of a run file,
+the per-part values and their merge); :mod:`.stream` evaluates runs larger than memory on one
+machine; :mod:`.dask` spreads the work over a Dask cluster.
+"""
