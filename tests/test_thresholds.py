@@ -88,9 +88,14 @@ THRESHOLDS = [
 ]
 
 
+# the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/test_stream_engine.py
+STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
+                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX"}
+
+
 def test_every_threshold_is_listed_here():
     names = {n for n in vars(thresholds) if n.isupper()}
-    assert names == {t[0] for t in THRESHOLDS}
+    assert names == {t[0] for t in THRESHOLDS} | STREAM_THRESHOLDS
 
 
 @pytest.fixture(scope="module")

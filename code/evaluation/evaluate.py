@@ -23,12 +23,18 @@ def main(argv=None) -> int:
     ap.add_argument("--cutoffs", type=positive_int, nargs="+", default=[1, 5, 10, 20, 50, 100])
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
     ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
+    ap.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
+                    help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a larger TREC run is "
+                         "evaluated in bounded memory, with the same numbers")
     add_reading_arguments(ap)     # how the run is read: the options of every run reader (--order rank: the rank column)
     a = ap.parse_args(argv)
 
     def body():
+        from treckit.engines.stream import memory_limit_of
+        limit = memory_limit_of(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
-        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)))
+        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
+                             memory_limit=limit)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)

@@ -5,6 +5,7 @@ Semantics are trec_eval 10.0's unless an option names another convention.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -353,6 +354,14 @@ def read_zscores(path) -> ZScores:
 
 
 # ------------------------------------------------------------------ the Python API
+def _run_file(run) -> bool:
+    """Whether ``run`` is a run file read by the one reader (not a table file the API reads itself)."""
+    from pathlib import Path
+    return (isinstance(run, (str, os.PathLike)) and not str(run).startswith("irds:")
+            and Path(str(run)).suffix.lower() not in (".csv", ".parquet", ".pq", ".json"))
+
+
+
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
              **options):
     """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
@@ -363,6 +372,8 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     options of :class:`treckit.reading.RunReading` (``order``, ``gold``, ``tsv_third`` ...), as on the
     command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module).
     Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
+    ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
+    larger than it is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
 
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
@@ -371,11 +382,18 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     from .inputs import as_measures, as_qrels, as_run, split_options
     from .reading import warn_python
 
+    limit = options.pop("memory_limit", -1)
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
-    q, r = as_qrels(qrels), as_run(run, reading, qrels_source=qrels)
-    res = evaluate_requests(q, r, requests, opts, warn=warn_python)
+    q = as_qrels(qrels)
+    if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
+        from .engines.stream import evaluate_path, parse_memory_limit
+        res = evaluate_path(q, run, requests, opts, reading, warn=warn_python,
+                            memory_limit=limit if limit == -1 else parse_memory_limit(limit),
+                            qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+    else:
+        res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels), requests, opts, warn=warn_python)
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
     df = res.to_pandas()[["qid"] + cols]
     df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)

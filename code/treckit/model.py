@@ -256,6 +256,8 @@ def group_order(codes: np.ndarray) -> np.ndarray:
 def positions(qid) -> np.ndarray:
     """1-based position of each row among the rows of its query, in input order."""
     codes, _ = id_codes(qid)
+    if codes.size == 0:                 # (np.repeat of the empty counts would fail)
+        return np.zeros(0, np.int64)
     order = group_order(codes)
     counts = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

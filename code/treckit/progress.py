@@ -34,3 +34,35 @@ class Steps:
         if self._progress is not None:
             self._progress.stop()
         return False
+
+
+class Meter:
+    """``with Meter("evaluating run", total_bytes) as m: ...; m.advance(n)``: a bar over bytes done,
+    on stderr when it is a terminal (quiet otherwise); ``restart(description)`` starts it over."""
+
+    def __init__(self, description: str, total: int):
+        self.description, self.total, self._progress, self._task = description, total, None, None
+
+    def __enter__(self):
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeRemainingColumn)
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                      TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(self.description, total=self.total)
+        return self
+
+    def advance(self, n: int) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, advance=n)
+
+    def restart(self, description: str) -> None:
+        if self._progress is not None:
+            self._progress.reset(self._task, description=description, total=self.total)
+
+    def __exit__(self, *exc):
+        if self._progress is not None:
+            self._progress.stop()
+        return False

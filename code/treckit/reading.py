@@ -163,7 +163,7 @@ class RunReading:
     def read(self, path: PathLike, *, convert: bool | None = None, lean: bool = False, ranks: bool = True,
              depth: int | None = None, run_name: str | None = None, raw_ids: bool = False, warn: Callable[[str], None] | None = warn_python,
              qrels_source: PathLike | None = None, verbose: bool = False, data: bytes | None = None,
-             first_line: int = 1) -> "ReadRun":
+             first_line: int = 1, readings=None) -> "ReadRun":
         """Read ``path``; convert it when asked (``convert=True``, as ``treckit run`` does) or, with
         ``convert=None``, when evaluation would otherwise misread it (anything but a plain TREC run).
 
@@ -172,13 +172,14 @@ class RunReading:
         ``lean`` / not ``ranks``: a TREC run read as is may skip its rank and tag columns / its rank column
         (evaluation reads neither); a converted run reads its ranks only when they order it.
         ``data`` (a TREC run): whole lines of ``path`` to read instead of the file, the first being its
-        line ``first_line`` (a block of a streamed file; errors name the file and its line).
+        line ``first_line`` (a block of a streamed file; errors name the file and its line); ``readings``
+        (formats.trec.RunReadings): counts of lines read by an explicit rule, reported by the caller.
         """
         fmt = self.format or detect_run_format(path, verbose)
         as_read = not convert and self.evaluated_as_read(fmt) and depth is None
         needs_ranks = self.order == "given" or self.ties == "break"
         run = read_raw_run(path, fmt, self, lean=lean and as_read, ranks=ranks if as_read else needs_ranks,
-                           data=data, first_line=first_line)
+                           data=data, first_line=first_line, readings=readings)
         if run.notes.get("numbered_by_line"):
             self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
         if fmt == "tsv" and warn is not None and not run.notes.get("scores_from_rank") and _scores_look_like_ranks(run):
@@ -280,7 +281,7 @@ def detect_run_format(path: PathLike, verbose: bool = False) -> str:
 
 
 def read_raw_run(path: PathLike, fmt: str, reading: RunReading, *, lean: bool = False, ranks: bool = True,
-                 data: bytes | None = None, first_line: int = 1):
+                 data: bytes | None = None, first_line: int = 1, readings=None):
     """The run exactly as the file states it (scores as written), by format name (``data``: see
     :meth:`RunReading.read`; TREC runs only)."""
     from .formats import jsonl, trec, tsv
@@ -290,10 +291,10 @@ def read_raw_run(path: PathLike, fmt: str, reading: RunReading, *, lean: bool = 
         raise ValueError(f"a block of a {fmt} run cannot be read on its own")
     if fmt == "trec":
         return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
-                                  lean=lean, ranks=ranks, data=data, first_line=first_line)
+                                  lean=lean, ranks=ranks, data=data, first_line=first_line, readings=readings)
     if fmt == "trec3":
         return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
-                                  columns=3, data=data, first_line=first_line)
+                                  columns=3, data=data, first_line=first_line, readings=readings)
     if fmt == "tsv":
         return tsv.read_tsv_run(path, third=r.tsv_third, skip_malformed=r.skip_malformed)
     if fmt == "jsonl":

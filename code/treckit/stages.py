@@ -117,19 +117,22 @@ def default_run_output(input: PathLike) -> str:
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
-                 **options):
+                 memory_limit: int | None = -1, **options):
     """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries.
 
-    The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``)."""
+    The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``), and
+    evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB)."""
     from .api import read_qrels
-    from .evaluation import EvalOptions, evaluate_requests
+    from .engines.stream import evaluate_path
+    from .evaluation import EvalOptions
     from .measures.registry import resolve
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
     req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
-    res = evaluate_requests(read_qrels(qrels), reading.read(run, lean=True, warn=say, qrels_source=qrels).run, req, EvalOptions(missing=missing), source=str(run), warn=say)
+    res = evaluate_path(read_qrels(qrels), run, req, EvalOptions(missing=missing), reading, memory_limit=memory_limit,
+                        warn=say, qrels_source=qrels)
     s = res.summary
     ks_sorted = sorted(set(cutoffs))
     return {
@@ -161,7 +164,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
-                  test_set: PathLike | None = None, depth: int = 1000):
+                  test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -250,8 +253,16 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             continue
         systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
                               load=loader(cfg.run_path, cfg.format, f"the file is named by the config {cfg.config_path}")))
+    def streamed(path):                  # a run file larger than ``memory_limit``: evaluated in bounded memory
+        def score(q, requests, k):
+            from .compare.compare import score_path
+            from .engines.stream import memory_limit_of
+            limit = memory_limit_of(None) if memory_limit == -1 else memory_limit
+            return score_path(q, path, requests, k, reading, limit)
+        return None if prepare else score
+
     for path in runs:
-        systems.append(System(None, None, str(path), None, load=loader(path)))
+        systems.append(System(None, None, str(path), None, load=loader(path), score=streamed(path)))
     for s, n in zip(systems, names or []):
         s.name = n or s.name
 

@@ -39,3 +39,16 @@ QUERY_ROWS_BLOCK_CELLS = 1 << 20        # the same for the per-query matrix path
 
 # ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
 REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools
+
+# ---------------------------------------------------------------- bounded-memory evaluation (engines/stream.py)
+MEMORY_LIMIT_DEFAULT = 2 << 30          # --memory-limit's default budget (bytes)
+IN_MEMORY_BYTES_PER_FILE_BYTE = 3       # evaluating a TREC run whole takes about this many bytes of memory per byte
+                                        # of its file (measured: peak RSS / file size on the 7M- and 100M-line runs);
+                                        # a run whose file size times this exceeds the budget is streamed
+STREAM_BLOCK_SHARE = 16                 # a streamed run is read a block of (budget / this) bytes at a time (whole
+                                        # lines; the carried-over last query comes on top; the next block is read
+                                        # while one is evaluated)
+STREAM_BLOCK_MIN_BYTES = 1 << 16        # ... but never smaller than this
+SHARD_SHARE = 4                         # an interleaved run is cut into shards of about (budget / this) bytes of
+                                        # memory each (estimated as above) ...
+SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing)

@@ -16,7 +16,7 @@ _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosum
          "--measure": "m", "--level_for_rel": "l", "--Max_retrieved_per_topic": "M", "--Number_docs_in_coll": "N",
          "--Zscore": "Z", "--Rel_info_format": "R", "--Results_format": "T"}
 _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
-        "--prometheus-textfile": "prometheus_textfile", "--pushgateway": "pushgateway", "--metrics-prefix": "metrics_prefix"}
+        "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway", "--metrics-prefix": "metrics_prefix"}
 # how runs are read: the options every run-reading command shares (treckit.reading.FLAGS)
 _READ = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
@@ -40,6 +40,7 @@ class EvalArgs:
     prometheus_textfile: str | None = None    # the summary values as gauges, for node_exporter's textfile collector
     pushgateway: str | None = None
     metrics_prefix: str = "treckit"
+    memory_limit: str | None = None           # --memory-limit SIZE (default: thresholds.MEMORY_LIMIT_DEFAULT)
     reading: RunReading = field(default_factory=RunReading)
     rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
     files: list[str] = field(default_factory=list)
@@ -212,6 +213,10 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "judged queries absent from a run (without -c): skip (default: not scored, with a warning) | "
          "zero (scored 0, as -c) | error (fail)"),
         ("", "--float32", "", "round scores to float32 first (as trec_eval 9.x and pytrec_eval)"),
+        ("", "--memory-limit", "SIZE",
+         "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run larger than it "
+         "is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
+         "with the same output"),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
     ]),
@@ -294,6 +299,9 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
+    if a.memory_limit is not None:
+        from ..engines.stream import parse_memory_limit
+        parse_memory_limit(a.memory_limit)
     return a
 
 
@@ -311,7 +319,7 @@ def eval_main(argv: list[str]) -> None:
 
 def run_eval(a: EvalArgs, out=None) -> None:
     from ..api import read_qrels
-    from ..evaluation import EvalOptions, evaluate_requests, read_zscores
+    from ..evaluation import EvalOptions, read_zscores
     from ..measures.registry import resolve
     from ..output.records import render
     from ..stages import say
@@ -327,10 +335,13 @@ def run_eval(a: EvalArgs, out=None) -> None:
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
                        zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
+    from ..engines.stream import evaluate_path, memory_limit_of
+    limit = memory_limit_of(a.memory_limit)
     results = []
     for path in a.files[1:]:
-        run = a.reading.read(path, lean=True, warn=say, qrels_source=a.files[0]).run
-        results.append((path, run.tag, evaluate_requests(qrels, run, requests, opts, source=path, warn=say)))
+        res = evaluate_path(qrels, path, requests, opts, a.reading, memory_limit=limit, warn=say,
+                            qrels_source=a.files[0])
+        results.append((path, res.runid, res))
     out.write(render(results, fmt, per_query=a.query, summary=a.summary))
     if a.prometheus_textfile or a.pushgateway:
         from ..service.metrics import export, gauge_measures

@@ -32,6 +32,8 @@ class System:
     config_path: str | None = None
     config_digest: str | None = None
     load: Callable[[], Run] | None = field(default=None, repr=False, compare=False)
+    # scores the run without reading it whole, when it is too large for memory (else None: then ``load``)
+    score: Callable[[Qrels, list, int], "Scored | None"] | None = field(default=None, repr=False, compare=False)
     latency_ms: dict | None = None          # a system run from its config: per-query latency p50, p95, mean
 
 
@@ -127,6 +129,26 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
     return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k))
 
 
+def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit: int | None) -> Scored | None:
+    """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream), the hits
+    read off each part's ranking; None when the file is not to be streamed (then it is read whole)."""
+    from ..engines.stream import evaluate_path, plan
+    from ..evaluation import EvalOptions
+
+    if not plan(path, reading, memory_limit).stream:
+        return None
+    hits: dict[str, list[str]] = {}
+
+    def on_part(part, run: Run) -> None:
+        hits.update(zip(part.view.qids, _hits(part.view, run, k)))
+
+    res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), reading, memory_limit=memory_limit,
+                        on_part=on_part)
+    keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+    return Scored(res.runid, res.qids, [res.columns[j] for j in keep], res.values[:, keep],
+                  [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
+
+
 def _hits(view, run: Run, k: int) -> list[list[str]]:
     """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
     from ..strings import take
@@ -158,9 +180,11 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
         draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
     for s in systems:
-        run = s.run if s.run is not None else s.load()
-        scored = score_run(qrels, run, requests, o.k, s.run_path or s.name or "run")
-        del run
+        scored = s.score(qrels, requests, o.k) if s.score is not None and s.run is None else None
+        if scored is None:
+            run = s.run if s.run is not None else s.load()
+            scored = score_run(qrels, run, requests, o.k, s.run_path or s.name or "run")
+            del run
         values.append(scored.values)
         hits.append(scored.hits)
         tags.append(scored.tag)

@@ -17,7 +17,7 @@ import pyarrow as pa
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
 from ..model import Qrels, Run, id_runs, spread
 
-__all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "check_qrels", "empty_run", "evaluate_part",
+__all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "block_readings", "check_qrels", "empty_run", "evaluate_part",
            "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query", "split_rows"]
 
 
@@ -95,7 +95,16 @@ def check_qrels(qrels: Qrels) -> None:
     _qrels_side(qrels)
 
 
-def read_run_block(data: bytes, path: str, first_line: int, reading, *, lean: bool = True) -> Run:
+def read_run_block(data: bytes, path: str, first_line: int, reading, *, lean: bool = True, readings=None) -> Run:
     """Whole lines of the TREC run ``path`` (``data``, starting at its line ``first_line``) read by the one
-    reader with ``reading``'s options: errors name the file and the true line."""
-    return reading.read(path, data=data, first_line=first_line, lean=lean, warn=None).run
+    reader with ``reading``'s options: errors name the file and the true line.  ``readings``: a
+    :func:`block_readings` of the file, where lines read by an explicit rule (doc ids with spaces, extra
+    columns) are counted, to be said once for the whole file (``readings.report()``); without it each
+    block says its own."""
+    return reading.read(path, data=data, first_line=first_line, lean=lean, warn=None, readings=readings).run
+
+
+def block_readings(path: str, columns: int = 6):
+    """The counter of a file's lines read by an explicit rule, for :func:`read_run_block`."""
+    from ..formats.trec import RunReadings
+    return RunReadings(str(path), columns)

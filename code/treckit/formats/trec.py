@@ -170,6 +170,9 @@ class _Readings:
                               f"(first on line {self.first['extra']})")
 
 
+RunReadings = _Readings          # for callers that read a file block by block and report once
+
+
 def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
     """Sorted by qid then docid (byte order), so the same judgments always give the same bytes;
     ``sort=False`` keeps the input order (a raw, unsorted file then round-trips byte for byte)."""
@@ -192,14 +195,16 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
 # ---------------------------------------------------------------- runs
 def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
                   layout: RunLayout = "auto", columns: int = 6, lean: bool = False, ranks: bool = True,
-                  data: bytes | None = None, first_line: int = 1) -> Run:
+                  data: bytes | None = None, first_line: int = 1, readings: "_Readings | None" = None) -> Run:
     """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form.
 
     A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
     rank and tag columns, which trec_eval ignores (the run tag is then taken from the last line);
     without ``ranks`` the rank column (a conversion that orders by score).  ``layout`` says how to
     read a line with more fields than the format (README: Reading rules).  ``data``: whole lines of
-    ``path`` to read instead of the file, the first being its line ``first_line`` (a streaming engine's block).
+    ``path`` to read instead of the file, the first being its line ``first_line`` (a streaming engine's block);
+    ``readings`` (:class:`RunReadings`): where a block's lines read by an explicit rule are counted, to be
+    reported once for the file by the caller (``readings.report()``).
     """
     check_layout(layout)
     src = Source(path) if data is None else Source.of_bytes(data, path)
@@ -210,7 +215,7 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     text = decode_text(src.data(), path, first_line)
-    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line)
+    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
 
 
 _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
@@ -335,9 +340,9 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
 
 
 def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int,
-                    first_line: int = 1) -> Run:
+                    first_line: int = 1, counted: "_Readings | None" = None) -> Run:
     errors = LineErrors(name, skip)
-    readings = _Readings(name, columns)
+    readings = counted or _Readings(name, columns)
     # first pass: which readings of each line are possible; unambiguous lines tell the run tag
     known_tags: dict[str, int] = {}
     parsed: list[tuple[int, str, list[tuple]]] = []
@@ -374,7 +379,8 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
             written[(q, docid)] = d
         qids.append(q), docids.append(docid), scores.append(s), ranks.append(r), tags.append(tag)
     errors.report("run")
-    readings.report()
+    if counted is None:
+        readings.report()
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")

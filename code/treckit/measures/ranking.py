@@ -186,7 +186,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     present = n_per_q > 0
     found = None
     if facts:
-        found = run_facts(qrels, qrel_qids, qi_arr, run_qids, present, rt,
+        found = run_facts(qrels, qrel_qids, qi_arr, run_qids, starts, run_code, present, rt,
                           key if options.order != "rank" else None, rq, jrows, jgrade, row_offset)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
     del key
@@ -265,7 +265,8 @@ class RunFacts:
     in parts (sets of whole queries) and combined by :meth:`combine`; rows are numbered in the whole run."""
 
     lines: int                        # run lines
-    unjudged_qids: list[str]          # run queries without judgments, in order of first appearance
+    unjudged_qids: list[str]          # run queries without judgments, in order of first appearance ...
+    unjudged_rows: list[int]          # ... at these rows
     shared: int                       # judged queries the run answers
     judged_hit: bool                  # some retrieved doc is judged (grade >= 0)
     example: tuple | None             # without a judged hit: (row, qid, run's doc, a judged doc) of the first
@@ -281,7 +282,9 @@ class RunFacts:
         examples = [p.example for p in parts if p.example is not None]
         grade_like = bool(parts) and all(p.grade_like for p in parts)
         prefixes = {p.docid_prefix for p in parts} if grade_like else {None}
-        return cls(lines=sum(p.lines for p in parts), unjudged_qids=[q for p in parts for q in p.unjudged_qids],
+        unjudged = sorted((r, q) for p in parts for r, q in zip(p.unjudged_rows, p.unjudged_qids))
+        return cls(lines=sum(p.lines for p in parts), unjudged_qids=[q for _, q in unjudged],
+                   unjudged_rows=[r for r, _ in unjudged],
                    shared=sum(p.shared for p in parts), judged_hit=any(p.judged_hit for p in parts),
                    example=min(examples, key=lambda e: e[0]) if examples else None, grade_like=grade_like,
                    judged_rows=sum(p.judged_rows for p in parts),
@@ -289,7 +292,8 @@ class RunFacts:
                    docid_prefix=prefixes.pop() if len(prefixes) == 1 else None)
 
 
-def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str], present: np.ndarray, rt,
+def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str], starts: np.ndarray,
+              run_code: np.ndarray, present: np.ndarray, rt,
               score: np.ndarray | None, rq: np.ndarray, jrows: np.ndarray, jgrade: np.ndarray,
               row_offset=0) -> RunFacts:
     """The run's :class:`RunFacts` (``score``: the run's scores; None when ranked by its rank column;
@@ -304,7 +308,11 @@ def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: 
         j = int(np.argmax(qi_arr == q))
         row = row_offset + r if np.isscalar(row_offset) else int(row_offset[r])
         example = (row, qrel_qids[q], rt.column("docid")[r].as_py(), qrels.table.column("docid")[j].as_py())
-    facts = RunFacts(lines=rt.num_rows, unjudged_qids=[q for q in run_qids if q not in judged], shared=shared,
+    unjudged = [i for i, q in enumerate(run_qids) if q not in judged]
+    first = starts[np.unique(run_code, return_index=True)[1][unjudged]] if unjudged else np.zeros(0, np.int64)
+    first = row_offset + first if np.isscalar(row_offset) else np.asarray(row_offset)[first]
+    facts = RunFacts(lines=rt.num_rows, unjudged_qids=[run_qids[i] for i in unjudged],
+                     unjudged_rows=first.tolist(), shared=shared,
                      judged_hit=judged_hit, example=example, grade_like=score is not None and _grade_like(score))
     if facts.grade_like:
         facts.judged_rows = int(jrows.size)

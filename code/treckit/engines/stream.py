@@ -1,0 +1,362 @@
+"""Bounded-memory evaluation of a run file on one machine (``--memory-limit``).
+
+A TREC run larger than the budget (its file size times ``thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE``)
+is read a block of whole lines at a time by the one reader (:func:`treckit.engines.core.read_run_block`,
+errors naming the file's true line):
+
+* **grouped** (each query's lines together, the usual run): evaluated chunk by chunk of whole queries as
+  it is read; the last query of a block is carried over to the next block, since its lines may go on.
+* **interleaved** (a query seen again after another one): found out while streaming (a qid reappears),
+  the evaluation starts over: the file is partitioned by a hash of the qid into temporary Arrow IPC shards
+  in a private temporary folder (removed afterwards, also on an error or Ctrl-C), then evaluated shard by shard.
+
+Either way the parts go through :func:`treckit.evaluation.merge_parts`, the code of the in-memory path, so
+the output is the same bytes.  Only TREC 6-column runs read as trec_eval reads them are streamed (not with
+--skip-malformed, whose count of skipped lines is reported once for the whole file); any other run, and
+stdin, pipes and .gz files, are read whole, with a one-line note when the budget would have asked for streaming.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .. import thresholds
+from ..errors import InputError, os_error
+from ..evaluation import EvalOptions, EvalResult, PartValues, evaluate_part, evaluate_requests, merge_parts
+from ..model import Qrels, Run, id_runs, repeated_column
+from .core import QrelsByQuery, block_readings, check_qrels, query_buckets, read_run_block, row_buckets
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_memory_limit(text) -> int | None:
+    """``2G``, ``512M``, ``1.5GiB``, ``1000000`` (bytes) -> bytes; ``0`` / ``none`` / ``off`` -> None (in memory).
+    Units are binary (K = 1024)."""
+    if text is None or isinstance(text, int) and not isinstance(text, bool):
+        if text is not None and text < 0:
+            raise InputError(f"memory limit {text}: not a size", fix="give a number of bytes >= 0 (0: no limit)")
+        return text or None
+    s = str(text).strip().lower()
+    if s in ("0", "none", "off", "no"):
+        return None
+    m = _SIZE.fullmatch(s)
+    if not m:
+        raise InputError(f"--memory-limit {text}: not a size", fix="give a size such as 2G, 512M or 0 (no limit)")
+    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    return value or None
+
+
+def memory_limit_of(text) -> int | None:
+    """The budget an option gives: its size, or the default (thresholds.MEMORY_LIMIT_DEFAULT) when not given."""
+    return thresholds.MEMORY_LIMIT_DEFAULT if text is None else parse_memory_limit(text)
+
+
+@dataclass
+class StreamPlan:
+    """Whether and how a run file is streamed (``why``: the note when it is not, though it is large)."""
+
+    stream: bool
+    size: int = 0
+    block_bytes: int = 0
+    why: str = ""
+
+
+def plan(path, reading, memory_limit: int | None) -> StreamPlan:
+    """Stream when the budget is set and the file would not fit it whole (see the module's rules)."""
+    if memory_limit is None or str(path) == "-":
+        return StreamPlan(False)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return StreamPlan(False)                 # the in-memory reader names the problem
+    if not stat.S_ISREG(st.st_mode) or st.st_size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE <= memory_limit:
+        return StreamPlan(False)
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    from ..reading import detect_run_format
+    fmt = reading.format or detect_run_format(path)
+    if gz:
+        why = "a .gz run is read whole"
+    elif fmt != "trec" or not reading.evaluated_as_read(fmt):
+        why = "only TREC 6-column runs ranked by score as written are streamed"
+    elif reading.skip_malformed:
+        why = "--skip-malformed reads the run whole"
+    else:
+        block = max(memory_limit // thresholds.STREAM_BLOCK_SHARE, thresholds.STREAM_BLOCK_MIN_BYTES)
+        return StreamPlan(True, st.st_size, block)
+    return StreamPlan(False, st.st_size, 0, why)
+
+
+def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = None, reading=None, *,
+                  memory_limit: int | None = -1, warn=None, qrels_source=None,
+                  on_part: Callable[[PartValues, Run], None] | None = None) -> EvalResult:
+    """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
+    than ``memory_limit`` (bytes; None: always in memory; default: thresholds.MEMORY_LIMIT_DEFAULT).  ``on_part(values, run_part)`` is called on each
+    part's values with the view kept (compare reads its hits there)."""
+    from ..reading import RunReading
+    from ..stages import say
+
+    reading = reading or RunReading()
+    if memory_limit == -1:
+        memory_limit = thresholds.MEMORY_LIMIT_DEFAULT         # read when called: tests lower it
+    p = plan(path, reading, memory_limit)
+    if not p.stream:
+        if p.why:
+            (warn or say)(f"{path}: read whole into memory, beyond --memory-limit ({p.why})")
+        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+        if on_part is None:
+            return evaluate_requests(qrels, run, requests, options, source=str(path), warn=warn)
+        part = evaluate_part(qrels, run, requests, options, str(path), sanity=warn is not None, keep_view=True)
+        on_part(part, run)
+        return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
+    import dataclasses
+    reading = dataclasses.replace(reading, format="trec")
+    return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
+                            warn, on_part).run()
+
+
+class _Interleaved(Exception):
+    """A query's lines are not together: start over with shards."""
+
+
+@dataclass
+class StreamEvaluation:
+    qrels: Qrels
+    path: str
+    requests: list
+    options: EvalOptions
+    reading: object
+    plan: StreamPlan
+    memory_limit: int
+    warn: Callable[[str], None] | None = None
+    on_part: Callable | None = None
+    parts: list[PartValues] = field(default_factory=list)
+    runid: str = "treckit"
+    shard_dir: str | None = None
+
+    def run(self) -> EvalResult:
+        check_qrels(self.qrels)
+        self.index = QrelsByQuery(self.qrels)
+        from ..progress import Meter
+        with Meter(f"evaluating {self.path}", self.plan.size) as self.meter:
+            try:
+                self._grouped()
+            except _Interleaved:
+                self.parts = []
+                self.meter.restart(f"partitioning {self.path} (queries interleaved)")
+                self._sharded()
+        return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,
+                           source=self.path, warn=self.warn)
+
+    # ------------------------------------------------------------ reading
+    def _blocks(self) -> Iterator[tuple[Run, int]]:
+        """(the run of each block of whole lines, the block's first row in the whole run).  The next block
+        is read and parsed on a second thread while the caller evaluates this one."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        source = blocks(self.path, self.plan.block_bytes)
+        readings = block_readings(self.path)
+
+        def read_next():
+            for data, first_line in source:
+                try:
+                    return read_run_block(data, self.path, first_line, self.reading, readings=readings), len(data)
+                except InputError as exc:
+                    if not str(exc).startswith("no run lines found"):
+                        raise
+                    self.meter.advance(len(data))           # a block of comments and blank lines only
+            return None
+
+        rows = 0
+        pool = ThreadPoolExecutor(max_workers=1)
+        try:
+            pending = pool.submit(read_next)
+            while (got := pending.result()) is not None:
+                pending = pool.submit(read_next)
+                run, size = got
+                del got
+                self.meter.advance(size)
+                self.runid = run.tag                 # trec_eval's run tag: the last line's
+                n = len(run)
+                yield _lean(run), rows
+                rows += n
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            source.close()
+        if rows == 0:
+            raise InputError("no run lines found (the file is empty or holds only comments)", path=self.path,
+                             fix="check that the right file was given")
+        readings.report()
+
+    def _evaluate(self, run: Run, qrels: Qrels, row_offset) -> None:
+        part = evaluate_part(qrels, run, self.requests, self.options, self.path, row_offset=row_offset,
+                             sanity=self.warn is not None, keep_view=self.on_part is not None)
+        if self.on_part is not None:
+            self.on_part(part, run)
+            part.view = None
+        self.parts.append(part)
+        del run
+        _give_back_memory()
+
+    # ------------------------------------------------------------ grouped runs
+    def _grouped(self) -> None:
+        finished: set[str] = set()
+        carry: Run | None = None
+        carry_row = 0
+        for run, row in self._blocks():
+            if carry is not None:
+                run = _concat(carry, run)
+                row = carry_row
+            starts, run_code, ids = id_runs(run.table.column("qid"))
+            if run_code.size != len(ids) or not finished.isdisjoint(ids):
+                raise _Interleaved()
+            last = int(starts[-1])
+            if last:
+                done = _slice(run, 0, last)
+                self._evaluate(done, self.index.take(ids[:-1]), row)
+                finished.update(ids[:-1])
+            carry, carry_row = _slice(run, last, len(run)), row + last
+        if carry is not None:
+            self._evaluate(carry, self.index.take(id_runs(carry.table.column("qid"))[2]), carry_row)
+
+    # ------------------------------------------------------------ interleaved runs: shards by query hash
+    def _sharded(self) -> None:
+        estimate = self.plan.size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
+        n = int(min(thresholds.SHARDS_MAX, max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
+        judged = self.index.qids
+        bucket_of = dict(zip(judged, query_buckets(judged, n).tolist()))
+        by_shard: list[list[str]] = [[] for _ in range(n)]
+        for q, b in bucket_of.items():
+            by_shard[b].append(q)
+        base = os.environ.get("TMPDIR") or tempfile.gettempdir()
+        try:
+            self.shard_dir = tempfile.mkdtemp(prefix="treckit-shards-", dir=base)
+        except OSError as exc:
+            raise os_error(exc, base, "write") from None
+        try:
+            written = self._write_shards(n, bucket_of)
+            for i in range(n):
+                shard = os.path.join(self.shard_dir, f"{i}.arrow")
+                if os.path.exists(shard):
+                    with pa.OSFile(shard) as src:
+                        t = pa.ipc.open_stream(src).read_all()
+                    os.remove(shard)
+                    run = Run(_lean_table(t.column("qid"), t.column("docid"), t.column("score")),
+                              written=written[i])
+                    row = t.column("row").to_numpy()
+                    del t
+                else:
+                    run, row = _empty(), 0
+                self._evaluate(run, self.index.take(by_shard[i]), row)
+                self.meter.advance(0)
+        except OSError as exc:
+            raise os_error(exc, self.shard_dir, "write") from None
+        finally:
+            shutil.rmtree(self.shard_dir, ignore_errors=True)
+
+    def _write_shards(self, n: int, bucket_of: dict[str, int]) -> list[dict]:
+        schema = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()), ("row", pa.int64())])
+        sinks: dict[int, tuple] = {}
+        written: list[dict] = [{} for _ in range(n)]
+        cache = dict(bucket_of)
+        try:
+            for run, row in self._blocks():
+                t = run.table
+                bucket = row_buckets(t.column("qid"), n, cache)
+                order = np.argsort(bucket, kind="stable")
+                bounds = np.searchsorted(bucket[order], np.arange(n + 1))
+                piece = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": t.column("score"),
+                                  "row": pa.array(np.arange(row, row + t.num_rows), pa.int64())})
+                piece = piece.take(pa.array(order, pa.int64()))
+                for i in np.flatnonzero(np.diff(bounds)).tolist():
+                    if i not in sinks:
+                        f = pa.OSFile(os.path.join(self.shard_dir, f"{i}.arrow"), "wb")
+                        sinks[i] = (f, pa.ipc.new_stream(f, schema))
+                    sinks[i][1].write_table(piece.slice(bounds[i], bounds[i + 1] - bounds[i]))
+                for (q, d), text in run.written.items():
+                    written[cache[q]][(q, d)] = text
+        finally:
+            for f, w in sinks.values():
+                w.close()
+                f.close()
+        return written
+
+
+def blocks(path: str, size: int) -> Iterator[tuple[bytearray, int]]:
+    """Blocks of about ``size`` bytes of whole lines of ``path`` (the block's last line read to its end), and
+    the line number of each block's first line.  Each block is read into its own buffer, never copied."""
+    line = 1
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                block = bytearray(size)
+                n = fh.readinto(block)
+                if not n:
+                    break
+                del block[n:]
+                if not block.endswith(b"\n"):
+                    block += fh.readline()              # the rest of the last line
+                yield block, line
+                line += block.count(b"\n")
+                del block
+    except OSError as exc:
+        raise os_error(exc, path) from None
+
+
+def _give_back_memory() -> None:
+    """Return the freed memory of a part to the system: glibc keeps freed blocks below its (self-raising)
+    mmap threshold in its heaps (treckit's start-up raises it on purpose, for speed), so without a trim the
+    resident size creeps up by a part's worth of arrays."""
+    global _trim
+    if _trim is None:
+        try:
+            import ctypes
+            _trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim = None
+
+
+# ---------------------------------------------------------------- run tables as the streams keep them
+def _lean_table(qid, docid, score) -> pa.Table:
+    n = len(qid)
+    return pa.table({"qid": qid, "docid": docid, "score": score, "rank": repeated_column(n, None, pa.int64()),
+                     "tag": repeated_column(n, None)})
+
+
+def _lean(run: Run) -> Run:
+    """The columns evaluation reads (the run tag is taken per block)."""
+    t = run.table
+    return Run(_lean_table(t.column("qid"), t.column("docid"), t.column("score")), written=run.written)
+
+
+def _slice(run: Run, a: int, b: int) -> Run:
+    t = run.table.slice(a, b - a)
+    if not run.written:
+        return Run(t)
+    qids = set(id_runs(t.column("qid"))[2])
+    return Run(t, written={k: v for k, v in run.written.items() if k[0] in qids})
+
+
+def _concat(a: Run, b: Run) -> Run:
+    t = pa.concat_tables([a.table, b.table]) if len(a) else b.table
+    return Run(t, written={**a.written, **b.written})
+
+
+def _empty() -> Run:
+    from ..evaluation import empty_run
+    return empty_run()
