@@ -61,6 +61,12 @@ def compare_cmd(
     corpus: Optional[Path] = typer.Option(None, help="corpus file, for its digest only"),
     queries: Optional[Path] = typer.Option(None, help="queries file, for its digest only"),
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
+    engine: str = typer.Option("local", "--engine", metavar="local|dask",
+                               help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
+                                    "pip install 'treckit[dask]')"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                            help="--engine dask: the scheduler (tcp://host:8786); default: a local "
+                                                 "cluster started for the job"),
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
@@ -69,6 +75,9 @@ def compare_cmd(
     from ..startup import defer_pandas
     from ..stages import compare_stage, say
     defer_pandas()
+    if engine != "local" or scheduler is not None:         # checked before any file is read
+        from ..engines.dask import check_engine
+        check_engine(engine, scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed)
@@ -78,7 +87,8 @@ def compare_cmd(
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set TS.yaml --config A.yaml --config B.yaml")
     comp = compare_stage(test_set if qrels is None else qrels, runs or [], measure, names=name, configs=config,
                          options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
-                         corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set)
+                         corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set,
+                         engine=engine, scheduler=scheduler)
     outputs = (out, csv, markdown, latex, plot)
     stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
     print(table(comp), end="", file=sys.stderr if stdout_taken else sys.stdout)

@@ -7,10 +7,11 @@ evaluation) and dropped before the next is read, so memory stays that of one run
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -127,6 +128,17 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
     return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k))
 
 
+def score_system(qrels: Qrels, s: System, requests, k: int) -> Scored:
+    """One system read (its run, or ``load``) and scored; the run is dropped afterwards."""
+    run = s.run if s.run is not None else s.load()
+    return score_run(qrels, run, requests, k, s.run_path or s.name or "run")
+
+
+def _in_turn(qrels: Qrels, systems: list[System], score) -> Iterator[Scored]:
+    for s in systems:
+        yield score(qrels, s)
+
+
 def _hits(view, run: Run, k: int) -> list[list[str]]:
     """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
     from ..strings import take
@@ -140,9 +152,11 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
-            warn=None, advance: Callable[[], None] | None = None) -> Comparison:
+            warn=None, advance: Callable[[], None] | None = None, scorer=None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
-    first.  ``advance`` (optional) is called after each system is scored and after the tests."""
+    first.  ``advance`` (optional) is called after each system is scored and after the tests.
+    ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each system's
+    ``score_system(qrels, system)`` in order, computed where it likes."""
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
@@ -157,10 +171,8 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
         import pyarrow.compute as pc
         draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
-    for s in systems:
-        run = s.run if s.run is not None else s.load()
-        scored = score_run(qrels, run, requests, o.k, s.run_path or s.name or "run")
-        del run
+    score = functools.partial(score_system, requests=requests, k=o.k)
+    for scored in (scorer or _in_turn)(qrels, systems, score):
         values.append(scored.values)
         hits.append(scored.hits)
         tags.append(scored.tag)
