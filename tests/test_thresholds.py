@@ -91,11 +91,16 @@ THRESHOLDS = [
 # the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/test_stream_engine.py
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
                      "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX"}
+# thresholds whose both sides are run by another test file (on a Dask cluster)
+ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py"}
 
 
 def test_every_threshold_is_listed_here():
     names = {n for n in vars(thresholds) if n.isupper()}
-    assert names == {t[0] for t in THRESHOLDS} | STREAM_THRESHOLDS
+    assert names == {t[0] for t in THRESHOLDS} | STREAM_THRESHOLDS | set(ELSEWHERE)
+    here = __import__("pathlib").Path(__file__).parent
+    for name, test_file in ELSEWHERE.items():
+        assert name in (here / test_file).read_text()
 
 
 @pytest.fixture(scope="module")

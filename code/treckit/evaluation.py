@@ -363,7 +363,7 @@ def _run_file(run) -> bool:
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
-             **options):
+             engine: str = "local", client=None, scheduler: str | None = None, **options):
     """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
     ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
     ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
@@ -374,6 +374,9 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
     ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
     larger than it is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
+    ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
+    address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
+    and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).
 
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
@@ -386,14 +389,20 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
-    q = as_qrels(qrels)
-    if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
-        from .engines.stream import evaluate_path, parse_memory_limit
-        res = evaluate_path(q, run, requests, opts, reading, warn=warn_python,
-                            memory_limit=limit if limit == -1 else parse_memory_limit(limit),
-                            qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+    if engine != "local" or client is not None or scheduler is not None:
+        from .engines.dask import check_engine, evaluate_api
+        check_engine(engine, scheduler if client is None else "client")
+        res = evaluate_api(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, scheduler=scheduler,
+                           client=client)
     else:
-        res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels), requests, opts, warn=warn_python)
+        q = as_qrels(qrels)
+        if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
+            from .engines.stream import evaluate_path, parse_memory_limit
+            res = evaluate_path(q, run, requests, opts, reading, warn=warn_python,
+                                memory_limit=limit if limit == -1 else parse_memory_limit(limit),
+                                qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+        else:
+            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels), requests, opts, warn=warn_python)
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
     df = res.to_pandas()[["qid"] + cols]
     df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from .errors import InputError, os_error
+from .urls import is_url        # inputs named by URL (s3://, gs://, http(s)://) are read through fsspec
 
 PathLike = str | os.PathLike
 
@@ -42,6 +43,8 @@ def display_name(path: PathLike) -> str:
 
 def is_stdio(path: PathLike | None) -> bool:
     return path is not None and str(path) == "-"
+
+
 
 
 # ---------------------------------------------------------------- inputs
@@ -151,6 +154,9 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
             data = _stream_cache[key]
         elif is_stdio(path):
             data = _stream_cache[key] = _read_pipe(sys.stdin.buffer, name, limit)
+        elif is_url(path):          # read once (detection and parsing see the same bytes); forget_stream drops it
+            from .urls import read_url
+            data = _stream_cache[key] = read_url(key, limit)
         else:
             st = check_input(path)
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
@@ -166,6 +172,12 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
     return data
 
 
+def forget_stream(path: PathLike) -> None:
+    """Drop the kept content of a URL read by :func:`read_bytes` (a worker reading many runs in turn)."""
+    if is_url(path):
+        _stream_cache.pop(str(path), None)
+
+
 def _gunzip(data: bytes, name: str, limit: int) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
@@ -178,7 +190,7 @@ def file_digest(path: PathLike) -> str:
     """SHA-256 of a file's (decompressed) content, read in blocks (memory stays small whatever its size)."""
     name = display_name(path)
     h = hashlib.sha256()
-    if is_stdio(path) or str(path) in _stream_cache:
+    if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
         h.update(read_bytes(path))
         return h.hexdigest()
     try:
@@ -202,7 +214,7 @@ class Source:
         self.path = path
         self._data = None
         plain = False
-        if not is_stdio(path) and str(path) not in _stream_cache:
+        if not is_stdio(path) and not is_url(path) and str(path) not in _stream_cache:
             st = check_input(path)
             if stat.S_ISREG(st.st_mode):
                 try:

@@ -164,7 +164,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
-                  test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1):
+                  test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1,
+                  engine: str = "local", scheduler: str | None = None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -175,6 +176,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     writing the JSON, the only output that holds them).  A config describing a retrieval system
     (``components``) is run on the queries (of ``test_set``, which also gives the judgments in place
     of ``qrels``, or of ``queries``), its last stage keeping ``depth`` docs; its latency is reported.
+    ``engine="dask"``: the runs are read and scored on a Dask cluster (``scheduler``, else a local one).
     """
     import dataclasses
     from concurrent.futures import ThreadPoolExecutor
@@ -285,7 +287,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         pending = {key: pool.submit(digest_of, key, path) for key, path in files
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
         qrels_data = ts.to_qrels() if ts is not None else read_qrels(qrels)
-        comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next)
+        with _scorer(engine, scheduler) as scorer:
+            comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer)
         done = {key: f.result() for key, f in pending.items()}
         if digests:
             for key, path in files:
@@ -312,6 +315,16 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                     fh.write(data)
         progress.next()
     return comp
+
+
+def _scorer(engine: str, scheduler: str | None):
+    """Where compare scores the systems: here, in turn (None), or on a Dask cluster."""
+    import contextlib
+    if engine == "local" and scheduler is None:
+        return contextlib.nullcontext()
+    from .engines.dask import check_engine, compare_scorer
+    check_engine(engine, scheduler)
+    return compare_scorer(scheduler)
 
 
 def read_query_types(path: PathLike) -> dict[str, str]:

@@ -17,6 +17,11 @@ ARROW_BLOCK_BYTES = 1 << 24             # Arrow's readers take the file a block 
 PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads
 RANK_TEXT_TABLE_MAX = 100_000           # ranks up to this are written by lookup in a table of their texts, else formatted
 
+# ---------------------------------------------------------------- the Dask engine (engines/dask_partition.py)
+DASK_PARTITION_MIN_BYTES = 1 << 28      # a TREC run file this large is partitioned by query across the workers
+                                        # (256 MiB, ~5M lines); smaller runs are one task each
+DASK_BLOCK_BYTES = 1 << 26              # each worker reads and parses a partitioned run a byte range of this size at a time
+
 # ---------------------------------------------------------------- ids (model.py, strings.py)
 FEW_RUNS_FRACTION = 8                   # a column is "few runs" (queries' lines together) with at most n / 8 runs ...
 FEW_RUNS_MIN = 50_000                   # ... or at most this many: run heads become Python strings, else Arrow's

@@ -64,6 +64,12 @@ def compare_cmd(
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", metavar="SIZE",
                                                help="memory budget (e.g. 2G; 0: read every run whole; default 2G): a "
                                                     "TREC run larger than it is evaluated in bounded memory"),
+    engine: str = typer.Option("local", "--engine", metavar="local|dask",
+                               help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
+                                    "pip install 'treckit[dask]')"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                            help="--engine dask: the scheduler (tcp://host:8786); default: a local "
+                                                 "cluster started for the job"),
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
@@ -74,6 +80,9 @@ def compare_cmd(
     defer_pandas()
     from ..engines.stream import memory_limit_of
     limit = memory_limit_of(memory_limit)
+    if engine != "local" or scheduler is not None:         # checked before any file is read
+        from ..engines.dask import check_engine
+        check_engine(engine, scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed)
@@ -84,7 +93,7 @@ def compare_cmd(
     comp = compare_stage(test_set if qrels is None else qrels, runs or [], measure, names=name, configs=config,
                          options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
                          corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set,
-                         memory_limit=limit)
+                         memory_limit=limit, engine=engine, scheduler=scheduler)
     outputs = (out, csv, markdown, latex, plot)
     stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
     print(table(comp), end="", file=sys.stderr if stdout_taken else sys.stdout)

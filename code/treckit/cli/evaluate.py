@@ -16,7 +16,8 @@ _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosum
          "--measure": "m", "--level_for_rel": "l", "--Max_retrieved_per_topic": "M", "--Number_docs_in_coll": "N",
          "--Zscore": "Z", "--Rel_info_format": "R", "--Results_format": "T"}
 _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
-        "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway", "--metrics-prefix": "metrics_prefix"}
+        "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway",
+        "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler"}
 # how runs are read: the options every run-reading command shares (treckit.reading.FLAGS)
 _READ = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
@@ -43,6 +44,8 @@ class EvalArgs:
     memory_limit: str | None = None           # --memory-limit SIZE (default: thresholds.MEMORY_LIMIT_DEFAULT)
     reading: RunReading = field(default_factory=RunReading)
     rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
+    engine: str = "local"          # local | dask (engines/dask.py)
+    scheduler: str | None = None   # --engine dask: a running scheduler's address (default: a LocalCluster)
     files: list[str] = field(default_factory=list)
 
     @property
@@ -219,6 +222,12 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "with the same output"),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
+        ("", "--engine", "local|dask",
+         "local (default), or dask: the runs evaluated on a Dask cluster, one task per run, a huge TREC run "
+         "partitioned by query; same output (needs pip install 'treckit[dask]'). QRELS and RUN may be URLs "
+         "(s3://, gs://, http(s)://) with either engine"),
+        ("", "--scheduler", "ADDRESS", "--engine dask: the scheduler to use (tcp://host:8786); default: a local "
+         "cluster of one worker process per core, started for the job"),
     ]),
     ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
@@ -302,6 +311,12 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
     if a.memory_limit is not None:
         from ..engines.stream import parse_memory_limit
         parse_memory_limit(a.memory_limit)
+    if a.engine != "local" or a.scheduler is not None:
+        from ..engines.dask import check_engine
+        check_engine(a.engine, a.scheduler)
+        if a.rel_format != "qrels":
+            raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
+                             fix="leave out --engine dask")
     return a
 
 
@@ -335,13 +350,18 @@ def run_eval(a: EvalArgs, out=None) -> None:
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
                        zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
-    from ..engines.stream import evaluate_path, memory_limit_of
-    limit = memory_limit_of(a.memory_limit)
-    results = []
-    for path in a.files[1:]:
-        res = evaluate_path(qrels, path, requests, opts, a.reading, memory_limit=limit, warn=say,
-                            qrels_source=a.files[0])
-        results.append((path, res.runid, res))
+    if a.engine == "dask":                      # the same results, computed on a Dask cluster
+        from ..engines.dask import evaluate_runs
+        results = evaluate_runs(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
+                                scheduler=a.scheduler, warn=say)
+    else:
+        from ..engines.stream import evaluate_path, memory_limit_of
+        limit = memory_limit_of(a.memory_limit)
+        results = []
+        for path in a.files[1:]:
+            res = evaluate_path(qrels, path, requests, opts, a.reading, memory_limit=limit, warn=say,
+                                qrels_source=a.files[0])
+            results.append((path, res.runid, res))
     out.write(render(results, fmt, per_query=a.query, summary=a.summary))
     if a.prometheus_textfile or a.pushgateway:
         from ..service.metrics import export, gauge_measures

@@ -158,7 +158,12 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                                         help="write the quality gauges for node_exporter's textfile collector"),
                      pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the gauges to this Pushgateway URL"),
                      metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix"),
-                     system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges")) -> None:
+                     system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges"),
+                     engine: str = typer.Option("local", "--engine", metavar="local|dask",
+                                                help="dask: the run read and measured on a Dask cluster (pip install "
+                                                     "'treckit[dask]')"),
+                     scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
+                                                             help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
@@ -166,11 +171,16 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     from ..testsets import load_test_set
     from ..testsets.report import holdout_gap, results_markdown, results_table
     from ..testsets.runner import evaluate, evaluate_run
+    if engine != "local" or scheduler is not None:         # checked before any file is read
+        from ..engines.dask import check_engine
+        check_engine(engine, scheduler)
     ts = load_test_set(test_set)
     if (run is None) == (function is None):
         raise InputError("give either --run RUN or --function module:function", fix="pick one")
+    if engine != "local" and run is None:
+        raise InputError("--engine dask evaluates a run (--run); a retrieval function runs here", fix="leave out --engine dask")
     if run is not None:
-        res = evaluate_run(run, ts, measure, gain=gain.value)
+        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler)
     else:
         from ..retrieval.callables import load_callable
         system = _load_system_config(config) if config else None

@@ -7,10 +7,11 @@ evaluation) and dropped before the next is read, so memory stays that of one run
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -149,6 +150,21 @@ def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit: int 
                   [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
 
 
+def score_system(qrels: Qrels, s: System, requests, k: int) -> Scored:
+    """One system scored: its run file in bounded memory when it is to be streamed (``s.score``), else its
+    run read (or ``load``-ed) whole and dropped afterwards."""
+    scored = s.score(qrels, requests, k) if s.score is not None and s.run is None else None
+    if scored is not None:
+        return scored
+    run = s.run if s.run is not None else s.load()
+    return score_run(qrels, run, requests, k, s.run_path or s.name or "run")
+
+
+def _in_turn(qrels: Qrels, systems: list[System], score) -> Iterator[Scored]:
+    for s in systems:
+        yield score(qrels, s)
+
+
 def _hits(view, run: Run, k: int) -> list[list[str]]:
     """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
     from ..strings import take
@@ -162,9 +178,11 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
-            warn=None, advance: Callable[[], None] | None = None) -> Comparison:
+            warn=None, advance: Callable[[], None] | None = None, scorer=None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
-    first.  ``advance`` (optional) is called after each system is scored and after the tests."""
+    first.  ``advance`` (optional) is called after each system is scored and after the tests.
+    ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each system's
+    ``score_system(qrels, system)`` in order, computed where it likes."""
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
@@ -179,12 +197,8 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
         import pyarrow.compute as pc
         draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
-    for s in systems:
-        scored = s.score(qrels, requests, o.k) if s.score is not None and s.run is None else None
-        if scored is None:
-            run = s.run if s.run is not None else s.load()
-            scored = score_run(qrels, run, requests, o.k, s.run_path or s.name or "run")
-            del run
+    score = functools.partial(score_system, requests=requests, k=o.k)
+    for scored in (scorer or _in_turn)(qrels, systems, score):
         values.append(scored.values)
         hits.append(scored.hits)
         tags.append(scored.tag)

@@ -194,15 +194,24 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
 
 
 def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = None, *,
-                 gain: str = "exp") -> TestSetResult:
+                 gain: str = "exp", engine: str = "local", scheduler: str | None = None) -> TestSetResult:
     """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
-    trec_eval ranks it."""
-    from ..inputs import as_run
+    trec_eval ranks it; ``engine="dask"``: read and measured on a worker of a Dask cluster."""
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
-    r = as_run(run)
-    values = per_query_values(ts.to_qrels(), r, names, gain)
-    return summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else r.tag})
+    if engine == "local" and scheduler is None:
+        values = run_values(ts.to_qrels(), run, names, gain)
+    else:
+        from ..engines.dask import check_engine, on_cluster
+        check_engine(engine, scheduler)
+        values = on_cluster(run_values, ts.to_qrels(), run, names, gain, name="testset-run", scheduler=scheduler)
+    return summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
+
+
+def run_values(qrels, run, names: list[str], gain: str) -> dict[str, dict[str, float]]:
+    """{measure: {qid: value}} of a run (a path, read here, or a Run)."""
+    from ..inputs import as_run
+    return per_query_values(qrels, as_run(run), names, gain)
 
 
 def _from_cached(d: dict) -> TestSetResult:

@@ -1,0 +1,288 @@
+"""The Dask engine (``--engine dask``, ``evaluate(..., engine="dask")``): runs evaluated on a Dask cluster,
+with the bytes the local engine prints.
+
+* **Many runs**: one task per run.  The worker reads the run itself (a local path or any fsspec URL: it
+  reads its own input), evaluates it with :func:`treckit.evaluation.evaluate_requests`, and sends back the
+  per-query values; the client prints them with the local engine's code, in the order the runs were given.
+* **One huge run** (a TREC run of at least :data:`treckit.thresholds.DASK_PARTITION_MIN_BYTES`): partitioned
+  by query across the workers (:mod:`treckit.engines.dask_partition`).
+
+Dask is an optional extra (``pip install 'treckit[dask]'``): nothing here is imported by the local engine,
+and ``distributed`` is imported only when a job starts.
+
+What the workers say (warnings about a run, ``treckit: ...`` lines) is captured and said again on the client,
+run by run, in order; an error about the input is re-raised on the client whole (file, line, text, fix) and
+exits 2 as in the local engine.  A worker lost mid-job: Dask runs its tasks again on the other workers (up to
+``distributed.scheduler.allowed-failures`` times); past that the job fails (exit 3) naming the run, and
+nothing is printed -- never a partial result shown as complete.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import sys
+import uuid
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterator, Sequence
+
+from ..errors import InputError, TreckitError
+
+ENGINES = ("local", "dask")
+SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
+INSTALL = "pip install 'treckit[dask]'"
+
+
+def check_engine(engine: str, scheduler: str | None = None) -> str:
+    """``engine`` checked (before any file is read): local or dask; ``--scheduler`` only with dask."""
+    if engine not in ENGINES:
+        raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix="e.g. --engine dask")
+    if scheduler is not None and engine != "dask":
+        raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask (engine=\"dask\"), or leave it out")
+    if engine == "dask":
+        require_dask()
+    return engine
+
+
+def require_dask():
+    """The ``distributed`` module, or the error that says how to install it (exit 2)."""
+    try:
+        import distributed
+    except ImportError:
+        raise InputError("--engine dask needs Dask (dask.distributed), which is not installed",
+                         fix=f"{INSTALL}, or leave out --engine dask (the local engine needs nothing more)") from None
+    return distributed
+
+
+def local_workers() -> int:
+    """Worker processes of a LocalCluster started for a job: one per core available to this process."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None = None, client=None) -> Iterator[Any]:
+    """The Dask client of a job: ``client`` as given (left open), one connected to ``scheduler``, or a
+    ``LocalCluster`` of worker processes started for the job -- closed afterwards in every case (an
+    error, Ctrl-C), so that no worker process outlives the command."""
+    if client is not None:
+        yield client
+        return
+    distributed = require_dask()
+    if scheduler:
+        try:
+            c = distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"cannot reach the Dask scheduler at {scheduler} ({exc})",
+                             fix="check the address (e.g. tcp://host:8786) and that the scheduler runs, or leave out "
+                                 "--scheduler to start a local cluster") from None
+        try:
+            yield c
+        finally:
+            c.close()
+        return
+    # the scheduler's HTTP endpoint on a free local port: the default (8787) may be taken by another cluster
+    with distributed.LocalCluster(n_workers=local_workers(), threads_per_worker=1, processes=True,
+                                  dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+# ---------------------------------------------------------------- running a task on a worker
+@dataclass
+class Outcome:
+    """What a task sends back: its value, or the error it raised (as fields, re-raised whole on the
+    client), and what it said on stderr and through :mod:`warnings` meanwhile."""
+
+    value: Any = None
+    stderr: str = ""
+    warned: list = field(default_factory=list)       # (message, category)
+    error: tuple | None = None                        # ("input", reason, path, line, text, fix) | ("runtime", message, code)
+
+
+def captured(fn: Callable, *args, **kwargs) -> Outcome:
+    """Run ``fn`` on a worker, its stderr and warnings captured (a worker runs one task at a time:
+    threads_per_worker=1 for the clusters started here)."""
+    err = io.StringIO()
+    out = Outcome()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err):
+        warnings.simplefilter("always")
+        try:
+            out.value = fn(*args, **kwargs)
+        except InputError as exc:
+            out.error = ("input", exc.reason, exc.path, exc.line, exc.text, exc.fix)
+        except TreckitError as exc:
+            out.error = ("runtime", str(exc), exc.exit_code)
+    out.stderr = err.getvalue()
+    out.warned = [(str(w.message), w.category) for w in caught]
+    return out
+
+
+def unwrap(outcome: Outcome) -> Any:
+    """On the client: say again what the task said, then return its value or raise its error."""
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr)
+        sys.stderr.flush()
+    for message, category in outcome.warned:
+        warnings.warn(message, category, stacklevel=3)
+    if outcome.error is not None:
+        kind, *rest = outcome.error
+        if kind == "input":
+            reason, path, line, text, fix = rest
+            raise InputError(reason, path=path, line=line, text=text, fix=fix)
+        message, code = rest
+        err = TreckitError(message)
+        err.exit_code = code
+        raise err
+    return outcome.value
+
+
+def job_key(what: str) -> str:
+    """A task key naming the job's step (``treckit-run-3-<id>``): readable in Dask's dashboard and logs."""
+    return f"treckit-{what}-{uuid.uuid4().hex[:12]}"
+
+
+def results_in_order(client, futures: Sequence, names: Sequence[str]) -> list:
+    """Each future's value in the order given (the first failing one, in that order, raises), and a
+    lost-worker or cluster failure as a clear error (exit 3) -- the remaining tasks cancelled."""
+    try:
+        return [unwrap(f.result()) for f in futures]
+    except BaseException as exc:
+        client.cancel(list(futures))
+        if isinstance(exc, TreckitError):
+            raise
+        failure = cluster_failure(exc, names, futures)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+def cluster_failure(exc: BaseException, names: Sequence[str], futures: Sequence) -> TreckitError | None:
+    """The error to show for a failure of the cluster rather than of the input (None: not one)."""
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    try:
+        from distributed.client import FutureCancelledError
+    except ImportError:                                    # older distributed: asyncio's CancelledError
+        from asyncio import CancelledError as FutureCancelledError
+    if isinstance(exc, KilledWorker):
+        key = str(getattr(exc, "task", "") or (exc.args[0] if exc.args else ""))
+        which = next((n for n, f in zip(names, futures) if f.key == key), key)
+        return TreckitError(f"Dask engine: the workers running {which} died, again after Dask's retries "
+                            "(distributed.scheduler.allowed-failures); the job was stopped and no result was "
+                            "printed: check the workers' memory and logs, then run again")
+    if isinstance(exc, (FutureCancelledError, CommClosedError, OSError, TimeoutError)):
+        return TreckitError(f"Dask engine: the cluster failed during the job ({type(exc).__name__}: {exc}); the job "
+                            "was stopped and no result was printed: check the scheduler and workers, then run again")
+    return None
+
+
+def _same(x):
+    return x
+
+
+def shared(client, value):
+    """``value`` (the qrels) as a future every task can take: made by a task rather than scattered, so that
+    Dask can make it again when the workers holding it are lost (scattered data cannot be recovered)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Large object.*")      # it is meant to be sent once
+        return client.submit(_same, value, key=job_key("qrels"), pure=False)
+
+
+# ---------------------------------------------------------------- many runs: one task per run
+def slim(res):
+    """An EvalResult as the client prints it: its per-query values and summary, without the ranking (its
+    per-document arrays stay on the worker)."""
+    return replace(res, view=None)
+
+
+def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, api: bool = False) -> tuple[str, Any]:
+    """On a worker: read one run as the command reads it (``api``: as :func:`treckit.evaluate` reads its
+    ``run``, tables and objects included), evaluate it; (run tag, EvalResult)."""
+    from ..evaluation import evaluate_requests
+    from ..io import forget_stream
+
+    if api:
+        from ..inputs import as_run
+        run = as_run(path, reading, qrels_source=qrels_source, warn=warn)
+    else:
+        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+    if isinstance(path, str):
+        forget_stream(path)
+    return run.tag, slim(evaluate_requests(qrels, run, requests, options, source=str(path) if not api else "run", warn=warn))
+
+
+def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qrels_source=None,
+                  scheduler: str | None = None, client=None, warn=None, api: bool = False) -> list[tuple[Any, str, Any]]:
+    """``[(path, tag, EvalResult)]`` for each run in ``paths``, in order, as the local engine's loop
+    gives them: each run one task, a huge TREC run partitioned by query (:mod:`.dask_partition`).
+    Every task is submitted before the first result is awaited; results (and what the workers said)
+    are taken in the runs' order, so the first bad run in that order is the one reported."""
+    from . import dask_partition
+
+    with connect(scheduler, client) as c:
+        q = shared(c, qrels)
+        jobs = []
+        for i, path in enumerate(paths):
+            part = dask_partition.plan(path, reading, options)
+            if part is not None:
+                jobs.append(dask_partition.submit(c, part, q, qrels, requests, options, warn, key=job_key(f"run-{i}"),
+                                                  reading=reading))
+            else:
+                jobs.append(c.submit(captured, evaluate_path, q, path, requests, options, reading, qrels_source,
+                                     warn, api, key=job_key(f"run-{i}"), pure=False))
+        out = []
+        try:
+            for path, job in zip(paths, jobs):
+                if isinstance(job, dask_partition.Job):
+                    tag, res = dask_partition.collect(c, job, qrels, requests, options, warn)
+                else:
+                    tag, res = results_in_order(c, [job], [str(path)])[0]
+                out.append((path, tag, res))
+        finally:
+            c.cancel([f for j in jobs for f in (j.futures if isinstance(j, dask_partition.Job) else [j])])
+        return out
+
+
+def evaluate_api(qrels, run, requests, options, reading, *, qrels_source=None, scheduler=None, client=None):
+    """:func:`treckit.evaluate` on the Dask engine: the run (a path, URL, table file or object) read and evaluated
+    on a worker, a huge TREC run file partitioned by query; its EvalResult."""
+    from ..reading import warn_python
+    if not isinstance(qrels_source, (str, os.PathLike)):       # only a file's name matters to the reader
+        qrels_source = None
+    return evaluate_runs(qrels, [run], requests, options, reading, qrels_source=qrels_source, scheduler=scheduler,
+                         client=client, warn=warn_python, api=True)[0][2]
+
+
+# ---------------------------------------------------------------- compare: one task per system
+@contextlib.contextmanager
+def compare_scorer(scheduler: str | None = None, client=None) -> Iterator[Callable]:
+    """The scorer of :func:`treckit.compare.compare.compare` on a Dask cluster: each system given as a run
+    file is read (by its own loader: the reading rules of the command) and scored on a worker, one task per
+    system; a system run from its config (a retrieval system) is run here, on the client."""
+    with connect(scheduler, client) as c:
+        def score_all(qrels, systems, score_system):
+            q = shared(c, qrels)
+            futures = {i: c.submit(captured, score_system, q, s, key=job_key(f"system-{i}"), pure=False)
+                       for i, s in enumerate(systems) if s.run is None and s.run_path is not None}
+            try:
+                for i, s in enumerate(systems):
+                    if i in futures:
+                        yield results_in_order(c, [futures[i]], [s.run_path])[0]
+                    else:
+                        yield score_system(qrels, s)
+            finally:
+                c.cancel(list(futures.values()))
+        yield score_all
+
+
+# ---------------------------------------------------------------- one call on a worker
+def on_cluster(fn: Callable, *args, name: str = "task", scheduler: str | None = None, client=None):
+    """``fn(*args)`` run on a worker of the cluster (what it says and raises, said and raised here)."""
+    with connect(scheduler, client) as c:
+        return results_in_order(c, [c.submit(captured, fn, *args, key=job_key(name), pure=False)], [name])[0]

@@ -1,0 +1,269 @@
+"""One huge TREC run partitioned by query across the workers of a Dask cluster.
+
+The file (a local path or an fsspec URL) is cut into byte ranges of about
+:data:`treckit.thresholds.DASK_BLOCK_BYTES`; each worker reads its own range (the whole lines that start in it)
+and parses it with the one reader (:func:`treckit.engines.core.read_run_block`).  A shuffle follows, with
+futures: each *map* task splits its block's lines into ``n`` buckets by a stable hash of the qid
+(:func:`treckit.engines.core.split_by_query`), each *reduce* task ``k`` concatenates bucket ``k`` of every block
+(in file order) -- every line of its queries -- and evaluates it against those queries' judgments
+(:func:`treckit.evaluation.evaluate_part`).  The per-query values come back to the client, where
+:func:`treckit.evaluation.merge_parts` applies what looks at the whole run (trec_eval's query order, -c,
+--missing, the sanity warnings, -Z, the summary, the run tag), exactly as for a run evaluated in one piece.
+
+Line numbers: a block is first parsed as if it began at line 1 (a block does not know how many lines come
+before it); every block reports its line count, and a block whose parse failed is parsed again on a worker
+with its true first line, so that the error names the file and the line the local engine names.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .dask import captured, cluster_failure, job_key, unwrap
+
+TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
+
+
+@dataclass
+class Plan:
+    path: str
+    size: int
+    ranges: list[tuple[int, int]]
+
+
+@dataclass
+class Job:
+    """A partitioned run under way: its plan, its map tasks and (after :func:`collect`) its reduce tasks."""
+
+    plan: Plan
+    buckets: int
+    maps: list = field(default_factory=list)
+    metas: list = field(default_factory=list)
+    futures: list = field(default_factory=list)     # every future of the job (cancelled on failure)
+    key: str = ""
+    reading: Any = None
+
+
+def plan(path, reading, options) -> Plan | None:
+    """How to partition ``path``, or None when it is evaluated by one task: a file or URL of at least
+    :data:`~treckit.thresholds.DASK_PARTITION_MIN_BYTES`, holding a TREC run that is evaluated as read
+    (trec_eval's reading: no conversion), plain (not gzip), without --skip-malformed (its count of skipped lines
+    is the whole file's).  Anything unusual -- a missing file, a folder -- is left to the one-task path, which
+    reports it as the local engine does."""
+    from .. import thresholds
+    from ..errors import TreckitError
+    from ..urls import is_url
+
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or reading.skip_malformed:
+        return None
+    if reading.format not in (None, "trec") or not reading.evaluated_as_read("trec"):
+        return None
+    path = str(path)
+    try:
+        size = _size(path)
+        if size < thresholds.DASK_PARTITION_MIN_BYTES:
+            return None
+        head = _read_range(path, 0, min(size, 1 << 16))
+        if head[:2] == b"\x1f\x8b" or (reading.format is None and _detected(path, head) != "trec"):
+            return None
+    except (TreckitError, OSError):
+        return None
+    n = max(1, math.ceil(size / thresholds.DASK_BLOCK_BYTES))
+    bounds = [size * i // n for i in range(n + 1)]
+    return Plan(path, size, list(zip(bounds[:-1], bounds[1:])))
+
+
+def _size(path: str) -> int:
+    from ..io import check_input
+    from ..urls import is_url, url_size
+    if is_url(path):
+        return url_size(path)
+    st = check_input(path)
+    return st.st_size if st is not None and os.path.isfile(path) else -1
+
+
+def _read_range(path: str, start: int, end: int) -> bytes:
+    from ..urls import read_range
+    return read_range(path, start, end)
+
+
+def _detected(path: str, head: bytes) -> str | None:
+    """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
+    from ..formats.detect import detect_run
+    from ..io import Source, _stream_cache
+    from ..urls import is_url
+    if not is_url(path):
+        return detect_run(path).format
+    if path in _stream_cache:
+        return detect_run(path).format
+    _stream_cache[path] = head[:head.rfind(b"\n") + 1] or head     # whole lines only, for the detector's eyes
+    try:
+        return detect_run(path).format
+    finally:
+        _stream_cache.pop(path, None)
+
+
+# ---------------------------------------------------------------- on the workers
+def owned_lines(path: str, start: int, end: int, size: int) -> bytes:
+    """The whole lines of ``path`` that start at a byte in ``start`` .. ``end`` (the last one read on to its end)."""
+    lo = max(start - 1, 0)                 # the byte before: a line starts at ``start`` when it is a newline
+    data = _read_range(path, lo, end)
+    pos = end
+    while pos < size and not data.endswith(b"\n"):
+        chunk = _read_range(path, pos, min(pos + TAIL_BYTES, size))
+        i = chunk.find(b"\n")
+        data += chunk if i < 0 else chunk[:i + 1]
+        pos += len(chunk)
+        if i >= 0:
+            break
+    if start > 0:
+        i = data.find(b"\n")
+        data = data[i + 1:] if i >= 0 else b""
+    return data
+
+
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@dataclass
+class Block:
+    """A map task's output: its line and row counts, the run tag of its last line, and its lines in buckets
+    (each a Run of whole queries, with each row's index in the block) -- or the error its parse met."""
+
+    lines: int
+    rows: int = 0
+    tag: str | None = None
+    pieces: list = field(default_factory=list)      # (Run, rows in the block) per bucket
+    error: tuple | None = None
+
+
+def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
+    from ..errors import InputError, TreckitError
+    from .core import read_run_block, split_by_query, split_rows
+
+    data = owned_lines(path, start, end, size)
+    lines = _line_count(data)
+    if not data:
+        return Block(0)
+    try:
+        run = read_run_block(data, path, 1, reading, lean=True)
+    except InputError as exc:
+        return Block(lines, error=("input", exc.reason, exc.path, exc.line, exc.text, exc.fix))
+    except TreckitError as exc:
+        return Block(lines, error=("runtime", str(exc), exc.exit_code))
+    n = run.table.num_rows
+    pieces = list(zip(split_by_query(run, buckets), split_rows(run, buckets))) if n else []
+    return Block(lines, n, run.tag if n else None, pieces)
+
+
+def block_meta(block: Block) -> Block:
+    """What the client needs of a map's output (its counts, tag and error), without its lines."""
+    return Block(block.lines, block.rows, block.tag, [], block.error)
+
+
+def piece(block: Block, k: int):
+    return block.pieces[k] if block.pieces else None
+
+
+def reparse(path: str, start: int, end: int, size: int, reading, first_line: int) -> None:
+    """A failed block parsed again knowing its first line: raises the error with the file's true line."""
+    from .core import read_run_block
+    read_run_block(owned_lines(path, start, end, size), path, first_line, reading, lean=True)
+
+
+def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options, source: str):
+    """Bucket ``k`` of every block, concatenated in file order (every line of its queries), evaluated against
+    those queries' judgments: its PartValues."""
+    from dataclasses import replace
+
+    import numpy as np
+    import pyarrow as pa
+
+    from ..evaluation import empty_run, evaluate_part
+
+    got = [(p, off) for p, off in zip(pieces, row_offsets) if p is not None and p[0].table.num_rows]
+    if not got:
+        run, rows = empty_run(), np.zeros(0, np.int64)
+    else:
+        runs = [p[0] for p, _ in got]
+        written = {}
+        for r in runs:
+            written.update(r.written)
+        run = replace(runs[0], table=pa.concat_tables([r.table for r in runs]), written=written)
+        rows = np.concatenate([np.asarray(p[1], np.int64) + off for p, off in got])
+    return evaluate_part(qrels, run, requests, options, source, row_offset=rows)
+
+
+# ---------------------------------------------------------------- on the client
+def submit(client, plan: Plan, qrels_future, qrels, requests, options, warn, *, key: str, reading=None) -> Job:
+    """Start the map tasks of ``plan`` (the reduce tasks follow in :func:`collect`, once the blocks' counts
+    are known)."""
+    buckets = max(1, sum(client.nthreads().values()))
+    job = Job(plan, buckets, key=key, reading=reading)
+    for b, (start, end) in enumerate(plan.ranges):
+        m = client.submit(map_block, plan.path, start, end, plan.size, buckets, reading, key=f"{key}-map-{b}",
+                          pure=False)
+        job.maps.append(m)
+        job.metas.append(client.submit(block_meta, m, key=f"{key}-meta-{b}", pure=False))
+    job.futures += job.maps + job.metas
+    return job
+
+
+def collect(client, job: Job, qrels, requests, options, warn):
+    """(run tag, EvalResult) of a partitioned run: the blocks' counts, the reduce tasks, the merge."""
+    import numpy as np
+
+    from ..evaluation import merge_parts
+    from .core import QrelsByQuery, check_qrels, query_buckets
+
+    plan = job.plan
+    metas = _wait(client, job, job.metas, f"{plan.path} (reading its blocks)")
+    bad = next((i for i, m in enumerate(metas) if m.error is not None), None)
+    if bad is not None:
+        first_line = 1 + sum(m.lines for m in metas[:bad])
+        start, end = plan.ranges[bad]
+        again = client.submit(captured, reparse, plan.path, start, end, plan.size, job.reading, first_line,
+                              key=f"{job.key}-reparse-{bad}", pure=False)
+        job.futures.append(again)
+        unwrap(_wait(client, job, [again], plan.path)[0])
+        unwrap(_moved(metas[bad].error, first_line))       # the parse passed this time: the first error, moved
+    check_qrels(qrels)                                    # the checks that see every judgment, once
+    by_query = QrelsByQuery(qrels)
+    judged = by_query.qids
+    owner = query_buckets(judged, job.buckets) if judged else np.zeros(0, np.int64)
+    offsets = np.concatenate(([0], np.cumsum([m.rows for m in metas])[:-1])).tolist()
+    reduces = []
+    for k in range(job.buckets):
+        pieces = [client.submit(piece, m, k, key=f"{job.key}-piece-{b}-{k}", pure=False) for b, m in enumerate(job.maps)]
+        qrels_k = by_query.take([q for q, o in zip(judged, owner.tolist()) if o == k])
+        reduces.append(client.submit(captured, reduce_bucket, pieces, offsets, qrels_k, requests, options, plan.path,
+                                     key=f"{job.key}-reduce-{k}", pure=False))
+        job.futures += pieces
+    job.futures += reduces
+    parts = [unwrap(o) for o in _wait(client, job, reduces, plan.path)]
+    client.cancel(job.futures)                             # the blocks' lines are no longer needed
+    tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
+    return tag, merge_parts(parts, qrels, requests, options, runid=tag, source=plan.path, warn=warn)
+
+
+def _moved(error: tuple, first_line: int):
+    from .dask import Outcome
+    if error[0] == "input" and error[3] is not None:
+        kind, reason, path, line, text, fix = error
+        error = (kind, reason, path, line + first_line - 1, text, fix)
+    return Outcome(error=error)
+
+
+def _wait(client, job: Job, futures: list, name: str) -> list:
+    """The futures' values in order; a failure of the cluster as a clear error, the job cancelled."""
+    try:
+        return [f.result() for f in futures]
+    except BaseException as exc:
+        client.cancel(job.futures)
+        failure = cluster_failure(exc, [name] * len(futures), futures)
+        if failure is None:
+            raise
+        raise failure from None

@@ -1,0 +1,433 @@
+"""The Dask engine (--engine dask) against the local engine on a real dask.distributed.LocalCluster of two
+worker processes: the same bytes on many runs and on one partitioned run, a worker killed mid-job, runs read
+from a local S3 endpoint (a moto server), malformed lines named by file and line, the extra missing.
+
+One LocalCluster serves the whole module (starting one costs seconds); the commands connect to it with
+--scheduler, as they would to a real cluster.  One test starts the command's own LocalCluster.
+"""
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+
+distributed = pytest.importorskip("distributed", reason="Dask is not installed: pip install 'treckit[dask]' "
+                                                        "(make venv installs it with the dev extra)")
+
+from treckit import thresholds  # noqa: E402
+
+
+# ---------------------------------------------------------------- data: seeded qrels and fuzzed runs
+def write_qrels(path: Path, seed: int = 1, queries: int = 40) -> dict[str, dict[str, int]]:
+    r = random.Random(seed)
+    judged = {}
+    lines = []
+    for qn in range(1, queries + 1):
+        if qn % 13 == 0:
+            continue                                  # a query only the runs have
+        q = f"q{qn}"
+        docs = r.sample(range(200), r.randint(1, 25))
+        judged[q] = {f"d{d}": r.choice([-1, 0, 0, 1, 1, 2, 3]) for d in docs}
+        lines += [f"{q} 0 d{d} {g}" for d, g in ((k[1:], v) for k, v in judged[q].items())]
+    r.shuffle(lines)
+    path.write_text("".join(x + "\n" for x in lines))
+    return judged
+
+
+def write_run(path: Path, seed: int, queries: int = 40, interleave: bool | None = None, tag: str | None = None) -> None:
+    """A run with ties, queries missing (for -c) and present only here, grouped by query or interleaved."""
+    r = random.Random(seed)
+    lines = []
+    for qn in range(1, queries + 1):
+        if r.random() < 0.15:
+            continue
+        depth = r.choice([1, 3, 10, 25, 60, 120])
+        docs = r.sample(range(260), depth)
+        ties = r.random() < 0.5
+        for rank, d in enumerate(docs, 1):
+            score = r.choice([0.5, 1.0, 1.5, 2.0]) if ties else round(r.uniform(-5, 20), r.choice([1, 4]))
+            lines.append(f"q{qn} Q0 d{d} {rank} {score} {tag or f'run{seed}'}")
+    if interleave if interleave is not None else r.random() < 0.5:
+        r.shuffle(lines)
+    path.write_text("".join(x + "\n" for x in lines))
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict:
+    d = tmp_path_factory.mktemp("dask_data")
+    write_qrels(d / "qrels")
+    runs = []
+    for seed in range(10):
+        write_run(d / f"run{seed}", seed)
+        runs.append(str(d / f"run{seed}"))
+    # -Z: means and deviations for some queries and measures, none for others
+    r = random.Random(5)
+    z = [f"q{q} {m} {r.uniform(0, 0.5):.4f} {r.choice([0, 0.1, 0.25])}" for q in range(1, 41) if q % 3
+         for m in ("map", "P_5", "ndcg_cut_10", "recip_rank")]
+    (d / "zscores").write_text("\n".join(z) + "\n")
+    return {"dir": d, "qrels": str(d / "qrels"), "runs": runs, "zscores": str(d / "zscores")}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real LocalCluster: two worker processes (one thread each), for the whole module."""
+    import dask
+    with dask.config.set({"distributed.scheduler.allowed-failures": 2}):
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                                      silence_logs=50) as c, distributed.Client(c) as client:
+            client.wait_for_workers(2)
+            yield client
+
+
+@pytest.fixture
+def address(cluster) -> str:
+    return cluster.scheduler.address
+
+
+def both(argv: list[str], address: str, capsys) -> tuple[tuple, tuple]:
+    local = run_cli(["eval", *argv], capsys)
+    remote = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    return local, remote
+
+
+FLAG_SETS = [
+    ["-q", "-m", "all_trec"],
+    ["-q", "-c", "-m", "all_trec"],
+    ["-q", "-J", "-M", "7", "-l", "2", "-m", "all_trec"],
+    ["-q", "-c", "-Z", "@Z@", "-m", "map", "-m", "P.5", "-m", "ndcg_cut.10", "-m", "recip_rank"],
+    ["-n", "-q", "--format", "json", "-m", "official"],
+]
+
+
+# ---------------------------------------------------------------- many runs: one task per run
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: " ".join(f))
+def test_many_runs_are_byte_identical_to_the_local_engine(data, address, capsys, flags):
+    argv = [data["zscores"] if f == "@Z@" else f for f in flags] + [data["qrels"], *data["runs"]]
+    (code, out, err), (dcode, dout, derr) = both(argv, address, capsys)
+    assert code == 0 and dcode == 0, derr
+    assert len(out.splitlines()) > 10 * 38 or ("json" in flags and out.count('"qid"') > 10 * 30)    # every run, per query
+    assert dout == out
+    assert derr == err             # what the workers said (missing queries ...) is said again, run by run, in order
+
+
+def test_the_python_api_on_a_client(data, cluster):
+    import pandas as pd
+
+    from treckit import evaluate
+    for run in data["runs"][:3]:
+        local = evaluate(data["qrels"], run, ["map", "P.5", "nDCG@10"], complete=True)
+        remote = evaluate(data["qrels"], run, ["map", "P.5", "nDCG@10"], complete=True, engine="dask", client=cluster)
+        pd.testing.assert_frame_equal(local, remote)
+        assert local["map"].notna().all() and len(local) == 38        # every judged query (-c) and "all"
+
+
+def test_compare_on_the_cluster_writes_the_same_reports(data, address, capsys, tmp_path):
+    runs = data["runs"][:4]
+    argv = ["compare", data["qrels"], *runs, "-m", "map", "-m", "ndcg_cut.10", "--test", "t-test",
+            "--test", "randomization", "--permutations", "200"]
+    code, out, err = run_cli([*argv, "--csv", tmp_path / "local.csv"], capsys)
+    dcode, dout, derr = run_cli([*argv, "--csv", tmp_path / "dask.csv", "--engine", "dask", "--scheduler", address], capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and "map" in out
+    assert (tmp_path / "dask.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()
+
+
+def test_testset_eval_on_the_cluster(address, capsys, tmp_path):
+    ts = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+    run = ROOT / "data" / "test_sets" / "baseline_bow.trec"
+    argv = ["testset", "eval", ts, "--run", run, "--out"]
+    code, out, err = run_cli([*argv, tmp_path / "local.json"], capsys)
+    dcode, dout, derr = run_cli([*argv, tmp_path / "dask.json", "--engine", "dask", "--scheduler", address], capsys)
+    assert code == dcode == 0, derr
+    assert dout == out
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "local.json").read_bytes()
+
+
+def test_a_malformed_line_is_named_by_file_and_line(data, address, capsys, tmp_path):
+    bad = tmp_path / "bad_run"
+    lines = Path(data["runs"][1]).read_text().splitlines(keepends=True)
+    lines[17] = "q3 Q0 d1 1 not-a-score t\n"
+    bad.write_text("".join(lines))
+    argv = ["-m", "map", data["qrels"], data["runs"][0], str(bad), data["runs"][2]]
+    (code, out, err), (dcode, dout, derr) = both(argv, address, capsys)
+    assert code == dcode == 2
+    assert f"{bad}:18:" in derr and "not-a-score" in derr
+    assert derr == err and dout == out == ""
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(data, capsys, monkeypatch):
+    from treckit.engines import dask as engine
+    monkeypatch.setattr(engine, "SCHEDULER_TIMEOUT", "1s")
+    with socket.socket() as s:                         # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, err = run_cli(["eval", "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}", data["qrels"],
+                              data["runs"][0]], capsys)
+    assert code == 2 and f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in err and out == ""
+
+
+def test_engine_options_are_checked(data, capsys):
+    code, _, err = run_cli(["eval", "--engine", "spark", data["qrels"], data["runs"][0]], capsys)
+    assert code == 2 and "--engine spark: not one of local, dask" in err
+    code, _, err = run_cli(["eval", "--scheduler", "tcp://x:1", data["qrels"], data["runs"][0]], capsys)
+    assert code == 2 and "--scheduler" in err and "--engine dask" in err
+
+
+def test_without_dask_the_error_says_how_to_install_it(data, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)         # `import distributed` now fails
+    code, out, err = run_cli(["eval", "--engine", "dask", data["qrels"], data["runs"][0]], capsys)
+    assert code == 2 and "pip install 'treckit[dask]'" in err and out == ""
+    from treckit import evaluate
+    from treckit.errors import InputError
+    with pytest.raises(InputError, match=r"treckit\[dask\]"):
+        evaluate(data["qrels"], data["runs"][0], engine="dask")
+
+
+def test_the_default_engine_imports_no_dask():
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "treckit", "eval", "--help"], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "code")}, check=True)
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
+    assert "treckit" in imported and "rich" in imported          # the listing is real
+    assert not imported & {"dask", "distributed", "fsspec", "s3fs", "botocore"}
+
+
+def test_the_command_starts_and_stops_its_own_local_cluster(data, tmp_path):
+    """No --scheduler: a LocalCluster of worker processes is started for the job and closed afterwards."""
+    argv = ["-q", "-m", "map", "-m", "P.10", data["qrels"], *data["runs"][:3]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "code")}
+    local = subprocess.run([sys.executable, "-m", "treckit", "eval", *argv], capture_output=True, env=env, timeout=120)
+    remote = subprocess.run([sys.executable, "-m", "treckit", "eval", "--engine", "dask", *argv], capture_output=True,
+                            env=env, timeout=120)
+    assert local.returncode == remote.returncode == 0, remote.stderr.decode()
+    assert remote.stdout == local.stdout and b"map" in local.stdout
+    assert remote.stderr.decode() == local.stderr.decode()          # nothing from Dask's start or shutdown on stderr
+
+
+# ---------------------------------------------------------------- one huge run, partitioned by query
+@pytest.fixture
+def partitioned(monkeypatch):
+    """Every TREC run is partitioned (DASK_PARTITION_MIN_BYTES lowered) in blocks of a few hundred bytes, which cut
+    lines in the middle (DASK_BLOCK_BYTES lowered); the calls of the partitioned path are counted."""
+    from treckit.engines import dask_partition
+    monkeypatch.setattr(thresholds, "DASK_PARTITION_MIN_BYTES", 1)
+    monkeypatch.setattr(thresholds, "DASK_BLOCK_BYTES", 733)
+    calls = []
+    collect = dask_partition.collect
+
+    def counted(client, job, *args, **kwargs):
+        calls.append(len(job.plan.ranges))
+        return collect(client, job, *args, **kwargs)
+    monkeypatch.setattr(dask_partition, "collect", counted)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def big(data) -> dict:
+    d = data["dir"]
+    write_run(d / "big_interleaved", 101, queries=40, interleave=True)
+    write_run(d / "big_grouped", 102, queries=40, interleave=False)
+    return {"interleaved": str(d / "big_interleaved"), "grouped": str(d / "big_grouped")}
+
+
+@pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: " ".join(f))
+@pytest.mark.parametrize("layout", ["interleaved", "grouped"])
+def test_a_partitioned_run_is_byte_identical_to_the_local_engine(data, big, address, capsys, partitioned, flags, layout):
+    argv = [data["zscores"] if f == "@Z@" else f for f in flags] + [data["qrels"], big[layout]]
+    (code, out, err), (dcode, dout, derr) = both(argv, address, capsys)
+    assert code == dcode == 0, derr
+    assert partitioned and partitioned[0] > 20          # really partitioned: tens of blocks
+    assert dout == out and len(out) > 1000
+    assert derr == err
+
+
+def test_a_malformed_line_in_a_partition_is_named_by_file_and_true_line(data, big, address, capsys, partitioned,
+                                                                         tmp_path):
+    lines = Path(big["interleaved"]).read_text().splitlines(keepends=True)
+    assert len(lines) > 900
+    for no, text in ((843, "q5 Q0 d7 1 2.5x t\n"), (844, "q5 Q0 d7\n")):
+        bad = tmp_path / f"bad{no}"
+        bad.write_text("".join(lines[:no - 1] + [text] + lines[no:]))
+        (code, out, err), (dcode, dout, derr) = both(["-q", "-m", "map", data["qrels"], str(bad)], address, capsys)
+        assert code == dcode == 2
+        assert derr.startswith(f"treckit: error: {bad}:{no}: ") and derr == err
+        assert dout == out == ""
+    assert len(partitioned) == 2
+
+
+def test_a_doc_listed_twice_across_blocks_is_refused_as_locally(data, big, address, capsys, partitioned, tmp_path):
+    lines = Path(big["grouped"]).read_text().splitlines(keepends=True)
+    first = next(ln for ln in lines if ln.startswith("q2 "))
+    bad = tmp_path / "repeated"
+    bad.write_text("".join(lines + [first]))              # the same (query, doc) again, many blocks later
+    (code, out, err), (dcode, dout, derr) = both(["-m", "map", data["qrels"], str(bad)], address, capsys)
+    assert code == dcode == 2 and "more than once for query 'q2'" in err
+    assert derr == err and dout == out == ""
+
+
+def test_the_python_api_partitions_a_huge_run(data, big, cluster, partitioned):
+    import pandas as pd
+
+    from treckit import evaluate
+    local = evaluate(data["qrels"], big["interleaved"], ["map", "P.5", "nDCG@10"])
+    remote = evaluate(data["qrels"], big["interleaved"], ["map", "P.5", "nDCG@10"], engine="dask", client=cluster)
+    assert partitioned
+    pd.testing.assert_frame_equal(local, remote)
+
+
+# ---------------------------------------------------------------- a worker lost mid-job
+class KillOnce(distributed.WorkerPlugin):
+    """Kills its worker process when a treckit task starts there, once per marker file (or every time)."""
+
+    name = "treckit-test-kill"
+
+    def __init__(self, marker: str, every_time: bool = False):
+        self.marker, self.every_time = marker, every_time
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith("treckit-"):
+            if self.every_time or not os.path.exists(self.marker):
+                Path(self.marker).write_text(str(os.getpid()))
+                os._exit(1)
+
+
+def _with_plugin(cluster, plugin):
+    cluster.register_plugin(plugin)
+    return plugin
+
+
+def test_a_worker_killed_mid_job_the_job_completes_on_the_others(data, cluster, address, capsys, tmp_path):
+    argv = ["-q", "-m", "all_trec", data["qrels"], *data["runs"]]
+    code, out, err = run_cli(["eval", *argv], capsys)
+    marker = tmp_path / "killed"
+    cluster.register_plugin(KillOnce(str(marker)))
+    try:
+        dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    finally:
+        cluster.unregister_worker_plugin(KillOnce.name)
+        cluster.wait_for_workers(2, timeout=60)
+    assert marker.exists()                             # a worker did die during the job ...
+    assert dcode == code == 0, derr                    # ... and Dask ran its task again on the other: complete
+    assert dout == out
+
+
+def test_a_worker_killed_mid_job_a_partitioned_run_completes(data, big, cluster, address, capsys, tmp_path,
+                                                             partitioned):
+    argv = ["-q", "-c", "-m", "all_trec", data["qrels"], big["interleaved"]]
+    code, out, err = run_cli(["eval", *argv], capsys)
+    marker = tmp_path / "killed"
+    cluster.register_plugin(KillOnce(str(marker)))
+    try:
+        dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    finally:
+        cluster.unregister_worker_plugin(KillOnce.name)
+        cluster.wait_for_workers(2, timeout=60)
+    assert marker.exists() and partitioned
+    assert dcode == code == 0, derr                    # the lost blocks were read again: complete and identical
+    assert dout == out
+
+
+def test_workers_dying_again_and_again_fail_the_job_clearly(data, cluster, address, capsys, tmp_path):
+    marker = tmp_path / "killed"
+    cluster.register_plugin(KillOnce(str(marker), every_time=True))
+    try:
+        code, out, err = run_cli(["eval", "--engine", "dask", "--scheduler", address, "-q", "-m", "map",
+                                  data["qrels"], *data["runs"][:2]], capsys)
+    finally:
+        cluster.unregister_worker_plugin(KillOnce.name)
+        cluster.wait_for_workers(2, timeout=60)
+    assert marker.exists()
+    assert code == 3 and out == ""                     # nothing printed: no partial result
+    assert "workers running" in err and "died" in err and "no result was printed" in err
+
+
+# ---------------------------------------------------------------- runs read through fsspec from S3 (moto)
+@pytest.fixture(scope="module")
+def s3(data):
+    """A moto S3 server on a free local port, a bucket holding the qrels and the runs; the endpoint is given as
+    every process reads it: FSSPEC_S3_ENDPOINT_URL (and AWS_ENDPOINT_URL for boto3 in the test itself)."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed: pip install 'treckit[dask]'")
+    moto_server = pytest.importorskip("moto.server", reason="moto is not installed: pip install 'moto[server]'")
+    import boto3
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {"FSSPEC_S3_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket="trec")
+        client.upload_file(data["qrels"], "trec", "qrels")
+        for i, run in enumerate(data["runs"][:4]):
+            client.upload_file(run, "trec", f"runs/run{i}")
+        yield {"endpoint": endpoint, "env": env, "runs": [f"s3://trec/runs/run{i}" for i in range(4)],
+               "qrels": "s3://trec/qrels"}
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+def _set_environment(env: dict) -> None:
+    os.environ.update({k: v for k, v in env.items() if v is not None})
+    for k in [k for k, v in env.items() if v is None]:
+        os.environ.pop(k, None)
+
+
+def test_runs_read_from_s3_by_the_workers(data, s3, address, capsys):
+    """The workers (processes started before the endpoint was set) are given it in their environment."""
+    import distributed as d
+    client = d.Client(address)
+    try:
+        client.run(_set_environment, s3["env"])
+        code, out, err = run_cli(["eval", "-q", "-m", "all_trec", data["qrels"], *data["runs"][:4]], capsys)
+        dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, "-q", "-m", "all_trec",
+                                     s3["qrels"], *s3["runs"]], capsys)
+        assert code == dcode == 0, derr
+        # the same numbers; only the paths differ where the output names them (none in trec_eval's format)
+        assert dout == out and "P_10" in out
+        missing = run_cli(["eval", "--engine", "dask", "--scheduler", address, "-m", "map", s3["qrels"],
+                           "s3://trec/runs/nope"], capsys)
+        assert missing[0] == 2 and "s3://trec/runs/nope: no such file or object" in missing[2]
+    finally:
+        client.run(_set_environment, dict.fromkeys(s3["env"]))
+        client.close()
+
+
+def test_a_partitioned_run_read_from_s3_in_byte_ranges(data, big, s3, address, capsys, partitioned):
+    import boto3
+    boto3.client("s3", endpoint_url=s3["endpoint"], region_name="us-east-1").upload_file(big["interleaved"], "trec", "big")
+    import distributed as d
+    client = d.Client(address)
+    try:
+        client.run(_set_environment, s3["env"])
+        code, out, err = run_cli(["eval", "-q", "-m", "all_trec", data["qrels"], big["interleaved"]], capsys)
+        dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, "-q", "-m", "all_trec",
+                                     s3["qrels"], "s3://trec/big"], capsys)
+    finally:
+        client.run(_set_environment, dict.fromkeys(s3["env"]))
+        client.close()
+    assert code == dcode == 0, derr
+    assert partitioned and partitioned[0] > 20
+    assert dout == out
+
+
+def test_the_local_engine_reads_urls_too(data, s3, capsys):
+    code, out, _ = run_cli(["eval", "-q", "-m", "map", data["qrels"], data["runs"][0]], capsys)
+    ucode, uout, uerr = run_cli(["eval", "-q", "-m", "map", s3["qrels"], s3["runs"][0]], capsys)
+    assert code == ucode == 0, uerr
+    assert uout == out
