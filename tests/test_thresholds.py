@@ -70,6 +70,8 @@ THRESHOLDS = [
     ("JSONL_FAST_MIN_BYTES", SMALL, BIG),
     ("PARALLEL_WRITE_MIN_ROWS", 2, BIG),
     ("ARROW_BLOCK_BYTES", 4096, 1 << 30),
+    ("ARROW_STREAM_BLOCK_BYTES", 4096, 1 << 30),
+    ("SCAN_SLICE_BYTES", 1, 1 << 40),
     ("RANK_TEXT_TABLE_MAX", -1, BIG),
     ("ID_RENUMBER_SLICE_ROWS", 3, BIG),
     ("CONSTANT_COLUMN_BLOCK_ROWS", 3, BIG),
@@ -113,6 +115,8 @@ def baseline(files, tmp_path_factory):
 PARTNERS = {"QUERY_MATRIX_GROWTH": {"QUERY_MATRIX_SLACK": 0}, "RANK_SORT_GROWTH": {"RANK_SORT_SLACK": 0},
             "FEW_RUNS_FRACTION": {"FEW_RUNS_MIN": 0},
             "ARROW_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0, "JSONL_FAST_MIN_BYTES": 0},
+            "ARROW_STREAM_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
+            "SCAN_SLICE_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
             "ID_RENUMBER_SLICE_ROWS": {"FEW_RUNS_MIN": 0, "FEW_RUNS_FRACTION": BIG}}
 
 
@@ -155,13 +159,26 @@ def test_reader_fast_paths_run_below_their_threshold(files, monkeypatch, name, m
     assert calls and calls[-1] is not None          # the Arrow reader read it
 
 
-def test_arrow_blocks_make_chunks(files, monkeypatch):
+@pytest.mark.parametrize("name,kw", [
+    ("ARROW_STREAM_BLOCK_BYTES", {"columns": 3}),           # every column kept
+    ("ARROW_STREAM_BLOCK_BYTES", {}),                       # the iteration only checked
+    ("ARROW_STREAM_BLOCK_BYTES", {"lean": True}),           # iteration, rank and tag only checked
+    ("ARROW_STREAM_BLOCK_BYTES", {"ranks": False}),         # iteration and rank only checked, the tag kept
+])
+def test_arrow_blocks_make_chunks(files, tmp_path, monkeypatch, name, kw):
     monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
-    whole = read_run(files / "interleaved")
-    monkeypatch.setattr(thresholds, "ARROW_BLOCK_BYTES", 4096)
-    chunked = read_run(files / "interleaved")
+    path = files / "interleaved"
+    if kw.get("columns") == 3:                              # qid docid score
+        path = tmp_path / "three"
+        path.write_text("".join(" ".join(line.split()[i] for i in (0, 2, 4)) + "\n"
+                                for line in (files / "interleaved").read_text().splitlines()))
+    whole = trec.read_trec_run(path, **kw)
+    monkeypatch.setattr(thresholds, name, 4096)
+    chunked = trec.read_trec_run(path, **kw)
     assert chunked.table.column("score").num_chunks > 1 == whole.table.column("score").num_chunks
-    assert chunked.to_dict() == whole.to_dict()
+    assert chunked.to_dict() == whole.to_dict() and chunked.tag == whole.tag
+    for column in ("rank", "tag"):
+        assert chunked.table.column(column).to_pylist() == whole.table.column(column).to_pylist()
 
 
 def test_constant_column_in_blocks(monkeypatch):

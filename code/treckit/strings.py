@@ -161,12 +161,19 @@ def contains_byte(col, byte: int) -> bool:
 
 
 def has_empty(col) -> bool:
-    """Whether any value of a string column is the empty string."""
+    """Whether any value of a string column is the empty string: one pass over its offsets, in
+    place for plain strings; a dictionary-encoded column checks its distinct values only."""
     for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
-        if len(c):
+        if pa.types.is_dictionary(c.type):
+            c = c.dictionary
+        if not len(c):
+            continue
+        if c.type == pa.string():
+            off = np.frombuffer(c.buffers()[1], np.int32, len(c) + 1, c.offset * 4)
+        else:
             off, _ = string_buffers(c)
-            if (off[1:] == off[:-1]).any():
-                return True
+        if (off[1:] == off[:-1]).any():
+            return True
     return False
 
 

@@ -223,11 +223,17 @@ _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-enc
           "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
 
-def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | None = None) -> pa.Table | None:
-    """pyarrow's multithreaded CSV reader, when every line of ``src`` splits into ``names`` cleanly
-    on single spaces or single tabs; None as soon as anything does not (comments, runs of spaces,
-    ids with spaces, bad numbers), and the careful line parser takes over.  ``types`` overrides
-    column types."""
+def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | None = None) -> pa.Table | None:
+    """The columns ``kept`` of a file read by pyarrow's CSV reader, when every line of ``src`` splits
+    into ``names`` cleanly on single spaces or single tabs; None as soon as anything does not
+    (comments, runs of spaces, ids with spaces, bad numbers), and the careful line parser takes over.
+
+    Every column of ``names`` is read and checked (UTF-8, not empty, numbers), kept or not, so that
+    a file is refused here wherever the line parser refuses it.  Arrow's streaming reader takes the
+    file a block at a time (parsing one block while converting the last on the other core), and
+    each block's columns that are only checked are dropped as soon as the block passes, so they
+    never take the memory of the whole file; small blocks also keep less of the file in flight than
+    the whole-file reader does, at the same speed.  ``types`` overrides column types."""
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow.csv as pcsv
@@ -236,7 +242,12 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | 
     if head.startswith(b"#") or b"\n#" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
-    column_types = {n: (types or {}).get(n, _TYPES[n]) for n in names}
+    options = dict(
+        read_options=pcsv.ReadOptions(column_names=names, block_size=thresholds.ARROW_STREAM_BLOCK_BYTES),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
+                                        newlines_in_values=False),
+        convert_options=pcsv.ConvertOptions(column_types={n: (types or {}).get(n, _TYPES[n]) for n in names},
+                                            null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False))
     # The line parser splits fields at every byte of FIELD_SEPARATORS and lines at '\n' only; Arrow
     # splits fields at one delimiter and also ends lines at '\r'.  A file holding any other separator
     # byte goes to the line parser, so that both paths read every file alike.  The scan (memchr
@@ -244,45 +255,48 @@ def _arrow_read(src: Source, names: list[str], wanted: list[str], types: dict | 
     with ThreadPoolExecutor(max_workers=1) as pool:
         other_separator = pool.submit(_holds_any, src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t"))
         try:
-            t = pcsv.read_csv(src.arrow(),
-                              read_options=pcsv.ReadOptions(column_names=names, block_size=thresholds.ARROW_BLOCK_BYTES),
-                              parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                                              escape_char=False, newlines_in_values=False),
-                              convert_options=pcsv.ConvertOptions(column_types=column_types,
-                                                                  include_columns=wanted, null_values=[],
-                                                                  strings_can_be_null=False,
-                                                                  quoted_strings_can_be_null=False))
+            t = _read_blocks(pcsv.open_csv(src.arrow(), **options), kept)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
         if other_separator.result():
             return None
-    # a comment line further down that happened to split into the right number of fields shows
-    # up as a qid starting with '#'; a '#' anywhere in a qid is rare enough to leave to the line parser.
-    # An empty field (two delimiters in a row, one at the start or end of a line) is a missing field
-    # to the line parser: numeric columns refuse it, text columns are checked here.
-    if contains_byte(t.column("qid"), 35) or any(_any_empty(t.column(n)) for n in ("qid", "iter", "docid", "tag")
-                                                 if n in t.column_names):
-        return None
     return t
 
 
-def _any_empty(col) -> bool:
-    """Whether a text column read by Arrow holds an empty value (one pass over its offsets)."""
-    for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
-        if pa.types.is_dictionary(c.type):       # its distinct values only
-            c = c.dictionary
-        if len(c) and c.type == pa.string():
-            off = np.frombuffer(c.buffers()[1], np.int32, len(c) + 1, c.offset * 4)
-            if (off[1:] == off[:-1]).any():
-                return True
-        elif len(c) and has_empty(c):
-            return True
-    return False
+def _read_blocks(reader, kept: list[str]) -> pa.Table | None:
+    """The ``kept`` columns of every block of a streaming CSV reader, each block checked whole
+    first; None at the first block that is not clean (the rest of the file is not read)."""
+    blocks = []
+    with reader:
+        for block in reader:
+            if not _clean(block):
+                return None
+            blocks.append(block.select(kept))
+    if not blocks:
+        return None
+    t = pa.Table.from_batches(blocks)
+    # each block has its own dictionary of run tags: one for the whole column
+    return t.unify_dictionaries() if any(pa.types.is_dictionary(f.type) for f in t.schema) else t
+
+
+_TEXT_COLUMNS = ("qid", "iter", "docid", "tag")
+
+
+def _clean(t: pa.Table | pa.RecordBatch) -> bool:
+    """Whether the text columns of a table or block read by Arrow read as the line parser reads them.
+    A comment line further down that happened to split into the right number of fields shows up as
+    a qid starting with '#' (a '#' anywhere in a qid is rare enough to leave to the line parser); an
+    empty field (two delimiters in a row, one at the start or end of a line) is a missing field to
+    the line parser: numeric columns refuse it, text columns are checked here."""
+    return not (contains_byte(t.column("qid"), 35)
+                or any(has_empty(t.column(n)) for n in _TEXT_COLUMNS if n in t.column_names))
 
 
 def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
-    """Whether the content of ``src`` holds any of the single bytes ``needles`` (a mapped plain file
-    is searched in place, without reading it into memory)."""
+    """Whether the content of ``src`` holds any of the single bytes ``needles``.  A plain file is
+    searched in place (memory-mapped) a slice at a time, each slice's pages released from this
+    process as soon as it is searched: mapped pages count in its memory, and the whole file would
+    otherwise add its size to the peak."""
     import mmap
 
     if not src.plain:
@@ -290,17 +304,24 @@ def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
         return any(data.find(n) >= 0 for n in needles)
     if src.size == 0:
         return False
+    step = max(1, thresholds.SCAN_SLICE_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
     with open(src.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return any(mm.find(n) >= 0 for n in needles)
+        for start in range(0, len(mm), step):
+            end = min(start + step, len(mm))
+            if any(mm.find(n, start, end) >= 0 for n in needles):
+                return True
+            if hasattr(mmap, "MADV_DONTNEED"):           # not on every platform (Windows)
+                mm.madvise(mmap.MADV_DONTNEED, start, end - start)
+    return False
 
 
 def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
-    # every field is read (and checked: UTF-8, not empty, numbers) even where it is not kept, so that
-    # the file is refused here wherever the line parser refuses it; a tag not kept is read as plain
-    # text (cheaper than dictionary-encoding it)
-    t = _arrow_read(src, names, names, {"tag": pa.string()} if lean else None)
+    # every field is read and checked (see _arrow_read), but only these are kept; a tag read only to
+    # be checked is plain text (cheaper than dictionary-encoding it)
+    kept = ["qid", "docid", "score"] + ([] if lean or columns == 3 else (["rank"] if ranks else []) + ["tag"])
+    t = _arrow_read(src, names, kept, {"tag": pa.string()} if lean else None)
     if t is None:
         return None
     score = t.column("score")
@@ -316,7 +337,7 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": repeated_column(n, None, pa.int64()), "tag": repeated_column(n, None)}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
-    rank = t.column("rank") if ranks else repeated_column(n, None, pa.int64())   # parsed, not kept
+    rank = t.column("rank") if ranks else repeated_column(n, None, pa.int64())   # checked, not kept
     return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score, "rank": rank,
                          "tag": t.column("tag")}))
 
