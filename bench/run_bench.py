@@ -91,17 +91,22 @@ with open(sys.argv[1], "w") as fh:
 
 def measured(argv: list[str]) -> tuple[float, float, bytes]:
     """(wall seconds, peak RSS in MiB, stdout) of one whole process."""
+    return measured_with_cpu(argv)[:3]
+
+
+def measured_with_cpu(argv: list[str]) -> tuple[float, float, bytes, float]:
+    """measured() and the process's CPU seconds (user + system), steadier than wall time on a shared machine."""
     import tempfile
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".txt") as stats:
         subprocess.run([PY, "-c", SHIM, stats.name, *argv], stdout=out, stderr=err, check=False)
-        wall, rss, code, _cpu = stats.read().split()
+        wall, rss, code, cpu = stats.read().split()
         out.seek(0)
         err.seek(0)
         if int(code) != 0:
             raise SystemExit(f"benchmark step failed: {' '.join(argv)}\n{err.read().decode()[-2000:]}")
-        return float(wall), int(rss) / 1024, out.read()
+        return float(wall), int(rss) / 1024, out.read(), float(cpu)
 
 
 def best_of(jobs: dict[str, tuple[list[str], int]]) -> dict[str, tuple[float, float, bytes]]:
