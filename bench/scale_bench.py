@@ -79,6 +79,9 @@ def main() -> None:
     ap.add_argument("--treckit-args", default="", help="extra arguments for treckit eval on the large run")
     ap.add_argument("--trec-eval", type=Path, default=ROOT.parent / "shared" / "tools" / "trec_eval")
     ap.add_argument("--skip-trec-eval", action="store_true")
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="trec_eval's output for these measures: written when trec_eval runs, compared with when "
+                         "--skip-trec-eval (trec_eval takes about 12 minutes on 100M lines here)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--measures", default=DEFAULT_MEASURES,
                     help="space-separated trec_eval measure names, or 'official' for trec_eval's default set")
@@ -130,7 +133,11 @@ def main() -> None:
         count_lines(s_run)
         small = (small[0], best(small_argv, max(a.repeat, 3) - max(1, a.repeat // 2), small[1]))
 
-    reference = next((r for t, _, _, r in rows if t.startswith("trec_eval") and not isinstance(r, str)), None)
+    reference = next((r[2] for t, _, _, r in rows if t.startswith("trec_eval") and not isinstance(r, str)), None)
+    if a.reference and reference is not None:
+        a.reference.write_bytes(reference)
+    elif a.reference and a.reference.is_file():
+        reference = a.reference.read_bytes()
     print(f"\n## {lines['run.trec']:,}-line run (`{a.data}`), measures: {a.measures}\n")
     print(f"treckit: `{' '.join(treckit)}`; best of {a.repeat}\n")
     print("| tool | file | wall (s) | CPU (s) | peak RSS (MiB) | µs per line (wall) | output |")
@@ -145,7 +152,7 @@ def main() -> None:
         elif reference is None:
             verdict = "(no trec_eval output to compare)"
         else:
-            verdict = "byte-identical to trec_eval's" if out == reference[2] else "DIFFERS from trec_eval's"
+            verdict = "byte-identical to trec_eval's" if out == reference else "DIFFERS from trec_eval's"
         print(f"| {tool} | {name} | {wall:.1f} | {cpu:.1f} | {rss:.0f} | {wall / n * 1e6:.3f} | {verdict} |")
     if small is not None:
         n_small, r = small
