@@ -89,7 +89,17 @@ def connect(scheduler: str | None = None, client=None) -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=local_workers(), threads_per_worker=1, processes=True,
                                   dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as c:
+        c.run(_leave_interrupts_to_the_client)
         yield c
+
+
+def _leave_interrupts_to_the_client() -> None:
+    """In a worker of a cluster started for the job: Ctrl-C reaches every process of the terminal's group, and
+    the command closes its workers itself -- without a traceback from each."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():      # the worker's event loop: its main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # ---------------------------------------------------------------- running a task on a worker

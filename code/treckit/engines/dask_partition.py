@@ -241,10 +241,11 @@ def collect(client, job: Job, qrels, requests, options, warn):
         qrels_k = by_query.take([q for q, o in zip(judged, owner.tolist()) if o == k])
         reduces.append(client.submit(captured, reduce_bucket, pieces, offsets, qrels_k, requests, options, plan.path,
                                      key=f"{job.key}-reduce-{k}", pure=False))
-        job.futures += pieces
-    job.futures += reduces
+    # only the reduce tasks are held from here on: Dask frees each block and piece once what needs it has run
+    # (and makes it again from its task, should a worker holding it be lost before)
+    job.maps, job.metas, job.futures = [], [], reduces
     parts = [unwrap(o) for o in _wait(client, job, reduces, plan.path)]
-    client.cancel(job.futures)                             # the blocks' lines are no longer needed
+    client.cancel(reduces)
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
     return tag, merge_parts(parts, qrels, requests, options, runid=tag, source=plan.path, warn=warn)
 
