@@ -118,6 +118,21 @@ def test_many_runs_are_byte_identical_to_the_local_engine(data, address, capsys,
     assert derr == err             # what the workers said (missing queries ...) is said again, run by run, in order
 
 
+def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatch):
+    """stdin (and a pipe) is read here, not by a worker (whose stdin is not the command's), then evaluated there."""
+    import io
+    argv = ["-q", "-m", "all_trec", data["qrels"], data["runs"][0], "-", data["runs"][2]]
+    text = Path(data["runs"][1]).read_text()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, err = run_cli(["eval", *argv], capsys)
+    from treckit import io as tio
+    tio._stream_cache.clear()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and "\trun1\n" in out
+
+
 def test_the_python_api_on_a_client(data, cluster):
     import pandas as pd
 

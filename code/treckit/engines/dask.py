@@ -211,20 +211,43 @@ def slim(res):
     return replace(res, view=None)
 
 
-def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, api: bool = False) -> tuple[str, Any]:
+def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, api: bool = False,
+                  run=None) -> tuple[str, Any]:
     """On a worker: read one run as the command reads it (``api``: as :func:`treckit.evaluate` reads its
-    ``run``, tables and objects included), evaluate it; (run tag, EvalResult)."""
+    ``run``, tables and objects included), evaluate it; (run tag, EvalResult).  ``run``: already read
+    (stdin or a pipe, which only the client can read)."""
     from ..evaluation import evaluate_requests
     from ..io import forget_stream
 
-    if api:
-        from ..inputs import as_run
-        run = as_run(path, reading, qrels_source=qrels_source, warn=warn)
-    else:
-        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+    if run is None:
+        run = read_run(path, reading, qrels_source, warn, api)
     if isinstance(path, str):
         forget_stream(path)
     return run.tag, slim(evaluate_requests(qrels, run, requests, options, source=str(path) if not api else "run", warn=warn))
+
+
+def read_run(path, reading, qrels_source, warn, api: bool):
+    if api:
+        from ..inputs import as_run
+        return as_run(path, reading, qrels_source=qrels_source, warn=warn)
+    return reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+
+
+def readable_here_only(path) -> bool:
+    """stdin (``-``) or a pipe (``<(cmd)``, a FIFO): only this process can read it, so it is read here and the
+    run sent to a worker."""
+    import stat
+
+    from ..io import is_stdio
+    from ..urls import is_url
+    if is_stdio(path):
+        return True
+    if not isinstance(path, (str, os.PathLike)) or is_url(path):
+        return False
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qrels_source=None,
@@ -244,8 +267,9 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
                 jobs.append(dask_partition.submit(c, part, q, qrels, requests, options, warn, key=job_key(f"run-{i}"),
                                                   reading=reading))
             else:
+                here = read_run(path, reading, qrels_source, warn, api) if readable_here_only(path) else None
                 jobs.append(c.submit(captured, evaluate_path, q, path, requests, options, reading, qrels_source,
-                                     warn, api, key=job_key(f"run-{i}"), pure=False))
+                                     warn, api, here, key=job_key(f"run-{i}"), pure=False))
         out = []
         try:
             for path, job in zip(paths, jobs):
