@@ -102,10 +102,10 @@ def main() -> None:
                 wall = min(timed(["--engine", "dask", "--scheduler", cluster.scheduler_address, *argv], got)
                            for _ in range(a.repeat))
                 same = "yes" if got.read_bytes() == ref.read_bytes() else "NO"
-                rows.append((f"dask LocalCluster", str(w), wall, f"{start:.1f}", same))
+                rows.append(("dask LocalCluster", str(w), wall, f"{start:.1f}", same))
     print()
-    print(f"| engine | workers | wall s | runs/s | M lines/s | speed-up | cluster start s | output identical |")
-    print(f"|---|---|---|---|---|---|---|---|")
+    print("| engine | workers | wall s | runs/s | M lines/s | speed-up | cluster start s | output identical |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, w, wall, start, same in rows:
         print(f"| {name} | {w} | {wall:.1f} | {len(runs) / wall:.2f} | {lines / wall / 1e6:.2f} | "
               f"{local / wall:.2f}x | {start} | {same} |")

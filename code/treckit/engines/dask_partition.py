@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dask import captured, cluster_failure, job_key, unwrap
+from .dask import captured, cluster_failure, unwrap
 
 TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
 
@@ -54,7 +54,6 @@ def plan(path, reading, options) -> Plan | None:
     reports it as the local engine does."""
     from .. import thresholds
     from ..errors import TreckitError
-    from ..urls import is_url
 
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or reading.skip_malformed:
         return None
@@ -92,7 +91,7 @@ def _read_range(path: str, start: int, end: int) -> bytes:
 def _detected(path: str, head: bytes) -> str | None:
     """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
     from ..formats.detect import detect_run
-    from ..io import Source, _stream_cache
+    from ..io import _stream_cache
     from ..urls import is_url
     if not is_url(path):
         return detect_run(path).format
