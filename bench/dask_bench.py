@@ -9,7 +9,9 @@ seeded qrels and run (1,000 x 1,000), and N - 1 copies with their scores perturb
 ties common) and their own tags.  Only the first ``--runs`` runs are evaluated.
 
 Each setup is one whole ``treckit eval`` process (wall time, best of ``--repeat``); the cluster is started before
-and is not timed (its start, a few seconds, is printed beside), as a team's running cluster would be.  Each Dask
+and is not timed (its start, a few seconds, is printed beside), as a team's running cluster would be; its workers
+are set up as those of the LocalCluster treckit starts itself (malloc keeping freed memory, as in treckit's own
+processes).  Each Dask
 output is compared with the local engine's bytes.
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "code"))
 PY = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 SHARED_DATA = Path("/work/benchdata/runs1m")
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
@@ -91,15 +94,18 @@ def main() -> None:
             t0 = time.perf_counter()
             with distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                                           dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:
+                from treckit.engines.dask import prepare_own_workers
+                with distributed.Client(cluster) as c:
+                    prepare_own_workers(c)                  # as the LocalCluster treckit starts itself
                 start = time.perf_counter() - t0
                 got = Path(tmp) / f"dask{w}.txt"
                 wall = min(timed(["--engine", "dask", "--scheduler", cluster.scheduler_address, *argv], got)
                            for _ in range(a.repeat))
                 same = "yes" if got.read_bytes() == ref.read_bytes() else "NO"
-                rows.append((f"dask LocalCluster", str(w), wall, f"{start:.1f}", same))
+                rows.append(("dask LocalCluster", str(w), wall, f"{start:.1f}", same))
     print()
-    print(f"| engine | workers | wall s | runs/s | M lines/s | speed-up | cluster start s | output identical |")
-    print(f"|---|---|---|---|---|---|---|---|")
+    print("| engine | workers | wall s | runs/s | M lines/s | speed-up | cluster start s | output identical |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, w, wall, start, same in rows:
         print(f"| {name} | {w} | {wall:.1f} | {len(runs) / wall:.2f} | {lines / wall / 1e6:.2f} | "
               f"{local / wall:.2f}x | {start} | {same} |")

@@ -7,6 +7,7 @@ One LocalCluster serves the whole module (starting one costs seconds); the comma
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import socket
@@ -115,6 +116,21 @@ def test_many_runs_are_byte_identical_to_the_local_engine(data, address, capsys,
     assert len(out.splitlines()) > 10 * 38 or ("json" in flags and out.count('"qid"') > 10 * 30)    # every run, per query
     assert dout == out
     assert derr == err             # what the workers said (missing queries ...) is said again, run by run, in order
+
+
+def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatch):
+    """stdin (and a pipe) is read here, not by a worker (whose stdin is not the command's), then evaluated there."""
+    import io
+    argv = ["-q", "-m", "all_trec", data["qrels"], data["runs"][0], "-", data["runs"][2]]
+    text = Path(data["runs"][1]).read_text()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, err = run_cli(["eval", *argv], capsys)
+    from treckit import io as tio
+    tio._stream_cache.clear()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and "\trun1\n" in out
 
 
 def test_the_python_api_on_a_client(data, cluster):
@@ -297,21 +313,24 @@ class KillOnce(distributed.WorkerPlugin):
                 os._exit(1)
 
 
-def _with_plugin(cluster, plugin):
-    cluster.register_plugin(plugin)
-    return plugin
+@contextlib.contextmanager
+def killing(cluster, marker: Path, every_time: bool = False):
+    """Workers kill themselves when a treckit task starts (once, or every time) inside the block; both workers
+    are back afterwards."""
+    cluster.register_plugin(KillOnce(str(marker), every_time))
+    try:
+        yield
+    finally:
+        cluster.unregister_worker_plugin(KillOnce.name)
+        cluster.wait_for_workers(2, timeout=60)
 
 
 def test_a_worker_killed_mid_job_the_job_completes_on_the_others(data, cluster, address, capsys, tmp_path):
     argv = ["-q", "-m", "all_trec", data["qrels"], *data["runs"]]
     code, out, err = run_cli(["eval", *argv], capsys)
     marker = tmp_path / "killed"
-    cluster.register_plugin(KillOnce(str(marker)))
-    try:
+    with killing(cluster, marker):
         dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
-    finally:
-        cluster.unregister_worker_plugin(KillOnce.name)
-        cluster.wait_for_workers(2, timeout=60)
     assert marker.exists()                             # a worker did die during the job ...
     assert dcode == code == 0, derr                    # ... and Dask ran its task again on the other: complete
     assert dout == out
@@ -322,12 +341,8 @@ def test_a_worker_killed_mid_job_a_partitioned_run_completes(data, big, cluster,
     argv = ["-q", "-c", "-m", "all_trec", data["qrels"], big["interleaved"]]
     code, out, err = run_cli(["eval", *argv], capsys)
     marker = tmp_path / "killed"
-    cluster.register_plugin(KillOnce(str(marker)))
-    try:
+    with killing(cluster, marker):
         dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
-    finally:
-        cluster.unregister_worker_plugin(KillOnce.name)
-        cluster.wait_for_workers(2, timeout=60)
     assert marker.exists() and partitioned
     assert dcode == code == 0, derr                    # the lost blocks were read again: complete and identical
     assert dout == out
@@ -335,13 +350,9 @@ def test_a_worker_killed_mid_job_a_partitioned_run_completes(data, big, cluster,
 
 def test_workers_dying_again_and_again_fail_the_job_clearly(data, cluster, address, capsys, tmp_path):
     marker = tmp_path / "killed"
-    cluster.register_plugin(KillOnce(str(marker), every_time=True))
-    try:
+    with killing(cluster, marker, every_time=True):
         code, out, err = run_cli(["eval", "--engine", "dask", "--scheduler", address, "-q", "-m", "map",
                                   data["qrels"], *data["runs"][:2]], capsys)
-    finally:
-        cluster.unregister_worker_plugin(KillOnce.name)
-        cluster.wait_for_workers(2, timeout=60)
     assert marker.exists()
     assert code == 3 and out == ""                     # nothing printed: no partial result
     assert "workers running" in err and "died" in err and "no result was printed" in err

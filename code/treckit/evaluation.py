@@ -376,7 +376,8 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     larger than it is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
     ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
     address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
-    and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).
+    and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
+    starts a LocalCluster so needs the ``if __name__ == "__main__":`` guard (its workers are new processes).
 
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """

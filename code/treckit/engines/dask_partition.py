@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dask import captured, cluster_failure, job_key, unwrap
+from .dask import captured, cluster_failure, unwrap
 
 TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
 
@@ -54,7 +54,6 @@ def plan(path, reading, options) -> Plan | None:
     reports it as the local engine does."""
     from .. import thresholds
     from ..errors import TreckitError
-    from ..urls import is_url
 
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or reading.skip_malformed:
         return None
@@ -92,7 +91,7 @@ def _read_range(path: str, start: int, end: int) -> bytes:
 def _detected(path: str, head: bytes) -> str | None:
     """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
     from ..formats.detect import detect_run
-    from ..io import Source, _stream_cache
+    from ..io import _stream_cache
     from ..urls import is_url
     if not is_url(path):
         return detect_run(path).format
@@ -241,10 +240,11 @@ def collect(client, job: Job, qrels, requests, options, warn):
         qrels_k = by_query.take([q for q, o in zip(judged, owner.tolist()) if o == k])
         reduces.append(client.submit(captured, reduce_bucket, pieces, offsets, qrels_k, requests, options, plan.path,
                                      key=f"{job.key}-reduce-{k}", pure=False))
-        job.futures += pieces
-    job.futures += reduces
+    # only the reduce tasks are held from here on: Dask frees each block and piece once what needs it has run
+    # (and makes it again from its task, should a worker holding it be lost before)
+    job.maps, job.metas, job.futures = [], [], reduces
     parts = [unwrap(o) for o in _wait(client, job, reduces, plan.path)]
-    client.cancel(job.futures)                             # the blocks' lines are no longer needed
+    client.cancel(reduces)
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
     return tag, merge_parts(parts, qrels, requests, options, runid=tag, source=plan.path, warn=warn)
 
