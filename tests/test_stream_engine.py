@@ -329,3 +329,16 @@ def test_staged_script_and_python_api_stream_too(tiny, tmp_path):
     streamed = subprocess.run(script + ["--memory-limit", "1"], capture_output=True, env=env)
     whole = subprocess.run(script + ["--memory-limit", "0"], capture_output=True, env=env)
     assert streamed.returncode == whole.returncode == 0 and streamed.stdout == whole.stdout and b"MAP" in whole.stdout
+
+
+def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_path, monkeypatch):
+    from treckit import io as tio
+    qrels, run = _grouped_case(4, True)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    whole = treckit(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    monkeypatch.setattr(tio, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
+    assert os.path.getsize(tmp_path / "run") > 2000 > os.path.getsize(tmp_path / "qrels")
+    refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]
+    assert treckit(["--memory-limit", "1K", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole
