@@ -116,7 +116,7 @@ FLAGS = [["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec"], ["-q", "-J", 
          ["-q", "-c", "-M", "3", "-l", "2", "-m", "all_trec"], ["-q", "-c", "-m", "gm_map", "-m", "gm_bpref", "-m", "relstring.10"],
          ["-q", "-m", "nDCG@10", "-m", "R@5", "-m", "RR", "-m", "P(rel=2)@5", "-m", "Judged@5"], ["-n", "-q", "-m", "official"],
          ["--missing", "zero", "-m", "all_trec"], ["--missing", "error", "-m", "map"], ["-m", "official"],
-         ["--format", "json", "-q", "-m", "map", "-m", "P.5"]]
+         ["--format", "json", "-q", "-m", "map", "-m", "P.5"], ["--float32", "-q", "-m", "map", "-m", "ndcg"]]
 
 
 @pytest.mark.parametrize("interleave", [False, True])
@@ -342,3 +342,17 @@ def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_pa
     refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
     assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]
     assert treckit(["--memory-limit", "1K", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole
+
+
+def test_sanity_warnings_name_the_same_queries_and_docs_when_sharded(tiny, tmp_path):
+    """The qid-spelling warning lists run queries in file order, the no-judged-doc warning the first line of a
+    judged query: the same across shards as in memory."""
+    r = random.Random(5)
+    lines = [f"0{q} Q0 d{j} {j} {10 - j} t" for q in range(1, 9) for j in range(1, 6)] + \
+            [f"9 Q0 x{j} {j} {10 - j} t" for j in range(1, 6)]
+    r.shuffle(lines)
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 d1 1\n" for q in range(1, 10)))
+    whole, streamed, seen = both(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
+    assert "spelled differently" in whole[2] and "retrieves none of the judged documents" in whole[2]
+    assert streamed == whole and seen[0][1] is not None
