@@ -356,3 +356,13 @@ def test_sanity_warnings_name_the_same_queries_and_docs_when_sharded(tiny, tmp_p
     whole, streamed, seen = both(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
     assert "spelled differently" in whole[2] and "retrieves none of the judged documents" in whole[2]
     assert streamed == whole and seen[0][1] is not None
+
+
+def test_no_room_for_shards_is_a_clear_error(tiny, tmp_path, monkeypatch):
+    qrels, run = _grouped_case(6, True)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "afile"))           # the temporary folder cannot be made there
+    code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert code == 2 and out == "" and f"{tmp_path / 'afile'}: cannot write" in err and "internal" not in err
