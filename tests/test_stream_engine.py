@@ -366,3 +366,25 @@ def test_no_room_for_shards_is_a_clear_error(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path / "afile"))           # the temporary folder cannot be made there
     code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
     assert code == 2 and out == "" and f"{tmp_path / 'afile'}: cannot write" in err and "internal" not in err
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1 << 40])
+def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
+    qrels, run = _grouped_case(11, False)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    argv = ["-q", "-c", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    base = treckit(argv)
+    from treckit.output import trec_eval
+    pieces = []
+    real = trec_eval.trec_eval_chunks
+
+    def spy(*a, **k):
+        for p in real(*a, **k):
+            pieces.append(p)
+            yield p
+    monkeypatch.setattr(trec_eval, "trec_eval_chunks", spy)
+    monkeypatch.setattr(thresholds, "OUTPUT_CHUNK_QUERIES", chunk)
+    assert treckit(argv) == base and base[1].count("\tall\t") > 10
+    nq = len({ln.split("\t")[1] for ln in base[1].splitlines()} - {"all"})
+    assert nq > 10 and len(pieces) == -(-nq // chunk)            # the summary ends the last piece

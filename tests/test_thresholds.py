@@ -90,7 +90,7 @@ THRESHOLDS = [
 
 # the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/test_stream_engine.py
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
-                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX"}
+                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
 
 
 def test_every_threshold_is_listed_here():
