@@ -116,7 +116,7 @@ FLAGS = [["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec"], ["-q", "-J", 
          ["-q", "-c", "-M", "3", "-l", "2", "-m", "all_trec"], ["-q", "-c", "-m", "gm_map", "-m", "gm_bpref", "-m", "relstring.10"],
          ["-q", "-m", "nDCG@10", "-m", "R@5", "-m", "RR", "-m", "P(rel=2)@5", "-m", "Judged@5"], ["-n", "-q", "-m", "official"],
          ["--missing", "zero", "-m", "all_trec"], ["--missing", "error", "-m", "map"], ["-m", "official"],
-         ["--format", "json", "-q", "-m", "map", "-m", "P.5"]]
+         ["--format", "json", "-q", "-m", "map", "-m", "P.5"], ["--float32", "-q", "-m", "map", "-m", "ndcg"]]
 
 
 @pytest.mark.parametrize("interleave", [False, True])
@@ -329,3 +329,62 @@ def test_staged_script_and_python_api_stream_too(tiny, tmp_path):
     streamed = subprocess.run(script + ["--memory-limit", "1"], capture_output=True, env=env)
     whole = subprocess.run(script + ["--memory-limit", "0"], capture_output=True, env=env)
     assert streamed.returncode == whole.returncode == 0 and streamed.stdout == whole.stdout and b"MAP" in whole.stdout
+
+
+def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_path, monkeypatch):
+    from treckit import io as tio
+    qrels, run = _grouped_case(4, True)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    whole = treckit(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    monkeypatch.setattr(tio, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
+    assert os.path.getsize(tmp_path / "run") > 2000 > os.path.getsize(tmp_path / "qrels")
+    refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]
+    assert treckit(["--memory-limit", "1K", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole
+
+
+def test_sanity_warnings_name_the_same_queries_and_docs_when_sharded(tiny, tmp_path):
+    """The qid-spelling warning lists run queries in file order, the no-judged-doc warning the first line of a
+    judged query: the same across shards as in memory."""
+    r = random.Random(5)
+    lines = [f"0{q} Q0 d{j} {j} {10 - j} t" for q in range(1, 9) for j in range(1, 6)] + \
+            [f"9 Q0 x{j} {j} {10 - j} t" for j in range(1, 6)]
+    r.shuffle(lines)
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 d1 1\n" for q in range(1, 10)))
+    whole, streamed, seen = both(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
+    assert "spelled differently" in whole[2] and "retrieves none of the judged documents" in whole[2]
+    assert streamed == whole and seen[0][1] is not None
+
+
+def test_no_room_for_shards_is_a_clear_error(tiny, tmp_path, monkeypatch):
+    qrels, run = _grouped_case(6, True)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "afile"))           # the temporary folder cannot be made there
+    code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert code == 2 and out == "" and f"{tmp_path / 'afile'}: cannot write" in err and "internal" not in err
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1 << 40])
+def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
+    qrels, run = _grouped_case(11, False)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    argv = ["-q", "-c", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    base = treckit(argv)
+    from treckit.output import trec_eval
+    pieces = []
+    real = trec_eval.trec_eval_chunks
+
+    def spy(*a, **k):
+        for p in real(*a, **k):
+            pieces.append(p)
+            yield p
+    monkeypatch.setattr(trec_eval, "trec_eval_chunks", spy)
+    monkeypatch.setattr(thresholds, "OUTPUT_CHUNK_QUERIES", chunk)
+    assert treckit(argv) == base and base[1].count("\tall\t") > 10
+    nq = len({ln.split("\t")[1] for ln in base[1].splitlines()} - {"all"})
+    assert nq > 10 and len(pieces) == -(-nq // chunk)            # the summary ends the last piece

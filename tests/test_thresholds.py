@@ -92,7 +92,7 @@ THRESHOLDS = [
 
 # the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/test_stream_engine.py
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
-                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX"}
+                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
 # thresholds whose both sides are run by another test file (on a Dask cluster)
 ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py"}
 

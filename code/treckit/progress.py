@@ -58,7 +58,10 @@ class Meter:
         if self._progress is not None:
             self._progress.update(self._task, advance=n)
 
-    def restart(self, description: str) -> None:
+    def restart(self, description: str, total: int | None = None) -> None:
+        """Start over (another pass), over ``total`` units (default: the same total)."""
+        if total is not None:
+            self.total = total
         if self._progress is not None:
             self._progress.reset(self._task, description=description, total=self.total)
 

@@ -337,7 +337,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..api import read_qrels
     from ..evaluation import EvalOptions, read_zscores
     from ..measures.registry import resolve
-    from ..output.records import render
+    from ..output.records import write
     from ..stages import say
 
     out = out or sys.stdout
@@ -363,7 +363,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
             res = evaluate_path(qrels, path, requests, opts, a.reading, memory_limit=limit, warn=say,
                                 qrels_source=a.files[0])
             results.append((path, res.runid, res))
-    out.write(render(results, fmt, per_query=a.query, summary=a.summary))
+    write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.prometheus_textfile or a.pushgateway:
         from ..service.metrics import export, gauge_measures
         from pathlib import Path

@@ -245,6 +245,7 @@ class StreamEvaluation:
             raise os_error(exc, base, "write") from None
         try:
             written = self._write_shards(n, bucket_of)
+            self.meter.restart(f"evaluating {self.path} shard by shard", n)
             for i in range(n):
                 shard = os.path.join(self.shard_dir, f"{i}.arrow")
                 if os.path.exists(shard):
@@ -258,7 +259,7 @@ class StreamEvaluation:
                 else:
                     run, row = _empty(), 0
                 self._evaluate(run, self.index.take(by_shard[i]), row)
-                self.meter.advance(0)
+                self.meter.advance(1)
         except OSError as exc:
             raise os_error(exc, self.shard_dir, "write") from None
         finally:

@@ -28,6 +28,17 @@ def _json_number(x: float):
     return None if math.isnan(x) else x
 
 
+def write(out, results, fmt: str, *, per_query: bool = False, summary: bool = True) -> None:
+    """:func:`render`'s text written to ``out``; trec_eval text a piece at a time (see trec_eval_chunks)."""
+    if fmt != "trec_eval":
+        out.write(render(results, fmt, per_query=per_query, summary=summary))
+        return
+    from .trec_eval import trec_eval_chunks
+    for _, _, res in results:
+        for piece in trec_eval_chunks(res, per_query=per_query, summary=summary):
+            out.write(piece)
+
+
 def render(results, fmt: str, *, per_query: bool = False, summary: bool = True) -> str:
     if fmt == "trec_eval":
         return "".join(format_trec_eval(res, per_query=per_query, summary=summary) for _, _, res in results)

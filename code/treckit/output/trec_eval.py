@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Iterator
 
 from ..evaluation import EvalResult
 
@@ -15,11 +16,22 @@ def _value(kind: str, value: float, z: bool) -> str:
 
 
 def format_trec_eval(res: EvalResult, *, per_query: bool = False, summary: bool = True) -> str:
+    return "".join(trec_eval_chunks(res, per_query=per_query, summary=summary))
+
+
+def trec_eval_chunks(res: EvalResult, *, per_query: bool = False, summary: bool = True) -> Iterator[str]:
+    """:func:`format_trec_eval`'s text in pieces of ``thresholds.OUTPUT_CHUNK_QUERIES`` queries' lines, to be
+    written one after the other (the -q text of 100,000 queries is hundreds of MB: never held whole)."""
+    from .. import thresholds
+
     out: list[str] = []
     z = res.zscore
     zp = "Z" if z else ""
     if per_query:
         for i, qid in enumerate(res.qids):
+            if out and i % thresholds.OUTPUT_CHUNK_QUERIES == 0:
+                yield "".join(out)
+                out = []
             for j, c in enumerate(res.columns):
                 if c not in res.per_query_columns:
                     continue
@@ -35,4 +47,4 @@ def format_trec_eval(res: EvalResult, *, per_query: bool = False, summary: bool 
                 out.append(f"{'runid':<22}\tall\t{res.summary['runid']}\n")
             elif kind in ("double", "long") and c in res.summary:
                 out.append(f"{zp}{c:<22}\tall\t{_value(kind, res.summary[c], z)}\n")
-    return "".join(out)
+    yield "".join(out)
