@@ -85,6 +85,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--measures", default=DEFAULT_MEASURES,
                     help="space-separated trec_eval measure names, or 'official' for trec_eval's default set")
+    ap.add_argument("--per-query", action="store_true", help="-q: every query's values too (a stronger byte check)")
     ap.add_argument("--interleaved", action="store_true", help="also evaluate run_interleaved.trec with treckit")
     ap.add_argument("--small-data", type=Path, default=ROOT / "outputs" / "bench",
                     help="where bench/run_bench.py's 7M-line run is (generated there on first use)")
@@ -93,6 +94,7 @@ def main() -> None:
 
     treckit = treckit_command(a.treckit)
     measures = [] if a.measures == "official" else [arg for m in a.measures.split() for arg in ("-m", m)]
+    measures = ["-q"] * a.per_query + measures
     qrels, run = a.data / "qrels", a.data / "run.trec"
     for p in (qrels, run):
         if not p.is_file():
@@ -138,7 +140,7 @@ def main() -> None:
         a.reference.write_bytes(reference)
     elif a.reference and a.reference.is_file():
         reference = a.reference.read_bytes()
-    print(f"\n## {lines['run.trec']:,}-line run (`{a.data}`), measures: {a.measures}\n")
+    print(f"\n## {lines['run.trec']:,}-line run (`{a.data}`), measures: {a.measures}{' with -q' if a.per_query else ''}\n")
     print(f"treckit: `{' '.join(treckit)}`; best of {a.repeat}\n")
     print("| tool | file | wall (s) | CPU (s) | peak RSS (MiB) | µs per line (wall) | output |")
     print("|---|---|---|---|---|---|---|")
