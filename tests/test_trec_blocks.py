@@ -94,10 +94,15 @@ def _line_parser(monkeypatch, read, path, **kw):
         return _outcome(read, path, **kw)
 
 
-def _arrow_path(monkeypatch, read, path, **kw):
+def _small_blocks(monkeypatch) -> None:
+    """Every TREC file to the Arrow path, read in blocks of ``BLOCK`` bytes."""
     monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
     monkeypatch.setattr(thresholds, "TREC_QRELS_FAST_MIN_BYTES", 0)
     monkeypatch.setattr(thresholds, "ARROW_STREAM_BLOCK_BYTES", BLOCK)
+
+
+def _arrow_path(monkeypatch, read, path, **kw):
+    _small_blocks(monkeypatch)
     return _outcome(read, path, **kw)
 
 
@@ -115,11 +120,11 @@ def test_clean_file_is_read_block_by_block(tmp_path, monkeypatch, blocks, how):
     p = tmp_path / "run"
     p.write_bytes(b"".join(_run_lines()))
     read = READS[how]
-    slow = read_trec_run(p) if how != "lean" else None
     with monkeypatch.context() as m:
         m.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 1 << 62)
         slow = read(p)
-    fast = (_arrow_path(monkeypatch, read, p), read(p))[1]
+    _small_blocks(monkeypatch)
+    fast = read(p)
     counts, results = blocks
     assert counts[-1] > 5 and results[-1] is not None and results[-1].column("score").num_chunks == counts[-1]
     assert fast.to_dict() == slow.to_dict() and fast.tag == slow.tag == "myrun"
