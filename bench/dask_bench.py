@@ -3,8 +3,8 @@ against ``--engine dask`` on a ``LocalCluster`` of 1 and 2 worker processes (the
 
     .venv/bin/python bench/dask_bench.py [--data DIR] [--runs 200] [--workers 1,2] [--repeat 1]
 
-Data: ``--data DIR`` holding ``qrels`` and ``run_*.trec`` (the bench helper's /work/benchdata/runs1m: 200 runs of
-1,000 queries x 1,000 docs, used when present), else generated here into outputs/bench/runs1m: bench/generate.py's
+Data: ``--data DIR`` holding ``qrels`` and ``run_*.trec`` (e.g. `bench/generate.py --mode many --runs 200
+--out DIR`: 200 runs of 1,000 queries x 1,000 docs), else generated here into outputs/bench/runs1m: bench/generate.py's
 seeded qrels and run (1,000 x 1,000), and N - 1 copies with their scores perturbed by seeded noise (two decimals,
 ties common) and their own tags.  Only the first ``--runs`` runs are evaluated.
 
@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "code"))
 PY = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
-SHARED_DATA = Path("/work/benchdata/runs1m")
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
 
@@ -74,7 +73,7 @@ def main() -> None:
     ap.add_argument("--workers", default="1,2", help="worker processes of each LocalCluster, comma-separated")
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
-    data = a.data or (SHARED_DATA if (SHARED_DATA / "qrels").exists() else ROOT / "outputs" / "bench" / "runs1m")
+    data = a.data or ROOT / "outputs" / "bench" / "runs1m"
     if (data / "qrels").exists() and len(list(data.glob("run_*.trec"))) >= a.runs:
         qrels, runs = data / "qrels", sorted(data.glob("run_*.trec"))[: a.runs]
     else:

@@ -73,7 +73,7 @@ def best(argv: list[str], repeat: int, got: tuple | None = None) -> tuple[float,
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=Path("/work/benchdata/100m"),
+    ap.add_argument("--data", type=Path, default=ROOT / "outputs" / "bench" / "100m",
                     help="directory with run.trec and qrels (and run_interleaved.trec) from generate.py --mode large")
     ap.add_argument("--treckit", type=Path, default=None, help="the treckit to measure (default: this repo's .venv)")
     ap.add_argument("--treckit-args", default="", help="extra arguments for treckit eval on the large run")
