@@ -74,11 +74,19 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
     data = a.data or ROOT / "outputs" / "bench" / "runs1m"
-    if (data / "qrels").exists() and len(list(data.glob("run_*.trec"))) >= a.runs:
-        qrels, runs = data / "qrels", sorted(data.glob("run_*.trec"))[: a.runs]
+    have = sorted(data.glob("run_*.trec"))
+    if (data / "qrels").exists() and len(have) >= a.runs:
+        qrels, runs = data / "qrels", have[: a.runs]
+    elif a.data is not None and (have or (data / "qrels").exists()):
+        # a folder of the user's with fewer runs than asked for: never add runs of another shape beside them
+        raise SystemExit(f"{data} holds {len(have)} runs, fewer than --runs {a.runs}: generate them "
+                         f"(bench/generate.py --mode many --runs {a.runs} --out {data}) or pass --runs {len(have)}")
     else:
         qrels, runs = make_runs(data, a.runs)
-    lines = sum(1 for _ in open(runs[0], "rb")) * len(runs)
+    lines = 0
+    for r in runs:                                  # counted, not assumed: runs may differ in depth
+        with open(r, "rb") as fh:
+            lines += sum(1 for _ in fh)
     argv = [*MEASURES, str(qrels), *map(str, runs)]
     print(f"{len(runs)} runs, {lines:,} lines in all ({data}); cores: {os.cpu_count()}")
 

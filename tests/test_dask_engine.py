@@ -442,3 +442,36 @@ def test_the_local_engine_reads_urls_too(data, s3, capsys):
     ucode, uout, uerr = run_cli(["eval", "-q", "-m", "map", s3["qrels"], s3["runs"][0]], capsys)
     assert code == ucode == 0, uerr
     assert uout == out
+
+
+def test_relative_run_paths_reach_workers_of_a_cluster_of_ones_own(tmp_path, monkeypatch):
+    """With --scheduler (workers started elsewhere, from their own directory) eval sends a relative run path
+    absolute; compare and testset eval refuse it with the absolute path as the fix."""
+    from treckit.engines.dask import check_shared_paths, for_workers
+    from treckit.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 1.0 t\n")
+    assert for_workers("run.trec", remote=True) == str(tmp_path / "run.trec")
+    assert for_workers("run.trec", remote=False) == "run.trec"          # the command's own LocalCluster
+    assert for_workers("s3://bucket/run.trec", remote=True) == "s3://bucket/run.trec"
+    check_shared_paths([str(tmp_path / "run.trec"), "s3://b/r", "-"], "tcp://h:8786")
+    check_shared_paths(["run.trec"], None)
+    with pytest.raises(InputError) as e:
+        check_shared_paths(["run.trec"], "tcp://h:8786")
+    assert str(tmp_path / "run.trec") in e.value.fix
+
+
+def test_a_scheduler_without_workers_fails_clearly_instead_of_waiting_forever(monkeypatch, capsys):
+    import distributed
+
+    import treckit.engines.dask as engine
+    from treckit.errors import TreckitError
+
+    monkeypatch.setattr(engine, "WORKER_WAIT_SECONDS", 1)
+    with distributed.LocalCluster(n_workers=0, dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:
+        with pytest.raises(TreckitError) as e:
+            with engine.connect(cluster.scheduler_address):
+                pass
+    assert e.value.exit_code == 3 and "no worker joined" in str(e.value)
+    assert "has no worker yet" in capsys.readouterr().err

@@ -24,8 +24,8 @@ def main(argv=None) -> int:
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
     ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
     ap.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
-                    help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a larger TREC run is "
-                         "evaluated in bounded memory, with the same numbers")
+                    help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a TREC run file over a third "
+                         "of it (read whole, a run takes about 3x its size) is evaluated in bounded memory, with the same numbers")
     add_reading_arguments(ap)     # how the run is read: the options of every run reader (--order rank: the rank column)
     a = ap.parse_args(argv)
 

@@ -373,7 +373,7 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module).
     Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
     ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
-    larger than it is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
+    over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
     ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
     address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
     and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that

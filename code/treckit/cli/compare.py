@@ -63,10 +63,11 @@ def compare_cmd(
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", metavar="SIZE",
                                                help="memory budget (e.g. 2G; 0: read every run whole; default 2G): a "
-                                                    "TREC run larger than it is evaluated in bounded memory"),
+                                                    "TREC run file over a third of it (read whole, a run takes about "
+                                                    "3x its size) is evaluated in bounded memory"),
     engine: str = typer.Option("local", "--engine", metavar="local|dask",
                                help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
-                                    "pip install 'treckit[dask]')"),
+                                    "pip install 'treckit\\[dask]')"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                             help="--engine dask: the scheduler (tcp://host:8786); default: a local "
                                                  "cluster started for the job"),
@@ -81,8 +82,9 @@ def compare_cmd(
     from ..engines.stream import memory_limit_of
     limit = memory_limit_of(memory_limit)
     if engine != "local" or scheduler is not None:         # checked before any file is read
-        from ..engines.dask import check_engine
+        from ..engines.dask import check_engine, check_shared_paths
         check_engine(engine, scheduler)
+        check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed)

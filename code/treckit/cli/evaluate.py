@@ -217,8 +217,8 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "zero (scored 0, as -c) | error (fail)"),
         ("", "--float32", "", "round scores to float32 first (as trec_eval 9.x and pytrec_eval)"),
         ("", "--memory-limit", "SIZE",
-         "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run larger than it "
-         "is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
+         "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run file over a third "
+         "of it (read whole, a run takes about 3x its size) is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
          "with the same output"),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),

@@ -161,7 +161,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges"),
                      engine: str = typer.Option("local", "--engine", metavar="local|dask",
                                                 help="dask: the run read and measured on a Dask cluster (pip install "
-                                                     "'treckit[dask]')"),
+                                                     "'treckit\\[dask]')"),
                      scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                                              help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
@@ -172,8 +172,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     from ..testsets.report import holdout_gap, results_markdown, results_table
     from ..testsets.runner import evaluate, evaluate_run
     if engine != "local" or scheduler is not None:         # checked before any file is read
-        from ..engines.dask import check_engine
+        from ..engines.dask import check_engine, check_shared_paths
         check_engine(engine, scheduler)
+        check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
     if (run is None) == (function is None):
         raise InputError("give either --run RUN or --function module:function", fix="pick one")

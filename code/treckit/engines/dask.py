@@ -39,6 +39,7 @@ from ..errors import InputError, TreckitError
 
 ENGINES = ("local", "dask")
 SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
+WORKER_WAIT_SECONDS = 60           # how long a job waits for the first worker of a scheduler that has none
 INSTALL = "pip install 'treckit[dask]'"
 
 
@@ -88,6 +89,7 @@ def connect(scheduler: str | None = None, client=None) -> Iterator[Any]:
                              fix="check the address (e.g. tcp://host:8786) and that the scheduler runs, or leave out "
                                  "--scheduler to start a local cluster") from None
         try:
+            wait_for_a_worker(c, scheduler)
             yield c
         finally:
             c.close()
@@ -251,6 +253,45 @@ def read_run(path, reading, qrels_source, warn, api: bool):
     return reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
 
 
+def wait_for_a_worker(c, scheduler: str) -> None:
+    """A scheduler without workers would hold the job forever: say so, wait a while, then fail clearly."""
+    if c.scheduler_info().get("workers"):
+        return
+    print(f"treckit: the Dask scheduler at {scheduler} has no worker yet; waiting up to {WORKER_WAIT_SECONDS} s",
+          file=sys.stderr)
+    try:
+        c.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except (TimeoutError, OSError):
+        raise TreckitError(f"no worker joined the Dask scheduler at {scheduler} within {WORKER_WAIT_SECONDS} s; "
+                           "nothing was evaluated\n  fix: start workers (dask worker "
+                           f"{scheduler}), or leave out --scheduler to start a local cluster") from None
+
+
+def for_workers(path, remote: bool):
+    """The name a worker opens the run ``path`` by: on a cluster of one's own (``--scheduler``, a client given)
+    a relative local path is made absolute, since its workers resolve paths from their own directory; the
+    workers of the LocalCluster started for the job share this process's directory."""
+    from ..urls import is_url
+    if remote and isinstance(path, (str, os.PathLike)) and not is_url(str(path)) and not readable_here_only(path):
+        return os.path.abspath(path)
+    return path
+
+
+def check_shared_paths(paths, scheduler: str | None) -> None:
+    """With ``--scheduler``, the run files are opened by workers that may run elsewhere, from another directory:
+    a relative local path is refused with the fix (an absolute path on a file system the workers share, or a URL)."""
+    from ..io import is_stdio
+    from ..urls import is_url
+    if not scheduler:
+        return
+    for p in paths:
+        if p is not None and not is_stdio(p) and not is_url(str(p)) and not os.path.isabs(str(p)):
+            raise InputError(f"{p}: a relative path, which the workers of {scheduler} would look up from their own "
+                             "directory", path=str(p),
+                             fix=f"give {os.path.abspath(str(p))} (on a file system the workers share) or a URL "
+                                 "(s3://, gs://, http(s)://)")
+
+
 def readable_here_only(path) -> bool:
     """stdin (``-``) or a pipe (``<(cmd)``, a FIFO): only this process can read it, so it is read here and the
     run sent to a worker."""
@@ -279,7 +320,9 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
     with connect(scheduler, client) as c:
         q = shared(c, qrels)
         jobs = []
-        for i, path in enumerate(paths):
+        remote = scheduler is not None or client is not None
+        for i, shown in enumerate(paths):
+            path = for_workers(shown, remote)
             part = dask_partition.plan(path, reading, options)
             if part is not None:
                 jobs.append(dask_partition.submit(c, part, q, qrels, requests, options, warn, key=job_key(f"run-{i}"),
@@ -290,7 +333,7 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
                                      warn, api, here, key=job_key(f"run-{i}"), pure=False))
         out = []
         try:
-            for path, job in zip(paths, jobs):
+            for path, job in zip(paths, jobs):      # each run under the name it was given
                 if isinstance(job, dask_partition.Job):
                     tag, res = dask_partition.collect(c, job, qrels, requests, options, warn)
                 else:
