@@ -388,3 +388,20 @@ def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
     assert treckit(argv) == base and base[1].count("\tall\t") > 10
     nq = len({ln.split("\t")[1] for ln in base[1].splitlines()} - {"all"})
     assert nq > 10 and len(pieces) == -(-nq // chunk)            # the summary ends the last piece
+
+
+def test_a_run_opening_with_a_long_comment_header_is_read_whole_and_streamed(tiny, tmp_path, trec_eval, shared):
+    """More comment lines than format detection's first read and than a stream block (both once refused the file:
+    'first line is longer than 64 MiB' / 'no run lines found'); trec_eval skips no line here, so the comments go
+    to a copy it reads without them."""
+    data = shared / "trec_eval"
+    body = (data / "results.test").read_text()
+    run = tmp_path / "run"
+    run.write_text("".join(f"# header line {i} of a run written by some tool\n" for i in range(3000)) + body)
+    (tmp_path / "plain").write_text(body)
+    qrels = str(data / "qrels.test")
+    expected = subprocess.run([str(trec_eval), "-q", "-c", qrels, str(tmp_path / "plain")], capture_output=True,
+                              text=True, check=True).stdout
+    whole, streamed, seen = both(["-q", "-c", qrels, str(run)], tiny)
+    assert whole == (0, expected, "") and streamed == whole
+    assert seen and seen[0][0] == 3                               # streamed, one part per query

@@ -172,7 +172,7 @@ class StreamEvaluation:
                 try:
                     return read_run_block(data, self.path, first_line, self.reading, readings=readings), len(data)
                 except InputError as exc:
-                    if not str(exc).startswith("no run lines found"):
+                    if not exc.reason.startswith("no run lines found"):
                         raise
                     self.meter.advance(len(data))           # a block of comments and blank lines only
             return None
