@@ -239,7 +239,8 @@ def test_plan_streams_only_large_plain_trec_runs(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("text,want", [("2G", 2 << 30), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("100000", 100000),
-                                       ("0", None), ("none", None), ("64k", 64 << 10)])
+                                       ("0", None), ("none", None), ("64k", 64 << 10),
+                                       ("0.0001K", 1), ("0.5", 1), ("0.0K", None)])     # below a byte: 1, not "no limit"
 def test_memory_limit_sizes(text, want):
     assert stream.parse_memory_limit(text) == want
 

@@ -52,8 +52,10 @@ def parse_memory_limit(text) -> int | None:
     m = _SIZE.fullmatch(s)
     if not m:
         raise InputError(f"--memory-limit {text}: not a size", fix="give a size such as 2G, 512M or 0 (no limit)")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    return value or None
+    number = float(m.group(1))
+    if not number:
+        return None
+    return max(1, int(number * _UNITS[m.group(2).lower()]))     # a budget below a byte is a byte, not "no limit"
 
 
 def memory_limit_of(text) -> int | None:
