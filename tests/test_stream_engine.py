@@ -364,9 +364,13 @@ def test_no_room_for_shards_is_a_clear_error(tiny, tmp_path, monkeypatch):
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
     (tmp_path / "afile").write_text("")
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "afile"))           # the temporary folder cannot be made there
-    code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
-    assert code == 2 and out == "" and f"{tmp_path / 'afile'}: cannot write" in err and "internal" not in err
+    for tmp in ("afile", "missing"):               # the temporary folder cannot be made there
+        monkeypatch.setenv("TMPDIR", str(tmp_path / tmp))
+        code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
+        assert code == 2 and out == "" and "internal" not in err
+        assert err.startswith(f"treckit: error: {tmp_path / tmp}: cannot write the temporary shards of a run whose "
+                              "queries are interleaved: ")
+        assert "fix: set TMPDIR to a writable folder with free space" in err
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 1 << 40])
