@@ -277,6 +277,33 @@ def test_a_malformed_line_in_a_partition_is_named_by_file_and_true_line(data, bi
     assert len(partitioned) == 2
 
 
+def test_lines_read_by_a_layout_rule_are_said_once_with_true_lines(data, big, address, capsys, partitioned, tmp_path):
+    """Doc ids with spaces in blocks far apart: the notice the local engine gives (count, first true line), once."""
+    lines = Path(big["grouped"]).read_text().splitlines(keepends=True)
+    for no in (611, 902):
+        q, it, doc, *rest = lines[no - 1].split()
+        lines[no - 1] = " ".join([q, it, doc, "x", *rest]) + "\n"
+    spaced = tmp_path / "spaced"
+    spaced.write_text("".join(lines))
+    (code, out, err), (dcode, dout, derr) = both(["-q", "-m", "map", data["qrels"], str(spaced)], address, capsys)
+    assert code == dcode == 0
+    assert f"{spaced}: read 2 doc id(s) containing whitespace (first on line 611)" in err
+    assert derr == err and dout == out and partitioned
+
+
+def test_blocks_of_comments_only_are_skipped_as_locally(data, big, address, capsys, partitioned, tmp_path):
+    """A comment header several blocks long, and comments midway: those blocks hold no run line, which is no error."""
+    lines = Path(big["interleaved"]).read_text().splitlines(keepends=True)
+    comments = [f"# a comment line written by some tool, number {i}\n" for i in range(60)]
+    commented = tmp_path / "commented"
+    commented.write_text("".join(comments + lines[:500] + comments + lines[500:]))
+    (code, out, err), (dcode, dout, derr) = both(["-q", "-c", "-m", "all_trec", data["qrels"], str(commented)],
+                                                 address, capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and "P_10" in out and derr == err
+    assert partitioned and partitioned[0] > 20
+
+
 def test_a_doc_listed_twice_across_blocks_is_refused_as_locally(data, big, address, capsys, partitioned, tmp_path):
     lines = Path(big["grouped"]).read_text().splitlines(keepends=True)
     first = next(ln for ln in lines if ln.startswith("q2 "))
