@@ -464,6 +464,24 @@ def test_a_partitioned_run_read_from_s3_in_byte_ranges(data, big, s3, address, c
     assert dout == out
 
 
+def test_a_url_without_credentials_is_a_clear_input_error(data, s3, capsys, monkeypatch):
+    """botocore finds no credentials: a setting to fix (exit 2, saying which), not a runtime failure (exit 3)."""
+    import s3fs
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3fs.S3FileSystem.clear_instance_cache()               # a cached file system keeps the credentials it found
+    try:
+        code, out, err = run_cli(["eval", "-m", "map", data["qrels"], s3["runs"][0]], capsys)
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+    assert code == 2 and out == ""
+    assert err.startswith(f"treckit: error: {s3['runs'][0]}: no credentials to read it (Unable to locate credentials)")
+    assert "fix: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in err
+
+
 def test_the_local_engine_reads_urls_too(data, s3, capsys):
     code, out, _ = run_cli(["eval", "-q", "-m", "map", data["qrels"], data["runs"][0]], capsys)
     ucode, uout, uerr = run_cli(["eval", "-q", "-m", "map", s3["qrels"], s3["runs"][0]], capsys)
