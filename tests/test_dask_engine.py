@@ -194,6 +194,8 @@ def test_engine_options_are_checked(data, capsys):
     assert code == 2 and "--engine spark: not one of local, dask" in err
     code, _, err = run_cli(["eval", "--scheduler", "tcp://x:1", data["qrels"], data["runs"][0]], capsys)
     assert code == 2 and "--scheduler" in err and "--engine dask" in err
+    code, out, err = run_cli(["eval", "--engine", "dask", "--scheduler", "", data["qrels"], data["runs"][0]], capsys)
+    assert code == 2 and out == "" and "treckit: error: --scheduler is empty" in err      # not a local cluster
 
 
 def test_without_dask_the_error_says_how_to_install_it(data, capsys, monkeypatch):
