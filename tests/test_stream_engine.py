@@ -410,3 +410,19 @@ def test_a_run_opening_with_a_long_comment_header_is_read_whole_and_streamed(tin
     whole, streamed, seen = both(["-q", "-c", qrels, str(run)], tiny)
     assert whole == (0, expected, "") and streamed == whole
     assert seen and seen[0][0] == 3                               # streamed, one part per query
+
+
+def test_the_python_api_checks_memory_limit_whatever_the_run(tmp_path):
+    """A bad memory_limit is refused as `treckit eval --memory-limit` refuses it, also where it would not be used
+    (a run given as a data frame, which is in memory already), never silently ignored."""
+    import pandas as pd
+
+    import treckit
+    from treckit.errors import InputError
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [2.0, 1.0]})
+    assert treckit.evaluate(qrels, frame, ["P.1"], memory_limit="1K")["P_1"].tolist() == [1.0, 1.0]      # q1, all
+    for bad in ("10x", "", -5):
+        with pytest.raises(InputError, match="not a size"):
+            treckit.evaluate(qrels, frame, ["P.1"], memory_limit=bad)
