@@ -129,6 +129,7 @@ def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatc
     tio._stream_cache.clear()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    tio._stream_cache.clear()          # this stdin is read once per process: later tests give their own
     assert code == dcode == 0, derr
     assert dout == out and "\trun1\n" in out
 
