@@ -129,6 +129,7 @@ def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatc
     tio._stream_cache.clear()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
+    tio._stream_cache.clear()          # this stdin is read once per process: later tests give their own
     assert code == dcode == 0, derr
     assert dout == out and "\trun1\n" in out
 
@@ -194,6 +195,8 @@ def test_engine_options_are_checked(data, capsys):
     assert code == 2 and "--engine spark: not one of local, dask" in err
     code, _, err = run_cli(["eval", "--scheduler", "tcp://x:1", data["qrels"], data["runs"][0]], capsys)
     assert code == 2 and "--scheduler" in err and "--engine dask" in err
+    code, out, err = run_cli(["eval", "--engine", "dask", "--scheduler", "", data["qrels"], data["runs"][0]], capsys)
+    assert code == 2 and out == "" and "treckit: error: --scheduler is empty" in err      # not a local cluster
 
 
 def test_without_dask_the_error_says_how_to_install_it(data, capsys, monkeypatch):
@@ -275,6 +278,33 @@ def test_a_malformed_line_in_a_partition_is_named_by_file_and_true_line(data, bi
         assert derr.startswith(f"treckit: error: {bad}:{no}: ") and derr == err
         assert dout == out == ""
     assert len(partitioned) == 2
+
+
+def test_lines_read_by_a_layout_rule_are_said_once_with_true_lines(data, big, address, capsys, partitioned, tmp_path):
+    """Doc ids with spaces in blocks far apart: the notice the local engine gives (count, first true line), once."""
+    lines = Path(big["grouped"]).read_text().splitlines(keepends=True)
+    for no in (611, 902):
+        q, it, doc, *rest = lines[no - 1].split()
+        lines[no - 1] = " ".join([q, it, doc, "x", *rest]) + "\n"
+    spaced = tmp_path / "spaced"
+    spaced.write_text("".join(lines))
+    (code, out, err), (dcode, dout, derr) = both(["-q", "-m", "map", data["qrels"], str(spaced)], address, capsys)
+    assert code == dcode == 0
+    assert f"{spaced}: read 2 doc id(s) containing whitespace (first on line 611)" in err
+    assert derr == err and dout == out and partitioned
+
+
+def test_blocks_of_comments_only_are_skipped_as_locally(data, big, address, capsys, partitioned, tmp_path):
+    """A comment header several blocks long, and comments midway: those blocks hold no run line, which is no error."""
+    lines = Path(big["interleaved"]).read_text().splitlines(keepends=True)
+    comments = [f"# a comment line written by some tool, number {i}\n" for i in range(60)]
+    commented = tmp_path / "commented"
+    commented.write_text("".join(comments + lines[:500] + comments + lines[500:]))
+    (code, out, err), (dcode, dout, derr) = both(["-q", "-c", "-m", "all_trec", data["qrels"], str(commented)],
+                                                 address, capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and "P_10" in out and derr == err
+    assert partitioned and partitioned[0] > 20
 
 
 def test_a_doc_listed_twice_across_blocks_is_refused_as_locally(data, big, address, capsys, partitioned, tmp_path):
@@ -435,6 +465,24 @@ def test_a_partitioned_run_read_from_s3_in_byte_ranges(data, big, s3, address, c
     assert code == dcode == 0, derr
     assert partitioned and partitioned[0] > 20
     assert dout == out
+
+
+def test_a_url_without_credentials_is_a_clear_input_error(data, s3, capsys, monkeypatch):
+    """botocore finds no credentials: a setting to fix (exit 2, saying which), not a runtime failure (exit 3)."""
+    import s3fs
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/config")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    s3fs.S3FileSystem.clear_instance_cache()               # a cached file system keeps the credentials it found
+    try:
+        code, out, err = run_cli(["eval", "-m", "map", data["qrels"], s3["runs"][0]], capsys)
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+    assert code == 2 and out == ""
+    assert err.startswith(f"treckit: error: {s3['runs'][0]}: no credentials to read it (Unable to locate credentials)")
+    assert "fix: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in err
 
 
 def test_the_local_engine_reads_urls_too(data, s3, capsys):

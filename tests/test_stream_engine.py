@@ -239,7 +239,8 @@ def test_plan_streams_only_large_plain_trec_runs(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("text,want", [("2G", 2 << 30), ("512M", 512 << 20), ("1.5GiB", 3 << 29), ("100000", 100000),
-                                       ("0", None), ("none", None), ("64k", 64 << 10)])
+                                       ("0", None), ("none", None), ("64k", 64 << 10),
+                                       ("0.0001K", 1), ("0.5", 1), ("0.0K", None)])     # below a byte: 1, not "no limit"
 def test_memory_limit_sizes(text, want):
     assert stream.parse_memory_limit(text) == want
 
@@ -363,9 +364,13 @@ def test_no_room_for_shards_is_a_clear_error(tiny, tmp_path, monkeypatch):
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
     (tmp_path / "afile").write_text("")
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "afile"))           # the temporary folder cannot be made there
-    code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
-    assert code == 2 and out == "" and f"{tmp_path / 'afile'}: cannot write" in err and "internal" not in err
+    for tmp in ("afile", "missing"):               # the temporary folder cannot be made there
+        monkeypatch.setenv("TMPDIR", str(tmp_path / tmp))
+        code, out, err = treckit(["--memory-limit", "1K", str(tmp_path / "qrels"), str(tmp_path / "run")])
+        assert code == 2 and out == "" and "internal" not in err
+        assert err.startswith(f"treckit: error: {tmp_path / tmp}: cannot write the temporary shards of a run whose "
+                              "queries are interleaved: ")
+        assert "fix: set TMPDIR to a writable folder with free space" in err
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 1 << 40])
@@ -388,3 +393,36 @@ def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
     assert treckit(argv) == base and base[1].count("\tall\t") > 10
     nq = len({ln.split("\t")[1] for ln in base[1].splitlines()} - {"all"})
     assert nq > 10 and len(pieces) == -(-nq // chunk)            # the summary ends the last piece
+
+
+def test_a_run_opening_with_a_long_comment_header_is_read_whole_and_streamed(tiny, tmp_path, trec_eval, shared):
+    """More comment lines than format detection's first read and than a stream block (both once refused the file:
+    'first line is longer than 64 MiB' / 'no run lines found'); trec_eval skips no line here, so the comments go
+    to a copy it reads without them."""
+    data = shared / "trec_eval"
+    body = (data / "results.test").read_text()
+    run = tmp_path / "run"
+    run.write_text("".join(f"# header line {i} of a run written by some tool\n" for i in range(3000)) + body)
+    (tmp_path / "plain").write_text(body)
+    qrels = str(data / "qrels.test")
+    expected = subprocess.run([str(trec_eval), "-q", "-c", qrels, str(tmp_path / "plain")], capture_output=True,
+                              text=True, check=True).stdout
+    whole, streamed, seen = both(["-q", "-c", qrels, str(run)], tiny)
+    assert whole == (0, expected, "") and streamed == whole
+    assert seen and seen[0][0] == 3                               # streamed, one part per query
+
+
+def test_the_python_api_checks_memory_limit_whatever_the_run(tmp_path):
+    """A bad memory_limit is refused as `treckit eval --memory-limit` refuses it, also where it would not be used
+    (a run given as a data frame, which is in memory already), never silently ignored."""
+    import pandas as pd
+
+    import treckit
+    from treckit.errors import InputError
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [2.0, 1.0]})
+    assert treckit.evaluate(qrels, frame, ["P.1"], memory_limit="1K")["P_1"].tolist() == [1.0, 1.0]      # q1, all
+    for bad in ("10x", "", -5):
+        with pytest.raises(InputError, match="not a size"):
+            treckit.evaluate(qrels, frame, ["P.1"], memory_limit=bad)

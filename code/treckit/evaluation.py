@@ -387,6 +387,9 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     from .reading import warn_python
 
     limit = options.pop("memory_limit", -1)
+    if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it
+        from .engines.stream import parse_memory_limit
+        limit = parse_memory_limit(limit)
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
@@ -398,9 +401,8 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     else:
         q = as_qrels(qrels)
         if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
-            from .engines.stream import evaluate_path, parse_memory_limit
-            res = evaluate_path(q, run, requests, opts, reading, warn=warn_python,
-                                memory_limit=limit if limit == -1 else parse_memory_limit(limit),
+            from .engines.stream import evaluate_path
+            res = evaluate_path(q, run, requests, opts, reading, warn=warn_python, memory_limit=limit,
                                 qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
         else:
             res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels), requests, opts, warn=warn_python)

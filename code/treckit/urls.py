@@ -55,8 +55,8 @@ def _endpoint_from_environment() -> None:
 
 
 def _failure(exc: BaseException, url: str) -> TreckitError:
-    """What went wrong reading ``url``, said so: a missing object or a refusal is bad input (exit 2), a
-    failing network or store a runtime failure (exit 3)."""
+    """What went wrong reading ``url``, said so: a missing object, a refusal or missing credentials is bad input
+    (exit 2), a failing network or store a runtime failure (exit 3)."""
     if isinstance(exc, FileNotFoundError):
         return InputError("no such file or object", path=url, fix="check the URL (bucket, key, host)")
     if isinstance(exc, PermissionError):
@@ -64,6 +64,10 @@ def _failure(exc: BaseException, url: str) -> TreckitError:
                           fix="check the credentials (AWS_ACCESS_KEY_ID / AWS_PROFILE ...) and the object's permissions")
     if isinstance(exc, IsADirectoryError):
         return InputError("is a folder, not a file", path=url, fix="give the URL of a file")
+    if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):    # botocore's: a setting, not a failure
+        return InputError(f"no credentials to read it ({str(exc).splitlines()[0]})", path=url,
+                          fix="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the environment of "
+                              "every process that reads (the Dask workers too)")
     detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return TreckitError(f"{url}: cannot read: {detail} ({type(exc).__name__}); check the URL, the network and "
                         "the store's endpoint (FSSPEC_S3_ENDPOINT_URL for an S3-compatible store)")

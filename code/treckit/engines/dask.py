@@ -49,6 +49,9 @@ def check_engine(engine: str, scheduler: str | None = None) -> str:
         raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix="e.g. --engine dask")
     if scheduler is not None and engine != "dask":
         raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask (engine=\"dask\"), or leave it out")
+    if isinstance(scheduler, str) and not scheduler.strip():       # not taken as "start a local cluster"
+        raise InputError("--scheduler is empty", fix="give the scheduler's address (tcp://host:8786), or leave out "
+                                                     "--scheduler to start a local cluster")
     if engine == "dask":
         require_dask()
     return engine

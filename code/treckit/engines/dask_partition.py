@@ -137,30 +137,50 @@ class Block:
     tag: str | None = None
     pieces: list = field(default_factory=list)      # (Run, rows in the block) per bucket
     error: tuple | None = None
+    readings: tuple = ()        # (counts, first line in the block) of lines read by an explicit rule (ids with spaces)
 
 
 def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
     from ..errors import InputError, TreckitError
-    from .core import read_run_block, split_by_query, split_rows
+    from .core import block_readings, read_run_block, split_by_query, split_rows
 
     data = owned_lines(path, start, end, size)
     lines = _line_count(data)
     if not data:
         return Block(0)
+    readings = block_readings(path)         # said once by the client, with the file's true lines
     try:
-        run = read_run_block(data, path, 1, reading, lean=True)
+        run = read_run_block(data, path, 1, reading, lean=True, readings=readings)
     except InputError as exc:
+        if exc.reason.startswith("no run lines found"):      # a block of comments and blank lines only
+            return Block(lines)
         return Block(lines, error=("input", exc.reason, exc.path, exc.line, exc.text, exc.fix))
     except TreckitError as exc:
         return Block(lines, error=("runtime", str(exc), exc.exit_code))
     n = run.table.num_rows
     pieces = list(zip(split_by_query(run, buckets), split_rows(run, buckets))) if n else []
-    return Block(lines, n, run.tag if n else None, pieces)
+    return Block(lines, n, run.tag if n else None, pieces, readings=(readings.counts, readings.first))
 
 
 def block_meta(block: Block) -> Block:
-    """What the client needs of a map's output (its counts, tag and error), without its lines."""
-    return Block(block.lines, block.rows, block.tag, [], block.error)
+    """What the client needs of a map's output (its counts, tag, error and readings), without its lines."""
+    return Block(block.lines, block.rows, block.tag, [], block.error, block.readings)
+
+
+def report_readings(path: str, metas: list[Block]) -> None:
+    """The blocks' lines read by an explicit rule, said once for the file as the local engine says it."""
+    from .core import block_readings
+
+    total = block_readings(path)
+    first_line = 1
+    for m in metas:
+        if m.readings:
+            counts, first = m.readings
+            for kind, count in counts.items():
+                total.counts[kind] = total.counts.get(kind, 0) + count
+                total.first.setdefault(kind, first[kind] + first_line - 1)
+        first_line += m.lines
+    total.report()
 
 
 def piece(block: Block, k: int):
@@ -215,6 +235,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
     """(run tag, EvalResult) of a partitioned run: the blocks' counts, the reduce tasks, the merge."""
     import numpy as np
 
+    from ..errors import InputError
     from ..evaluation import merge_parts
     from .core import QrelsByQuery, check_qrels, query_buckets
 
@@ -229,6 +250,10 @@ def collect(client, job: Job, qrels, requests, options, warn):
         job.futures.append(again)
         unwrap(_wait(client, job, [again], plan.path)[0])
         unwrap(_moved(metas[bad].error, first_line))       # the parse passed this time: the first error, moved
+    if not any(m.rows for m in metas):
+        raise InputError("no run lines found (the file is empty or holds only comments)", path=plan.path,
+                         fix="check that the right file was given")
+    report_readings(plan.path, metas)
     check_qrels(qrels)                                    # the checks that see every judgment, once
     by_query = QrelsByQuery(qrels)
     judged = by_query.qids

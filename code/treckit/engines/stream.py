@@ -52,8 +52,10 @@ def parse_memory_limit(text) -> int | None:
     m = _SIZE.fullmatch(s)
     if not m:
         raise InputError(f"--memory-limit {text}: not a size", fix="give a size such as 2G, 512M or 0 (no limit)")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    return value or None
+    number = float(m.group(1))
+    if not number:
+        return None
+    return max(1, int(number * _UNITS[m.group(2).lower()]))     # a budget below a byte is a byte, not "no limit"
 
 
 def memory_limit_of(text) -> int | None:
@@ -172,7 +174,7 @@ class StreamEvaluation:
                 try:
                     return read_run_block(data, self.path, first_line, self.reading, readings=readings), len(data)
                 except InputError as exc:
-                    if not str(exc).startswith("no run lines found"):
+                    if not exc.reason.startswith("no run lines found"):
                         raise
                     self.meter.advance(len(data))           # a block of comments and blank lines only
             return None
@@ -242,7 +244,7 @@ class StreamEvaluation:
         try:
             self.shard_dir = tempfile.mkdtemp(prefix="treckit-shards-", dir=base)
         except OSError as exc:
-            raise os_error(exc, base, "write") from None
+            raise _shard_error(exc, base) from None
         try:
             written = self._write_shards(n, bucket_of)
             self.meter.restart(f"evaluating {self.path} shard by shard", n)
@@ -261,7 +263,7 @@ class StreamEvaluation:
                 self._evaluate(run, self.index.take(by_shard[i]), row)
                 self.meter.advance(1)
         except OSError as exc:
-            raise os_error(exc, self.shard_dir, "write") from None
+            raise _shard_error(exc, self.shard_dir) from None
         finally:
             shutil.rmtree(self.shard_dir, ignore_errors=True)
 
@@ -291,6 +293,15 @@ class StreamEvaluation:
                 w.close()
                 f.close()
         return written
+
+
+def _shard_error(exc: OSError, folder: str):
+    """A failure writing the temporary shards, saying where they go (TMPDIR) and how to move them."""
+    err = os_error(exc, folder, "write the temporary shards of a run whose queries are interleaved")
+    if not isinstance(err, InputError):
+        return err
+    return InputError(err.reason, path=err.path, fix="set TMPDIR to a writable folder with free space (about the run "
+                      "file's size), or give the run sorted by query (it is then read without shards)")
 
 
 def blocks(path: str, size: int) -> Iterator[tuple[bytearray, int]]:

@@ -79,9 +79,13 @@ def head_lines(path, n: int, what: str) -> list[str]:
     return lines[:n]
 
 
+_CONTENT_LINE = re.compile(rb"^[ \t\v\f\r]*[^ \t\v\f\r\n#]", re.MULTILINE)
+
+
 def _content_count(data: bytes) -> int:
-    """How many complete lines of ``data`` have content (a cheap upper bound is enough to stop reading)."""
-    return data.count(b"\n") - data.count(b"\n\n")
+    """How many lines of ``data`` have content (not blank, not a comment: a file may open with many comment
+    lines); an upper bound (the last, unfinished line counts) is enough to stop reading."""
+    return len(_CONTENT_LINE.findall(data))
 
 
 def notice(path: str, message: str) -> None:
