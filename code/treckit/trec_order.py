@@ -60,6 +60,15 @@ class DocTexts:
 
 
 # ---------------------------------------------------------------- the whole permutation
+def sort_key(table: pa.Table, order: str = "score", float32: bool = False) -> np.ndarray:
+    """Each line's key, greater first: its score (rounded to float32 first with ``float32``, as trec_eval 9.x
+    and pytrec_eval read scores), or with ``order == "rank"`` its negated rank column."""
+    if order == "rank":
+        return -table.column("rank").to_numpy().astype(np.float64)
+    key = table.column("score").to_numpy()
+    return key.astype(np.float32).astype(np.float64) if float32 else key
+
+
 def order(codes: np.ndarray, key: np.ndarray, texts, grouped: bool) -> np.ndarray:
     """The permutation sorting rows by (query code, ``key`` descending, doc text descending).
 

@@ -341,11 +341,16 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..stages import say
 
     out = out or sys.stdout
-    from .evaluate_prefs import check_measures_for_qrels, run_eval_prefs
     if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
+        from .evaluate_prefs import run_eval_prefs
         return run_eval_prefs(a, out)
-    check_measures_for_qrels(a.measures)
-    requests = resolve(a.measures, warn=say)
+    try:
+        requests = resolve(a.measures, warn=say)
+    except InputError:
+        # a preference measure is unknown here: name the -R it needs (measures/prefs.py only loaded then)
+        from .evaluate_prefs import check_measures_for_qrels
+        check_measures_for_qrels(a.measures)
+        raise
     qrels = read_qrels(a.files[0], a.qrels_format)
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,

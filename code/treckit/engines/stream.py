@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..errors import InputError, os_error
-from ..evaluation import EvalOptions, EvalResult, PartValues, evaluate_part, evaluate_requests, merge_parts
+from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..model import Qrels, Run, id_runs, repeated_column
 from .core import QrelsByQuery, block_readings, check_qrels, query_buckets, read_run_block, row_buckets
 
@@ -259,7 +259,7 @@ class StreamEvaluation:
                     row = t.column("row").to_numpy()
                     del t
                 else:
-                    run, row = _empty(), 0
+                    run, row = empty_run(), 0
                 self._evaluate(run, self.index.take(by_shard[i]), row)
                 self.meter.advance(1)
         except OSError as exc:
@@ -368,7 +368,3 @@ def _concat(a: Run, b: Run) -> Run:
     t = pa.concat_tables([a.table, b.table]) if len(a) else b.table
     return Run(t, written={**a.written, **b.written})
 
-
-def _empty() -> Run:
-    from ..evaluation import empty_run
-    return empty_run()

@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..formats.prefs import Prefs, byte_order, string_array
+from ..trec_order import sort_key
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request
 
 PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (boolean closure matrix, 16 MB)
@@ -576,12 +577,7 @@ def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs,
     wanted = pa.array(qids, pa.string())
     t = t.filter(pc.is_in(string_array(t.column("qid")), value_set=wanted))
     qc = pc.index_in(string_array(t.column("qid")), value_set=wanted).to_numpy(zero_copy_only=False).astype(np.int64)
-    if options.order == "rank":
-        key = -t.column("rank").to_numpy().astype(np.float64)
-    else:
-        key = t.column("score").to_numpy()
-        if options.float32:
-            key = key.astype(np.float32).astype(np.float64)
+    key = sort_key(t, options.order, options.float32)
     n = t.num_rows
     codes, names = byte_order(pa.concat_arrays([string_array(t.column("docid")), string_array(extra_docs)]))
     dcode, extra = codes[:n], codes[n:]

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..model import Qrels, Run, expand_ranges, id_runs, spread
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
-from ..trec_order import DocTexts, ranks_of
+from ..trec_order import DocTexts, ranks_of, sort_key
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -170,12 +170,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     lengths = np.diff(np.append(starts, rt.num_rows))
     run_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)[run_code]
     rq = spread(run_q, starts, rt.num_rows)       # -1: a query without qrels, whose lines are ignored
-    if options.order == "rank":
-        key = -rt.column("rank").to_numpy().astype(np.float64)
-    else:
-        key = rt.column("score").to_numpy()
-        if options.float32:
-            key = key.astype(np.float32).astype(np.float64)
+    key = sort_key(rt, options.order, options.float32)
     docid = rt.column("docid")            # left chunked: only a few strings are ever taken from it
     jrows, jgrade, dupkeys = _match_judged(docid, rq, qt, qi_arr, qkeys)
     n_per_q = np.bincount(run_q[run_q >= 0], weights=lengths[run_q >= 0], minlength=Qall).astype(np.int64)
