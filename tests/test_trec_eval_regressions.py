@@ -292,3 +292,14 @@ def test_empty_run_both_refuse(trec_eval, tmp_path):
     ref, ours = both(trec_eval, tmp_path, "1 0 a 1\n", "", "-c -m map")
     assert ref.status != 0 and b"Cannot read results file" in ref.stderr
     assert ours.status == 2 and b"empty" in ours.stderr
+
+
+def test_run_of_blank_lines_only_trec_eval_scores_it_treckit_refuses(trec_eval, tmp_path):
+    """Fuzz seed 910858: a run file holding one blank line. trec_eval reads it as a run without queries (with
+    -c every judged query scores 0; a run file of 0 bytes it refuses); treckit calls both empty (exit 2):
+    a run without a single line is a wrong file, not a system that found nothing. Kept on purpose (README)."""
+    ref, ours = both(trec_eval, tmp_path, "301 0 d1 1\n", "\t\n", "-c -m map")
+    assert ref.status == 0 and ref.stdout == b"map                   \tall\t0.0000\n"
+    assert ours.status == 2 and ours.stdout == b"" and b"no run lines" in ours.stderr
+    empty_ref, empty_ours = both(trec_eval, tmp_path, "301 0 d1 1\n", "", "-c -m map")
+    assert empty_ref.status != 0 and empty_ours.status == 2
