@@ -294,3 +294,17 @@ def test_textfile_export_from_eval_and_gate(tmp_path, capsys):
     stored = ROOT / "data/test_sets/baseline_results.json"
     code, _, err = run_cli(["gate", "--baseline", stored, "--current", stored, "--prometheus-textfile", tmp_path / "g.prom"], capsys)
     assert code == 0 and 'treckit_retrieval_recall_at_k{component="all",k="10"' in (tmp_path / "g.prom").read_text()
+
+
+@pytest.mark.parametrize("target", ["run", "qrels", "zscores"])
+def test_eval_textfile_never_overwrites_an_input(tmp_path, capsys, target):
+    """`treckit eval --prometheus-textfile` naming the run, the qrels or the -Z file: refused before anything is
+    read or written (it overwrote the run before), the input left byte for byte as it was."""
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 sys\n")
+    (tmp_path / "zscores").write_text("1 map 0.5 0.1\n")
+    before = (tmp_path / target).read_bytes()
+    code, out, err = run_cli(["eval", "-m", "map", "-Z", tmp_path / "zscores", "--prometheus-textfile", tmp_path / target,
+                              tmp_path / "qrels", tmp_path / "run"], capsys)
+    assert code == 2 and out == "" and "would overwrite an input" in err
+    assert (tmp_path / target).read_bytes() == before

@@ -341,6 +341,8 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..stages import say
 
     out = out or sys.stdout
+    from ..io import refuse_overwriting_inputs
+    refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile])     # before anything is read
     if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
         from .evaluate_prefs import run_eval_prefs
         return run_eval_prefs(a, out)
