@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,11 +47,16 @@ def main() -> None:
     }
     chosen = a.rows.split(",")
     names = list(sides)
+    for folder in sides.values():
+        # every side's modules compiled once, as an installed package's are (else a side whose files
+        # changed since their last run would compile them on every run it is timed)
+        subprocess.run([PY, "-m", "compileall", "-q", str(folder)], check=True, stdout=subprocess.DEVNULL)
     got: dict[tuple[str, str], list[tuple[float, float, bytes, float]]] = {}
     for r in range(a.rounds):
         for row in chosen:
             for side in names[r % len(names):] + names[:r % len(names)]:
-                argv = ["env", f"PYTHONPATH={sides[side]}", PY, "-m", "treckit", "eval", *map(str, rows[row])]
+                argv = ["env", "-u", "PYTHONDONTWRITEBYTECODE", f"PYTHONPATH={sides[side]}", PY, "-m", "treckit", "eval",
+                        *map(str, rows[row])]
                 wall, rss, out, cpu = measured_with_cpu(argv)
                 got.setdefault((row, side), []).append((wall, rss, out, cpu))
                 print(f"round {r + 1} {row:20s} {side}: {wall:.2f} s (CPU {cpu:.2f} s) {rss:.0f} MiB", file=sys.stderr)

@@ -70,8 +70,7 @@ THRESHOLDS = [
     ("JSONL_FAST_MIN_BYTES", SMALL, BIG),
     ("PARALLEL_WRITE_MIN_ROWS", 2, BIG),
     ("ARROW_BLOCK_BYTES", 4096, 1 << 30),
-    ("ARROW_STREAM_BLOCK_BYTES", 4096, 1 << 30),
-    ("SCAN_SLICE_BYTES", 1, 1 << 40),
+    ("ARROW_PARALLEL_BLOCK_BYTES", 1, 1 << 40),
     ("RANK_TEXT_TABLE_MAX", -1, BIG),
     ("ID_RENUMBER_SLICE_ROWS", 3, BIG),
     ("CONSTANT_COLUMN_BLOCK_ROWS", 3, BIG),
@@ -115,8 +114,7 @@ def baseline(files, tmp_path_factory):
 PARTNERS = {"QUERY_MATRIX_GROWTH": {"QUERY_MATRIX_SLACK": 0}, "RANK_SORT_GROWTH": {"RANK_SORT_SLACK": 0},
             "FEW_RUNS_FRACTION": {"FEW_RUNS_MIN": 0},
             "ARROW_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0, "JSONL_FAST_MIN_BYTES": 0},
-            "ARROW_STREAM_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
-            "SCAN_SLICE_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
+            "ARROW_PARALLEL_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
             "ID_RENUMBER_SLICE_ROWS": {"FEW_RUNS_MIN": 0, "FEW_RUNS_FRACTION": BIG}}
 
 
@@ -160,10 +158,10 @@ def test_reader_fast_paths_run_below_their_threshold(files, monkeypatch, name, m
 
 
 @pytest.mark.parametrize("name,kw", [
-    ("ARROW_STREAM_BLOCK_BYTES", {"columns": 3}),           # every column kept
-    ("ARROW_STREAM_BLOCK_BYTES", {}),                       # the iteration only checked
-    ("ARROW_STREAM_BLOCK_BYTES", {"lean": True}),           # iteration, rank and tag only checked
-    ("ARROW_STREAM_BLOCK_BYTES", {"ranks": False}),         # iteration and rank only checked, the tag kept
+    ("ARROW_PARALLEL_BLOCK_BYTES", {"columns": 3}),           # every column kept
+    ("ARROW_PARALLEL_BLOCK_BYTES", {}),                       # the iteration only checked
+    ("ARROW_PARALLEL_BLOCK_BYTES", {"lean": True}),           # iteration, rank and tag only checked
+    ("ARROW_PARALLEL_BLOCK_BYTES", {"ranks": False}),         # iteration and rank only checked, the tag kept
 ])
 def test_arrow_blocks_make_chunks(files, tmp_path, monkeypatch, name, kw):
     monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)

@@ -1,15 +1,18 @@
-"""The TREC Arrow path reads a file a block at a time (thresholds.ARROW_STREAM_BLOCK_BYTES) and drops the
-columns it only checks (iteration, rank, tag) as soon as each block passes; a bad value in any block sends
-the whole file to the line parser, so the error (message, line number, line, fix) is the line parser's.
+"""The TREC Arrow path cuts a file into blocks of whole lines (thresholds.ARROW_PARALLEL_BLOCK_BYTES), parses
+them side by side and drops the columns it only checks (iteration, rank, tag) as soon as each block passes; a
+bad value in any block sends the whole file to the line parser, so the error (message, line number, line, fix)
+is the line parser's.
 
 Here the blocks are made small (a few hundred lines each) and the bad value put on a line of the third block:
-each case asserts that the streaming reader really read two blocks before refusing the third, and that the
-error equals the one the line parser gives for the same file.  The separator scan beside it reads the file a
-slice at a time (thresholds.SCAN_SLICE_BYTES): a separator byte in a later slice is found too.
+each case asserts that the reader took the first two blocks and refused the third, and that the error equals
+the one the line parser gives for the same file.  Separator bytes Arrow would split differently are searched
+block by block: one on a line far down is found too.
 """
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from treckit import thresholds
 from treckit.errors import InputError
@@ -39,44 +42,20 @@ def _third_block_line(lines: list[bytes]) -> int:
     raise AssertionError("file too short")
 
 
-class _CountingReader:
-    """A streaming reader that counts the blocks it hands out."""
-
-    def __init__(self, reader, counts: list[int]):
-        self.reader, self.counts = reader, counts
-        counts.append(0)
-
-    def __enter__(self):
-        self.reader.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self.reader.__exit__(*exc)
-
-    def __iter__(self):
-        for block in self.reader:
-            self.counts[-1] += 1
-            yield block
-
-
 @pytest.fixture
 def blocks(monkeypatch):
-    """Spy: per read, (blocks handed out by the streaming reader, what _read_blocks returned: a table,
-    None for a block refused by its check, "raised" for a block Arrow could not convert)."""
-    counts: list[int] = []
-    results: list = []
-    real = trec._read_blocks
+    """Spy: per read, what the reader got for each block, in file order, up to the first refused one (a
+    table, or None for a block Arrow could not convert or its check refused)."""
+    reads: list[list] = []
+    real = trec.ordered_map
 
-    def spy(reader, kept):
-        try:
-            out = real(_CountingReader(reader, counts), kept)
-        except Exception:
-            results.append("raised")
-            raise
-        results.append(out)
-        return out
-    monkeypatch.setattr(trec, "_read_blocks", spy)
-    return counts, results
+    def spy(fn, items, **kw):
+        reads.append([])
+        for out in real(fn, items, **kw):
+            reads[-1].append(out)
+            yield out
+    monkeypatch.setattr(trec, "ordered_map", spy)
+    return reads
 
 
 def _outcome(read, path, **kw):
@@ -98,7 +77,7 @@ def _small_blocks(monkeypatch) -> None:
     """Every TREC file to the Arrow path, read in blocks of ``BLOCK`` bytes."""
     monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
     monkeypatch.setattr(thresholds, "TREC_QRELS_FAST_MIN_BYTES", 0)
-    monkeypatch.setattr(thresholds, "ARROW_STREAM_BLOCK_BYTES", BLOCK)
+    monkeypatch.setattr(thresholds, "ARROW_PARALLEL_BLOCK_BYTES", BLOCK)
 
 
 def _arrow_path(monkeypatch, read, path, **kw):
@@ -125,8 +104,9 @@ def test_clean_file_is_read_block_by_block(tmp_path, monkeypatch, blocks, how):
         slow = read(p)
     _small_blocks(monkeypatch)
     fast = read(p)
-    counts, results = blocks
-    assert counts[-1] > 5 and results[-1] is not None and results[-1].column("score").num_chunks == counts[-1]
+    got = blocks[-1]
+    assert len(got) > 5 and all(t is not None for t in got)
+    assert fast.table.column("score").num_chunks == len(got)
     assert fast.to_dict() == slow.to_dict() and fast.tag == slow.tag == "myrun"
     if how == "ranks kept":
         assert fast.table.column("rank").to_pylist() == slow.table.column("rank").to_pylist()
@@ -134,8 +114,8 @@ def test_clean_file_is_read_block_by_block(tmp_path, monkeypatch, blocks, how):
         assert fast.table.column("tag").to_pylist() == slow.table.column("tag").to_pylist() == ["myrun"] * LINES
 
 
-# (what the bad line becomes; whether Arrow's conversion refuses it (the block is never handed out), the
-# block's check does, or the kept columns' check after the last block; what the line parser makes of it)
+# (what the bad line becomes; whether Arrow's conversion of its block refuses it or the block's check does;
+# what the line parser makes of it)
 BAD_RUN_LINES = [
     (lambda q, d: f"{q} Q0 {d} x 1.5 myrun\n".encode(), "conversion", "error"),             # rank not a number
     (lambda q, d: f"{q} Q0 {d} 1.5 1.5 myrun\n".encode(), "conversion", "error"),           # rank not an integer
@@ -145,7 +125,7 @@ BAD_RUN_LINES = [
     (lambda q, d: f"{q} Q0 {d} 3 1.5 \n".encode(), "check", "error"),                       # tag empty
     (lambda q, d: f"{q} Q\xff {d} 3 1.5 myrun\n".encode("latin-1"), "conversion", "error"),  # iteration not UTF-8
     (lambda q, d: f"{q} Q0 {d} 3 1.5 my\xffrun\n".encode("latin-1"), "conversion", "error"),  # tag not UTF-8
-    (lambda q, d: f"{q} Q0 {d} 3 nan myrun\n".encode(), "after", "error"),                  # NaN score (kept)
+    (lambda q, d: f"{q} Q0 {d} 3 nan myrun\n".encode(), "check", "error"),                  # NaN score
     (lambda q, d: f"{q} Q0 {d} 3 1.5\n".encode(), "conversion", "error"),                   # five fields
     (lambda q, d: f"{q} Q0 {d} 3 1.5 myrun extra\n".encode(), "conversion", "ok"),          # seven: extra columns
     (lambda q, d: f"#{q} Q0 {d} 3 1.5 myrun\n".encode(), "check", "ok"),                    # a comment line
@@ -155,7 +135,7 @@ BAD_RUN_LINES = [
 @pytest.mark.parametrize("how", list(READS))
 @pytest.mark.parametrize("case", range(len(BAD_RUN_LINES)))
 def test_bad_value_in_the_third_block_is_the_line_parsers_error(tmp_path, monkeypatch, blocks, how, case):
-    make, where, expected = BAD_RUN_LINES[case]
+    make, _, expected = BAD_RUN_LINES[case]
     lines = _run_lines()
     no = _third_block_line(lines)
     lines[no - 1] = make(1 + (no - 1) // 100, f"doc{no - 1}")
@@ -164,14 +144,11 @@ def test_bad_value_in_the_third_block_is_the_line_parsers_error(tmp_path, monkey
     read = READS[how]
     slow = _line_parser(monkeypatch, read, p)
     fast = _arrow_path(monkeypatch, read, p)
-    counts, results = blocks
-    if where == "after":
-        # a NaN score is refused after the blocks (on the kept score column): every block was read
-        assert len(counts) == 1 and counts[0] > 5 and results[0] is not None
-    else:
-        # the streaming reader handed out the first two blocks, then refused the third: by Arrow's conversion
-        # (the block never comes out) or by the block's check (it does, and is refused)
-        assert (counts, results) == (([2], ["raised"]) if where == "conversion" else ([3], [None]))
+    assert len(blocks) == 1
+    # the first two blocks were read, the third refused (by Arrow's conversion or by the block's check) and
+    # nothing after it taken
+    got = blocks[0]
+    assert len(got) == 3 and got[0] is not None and got[1] is not None and got[2] is None
     assert slow[0] == expected and (expected == "ok" or slow[2] == no), slow
     assert fast == slow
 
@@ -185,8 +162,7 @@ def test_bad_grade_or_iteration_in_the_third_block_of_qrels(tmp_path, monkeypatc
     p.write_bytes(b"".join(lines))
     slow = _line_parser(monkeypatch, read_trec_qrels, p)
     fast = _arrow_path(monkeypatch, read_trec_qrels, p)
-    counts, results = blocks
-    assert (counts, results) == ([2], ["raised"])
+    assert len(blocks) == 1 and len(blocks[0]) == 3 and None not in blocks[0][:2] and blocks[0][2] is None
     assert slow[0] == "error" and slow[2] == no and fast == slow
 
 
@@ -195,15 +171,13 @@ def test_clean_qrels_read_block_by_block(tmp_path, monkeypatch, blocks):
     p.write_bytes(b"".join(_qrels_lines(LINES * 2)))
     slow = _line_parser(monkeypatch, read_trec_qrels, p)
     fast = _arrow_path(monkeypatch, read_trec_qrels, p)
-    counts, results = blocks
-    assert counts[-1] > 5 and results[-1] is not None and fast == slow and slow[0] == "ok"
+    assert len(blocks[-1]) > 5 and None not in blocks[-1] and fast == slow and slow[0] == "ok"
 
 
 @pytest.mark.parametrize("sep", [b"\r", b"\x0b", b"\x0c", b"\t"])
-def test_separator_in_a_later_slice_sends_the_file_to_the_line_parser(tmp_path, monkeypatch, blocks, sep):
-    """The scan for separator bytes Arrow would split differently goes a page at a time here; the byte sits
-    on a line far beyond the first page."""
-    monkeypatch.setattr(thresholds, "SCAN_SLICE_BYTES", 1)          # rounded up to one page
+def test_separator_in_a_later_block_sends_the_file_to_the_line_parser(tmp_path, monkeypatch, blocks, sep):
+    """A separator byte Arrow would split differently than the line parser, on a line far down (in the last
+    block): the blocks before it are read, that one is refused."""
     lines = _run_lines()
     no = len(lines) - 3
     lines[no - 1] = lines[no - 1].replace(b" myrun", sep + b"myrun") if sep != b"\r" else lines[no - 1][:-1] + b"\r\n"
@@ -212,20 +186,28 @@ def test_separator_in_a_later_slice_sends_the_file_to_the_line_parser(tmp_path, 
     slow = _line_parser(monkeypatch, read_trec_run, p)
     fast = _arrow_path(monkeypatch, read_trec_run, p)
     assert fast == slow
-    counts, results = blocks
-    assert results and all(r is not None for r in results)           # Arrow read it: only the scan refused it
+    got = blocks[-1]
+    assert len(got) > 5 and None not in got[:-1] and got[-1] is None
     assert trec._read_run_fast(Source(p), 6) is None
 
 
-def test_separator_scan_finds_bytes_at_slice_edges(tmp_path, monkeypatch):
-    import mmap
-
-    monkeypatch.setattr(thresholds, "SCAN_SLICE_BYTES", mmap.PAGESIZE)
-    size = 5 * mmap.PAGESIZE + 17
-    for at in (0, mmap.PAGESIZE - 1, mmap.PAGESIZE, 3 * mmap.PAGESIZE + 5, size - 1):
-        data = bytearray(b"a" * size)
-        data[at] = 0x0b
-        p = tmp_path / f"f{at}"
-        p.write_bytes(bytes(data))
-        assert trec._holds_any(Source(p), (b"\r", b"\x0b")) is True
-        assert trec._holds_any(Source(p), (b"\r", b"\t")) is False
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=30),
+       end=st.booleans(), block=st.integers(1, 80))
+def test_line_spans_cut_at_line_ends_and_cover_the_content(tmp_path_factory, lines, end, block):
+    """Blocks are whole lines (each ends just after a newline, the last at the end of the content), in
+    order, covering every byte once, about ``block`` bytes each; the same for a file and for content held
+    in memory."""
+    data = b"\n".join(lines) + (b"\n" if end and lines else b"")
+    if data.startswith(b"\x1f\x8b"):                                 # read as gzip: not this test's concern
+        data = b"x" + data
+    p = tmp_path_factory.mktemp("spans") / "f"
+    p.write_bytes(data)
+    for src in (Source(p), Source.of_bytes(data, "mem")):
+        with src.content() as content:
+            spans = src.line_spans(content, block)
+        assert b"".join(data[a:b] for a, b in spans) == data
+        assert all(b > a for a, b in spans) and all(b == c for (_, b), (c, _) in zip(spans, spans[1:]))
+        for a, b in spans:
+            assert data[b - 1:b] == b"\n" or b == len(data)
+            assert b"\n" not in data[a + block - 1:b - 1]          # cut at the first newline past the nominal end

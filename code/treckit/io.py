@@ -249,6 +249,52 @@ class Source:
             self._data = read_bytes(self.path)
         return self._data
 
+    @contextlib.contextmanager
+    def content(self) -> Iterator["bytes | Any"]:
+        """The whole content as one bytes-like object to search (``find``) and slice without copying:
+        a plain file memory-mapped (read-only; pages read in are dropped with :func:`release_pages`),
+        else the bytes held in memory."""
+        if not self.plain:
+            yield self.data()
+            return
+        import mmap
+        try:
+            with open(self.path, "rb") as fh:
+                mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self.size else b""
+        except (OSError, ValueError) as exc:
+            raise os_error(exc if isinstance(exc, OSError) else OSError(errno.EINVAL, str(exc)), str(self.path)) from None
+        try:
+            yield mm
+        finally:
+            if mm:
+                try:
+                    mm.close()
+                except BufferError:             # a view still held (an error's traceback): closed when freed
+                    pass
+
+    def line_spans(self, content, block: int) -> list[tuple[int, int]]:
+        """``content`` (:meth:`content`) cut into byte ranges of whole lines, each about ``block``
+        bytes: a range ends just after the first newline at or past its nominal end, the last one
+        at the end.  Only the pages around each cut are read."""
+        spans, start = [], 0
+        while start < self.size:
+            cut = content.find(b"\n", min(self.size, start + max(1, block)) - 1)
+            end = self.size if cut < 0 else cut + 1
+            spans.append((start, end))
+            start = end
+        return spans
+
+
+def release_pages(content, start: int, end: int) -> None:
+    """Drop the pages of ``start:end`` of a memory-mapped file from this process (they stay in the
+    page cache): mapped pages count in a process's memory, and a whole file read through its
+    mapping would otherwise add its size to the peak."""
+    import mmap
+
+    if isinstance(content, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):      # not on every platform
+        first = start - start % mmap.PAGESIZE
+        content.madvise(mmap.MADV_DONTNEED, first, end - first)
+
 
 def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
     """UTF-8 text (a BOM is dropped); a wrong encoding names the line (``data`` starting at line

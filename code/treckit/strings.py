@@ -30,6 +30,23 @@ def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return off, raw
 
 
+def is_utf8(data: pa.Buffer) -> bool:
+    """Whether the bytes of ``data`` are UTF-8 (Arrow's check, the one its readers apply to each
+    text field, run over the whole buffer at once)."""
+    offsets = pa.py_buffer(np.array([0, data.size], np.int64))
+    try:        # validate() checks a text array's UTF-8 (a cast would import pyarrow.compute: arrow_calls.py)
+        pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, data]).validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def view_as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A binary column as text, without copying or checking: for fields cut out of a buffer that
+    :func:`is_utf8` accepted."""
+    return pa.chunked_array([c.view(pa.string()) for c in col.chunks], pa.string())
+
+
 def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None:
     """A 64-bit hash of every string of ``arr`` (uint64 array of the same length); with ``group``
     (one integer per string, e.g. the query) the hash keys the pair (group, string).

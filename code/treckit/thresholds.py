@@ -12,10 +12,8 @@ TREC_RUN_FAST_MIN_BYTES = 1 << 20       # runs this large are read by Arrow's CS
 TREC_QRELS_FAST_MIN_BYTES = 1 << 16     # the same for qrels (the line reader names the bad line; small files are quick)
 JSONL_FAST_MIN_BYTES = 1 << 16          # JSON-lines runs this large go through Arrow's JSON reader
 ARROW_BLOCK_BYTES = 1 << 24             # Arrow's JSON reader takes the file a block of this many bytes at a time (one chunk each)
-ARROW_STREAM_BLOCK_BYTES = 1 << 22      # the same for the streaming CSV reader of TREC files (columns read only to be
-                                        # checked are dropped block by block): smaller blocks keep less in flight
-SCAN_SLICE_BYTES = 1 << 22              # a file is searched for separator bytes this many bytes (rounded to pages) at a time,
-                                        # each slice's pages released after it, so the scan adds no more to the memory used
+ARROW_PARALLEL_BLOCK_BYTES = 1 << 23    # TREC files are cut into blocks of whole lines this large, parsed side by side
+                                        # (one per core); columns read only to be checked are dropped block by block
 
 # ---------------------------------------------------------------- writing files
 PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads

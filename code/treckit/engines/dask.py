@@ -69,10 +69,8 @@ def require_dask():
 
 def local_workers() -> int:
     """Worker processes of a LocalCluster started for a job: one per core available to this process."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    from ..parallel import usable_cores
+    return usable_cores()
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ the careful line parser reads; anything it cannot split goes through the line pa
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Literal
 
@@ -19,9 +20,10 @@ import pyarrow as pa
 from ..errors import InputError
 from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
-from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
+from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name, release_pages
+from ..parallel import ordered_map
 from ..model import Qrels, Run, as_string, repeated_column, positions
-from ..strings import contains_byte, has_empty, run_starts, take
+from ..strings import contains_byte, has_empty, is_utf8, run_starts, take, view_as_text
 from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice,
                      parse_int, parse_score, score_problem, split_fields, text_lines)
 
@@ -229,52 +231,60 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
     (comments, runs of spaces, ids with spaces, bad numbers), and the careful line parser takes over.
 
     Every column of ``names`` is read and checked (UTF-8, not empty, numbers), kept or not, so that
-    a file is refused here wherever the line parser refuses it.  Arrow's streaming reader takes the
-    file a block at a time (parsing one block while converting the last on the other core), and
-    each block's columns that are only checked are dropped as soon as the block passes, so they
-    never take the memory of the whole file; small blocks also keep less of the file in flight than
-    the whole-file reader does, at the same speed.  ``types`` overrides column types."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    a file is refused here wherever the line parser refuses it.  The file is cut into blocks of
+    whole lines that are parsed side by side, one per core; each block's columns that are only
+    checked are dropped as soon as the block passes, so they never take the memory of the whole
+    file, and only a few blocks are in flight at a time.  A block is checked to be UTF-8 once, as a
+    whole, and its text fields are then taken as they are (a field cut out of UTF-8 text at ASCII
+    separators is UTF-8 itself), which costs less than checking every field on its own.
+    ``types`` overrides column types."""
     import pyarrow.csv as pcsv
 
     head = src.head
     if head.startswith(b"#") or b"\n#" in head:
         return None
     delimiter = "\t" if b"\t" in head else " "
-    options = dict(
-        read_options=pcsv.ReadOptions(column_names=names, block_size=thresholds.ARROW_STREAM_BLOCK_BYTES),
-        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
-                                        newlines_in_values=False),
-        convert_options=pcsv.ConvertOptions(column_types={n: (types or {}).get(n, _TYPES[n]) for n in names},
-                                            null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False))
+    parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
+                              newlines_in_values=False)
+    column_types = {n: (types or {}).get(n, _TYPES[n]) for n in names}
+    as_bytes = [n for n in names if column_types[n] == pa.string()]    # parsed as binary, then viewed as text
+    convert = pcsv.ConvertOptions(column_types={**column_types, **{n: pa.binary() for n in as_bytes}},
+                                  null_values=[], strings_can_be_null=False, quoted_strings_can_be_null=False)
     # The line parser splits fields at every byte of FIELD_SEPARATORS and lines at '\n' only; Arrow
-    # splits fields at one delimiter and also ends lines at '\r'.  A file holding any other separator
-    # byte goes to the line parser, so that both paths read every file alike.  The scan (memchr
-    # speed) runs while Arrow parses, which releases the GIL.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        other_separator = pool.submit(_holds_any, src, (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t"))
+    # splits fields at one delimiter and also ends lines at '\r'.  A block holding any other
+    # separator byte sends the file to the line parser, so that both paths read every file alike.
+    others = (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t")
+
+    def block(content, span: tuple[int, int]) -> pa.Table | None:
+        start, end = span
+        if any(content.find(n, start, end) >= 0 for n in others):
+            return None
+        data = pa.py_buffer(memoryview(content)[start:end])
         try:
-            t = _read_blocks(pcsv.open_csv(src.arrow(), **options), kept)
+            if not is_utf8(data):
+                return None
+            t = pcsv.read_csv(data, read_options=pcsv.ReadOptions(
+                column_names=names, use_threads=False, block_size=end - start + 1),
+                parse_options=parse, convert_options=convert)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
-        if other_separator.result():
-            return None
-    return t
+        finally:
+            del data                            # Arrow's columns are copies: the mapping can close
+            release_pages(content, start, end)
+        for n in as_bytes:
+            t = t.set_column(t.schema.get_field_index(n), n, view_as_text(t.column(n)))
+        return t.select(kept) if _clean(t) else None
 
-
-def _read_blocks(reader, kept: list[str]) -> pa.Table | None:
-    """The ``kept`` columns of every block of a streaming CSV reader, each block checked whole
-    first; None at the first block that is not clean (the rest of the file is not read)."""
     blocks = []
-    with reader:
-        for block in reader:
-            if not _clean(block):
+    with src.content() as content:
+        for t in ordered_map(functools.partial(block, content),
+                             src.line_spans(content, thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
+            if t is None:
                 return None
-            blocks.append(block.select(kept))
-    if not blocks:
+            blocks.append(t)
+    if not blocks or not any(t.num_rows for t in blocks):
         return None
-    t = pa.Table.from_batches(blocks)
+    t = pa.concat_tables(blocks)
     # each block has its own dictionary of run tags: one for the whole column
     return t.unify_dictionaries() if any(pa.types.is_dictionary(f.type) for f in t.schema) else t
 
@@ -283,36 +293,15 @@ _TEXT_COLUMNS = ("qid", "iter", "docid", "tag")
 
 
 def _clean(t: pa.Table | pa.RecordBatch) -> bool:
-    """Whether the text columns of a table or block read by Arrow read as the line parser reads them.
-    A comment line further down that happened to split into the right number of fields shows up as
-    a qid starting with '#' (a '#' anywhere in a qid is rare enough to leave to the line parser); an
-    empty field (two delimiters in a row, one at the start or end of a line) is a missing field to
-    the line parser: numeric columns refuse it, text columns are checked here."""
+    """Whether a table or block read by Arrow reads as the line parser reads it.  A comment line
+    further down that happened to split into the right number of fields shows up as a qid starting
+    with '#' (a '#' anywhere in a qid is rare enough to leave to the line parser); an empty field
+    (two delimiters in a row, one at the start or end of a line) is a missing field to the line
+    parser: numeric columns refuse it, text columns are checked here; so is a NaN score, which the
+    line parser refuses."""
     return not (contains_byte(t.column("qid"), 35)
-                or any(has_empty(t.column(n)) for n in _TEXT_COLUMNS if n in t.column_names))
-
-
-def _holds_any(src: Source, needles: tuple[bytes, ...]) -> bool:
-    """Whether the content of ``src`` holds any of the single bytes ``needles``.  A plain file is
-    searched in place (memory-mapped) a slice at a time, each slice's pages released from this
-    process as soon as it is searched: mapped pages count in its memory, and the whole file would
-    otherwise add its size to the peak."""
-    import mmap
-
-    if not src.plain:
-        data = src.data()
-        return any(data.find(n) >= 0 for n in needles)
-    if src.size == 0:
-        return False
-    step = max(1, thresholds.SCAN_SLICE_BYTES // mmap.PAGESIZE) * mmap.PAGESIZE
-    with open(src.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        for start in range(0, len(mm), step):
-            end = min(start + step, len(mm))
-            if any(mm.find(n, start, end) >= 0 for n in needles):
-                return True
-            if hasattr(mmap, "MADV_DONTNEED"):           # not on every platform (Windows)
-                mm.madvise(mmap.MADV_DONTNEED, start, end - start)
-    return False
+                or any(has_empty(t.column(n)) for n in _TEXT_COLUMNS if n in t.column_names)
+                or ("score" in t.column_names and any(np.isnan(c.to_numpy()).any() for c in t.column("score").chunks)))
 
 
 def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
@@ -324,9 +313,7 @@ def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = 
     t = _arrow_read(src, names, kept, {"tag": pa.string()} if lean else None)
     if t is None:
         return None
-    score = t.column("score")
-    if score.null_count or t.num_rows == 0 or any(np.isnan(c.to_numpy()).any() for c in score.chunks):
-        return None
+    score = t.column("score")                   # NaN scores were refused block by block (_clean)
     n = t.num_rows
     if columns == 3:
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,

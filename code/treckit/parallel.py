@@ -1,0 +1,47 @@
+"""Work spread over this machine's cores by threads (for calls that release the GIL: Arrow, numpy,
+file reads)."""
+from __future__ import annotations
+
+import os
+from collections import deque
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None) -> Iterator[R]:
+    """``fn`` of each item, yielded in the order of ``items``, computed on up to ``workers`` threads
+    (default: one per usable core).  At most ``2 * workers`` results are in flight or waiting, so
+    memory stays bounded however many items there are.  An exception is raised where its item's
+    result would have been yielded; when the caller stops early (an error, or it breaks out), the
+    items not yet started are dropped and the running ones are waited for."""
+    workers = workers or usable_cores()
+    if isinstance(items, (list, tuple)) and len(items) <= 1:
+        workers = 1                             # no threads for one item
+    items = iter(items)
+    if workers == 1:
+        yield from map(fn, items)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending: deque = deque()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            for item in items:
+                pending.append(pool.submit(fn, item))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
