@@ -211,3 +211,24 @@ def test_line_spans_cut_at_line_ends_and_cover_the_content(tmp_path_factory, lin
         for a, b in spans:
             assert data[b - 1:b] == b"\n" or b == len(data)
             assert b"\n" not in data[a + block - 1:b - 1]          # cut at the first newline past the nominal end
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/maps"), reason="needs Linux's /proc/self/maps")
+@pytest.mark.parametrize("bad", [False, True])
+def test_the_files_mapping_is_closed_after_reading(tmp_path, monkeypatch, bad):
+    """The reader maps the file read-only while it parses; the mapping is gone afterwards, also when a block
+    is refused and the line parser takes over."""
+    lines = _run_lines()
+    if bad:
+        no = _third_block_line(lines)
+        lines[no - 1] = lines[no - 1].replace(b" myrun", b"  myrun")
+    p = tmp_path / "mapped-run"
+    p.write_bytes(b"".join(lines))
+    _small_blocks(monkeypatch)
+    try:
+        read_trec_run(p)
+    except InputError:
+        assert bad
+    import gc
+    gc.collect()
+    assert str(p) not in open("/proc/self/maps").read()

@@ -16,12 +16,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import gzip
-import hashlib
 import io
 import json
 import os
 import re
-import secrets
 import select
 import signal
 import stat
@@ -189,6 +187,8 @@ def _gunzip(data: bytes, name: str, limit: int) -> bytes:
 def file_digest(path: PathLike) -> str:
     """SHA-256 of a file's (decompressed) content, read in blocks (memory stays small whatever its size)."""
     name = display_name(path)
+    import hashlib
+
     h = hashlib.sha256()
     if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
         h.update(read_bytes(path))
@@ -471,6 +471,8 @@ class _Staged:
     def _create_beside(self, folder: Path) -> tuple[int, str]:
         """A new temporary file next to the target, created with mode 0666 so the umask applies
         (mkstemp's 0600 would make every output private); an existing target's mode is kept."""
+        import secrets
+
         for _ in range(100):
             tmp = str(folder / f".{self.target.name}.{secrets.token_hex(4)}.tmp")
             try:

@@ -17,7 +17,6 @@ means here what it means there.  ``rel`` defaults to ``-l`` (1) and ``judged_onl
 from __future__ import annotations
 
 import ast
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -464,6 +463,8 @@ def unknown_measure(arg: str) -> InputError:
     folded: dict[str, list[str]] = {}
     for n in names:
         folded.setdefault(n.lower(), []).append(n)
+    import difflib                      # only to explain an unknown name (off the start-up path)
+
     close = folded.get(base.lower(), []) + difflib.get_close_matches(base, names, n=3, cutoff=0.5)
     close += [n for f in difflib.get_close_matches(base.lower(), list(folded), n=3, cutoff=0.5) for n in folded[f]]
     hints += [_with_tail(n, tail, at) for n in close]
