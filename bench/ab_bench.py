@@ -8,7 +8,8 @@ order that rotates every round).
 Each row runs ``python -m treckit eval ...`` with PYTHONPATH set to each checkout's ``code/`` (the same
 interpreter and packages); wall time, CPU time and peak RSS come from run_bench.py's forking reader.
 Reported per side: the best and the median wall time, the median CPU time (user + system: less
-sensitive than wall time to other work on the machine) and the median peak RSS, and whether every
+sensitive than wall time to other work on the machine), the median user CPU time (system time, mostly
+page faults, swings most of all on a virtual machine whose host is busy) and the median peak RSS, and whether every
 side printed the same bytes.  The data comes from bench/generate.py (run run_bench.py once, and once
 with ``--shape short-ids``).
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from run_bench import PY, measured_with_cpu  # noqa: E402
+from run_bench import PY, measured_in_detail  # noqa: E402
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
@@ -53,21 +54,27 @@ def main() -> None:
         subprocess.run([PY, "-m", "compileall", "-q", str(folder)], check=True, stdout=subprocess.DEVNULL)
     got: dict[tuple[str, str], list[tuple[float, float, bytes, float]]] = {}
     for r in range(a.rounds):
-        for row in chosen:
-            for side in names[r % len(names):] + names[:r % len(names)]:
+        for i, row in enumerate(chosen):
+            # the order rotates with the round and the row, so that no side always follows the same one
+            # (a process after one that freed more memory pays more page faults on a virtual machine)
+            shift = (r + i) % len(names)
+            for side in names[shift:] + names[:shift]:
                 argv = ["env", "-u", "PYTHONDONTWRITEBYTECODE", f"PYTHONPATH={sides[side]}", PY, "-m", "treckit", "eval",
                         *map(str, rows[row])]
-                wall, rss, out, cpu = measured_with_cpu(argv)
-                got.setdefault((row, side), []).append((wall, rss, out, cpu))
-                print(f"round {r + 1} {row:20s} {side}: {wall:.2f} s (CPU {cpu:.2f} s) {rss:.0f} MiB", file=sys.stderr)
-    print("| row | side | wall best / median (s) | CPU median (s) | peak RSS median (MiB) | same output as the first side |")
-    print("|---|---|---|---|---|---|")
+                wall, rss, out, cpu, user = measured_in_detail(argv)
+                got.setdefault((row, side), []).append((wall, rss, out, cpu, user))
+                print(f"round {r + 1} {row:20s} {side}: {wall:.2f} s (CPU {cpu:.2f} s, user {user:.2f} s) {rss:.0f} MiB",
+                      file=sys.stderr)
+    print("| row | side | wall best / median (s) | CPU median (s) | user CPU median (s) | peak RSS median (MiB) "
+          "| same output as the first side |")
+    print("|---|---|---|---|---|---|---|")
     for row in chosen:
         first = got[(row, names[0])][0][2]
         for side in names:
             xs = got[(row, side)]
             print(f"| {row} | {side} | {min(x[0] for x in xs):.2f} / {statistics.median(x[0] for x in xs):.2f} "
-                  f"| {statistics.median(x[3] for x in xs):.2f} | {statistics.median(x[1] for x in xs):.0f} "
+                  f"| {statistics.median(x[3] for x in xs):.2f} | {statistics.median(x[4] for x in xs):.2f} "
+                  f"| {statistics.median(x[1] for x in xs):.0f} "
                   f"| {'yes' if all(x[2] == first for x in xs) else 'NO'} |")
 
 

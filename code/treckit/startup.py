@@ -59,17 +59,18 @@ def keep_freed_memory() -> None:
     mallopt(_M_TOP_PAD, 64 << 20)
 
 
-def idle_blas_threads_sleep() -> None:
-    """Let OpenBLAS's idle threads sleep at once instead of spinning.
+def native_library_defaults() -> None:
+    """Settings of the native libraries under numpy that cost treckit's commands time on every start,
+    made before numpy is first imported (they are read once, when it loads); only in our own
+    processes (never on ``import treckit``), and never over the user's own setting.
 
-    numpy's wheels bundle OpenBLAS, which starts a thread per core when numpy is imported; each
-    waits for work in a busy loop of about 2^28 cycles (0.1 s) before it sleeps.  treckit's
-    commands make few BLAS calls or none, so on every start that spin took a core for 0.1 s (on
-    this project's 2-core machine: ``import numpy`` 0.23 s of CPU and 0.14 s of wall, against
-    0.10 s and 0.10 s with a short timeout), while the command's own threads wanted it.  A timeout
-    of 2^4 cycles costs a BLAS call nothing that matters (a woken thread, for products of
-    millions of values).  Only before numpy is imported, only in our own processes, and never
-    over the user's own setting."""
+    ``OPENBLAS_THREAD_TIMEOUT=4``: numpy's wheels bundle OpenBLAS, which starts a thread per core at
+    import; each waits for work in a busy loop of about 2^28 cycles (0.1 s) before it sleeps.
+    treckit makes few BLAS calls or none, so on every start that spin took a core while the
+    command's own threads wanted it (``import numpy``: 0.13-0.17 s of user CPU on this project's
+    2-core machine, against 0.05-0.10 s).  A woken thread costs a product of millions of values
+    nothing that matters.
+    """
     import os
 
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
@@ -77,7 +78,7 @@ def idle_blas_threads_sleep() -> None:
 
 def prepare_process() -> None:
     """What treckit's own entry points do first (see the functions above)."""
-    idle_blas_threads_sleep()
+    native_library_defaults()
     keep_freed_memory()
     defer_pandas()
 

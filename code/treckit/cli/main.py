@@ -137,10 +137,10 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..startup import exit_code_of, idle_blas_threads_sleep, keep_freed_memory
+    from ..startup import exit_code_of, keep_freed_memory, native_library_defaults
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    idle_blas_threads_sleep()                   # before numpy is first imported
+    native_library_defaults()                   # before numpy and pyarrow are first imported
     keep_freed_memory()
     code = 0
 
