@@ -10,6 +10,7 @@ block by block: one on a line far down is found too.
 """
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -232,3 +233,37 @@ def test_the_files_mapping_is_closed_after_reading(tmp_path, monkeypatch, bad):
     import gc
     gc.collect()
     assert str(p) not in open("/proc/self/maps").read()
+
+
+@pytest.mark.parametrize("rank, arrow_reads_it", [
+    (b"-3", True),                          # a sign: the digit check says no, Arrow's integer conversion says yes
+    (b"0000000000000000042", True),         # 19 digits: beyond the digit check, within 64 bits
+    (b"9223372036854775807", True),         # the largest 64-bit integer
+    (b"+5", False),                         # Arrow refuses a '+', the line parser reads it: the file goes there
+])
+def test_rank_only_checked_other_spellings_are_converted_as_before(tmp_path, monkeypatch, blocks, rank, arrow_reads_it):
+    """Evaluation reads the rank column only to check it: its digits are checked at once, and a block whose
+    ranks are spelled otherwise is converted after all, so the file reads as it did (and as the line parser
+    reads it)."""
+    lines = _run_lines()
+    no = _third_block_line(lines)
+    q, d = 1 + (no - 1) // 100, f"doc{no - 1}"
+    lines[no - 1] = f"{q} Q0 {d} ".encode() + rank + b" 1.5 myrun\n"
+    p = tmp_path / "run"
+    p.write_bytes(b"".join(lines))
+    slow = _line_parser(monkeypatch, READS["lean"], p)
+    fast = _arrow_path(monkeypatch, READS["lean"], p)
+    assert slow[0] == "ok" and fast == slow
+    assert (None not in blocks[-1]) is arrow_reads_it
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.text("0123456789+- x", max_size=21), min_size=1, max_size=8))
+def test_short_whole_numbers_only_says_yes_to_what_fits_64_bits(values):
+    from treckit.strings import short_whole_numbers
+
+    col = pa.chunked_array([pa.array([v.encode() for v in values], pa.binary())])
+    if short_whole_numbers(col):
+        assert all(v.isdigit() and v.isascii() and -(1 << 63) <= int(v) < (1 << 63) for v in values)
+    else:
+        assert not all(v.isdigit() and 1 <= len(v) <= 18 for v in values)

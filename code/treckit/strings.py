@@ -41,6 +41,23 @@ def is_utf8(data: pa.Buffer) -> bool:
     return True
 
 
+def short_whole_numbers(col: pa.ChunkedArray, most_digits: int = 18) -> bool:
+    """Whether every value of a binary column is 1 to ``most_digits`` ASCII digits: a whole number that
+    a 64-bit integer holds (18 digits always fit).  False says nothing more: the value may still be one
+    (a sign, leading zeros beyond 18 digits), for a slower check to decide."""
+    for c in col.chunks:
+        if len(c) == 0:
+            continue
+        off = np.frombuffer(c.buffers()[1], np.int32, len(c) + 1, c.offset * 4)
+        lengths = np.diff(off)
+        if int(lengths.min()) < 1 or int(lengths.max()) > most_digits:
+            return False
+        data = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
+        if (np.subtract(data, np.uint8(48)) > 9).any():    # bytes below '0' wrap around to large values
+            return False
+    return True
+
+
 def view_as_text(col: pa.ChunkedArray) -> pa.ChunkedArray:
     """A binary column as text, without copying or checking: for fields cut out of a buffer that
     :func:`is_utf8` accepted."""
