@@ -43,8 +43,6 @@ def is_stdio(path: PathLike | None) -> bool:
     return path is not None and str(path) == "-"
 
 
-
-
 # ---------------------------------------------------------------- inputs
 WHOLE_READ_LIMIT: int | None = None
 """At most this many bytes are read into memory whole (stdin, pipes, ``.gz`` content, the line
@@ -249,51 +247,59 @@ class Source:
             self._data = read_bytes(self.path)
         return self._data
 
-    @contextlib.contextmanager
-    def content(self) -> Iterator["bytes | Any"]:
-        """The whole content as one bytes-like object to search (``find``) and slice without copying:
-        a plain file memory-mapped (read-only; pages read in are dropped with :func:`release_pages`),
-        else the bytes held in memory."""
-        if not self.plain:
-            yield self.data()
-            return
-        import mmap
-        try:
-            with open(self.path, "rb") as fh:
-                mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if self.size else b""
-        except (OSError, ValueError) as exc:
-            raise os_error(exc if isinstance(exc, OSError) else OSError(errno.EINVAL, str(exc)), str(self.path)) from None
-        try:
-            yield mm
-        finally:
-            if mm:
-                try:
-                    mm.close()
-                except BufferError:             # a view still held (an error's traceback): closed when freed
-                    pass
-
-    def line_spans(self, content, block: int) -> list[tuple[int, int]]:
-        """``content`` (:meth:`content`) cut into byte ranges of whole lines, each about ``block``
-        bytes: a range ends just after the first newline at or past its nominal end, the last one
-        at the end.  Only the pages around each cut are read."""
+    def line_spans(self, block: int) -> list[tuple[int, int]]:
+        """The content cut into byte ranges of whole lines, each about ``block`` bytes: a range ends
+        just after the first newline at or past its nominal end, the last one at the end.  Of a
+        plain file only a little around each cut is read."""
         spans, start = [], 0
         while start < self.size:
-            cut = content.find(b"\n", min(self.size, start + max(1, block)) - 1)
-            end = self.size if cut < 0 else cut + 1
+            end = self._line_end(min(self.size, start + max(1, block)) - 1)
             spans.append((start, end))
             start = end
         return spans
 
+    def _line_end(self, at: int) -> int:
+        """Just past the first newline at or after offset ``at`` (the size if there is none)."""
+        if not self.plain:
+            cut = self._data.find(b"\n", at)
+            return self.size if cut < 0 else cut + 1
+        step = 1 << 16
+        while at < self.size:
+            window = self.span(at, min(self.size, at + step))
+            cut = window.find(b"\n")
+            if cut >= 0:
+                return at + cut + 1
+            at += len(window)
+        return self.size
 
-def release_pages(content, start: int, end: int) -> None:
-    """Drop the pages of ``start:end`` of a memory-mapped file from this process (they stay in the
-    page cache): mapped pages count in a process's memory, and a whole file read through its
-    mapping would otherwise add its size to the peak."""
-    import mmap
+    def span(self, start: int, end: int) -> bytes | memoryview:
+        """The bytes ``start:end`` of the content: read from a plain file (a copy; ``os.pread`` lets
+        other threads run meanwhile), a view of content held in memory.  A file is read, never
+        mapped: a mapped file cut short by another program while it is read kills the process
+        (SIGBUS) where a read only comes back short, which is reported."""
+        if not self.plain:
+            return memoryview(self._data)[start:end]
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                parts, at = [], start
+                while at < end:                      # pread may return fewer bytes than asked
+                    got = os.pread(fd, end - at, at)
+                    if not got:
+                        raise InputError("the file got shorter while it was read", path=display_name(self.path),
+                                         fix="evaluate it once the program writing it has finished")
+                    parts.append(got)
+                    at += len(got)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise os_error(exc, str(self.path)) from None
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    if isinstance(content, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):      # not on every platform
-        first = start - start % mmap.PAGESIZE
-        content.madvise(mmap.MADV_DONTNEED, first, end - first)
+    def holds_any(self, data: bytes | memoryview, span: tuple[int, int], needles: tuple[bytes, ...]) -> bool:
+        """Whether ``data`` (this content's :meth:`span` ``span``) holds any of the bytes ``needles``."""
+        within, bounds = (data, ()) if isinstance(data, bytes) else (self._data, span)
+        return any(within.find(n, *bounds) >= 0 for n in needles)
 
 
 def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:

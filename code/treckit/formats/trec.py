@@ -10,7 +10,6 @@ the careful line parser reads; anything it cannot split goes through the line pa
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from typing import Literal
 
@@ -20,7 +19,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
-from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name, release_pages
+from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
 from ..parallel import ordered_map
 from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, is_utf8, run_starts, short_whole_numbers, take, view_as_text
@@ -232,12 +231,12 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
 
     Every column of ``names`` is read and checked (UTF-8, not empty, numbers), kept or not, so that
     a file is refused here wherever the line parser refuses it.  The file is cut into blocks of
-    whole lines that are parsed side by side, one per core; each block's columns that are only
-    checked are dropped as soon as the block passes, so they never take the memory of the whole
-    file, and only a few blocks are in flight at a time.  A block is checked to be UTF-8 once, as a
-    whole, and its text fields are then taken as they are (a field cut out of UTF-8 text at ASCII
-    separators is UTF-8 itself), which costs less than checking every field on its own.
-    ``types`` overrides column types."""
+    whole lines that are read (:meth:`Source.span`) and parsed side by side, one per core; each
+    block's columns that are only checked are dropped as soon as the block passes, so they never
+    take the memory of the whole file, and only a few blocks are in flight at a time.  A block is
+    checked to be UTF-8 once, as a whole, and its text fields are then taken as they are (a field
+    cut out of UTF-8 text at ASCII separators is UTF-8 itself), which costs less than checking
+    every field on its own.  ``types`` overrides column types."""
     import pyarrow.csv as pcsv
 
     head = src.head
@@ -263,34 +262,27 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
     # separator byte sends the file to the line parser, so that both paths read every file alike.
     others = (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t")
 
-    def block(content, span: tuple[int, int]) -> pa.Table | None:
-        start, end = span
-        data = pa.py_buffer(memoryview(content)[start:end])
+    def block(span: tuple[int, int]) -> pa.Table | None:
+        raw = src.span(*span)
+        data = pa.py_buffer(raw)
+        read = pcsv.ReadOptions(column_names=names, use_threads=False, block_size=len(raw) + 1)
         try:
-            # parsed first, checked after: the parse (without the GIL) maps the block's pages in, and the
-            # scans that follow (with it) then find them mapped; scanning first took 0.1 s more on 7M lines
-            read = pcsv.ReadOptions(column_names=names, use_threads=False, block_size=end - start + 1)
             t = pcsv.read_csv(data, read_options=read, parse_options=parse, convert_options=convert)
             if not all(short_whole_numbers(t.column(n)) for n in checked_ints):
                 t = pcsv.read_csv(data, read_options=read, parse_options=parse, convert_options=exact)
-            if not is_utf8(data) or any(content.find(n, start, end) >= 0 for n in others):
-                return None
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
-        finally:
-            del data                            # Arrow's columns are copies: the mapping can close
-            release_pages(content, start, end)
+        if not is_utf8(data) or src.holds_any(raw, span, others):
+            return None
         for n in as_bytes:
             t = t.set_column(t.schema.get_field_index(n), n, view_as_text(t.column(n)))
         return t.select(kept) if _clean(t) else None
 
     blocks = []
-    with src.content() as content:
-        for t in ordered_map(functools.partial(block, content),
-                             src.line_spans(content, thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
-            if t is None:
-                return None
-            blocks.append(t)
+    for t in ordered_map(block, src.line_spans(thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
+        if t is None:
+            return None
+        blocks.append(t)
     if not blocks or not any(t.num_rows for t in blocks):
         return None
     t = pa.concat_tables(blocks)
