@@ -209,11 +209,17 @@ def test_without_dask_the_error_says_how_to_install_it(data, capsys, monkeypatch
         evaluate(data["qrels"], data["runs"][0], engine="dask")
 
 
-def test_the_default_engine_imports_no_dask():
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "treckit", "eval", "--help"], capture_output=True,
+def test_the_default_engine_imports_no_dask(tmp_path):
+    """A whole evaluation with the default engine (the evaluation path loaded, not only the option parser)."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\n")
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "treckit", "eval", "-m", "map",
+                          str(tmp_path / "qrels"), str(tmp_path / "run")], capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "code")}, check=True)
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in out.stderr.splitlines() if "|" in line}
-    assert "treckit" in imported and "rich" in imported          # the listing is real
+    assert out.stdout.split() == ["map", "all", "1.0000"]
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert {"treckit.engines.stream", "treckit.evaluation", "pyarrow"} <= imported       # the listing is real
+    imported = {name.split(".")[0] for name in imported}
     assert not imported & {"dask", "distributed", "fsspec", "s3fs", "botocore"}
 
 

@@ -127,3 +127,14 @@ def test_warnings_do_not_change_the_numbers():
     res = evaluate_requests(Qrels.from_dict(QRELS), as_run, resolve(["map"]), warn=said.append)
     quiet = evaluate_requests(Qrels.from_dict(QRELS), as_run, resolve(["map"]))
     assert said and res.summary["map"] == quiet.summary["map"] == 1.0
+
+
+def test_a_huge_id_is_quoted_cut_short_in_the_warning():
+    """A doc id of a million characters (a hostile or broken file) is quoted in the warning cut to
+    errors.SHOWN_CHARS characters, so the message stays a few hundred characters long."""
+    from treckit.errors import SHOWN_CHARS
+
+    huge = "d" + "x" * 1_000_000
+    said = warnings_for({"1": {"a": 1}}, {"1": {huge: 1.0}})
+    assert len(said) == 1 and "retrieves none of the judged documents" in said[0]
+    assert len(said[0]) < 3 * SHOWN_CHARS + 400 and "'d" + "x" * (SHOWN_CHARS - 1) + "...'" in said[0]

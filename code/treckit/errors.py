@@ -13,6 +13,16 @@ EXIT_RUNTIME = 3
 EXIT_INTERRUPTED = 130
 
 
+SHOWN_CHARS = 200
+"""At most this much of a line or value from a file is quoted in a message (a hostile file may hold a
+line of megabytes)."""
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a message (its repr), cut to :data:`SHOWN_CHARS` characters."""
+    return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "...")
+
+
 class TreckitError(Exception):
     """Base class of treckit's own errors."""
 
@@ -32,8 +42,7 @@ class InputError(TreckitError):
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         full = where + message
         if text is not None:
-            shown = text if len(text) <= 200 else text[:200] + "..."
-            full += f"\n  line: {shown!r}"
+            full += f"\n  line: {shown(text)}"
         if fix:
             full += f"\n  fix: {fix}"
         super().__init__(full)

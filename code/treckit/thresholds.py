@@ -58,5 +58,6 @@ STREAM_BLOCK_SHARE = 16                 # a streamed run is read a block of (bud
 STREAM_BLOCK_MIN_BYTES = 1 << 16        # ... but never smaller than this
 SHARD_SHARE = 4                         # an interleaved run is cut into shards of about (budget / this) bytes of
                                         # memory each (estimated as above) ...
-SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing)
+SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when
+                                        # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
 OUTPUT_CHUNK_QUERIES = 1000            # trec_eval text (-q) is written this many queries' lines at a time

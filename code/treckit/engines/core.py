@@ -18,7 +18,8 @@ from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluat
 from ..model import Qrels, Run, id_runs, spread
 
 __all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "block_readings", "check_qrels", "empty_run", "evaluate_part",
-           "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query", "split_rows"]
+           "bucket_order", "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query",
+           "split_rows"]
 
 
 def query_buckets(qids: list[str], n: int) -> np.ndarray:
@@ -39,19 +40,26 @@ def row_buckets(qid_column, n: int, cache: dict[str, int] | None = None) -> np.n
     return spread(per_id[run_code], starts, len(qid_column))
 
 
+def bucket_order(qid_column, n: int, cache: dict[str, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(a stable permutation putting the rows in part order, the bounds of each part in it) for ``n``
+    parts by query (:func:`row_buckets`; ``cache`` as there)."""
+    bucket = row_buckets(qid_column, n, cache)
+    order = np.argsort(bucket, kind="stable")
+    return order, np.searchsorted(bucket[order], np.arange(n + 1))
+
+
 def split_rows(run: Run, n: int) -> list[np.ndarray]:
     """For each of ``n`` parts, the rows of ``run`` whose query falls in it (ascending: file order kept)."""
-    bucket = row_buckets(run.table.column("qid"), n)
-    order = np.argsort(bucket, kind="stable")
-    bounds = np.searchsorted(bucket[order], np.arange(n + 1))
+    order, bounds = bucket_order(run.table.column("qid"), n)
     return [order[bounds[i]:bounds[i + 1]] for i in range(n)]
 
 
-def split_by_query(run: Run, n: int) -> list[Run]:
+def split_by_query(run: Run, n: int, rows: list[np.ndarray] | None = None) -> list[Run]:
     """``run`` as ``n`` runs of whole queries, by a stable hash of the qid (deterministic; see
-    :func:`query_buckets`); each keeps its lines' order and its ids' written texts."""
+    :func:`query_buckets`); each keeps its lines' order and its ids' written texts.  ``rows``: the
+    parts' rows when the caller has them already (:func:`split_rows`)."""
     out = []
-    for rows in split_rows(run, n):
+    for rows in (rows if rows is not None else split_rows(run, n)):
         t = run.table.take(pa.array(rows, pa.int64()))
         qids = set(id_runs(t.column("qid"))[2])
         out.append(replace(run, table=t, written={k: v for k, v in run.written.items() if k[0] in qids}))

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, TreckitError
+from ..parallel import usable_cores
+from ..urls import INSTALL          # the one install hint, shared with the URL readers
 
 ENGINES = ("local", "dask")
 SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
 WORKER_WAIT_SECONDS = 60           # how long a job waits for the first worker of a scheduler that has none
-INSTALL = "pip install 'treckit[dask]'"
 
 
 def check_engine(engine: str, scheduler: str | None = None) -> str:
@@ -67,12 +68,6 @@ def require_dask():
     return distributed
 
 
-def local_workers() -> int:
-    """Worker processes of a LocalCluster started for a job: one per core available to this process."""
-    from ..parallel import usable_cores
-    return usable_cores()
-
-
 @contextlib.contextmanager
 def connect(scheduler: str | None = None, client=None) -> Iterator[Any]:
     """The Dask client of a job: ``client`` as given (left open), one connected to ``scheduler``, or a
@@ -96,7 +91,7 @@ def connect(scheduler: str | None = None, client=None) -> Iterator[Any]:
             c.close()
         return
     # the scheduler's HTTP endpoint on a free local port: the default (8787) may be taken by another cluster
-    with distributed.LocalCluster(n_workers=local_workers(), threads_per_worker=1, processes=True,
+    with distributed.LocalCluster(n_workers=usable_cores(), threads_per_worker=1, processes=True,
                                   dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as c:
         prepare_own_workers(c)

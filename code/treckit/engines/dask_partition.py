@@ -158,7 +158,8 @@ def map_block(path: str, start: int, end: int, size: int, buckets: int, reading)
     except TreckitError as exc:
         return Block(lines, error=("runtime", str(exc), exc.exit_code))
     n = run.table.num_rows
-    pieces = list(zip(split_by_query(run, buckets), split_rows(run, buckets))) if n else []
+    rows = split_rows(run, buckets) if n else []
+    pieces = list(zip(split_by_query(run, buckets, rows), rows)) if n else []
     return Block(lines, n, run.tag if n else None, pieces, readings=(readings.counts, readings.first))
 
 

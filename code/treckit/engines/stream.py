@@ -23,7 +23,6 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
@@ -33,7 +32,7 @@ from .. import thresholds
 from ..errors import InputError, os_error
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..model import Qrels, Run, id_runs, repeated_column
-from .core import QrelsByQuery, block_readings, check_qrels, query_buckets, read_run_block, row_buckets
+from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -234,7 +233,8 @@ class StreamEvaluation:
     # ------------------------------------------------------------ interleaved runs: shards by query hash
     def _sharded(self) -> None:
         estimate = self.plan.size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
-        n = int(min(thresholds.SHARDS_MAX, max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
+        n = int(min(thresholds.SHARDS_MAX, _files_we_may_open(),
+                    max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
         judged = self.index.qids
         bucket_of = dict(zip(judged, query_buckets(judged, n).tolist()))
         by_shard: list[list[str]] = [[] for _ in range(n)]
@@ -271,13 +271,11 @@ class StreamEvaluation:
         schema = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()), ("row", pa.int64())])
         sinks: dict[int, tuple] = {}
         written: list[dict] = [{} for _ in range(n)]
-        cache = dict(bucket_of)
+        cache = bucket_of                            # grows with the queries the qrels do not judge
         try:
             for run, row in self._blocks():
                 t = run.table
-                bucket = row_buckets(t.column("qid"), n, cache)
-                order = np.argsort(bucket, kind="stable")
-                bounds = np.searchsorted(bucket[order], np.arange(n + 1))
+                order, bounds = bucket_order(t.column("qid"), n, cache)
                 piece = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": t.column("score"),
                                   "row": pa.array(np.arange(row, row + t.num_rows), pa.int64())})
                 piece = piece.take(pa.array(order, pa.int64()))
@@ -293,6 +291,19 @@ class StreamEvaluation:
                 w.close()
                 f.close()
         return written
+
+
+def _files_we_may_open() -> int:
+    """How many shards may be open for writing at once: the process's limit on open files (``ulimit -n``,
+    often 1024) less a margin for everything else it has open.  Fewer shards than the budget asks hold
+    more each (a huge interleaved run under a small budget then takes more memory) rather than failing
+    with "too many open files"."""
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):           # no such limit here (Windows)
+        return thresholds.SHARDS_MAX
+    return thresholds.SHARDS_MAX if soft == resource.RLIM_INFINITY else max(2, soft - 64)
 
 
 def _shard_error(exc: OSError, folder: str):

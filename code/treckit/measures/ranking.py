@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..arrow_calls import call
-from ..errors import InputError
+from ..errors import InputError, shown
 from ..model import Qrels, Run, expand_ranges, id_runs, spread
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
@@ -329,8 +329,8 @@ def sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], prese
     if shared and not facts.judged_hit and facts.example is not None:
         _, qid, doc, judged_doc = facts.example
         warn(f"{source}: the run retrieves none of the judged documents of the {shared} queries it shares with "
-             f"the qrels (query {qid!r}: the run lists {doc!r}, the qrels judge "
-             f"{judged_doc!r}); check that both name documents the same way "
+             f"the qrels (query {shown(qid)}: the run lists {shown(doc)}, the qrels judge "
+             f"{shown(judged_doc)}); check that both name documents the same way "
              "(id field, prefix, case)")
     if not facts.grade_like:
         return
