@@ -5,7 +5,6 @@ import json
 import math
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -15,7 +15,6 @@ from treckit.convert import convert_run
 from treckit.errors import InputError
 from treckit.evaluation import evaluate_requests
 from treckit.formats import jsonl, trec
-from treckit.measures import ranking
 from treckit.measures.registry import resolve
 
 BIG, SMALL = 1 << 62, 0
@@ -77,10 +76,11 @@ THRESHOLDS = [
     ("FEW_RUNS_FRACTION", BIG, 1),
     ("FEW_RUNS_MIN", SMALL, BIG),
     ("RADIX_MAX_CODES", 1, BIG),
-    ("HASH_SLICE_ROWS", 3, BIG),
+    ("STRING_SLICE_ROWS", 3, BIG),
     ("QUERY_MATRIX_GROWTH", SMALL, BIG),
     ("QUERY_MATRIX_SLACK", SMALL, BIG),
     ("QUERY_MATRIX_MAX_QUERIES", SMALL, BIG),
+    ("ROW_SORT_SLICE_CELLS", 1, BIG),
     ("RANK_SORT_GROWTH", SMALL, BIG),
     ("RANK_SORT_SLACK", SMALL, BIG),
     ("RANK_BLOCK_CELLS", 1, BIG),
@@ -232,22 +232,34 @@ def test_group_order_beyond_16_bits_equals_radix(monkeypatch):
 def test_hash_slices_equal_one_piece(monkeypatch):
     arr = pa.chunked_array([pa.array([f"doc{i}" for i in range(10)]), pa.array(["x" * i for i in range(25)])])
     whole = strings.hash64(arr).tolist()
-    monkeypatch.setattr(thresholds, "HASH_SLICE_ROWS", 3)
+    monkeypatch.setattr(thresholds, "STRING_SLICE_ROWS", 3)
     assert strings.hash64(arr).tolist() == whole
     assert strings.hash64(arr, np.arange(35)).tolist() != whole      # the group is mixed in
 
 
 def test_query_matrix_refuses_uneven_depths_below_its_limits(monkeypatch):
+    lengths = np.array([8, 1, 1])                    # 3 x 8 = 24 cells for 10 values
+    assert model.query_matrix_pays(lengths, 10)                       # within the slack
+    monkeypatch.setattr(thresholds, "QUERY_MATRIX_SLACK", 0)
+    assert not model.query_matrix_pays(lengths, 10)                   # 24 cells > 2 x 10 values
+    monkeypatch.setattr(thresholds, "QUERY_MATRIX_GROWTH", 3)
+    assert model.query_matrix_pays(lengths, 10)                       # 24 <= 3 x 10
+    monkeypatch.setattr(thresholds, "QUERY_MATRIX_MAX_QUERIES", 2)
+    assert not model.query_matrix_pays(lengths, 10)
+
+
+def test_queries_laid_out_in_slices(monkeypatch):
     values = np.arange(10.0)
     starts = np.array([0, 8, 9])                     # depths 8, 1, 1
-    m = model.query_matrix(values, starts, -1.0)
-    assert m.tolist() == [list(range(8)), [8] + [-1] * 7, [9] + [-1] * 7]
-    monkeypatch.setattr(thresholds, "QUERY_MATRIX_SLACK", 0)
-    assert model.query_matrix(values, starts, -1.0) is None           # 24 cells > 2 x 10 values
-    monkeypatch.setattr(thresholds, "QUERY_MATRIX_GROWTH", 3)
-    assert model.query_matrix(values, starts, -1.0).tolist() == m.tolist()
-    monkeypatch.setattr(thresholds, "QUERY_MATRIX_MAX_QUERIES", 2)
-    assert model.query_matrix(values, starts, -1.0) is None
+    assert model.laid_out(values, np.diff(np.append(starts, 10)), -1.0).tolist() == [
+        list(range(8)), [8] + [-1] * 7, [9] + [-1] * 7]
+    assert model.laid_out(values, np.array([5, 5]), -1.0).tolist() == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert model.query_slices(starts, 10) == [(range(0, 3), range(0, 10))]
+    monkeypatch.setattr(thresholds, "ROW_SORT_SLICE_CELLS", 8)        # one query (of width 8) per slice
+    assert model.query_slices(starts, 10) == [(range(0, 1), range(0, 8)), (range(1, 2), range(8, 9)),
+                                              (range(2, 3), range(9, 10))]
+    monkeypatch.setattr(thresholds, "ROW_SORT_SLICE_CELLS", 16)
+    assert model.query_slices(starts, 10) == [(range(0, 2), range(0, 9)), (range(2, 3), range(9, 10))]
 
 
 def test_ranking_switches_to_a_full_sort(files, monkeypatch):

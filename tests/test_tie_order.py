@@ -15,11 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treckit import thresholds, trec_order
+from treckit import thresholds
 from treckit.api import read_qrels, read_run, write_qrels, write_run
 from treckit.convert import convert_run
 from treckit.evaluation import evaluate_requests
-from treckit.formats import trec
 from treckit.ids import escape_id, unescape_id, written_ids
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run

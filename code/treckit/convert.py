@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
-from .model import RUN_SCHEMA, Run, group_order, id_runs, query_matrix, repeated_column, spread
+from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column, spread
 from .repeats import first_repeat, pair_keys, suspects
 from . import trec_order
 from .strings import run_starts, take

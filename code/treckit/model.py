@@ -178,23 +178,36 @@ def expand_ranges(owner: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np
     return np.repeat(owner, n), np.repeat(lo, n) + (np.arange(total) - np.repeat(first, n))
 
 
-def query_matrix(values: np.ndarray, starts: np.ndarray, pad) -> np.ndarray | None:
-    """``values`` laid out one query per row (queries' rows together, starting at ``starts``) in a
-    (queries x longest) matrix, short rows ended with ``pad`` (a scalar, or one value per column);
-    for equal lengths, a view.  None when the lengths vary so much that the matrix would be more
-    than about twice as large as ``values``."""
-    n = values.size
-    lengths = np.diff(np.append(starts, n))
+def query_matrix_pays(lengths: np.ndarray, n: int) -> bool:
+    """Whether queries of these ``lengths`` (``n`` values in all) lay out one query per row, a
+    (queries x longest) matrix, in a bounded size: at most about twice as many cells as values
+    (thresholds.QUERY_MATRIX_*).  Working on such a matrix row by row (sorting each query's values,
+    comparing a row with its own query's) is much faster than on the whole run by two keys."""
     width = int(lengths.max()) if lengths.size else 0
     most_cells = thresholds.QUERY_MATRIX_GROWTH * n + thresholds.QUERY_MATRIX_SLACK
-    if starts.size * width > most_cells or starts.size > thresholds.QUERY_MATRIX_MAX_QUERIES:
-        return None
+    return lengths.size * width <= most_cells and lengths.size <= thresholds.QUERY_MATRIX_MAX_QUERIES
+
+
+def query_slices(starts: np.ndarray, n: int) -> list[tuple[range, range]]:
+    """Consecutive slices of the queries (their rows together, starting at ``starts``; ``n`` rows in
+    all) of about ``thresholds.ROW_SORT_SLICE_CELLS`` matrix cells each, as (queries, rows): each slice
+    is laid out on its own (:func:`laid_out`), as wide as its longest query, so that slices take little
+    memory at a time and can be worked on side by side."""
+    bounds = np.append(starts, n)
+    step = max(1, thresholds.ROW_SORT_SLICE_CELLS // max(1, int(np.diff(bounds).max()) if starts.size else 1))
+    cuts = list(range(0, starts.size, step)) + [starts.size]
+    return [(range(a, b), range(int(bounds[a]), int(bounds[b]))) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def laid_out(values: np.ndarray, lengths: np.ndarray, pad) -> np.ndarray:
+    """``values``, queries of ``lengths`` one after the other, one query per row, short rows ended with ``pad``."""
+    width = int(lengths.max()) if lengths.size else 0
     if (lengths == width).all():
-        return values.reshape(starts.size, width)
-    m = np.empty((starts.size, width), values.dtype)
-    m[:] = pad
-    for q, (a, k) in enumerate(zip(starts.tolist(), lengths.tolist())):    # no index arrays as long as the run
-        m[q, :k] = values[a:a + k]
+        return values.reshape(lengths.size, width)
+    m = np.empty((lengths.size, width), values.dtype)
+    m[:] = pad[:width] if isinstance(pad, np.ndarray) else pad
+    # each row's first cells, in row-major order, are its query's values in the order given
+    m[np.arange(width) < lengths[:, None]] = values
     return m
 
 

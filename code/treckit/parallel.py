@@ -1,5 +1,5 @@
 """Work spread over this machine's cores by threads (for calls that release the GIL: Arrow, numpy,
-file reads)."""
+file reads).  Slice sizes are named in :mod:`treckit.thresholds`; the results never depend on them."""
 from __future__ import annotations
 
 import os
@@ -16,6 +16,12 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def pieces(n: int, size: int) -> list[range]:
+    """``range(n)`` cut into consecutive ranges of ``size`` (the last one shorter), to work on side by side."""
+    size = max(1, size)
+    return [range(a, min(n, a + size)) for a in range(0, n, size)]
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None) -> Iterator[R]:

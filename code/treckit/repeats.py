@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import thresholds
-from .model import query_matrix
+from .model import laid_out, query_matrix_pays, query_slices
+from .parallel import ordered_map
 from .strings import hash64, take_strings
 
 
@@ -41,18 +42,24 @@ def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | Non
     of the whole run and nominates almost nothing by chance; None when the queries' lengths vary
     too much for the matrix to pay."""
     lengths = np.diff(np.append(starts, keys.size))
-    # padding: distinct within each row, so it never pairs with itself (pairing with a real key
-    # only nominates that row, which the strings then clear)
-    m = query_matrix(keys, starts, np.arange(int(lengths.max()), dtype=keys.dtype))
-    if m is None:
+    if not query_matrix_pays(lengths, keys.size):
         return None
-    m = np.sort(m, axis=1)
-    same = m[:, 1:] == m[:, :-1]
+
+    def repeated_keys(queries: range, rows: range) -> list[tuple[int, np.ndarray]]:
+        """(query, its keys found twice) for those of ``queries`` with any (slices run side by side)."""
+        # padding: distinct within each row, so it never pairs with itself (pairing with a real key
+        # only nominates that row, which the strings then clear)
+        part = lengths[queries.start:queries.stop]
+        m = np.sort(laid_out(keys[rows.start:rows.stop], part, np.arange(int(part.max()), dtype=keys.dtype)), axis=1)
+        same = m[:, 1:] == m[:, :-1]
+        return [(queries.start + q, m[q, 1:][same[q]]) for q in np.flatnonzero(same.any(axis=1)).tolist()]
+
     found = [np.zeros(0, np.int64)]
-    for q in np.flatnonzero(same.any(axis=1)).tolist():
-        a = int(starts[q])
-        rows = np.arange(a, a + int(lengths[q]))
-        found.append(rows[np.isin(keys[rows], m[q, 1:][same[q]])])
+    for part in ordered_map(lambda s: repeated_keys(*s), query_slices(starts, keys.size)):
+        for q, shared in part:
+            a = int(starts[q])
+            rows = np.arange(a, a + int(lengths[q]))
+            found.append(rows[np.isin(keys[rows], shared)])
     return np.concatenate(found)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import thresholds
+from .parallel import ordered_map, pieces as _row_pieces
 
 _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -69,14 +70,14 @@ def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None
     (one integer per string, e.g. the query) the hash keys the pair (group, string).
 
     Pieces of up to a million strings (Arrow's own chunks where they are that small) are hashed
-    two at a time: numpy releases the GIL in these loops, so both cores work.  With ``each``,
+    side by side, one per core: numpy releases the GIL in these loops.  With ``each``,
     nothing is returned: ``each(first_row, hashes)`` is called on every piece instead (from two
     threads; it must only write to rows of its own piece), so the hashes of a long column never
     have to sit in memory all at once.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    pieces = [c if len(c) <= thresholds.HASH_SLICE_ROWS else c.slice(i, thresholds.HASH_SLICE_ROWS) for c in chunks
-              for i in range(0, max(len(c), 1), thresholds.HASH_SLICE_ROWS)]
+    step = thresholds.STRING_SLICE_ROWS
+    pieces = [c if len(c) <= step else c.slice(i, step) for c in chunks for i in range(0, max(len(c), 1), step)]
     bounds = np.cumsum([0] + [len(p) for p in pieces])
     out = np.empty(int(bounds[-1]), np.uint64) if each is None else None
 
@@ -89,13 +90,8 @@ def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None
             else:
                 each(int(a), h)
 
-    if len(pieces) <= 1:
-        for i in range(len(pieces)):
-            work(i)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(work, range(len(pieces))))
+    for _ in ordered_map(work, list(range(len(pieces)))):
+        pass
     return out
 
 
@@ -219,7 +215,10 @@ def run_starts(col, most: int | None = None) -> np.ndarray | None:
     n = len(col)
     if n < 2:
         return np.zeros(min(n, 1), np.int64)
-    new = call("not_equal", col.slice(1), col.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    # each row against the one before, in slices side by side (Arrow's kernels release the GIL)
+    new = np.concatenate(list(ordered_map(
+        lambda r: call("not_equal", col.slice(r.start + 1, len(r)), col.slice(r.start, len(r))).to_numpy(zero_copy_only=False),
+        _row_pieces(n - 1, thresholds.STRING_SLICE_ROWS))))
     if most is not None and np.count_nonzero(new) + 1 > most:
         return None
     return np.flatnonzero(np.concatenate(([True], new)))

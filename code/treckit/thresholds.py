@@ -29,7 +29,8 @@ FEW_RUNS_FRACTION = 8                   # a column is "few runs" (queries' lines
 FEW_RUNS_MIN = 50_000                   # ... or at most this many: run heads become Python strings, else Arrow's
                                         # dictionary encoding (the scattered-qid path)
 RADIX_MAX_CODES = 1 << 16               # group codes below this fit 16 bits: numpy's radix sort, else a comparison sort
-HASH_SLICE_ROWS = 1 << 20               # strings are hashed in pieces of this many, two pieces at a time
+STRING_SLICE_ROWS = 1 << 20             # string columns are hashed, and compared row with row, in slices of this many
+                                        # rows, side by side (one per core)
 ID_RENUMBER_SLICE_ROWS = 1 << 20        # scattered ids are renumbered by first appearance this many rows at a time
 CONSTANT_COLUMN_BLOCK_ROWS = 1 << 20    # a column of one repeated value is chunks of this many rows sharing one buffer
 
@@ -37,6 +38,8 @@ CONSTANT_COLUMN_BLOCK_ROWS = 1 << 20    # a column of one repeated value is chun
 QUERY_MATRIX_GROWTH = 2                 # a (queries x longest) matrix may hold this many cells per value ...
 QUERY_MATRIX_SLACK = 1_000_000          # ... plus this many; beyond that (uneven depths) callers take another path
 QUERY_MATRIX_MAX_QUERIES = 200_000      # and no more rows than this (the padding loop is per query)
+ROW_SORT_SLICE_CELLS = 1 << 20          # such a matrix is sorted row by row in slices of about this many cells, side by
+                                        # side (one per core)
 
 # ---------------------------------------------------------------- ranking judged docs (measures/ranking.py)
 RANK_SORT_GROWTH = 8                    # comparing judged rows with their query's rows costs more than this many

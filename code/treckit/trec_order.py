@@ -23,7 +23,8 @@ import pyarrow as pa
 from . import thresholds
 from .arrow_calls import call
 from .ids import written_ids
-from .model import expand_ranges, group_order, query_matrix
+from .model import expand_ranges, group_order, laid_out, query_matrix_pays, query_slices
+from .parallel import ordered_map
 from .strings import take
 
 
@@ -122,13 +123,17 @@ def _by_query_then_score(codes: np.ndarray, key: np.ndarray, grouped: bool) -> n
     e = key if grouped else key[by_query]
     counts = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    m = query_matrix(-e, starts, np.nan)          # NaN padding sorts after every score
-    if m is None:
+    if query_matrix_pays(counts, e.size):
+        def sorted_slice(queries: range, rows: range) -> np.ndarray:
+            """The rows of ``queries``, each query's best score first (slices sorted side by side)."""
+            part = counts[queries.start:queries.stop]
+            o = np.argsort(laid_out(-e[rows.start:rows.stop], part, np.nan), axis=1)   # NaN padding sorts last
+            return (o + starts[queries.start:queries.stop, None])[np.arange(o.shape[1]) < part[:, None]]
+        within = np.concatenate([np.zeros(0, np.intp)]
+                                + list(ordered_map(lambda s: sorted_slice(*s), query_slices(starts, e.size))))
+    else:
         o = np.argsort(-e, kind="stable")
         within = o[group_order((codes if grouped else codes[by_query])[o])]
-    else:
-        o = np.argsort(m, axis=1)
-        within = (o + starts[:, None])[np.arange(m.shape[1])[None, :] < counts[:, None]]
     return within if grouped else by_query[within]
 
 
@@ -202,27 +207,39 @@ def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = 
 
 
 def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
-    """Ranks for a run whose queries' lines are together, in any order: the scores are a (queries x
-    longest) matrix (NaN padding, which is neither greater nor equal), and each judged row is
-    compared with its own query's row of it, a block of judged rows at a time.  None when the
-    queries' lengths vary too much for the matrix."""
-    scores = query_matrix(key, query_start, np.nan)
-    if scores is None:
+    """Ranks for a run whose queries' lines are together, in any order: the scores are laid out one
+    query per row (NaN padding, which is neither greater nor equal; a slice of queries at a time,
+    side by side: :func:`treckit.model.query_slices`), and each judged row is compared with its own
+    query's row, a block of judged rows at a time.  None when the queries' lengths vary too much for
+    such a matrix."""
+    lengths = np.diff(np.append(query_start, key.size))
+    if not query_matrix_pays(lengths, key.size):
         return None
-    width = scores.shape[1]
-    q = np.searchsorted(query_start, jrows, "right") - 1
-    mine = key[jrows]
-    above = np.empty(jrows.size, np.int64)
-    tie_owner, tie_other = [], []
-    block = max(1, thresholds.QUERY_ROWS_BLOCK_CELLS // width)
-    for a in range(0, jrows.size, block):
-        other = scores[q[a:a + block]]
-        m = mine[a:a + block, None]
-        above[a:a + block] = np.count_nonzero(other > m, axis=1)
-        r, c = np.nonzero(other == m)                  # ties, itself included (never greater than itself)
-        tie_owner.append(a + r)
-        tie_other.append(query_start[q[a + r]] + c)
-    return above + _greater_texts(DocTexts.of(texts), jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
+
+    def slice_ranks(queries: range, rows: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows above each judged row of ``queries``, then its ties: judged row's index, tied row)."""
+        first, stop = np.searchsorted(jrows, [rows.start, rows.stop])
+        part = lengths[queries.start:queries.stop]
+        scores = laid_out(key[rows.start:rows.stop], part, np.nan)
+        starts = query_start[queries.start:queries.stop]
+        above = np.empty(stop - first, np.int64)
+        owners, others = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        block = max(1, thresholds.QUERY_ROWS_BLOCK_CELLS // max(1, scores.shape[1]))
+        for a in range(first, stop, block):
+            b = min(stop, a + block)
+            q = np.searchsorted(starts, jrows[a:b], "right") - 1
+            other, mine = scores[q], key[jrows[a:b], None]
+            above[a - first:b - first] = np.count_nonzero(other > mine, axis=1)
+            r, c = np.nonzero(other == mine)           # ties, itself included (never greater than itself)
+            owners.append(a + r)
+            others.append(starts[q[r]] + c)
+        return above, np.concatenate(owners), np.concatenate(others)
+
+    parts = list(ordered_map(lambda s: slice_ranks(*s), query_slices(query_start, key.size)))
+    above = np.concatenate([np.zeros(0, np.int64)] + [p[0] for p in parts])
+    owner = np.concatenate([np.zeros(0, np.int64)] + [p[1] for p in parts])
+    other = np.concatenate([np.zeros(0, np.int64)] + [p[2] for p in parts])
+    return above + _greater_texts(DocTexts.of(texts), jrows, owner, other)
 
 
 def _greater_texts(texts: DocTexts, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:

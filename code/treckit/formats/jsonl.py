@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from .. import thresholds
 from ..errors import InputError
-from ..io import PathLike, atomic_output, display_name, json_number, loads_json, read_text
+from ..io import PathLike, atomic_output, display_name, json_number, read_text
 from ..model import Qrels, Run
 from .common import LineErrors, head_lines, notice, text_lines
 

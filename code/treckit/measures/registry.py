@@ -17,7 +17,7 @@ means here what it means there.  ``rel`` defaults to ``-l`` (1) and ``judged_onl
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InputError
