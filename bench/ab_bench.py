@@ -19,6 +19,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +36,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--data", type=Path, default=ROOT / "outputs" / "bench")
     ap.add_argument("--rows", default="sorted,shuffled,all_trec,short-ids,short-ids-shuffled")
+    ap.add_argument("--pause", type=float, default=0.5,
+                    help="seconds of rest before each command (the memory the one before freed settles)")
     a = ap.parse_args()
     sides = {name: Path(folder).resolve() for name, folder in (s.split("=", 1) for s in a.side)}
     d = a.data
@@ -61,22 +64,28 @@ def main() -> None:
             for side in names[shift:] + names[:shift]:
                 argv = ["env", "-u", "PYTHONDONTWRITEBYTECODE", f"PYTHONPATH={sides[side]}", PY, "-m", "treckit", "eval",
                         *map(str, rows[row])]
+                time.sleep(a.pause)
                 wall, rss, out, cpu, user = measured_in_detail(argv)
                 got.setdefault((row, side), []).append((wall, rss, out, cpu, user))
                 print(f"round {r + 1} {row:20s} {side}: {wall:.2f} s (CPU {cpu:.2f} s, user {user:.2f} s) {rss:.0f} MiB",
                       file=sys.stderr)
-    print("| row | side | wall best / median (s) | CPU median (s) | user CPU median (s) | peak RSS median (MiB) "
-          "| same output as the first side |")
-    print("|---|---|---|---|---|---|---|")
+    print("| row | side | wall best / median (s) | wall / first side's in the same round: median (middle half) "
+          "| CPU median (s) | user CPU median (s) | peak RSS median (MiB) | same output as the first side |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in chosen:
-        first = got[(row, names[0])][0][2]
+        base = got[(row, names[0])]
+        first = base[0][2]
         for side in names:
             xs = got[(row, side)]
+            # paired: each round's two commands ran back to back, so a slow spell of the machine falls on both
+            ratios = sorted(x[0] / b[0] for x, b in zip(xs, base))
+            quarter = len(ratios) // 4
+            paired = (f"{statistics.median(ratios):.3f} ({ratios[quarter]:.3f}-{ratios[-1 - quarter]:.3f})"
+                      if side != names[0] else "-")
             print(f"| {row} | {side} | {min(x[0] for x in xs):.2f} / {statistics.median(x[0] for x in xs):.2f} "
-                  f"| {statistics.median(x[3] for x in xs):.2f} | {statistics.median(x[4] for x in xs):.2f} "
+                  f"| {paired} | {statistics.median(x[3] for x in xs):.2f} | {statistics.median(x[4] for x in xs):.2f} "
                   f"| {statistics.median(x[1] for x in xs):.0f} "
                   f"| {'yes' if all(x[2] == first for x in xs) else 'NO'} |")
-
 
 if __name__ == "__main__":
     main()

@@ -1,15 +1,16 @@
-"""parallel.ordered_map (the TREC reader's blocks side by side) and the block-level UTF-8 check."""
+"""parallel.ordered_map (the TREC reader's blocks side by side), pieces and numbers, and the block-level UTF-8 check."""
 from __future__ import annotations
 
 import threading
 import time
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treckit.parallel import ordered_map, usable_cores
+from treckit.parallel import numbers, ordered_map, pieces, usable_cores
 from treckit.strings import is_utf8, view_as_text
 
 
@@ -87,3 +88,27 @@ def test_fields_viewed_as_text_keep_their_values():
     col = pa.chunked_array([pa.array([b"a", "é".encode(), b""], pa.binary()), pa.array([b"x y"], pa.binary())])
     text = view_as_text(col)
     assert text.type == pa.string() and text.to_pylist() == ["a", "é", "", "x y"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 50), size=st.integers(-1, 60))
+def test_pieces_cover_the_range_in_order(n, size):
+    got = pieces(n, size)
+    assert [i for r in got for i in r] == list(range(n))
+    assert all(0 < len(r) <= max(1, size) for r in got)
+
+
+@settings(max_examples=60, deadline=None)
+@given(chunks=st.lists(st.lists(st.floats(allow_nan=False), max_size=20), max_size=8))
+def test_numbers_of_a_chunked_column_are_its_values_in_order(chunks):
+    col = pa.chunked_array([pa.array(c, pa.float64()) for c in chunks], pa.float64())
+    got = numbers(col)
+    assert got.dtype == np.float64
+    assert got.tolist() == [x for c in chunks for x in c]
+
+
+def test_numbers_of_one_chunk_are_a_view_and_nulls_become_nan():
+    arr = pa.array([3, 1, 2], pa.int64())
+    assert np.shares_memory(numbers(pa.chunked_array([arr])), np.frombuffer(arr.buffers()[1], np.int64))
+    with_null = numbers(pa.chunked_array([pa.array([1, None], pa.int64()), pa.array([3], pa.int64())]))
+    assert with_null[0] == 1 and np.isnan(with_null[1]) and with_null[2] == 3

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from .errors import InputError
 from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column, spread
+from .parallel import numbers
 from .repeats import first_repeat, pair_keys, suspects
 from . import trec_order
 from .strings import run_starts, take
@@ -128,7 +129,7 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
     """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
     n_queries = len(ids)
     grouped = listed is not None          # first-appearance codes: each query's rows together, in code order
-    score = t.column("score").to_numpy()
+    score = numbers(t.column("score"))
     # the score that ranks descending: negated for queries ranked ascending (+ 0.0 turns -0.0 into 0.0)
     if order == "auto":
         qmax, qmin = _max_min_by(codes, score, n_queries, listed)

@@ -24,6 +24,27 @@ def pieces(n: int, size: int) -> list[range]:
     return [range(a, min(n, a + size)) for a in range(0, n, size)]
 
 
+def numbers(col):
+    """A numeric Arrow column as one numpy array: a view of a single chunk, else the
+    chunks copied side by side into one array (the copy of a long run's scores costs mostly page
+    faults on fresh memory, which the cores take in parallel)."""
+    import numpy as np
+    import pyarrow as pa
+
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if len(chunks) == 1 or col.null_count:
+        return col.to_numpy()                  # (with nulls: Arrow's own conversion, NaN for a null)
+    bounds = np.cumsum([0] + [len(c) for c in chunks])
+    out = np.empty(int(bounds[-1]), col.type.to_pandas_dtype())
+
+    def copy(i: int) -> None:
+        out[bounds[i]:bounds[i + 1]] = chunks[i].to_numpy()
+
+    for _ in ordered_map(copy, list(range(len(chunks)))):
+        pass
+    return out
+
+
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None) -> Iterator[R]:
     """``fn`` of each item, yielded in the order of ``items``, computed on up to ``workers`` threads
     (default: one per usable core).  At most ``2 * workers`` results are in flight or waiting, so

@@ -24,7 +24,7 @@ from . import thresholds
 from .arrow_calls import call
 from .ids import written_ids
 from .model import expand_ranges, group_order, laid_out, query_matrix_pays, query_slices
-from .parallel import ordered_map
+from .parallel import numbers, ordered_map
 from .strings import take
 
 
@@ -65,8 +65,8 @@ def sort_key(table: pa.Table, order: str = "score", float32: bool = False) -> np
     """Each line's key, greater first: its score (rounded to float32 first with ``float32``, as trec_eval 9.x
     and pytrec_eval read scores), or with ``order == "rank"`` its negated rank column."""
     if order == "rank":
-        return -table.column("rank").to_numpy().astype(np.float64)
-    key = table.column("score").to_numpy()
+        return -numbers(table.column("rank")).astype(np.float64)
+    key = numbers(table.column("score"))
     return key.astype(np.float32).astype(np.float64) if float32 else key
 
 
