@@ -45,7 +45,7 @@ ROW_SORT_SLICE_CELLS = 1 << 20          # such a matrix is sorted row by row in 
 RANK_SORT_GROWTH = 8                    # comparing judged rows with their query's rows costs more than this many
 RANK_SORT_SLACK = 1_000_000             # cells per run line (plus this): sort the whole run instead
 RANK_BLOCK_CELLS = 1_000_000            # judged rows are compared a block of about this many cells at a time
-QUERY_ROWS_BLOCK_CELLS = 1 << 20        # the same for the per-query matrix path
+QUERY_ROWS_BLOCK_CELLS = 1 << 18        # the same for the per-query matrix path (256K cells: a block stays in cache)
 
 # ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
 REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools
