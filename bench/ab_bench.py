@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from run_bench import PY, measured_in_detail  # noqa: E402
+from run_bench import PY, REST_SECONDS, measured_in_detail  # noqa: E402
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
@@ -36,7 +36,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--data", type=Path, default=ROOT / "outputs" / "bench")
     ap.add_argument("--rows", default="sorted,shuffled,all_trec,short-ids,short-ids-shuffled")
-    ap.add_argument("--pause", type=float, default=0.5,
+    ap.add_argument("--pause", type=float, default=REST_SECONDS,
                     help="seconds of rest before each command (the memory the one before freed settles)")
     a = ap.parse_args()
     sides = {name: Path(folder).resolve() for name, folder in (s.split("=", 1) for s in a.side)}

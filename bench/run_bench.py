@@ -17,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,13 +117,23 @@ def measured_in_detail(argv: list[str]) -> tuple[float, float, bytes, float, flo
         return float(wall), int(rss) / 1024, out.read(), float(cpu), float(user)
 
 
+# seconds of rest before each timed command: on a virtual machine, a process that starts right after one that
+# freed a lot of memory (trec_eval, pytrec_eval) pays up to 1 s more of page faults than after a pause
+REST_SECONDS = 0.5
+
+
 def best_of(jobs: dict[str, tuple[list[str], int]]) -> dict[str, tuple[float, float, bytes]]:
     """Best wall time (and the peak RSS and output of that run) of each job; the jobs take turns,
-    round after round, so a noisy spell on the machine falls on all of them alike."""
+    round after round, in an order that rotates every round (no job always follows the same one),
+    so a noisy spell on the machine falls on all of them alike."""
     best: dict[str, tuple[float, float, bytes]] = {}
+    names = list(jobs)
     for r in range(max(rep for _, rep in jobs.values())):
-        for name, (argv, rep) in jobs.items():
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            argv, rep = jobs[name]
             if r < rep:
+                time.sleep(REST_SECONDS)
                 got = measured(argv)
                 if name not in best or got[0] < best[name][0]:
                     best[name] = got
@@ -183,9 +194,7 @@ def main() -> None:
         print(f"| {name} | {t:.2f} | {t / t_tk:.1f}x | {rss:.0f} | " + " | ".join(f"{m[k]:.6f}" for k in MEASURES)
               + f" | {'yes' if agree else 'no' + diff} |")
     shuffled = str(shuffled_copy(paths["run"]))
-    t_sh, rss_sh, out_sh = measured([treckit, "eval", *measures, q, shuffled])
-    for _ in range(a.repeat - 1):
-        t_sh = min(t_sh, measured([treckit, "eval", *measures, q, shuffled])[0])
+    t_sh, rss_sh, out_sh = best_of({"shuffled": ([treckit, "eval", *measures, q, shuffled], a.repeat)})["shuffled"]
     same = out_sh == measured([treckit, "eval", *measures, q, r])[2]
     print(f"\nThe same run with each query's lines shuffled (`{Path(shuffled).name}`): treckit eval {t_sh:.2f} s, "
           f"{rss_sh:.0f} MiB, {got['trec_eval 10.0 (C binary)'][0] / t_sh:.1f}x faster than trec_eval, " if a.trec_eval else
