@@ -112,3 +112,5 @@ def test_numbers_of_one_chunk_are_a_view_and_nulls_become_nan():
     assert np.shares_memory(numbers(pa.chunked_array([arr])), np.frombuffer(arr.buffers()[1], np.int64))
     with_null = numbers(pa.chunked_array([pa.array([1, None], pa.int64()), pa.array([3], pa.int64())]))
     assert with_null[0] == 1 and np.isnan(with_null[1]) and with_null[2] == 3
+    assert np.isnan(numbers(pa.array([1.5, None]))[1])                  # a plain array with a null too
+    assert numbers(pa.chunked_array([pa.array([True]), pa.array([False])])).tolist() == [True, False]

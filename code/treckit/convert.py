@@ -97,8 +97,8 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
 
     codes, listed, ids = _query_layout(t)
     report = ConversionReport()
-    # the check for repeated (query, doc) pairs runs beside the ordering, on the other core for the
-    # most part; the ordering is only redone in the rare case that a keep-* policy drops repeats
+    # the check for repeated (query, doc) pairs runs beside the ordering (both spread their numpy work
+    # over the cores); the ordering is only redone in the rare case that a keep-* policy drops repeats
     with ThreadPoolExecutor(max_workers=1) as pool:
         repeated = pool.submit(_has_repeat, t, codes, listed)
         out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report, texts(t))

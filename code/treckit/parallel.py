@@ -1,5 +1,5 @@
 """Work spread over this machine's cores by threads (for calls that release the GIL: Arrow, numpy,
-file reads).  Slice sizes are named in :mod:`treckit.thresholds`; the results never depend on them."""
+file reads).  Slice sizes are named in :mod:`treckit.thresholds`; final results never depend on them."""
 from __future__ import annotations
 
 import os
@@ -32,8 +32,9 @@ def numbers(col):
     import pyarrow as pa
 
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    if len(chunks) == 1 or col.null_count:
-        return col.to_numpy()                  # (with nulls: Arrow's own conversion, NaN for a null)
+    plain = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+    if len(chunks) == 1 or col.null_count or not plain:
+        return col.to_numpy(zero_copy_only=False)      # Arrow's own conversion (a null becomes NaN)
     bounds = np.cumsum([0] + [len(c) for c in chunks])
     out = np.empty(int(bounds[-1]), col.type.to_pandas_dtype())
 

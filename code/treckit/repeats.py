@@ -38,9 +38,10 @@ def first_repeat(rows: np.ndarray, group: np.ndarray, docid) -> tuple[int, int, 
 
 
 def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
-    """From a (queries x longest) matrix of keys sorted row by row, which is cheaper than one sort
-    of the whole run and nominates almost nothing by chance; None when the queries' lengths vary
-    too much for the matrix to pay."""
+    """From (queries x longest) matrices of keys sorted row by row, a slice of queries at a time, side
+    by side (:func:`treckit.model.query_slices`), which is cheaper than one sort of the whole run and
+    nominates almost nothing by chance; None when the queries' lengths vary too much for the matrix
+    to pay."""
     lengths = np.diff(np.append(starts, keys.size))
     if not query_matrix_pays(lengths, keys.size):
         return None

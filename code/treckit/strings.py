@@ -71,8 +71,8 @@ def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None
 
     Pieces of up to a million strings (Arrow's own chunks where they are that small) are hashed
     side by side, one per core: numpy releases the GIL in these loops.  With ``each``,
-    nothing is returned: ``each(first_row, hashes)`` is called on every piece instead (from two
-    threads; it must only write to rows of its own piece), so the hashes of a long column never
+    nothing is returned: ``each(first_row, hashes)`` is called on every piece instead (from several
+    threads at once; it must only write to rows of its own piece), so the hashes of a long column never
     have to sit in memory all at once.
     """
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]

@@ -34,12 +34,14 @@ STRING_SLICE_ROWS = 1 << 20             # string columns are hashed, and compare
 ID_RENUMBER_SLICE_ROWS = 1 << 20        # scattered ids are renumbered by first appearance this many rows at a time
 CONSTANT_COLUMN_BLOCK_ROWS = 1 << 20    # a column of one repeated value is chunks of this many rows sharing one buffer
 
-# ---------------------------------------------------------------- per-query matrices (model.query_matrix)
+# ---------------------------------------------------------------- per-query matrices (model.query_matrix_pays)
 QUERY_MATRIX_GROWTH = 2                 # a (queries x longest) matrix may hold this many cells per value ...
 QUERY_MATRIX_SLACK = 1_000_000          # ... plus this many; beyond that (uneven depths) callers take another path
-QUERY_MATRIX_MAX_QUERIES = 200_000      # and no more rows than this (the padding loop is per query)
-ROW_SORT_SLICE_CELLS = 1 << 20          # such a matrix is sorted row by row in slices of about this many cells, side by
-                                        # side (one per core)
+QUERY_MATRIX_MAX_QUERIES = 200_000      # and no more rows than this (a query's matrix row and its Python-side
+                                        # bookkeeping cost something however short the query)
+ROW_SORT_SLICE_CELLS = 1 << 20          # such a matrix is laid out, sorted or compared with, a slice of queries of
+                                        # about this many cells at a time, side by side (one per core;
+                                        # model.query_slices)
 
 # ---------------------------------------------------------------- ranking judged docs (measures/ranking.py)
 RANK_SORT_GROWTH = 8                    # comparing judged rows with their query's rows costs more than this many

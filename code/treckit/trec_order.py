@@ -116,8 +116,9 @@ def _by_query_then_score(codes: np.ndarray, key: np.ndarray, grouped: bool) -> n
     among equal scores is left open (the caller settles ties by doc text).
 
     Rows are grouped by query (a radix sort of the codes, unless already grouped), then each query's
-    scores are sorted as one row of a (queries x longest) matrix, much faster than one sort of the
-    whole run by two keys; very uneven query lengths take two stable sorts instead.
+    scores are sorted as one row of a (queries x longest) matrix -- a slice of queries at a time,
+    side by side (:func:`treckit.model.query_slices`) -- much faster than one sort of the whole run by
+    two keys; very uneven query lengths take two stable sorts instead.
     """
     by_query = None if grouped else group_order(codes)
     e = key if grouped else key[by_query]
@@ -210,15 +211,18 @@ def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows:
     """Ranks for a run whose queries' lines are together, in any order: the scores are laid out one
     query per row (NaN padding, which is neither greater nor equal; a slice of queries at a time,
     side by side: :func:`treckit.model.query_slices`), and each judged row is compared with its own
-    query's row, a block of judged rows at a time.  None when the queries' lengths vary too much for
-    such a matrix."""
+    query's row, a block of judged rows at a time.  ``jrows`` must be ascending (each slice takes its
+    own stretch of them).  None when the queries' lengths vary too much for such a matrix."""
     lengths = np.diff(np.append(query_start, key.size))
     if not query_matrix_pays(lengths, key.size):
         return None
+    assert jrows.size < 2 or bool((jrows[1:] >= jrows[:-1]).all()), "judged rows must be ascending"
 
     def slice_ranks(queries: range, rows: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows above each judged row of ``queries``, then its ties: judged row's index, tied row)."""
         first, stop = np.searchsorted(jrows, [rows.start, rows.stop])
+        if first == stop:                              # no judged row in these queries
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
         part = lengths[queries.start:queries.stop]
         scores = laid_out(key[rows.start:rows.stop], part, np.nan)
         starts = query_start[queries.start:queries.stop]
