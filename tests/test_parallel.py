@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treckit.parallel import numbers, ordered_map, pieces, usable_cores
+from treckit.parallel import for_each, numbers, ordered_map, pieces, usable_cores
 from treckit.strings import is_utf8, view_as_text
 
 
@@ -114,3 +114,15 @@ def test_numbers_of_one_chunk_are_a_view_and_nulls_become_nan():
     assert with_null[0] == 1 and np.isnan(with_null[1]) and with_null[2] == 3
     assert np.isnan(numbers(pa.array([1.5, None]))[1])                  # a plain array with a null too
     assert numbers(pa.chunked_array([pa.array([True]), pa.array([False])])).tolist() == [True, False]
+
+
+def test_for_each_runs_every_item_and_raises_the_first_error():
+    seen, lock = set(), threading.Lock()
+
+    def note(x):
+        with lock:
+            seen.add(x)
+    for_each(note, range(100))
+    assert seen == set(range(100))
+    with pytest.raises(ZeroDivisionError):
+        for_each(lambda x: 1 / (x - 50), range(100))

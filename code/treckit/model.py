@@ -6,12 +6,13 @@ and converts it to the shapes other tools take (pandas, pytrec_eval dicts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
 
 from . import thresholds
+from .parallel import ordered_map
 
 QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("iter", pa.string()), ("docid", pa.string()), ("grade", pa.int64())])
 RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()),
@@ -197,6 +198,11 @@ def query_slices(starts: np.ndarray, n: int) -> list[tuple[range, range]]:
     step = max(1, thresholds.ROW_SORT_SLICE_CELLS // max(1, int(np.diff(bounds).max()) if starts.size else 1))
     cuts = list(range(0, starts.size, step)) + [starts.size]
     return [(range(a, b), range(int(bounds[a]), int(bounds[b]))) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def by_query_slices(fn: Callable[[range, range], Any], starts: np.ndarray, n: int) -> Iterator[Any]:
+    """``fn(queries, rows)`` of each of :func:`query_slices`, computed side by side, yielded in order."""
+    return ordered_map(lambda s: fn(*s), query_slices(starts, n))
 
 
 def laid_out(values: np.ndarray, lengths: np.ndarray, pad) -> np.ndarray:

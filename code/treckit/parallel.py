@@ -41,9 +41,14 @@ def numbers(col):
     def copy(i: int) -> None:
         out[bounds[i]:bounds[i + 1]] = chunks[i].to_numpy()
 
-    for _ in ordered_map(copy, list(range(len(chunks)))):
-        pass
+    for_each(copy, list(range(len(chunks))))
     return out
+
+
+def for_each(fn: Callable[[T], object], items: Iterable[T]) -> None:
+    """``fn`` of each item for its effect, side by side (:func:`ordered_map`); the first error is raised."""
+    for _ in ordered_map(fn, items):
+        pass
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None) -> Iterator[R]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import thresholds
-from .model import laid_out, query_matrix_pays, query_slices
-from .parallel import ordered_map
+from .model import by_query_slices, laid_out, query_matrix_pays
 from .strings import hash64, take_strings
 
 
@@ -56,7 +55,7 @@ def _suspects_by_query(keys: np.ndarray, starts: np.ndarray) -> np.ndarray | Non
         return [(queries.start + q, m[q, 1:][same[q]]) for q in np.flatnonzero(same.any(axis=1)).tolist()]
 
     found = [np.zeros(0, np.int64)]
-    for part in ordered_map(lambda s: repeated_keys(*s), query_slices(starts, keys.size)):
+    for part in by_query_slices(repeated_keys, starts, keys.size):
         for q, shared in part:
             a = int(starts[q])
             rows = np.arange(a, a + int(lengths[q]))

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import thresholds
-from .parallel import ordered_map, pieces as _row_pieces
+from .parallel import for_each, ordered_map, pieces as _row_pieces
 
 _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -90,8 +90,7 @@ def hash64(arr, group: np.ndarray | None = None, each=None) -> np.ndarray | None
             else:
                 each(int(a), h)
 
-    for _ in ordered_map(work, list(range(len(pieces)))):
-        pass
+    for_each(work, list(range(len(pieces))))
     return out
 
 

@@ -23,8 +23,8 @@ import pyarrow as pa
 from . import thresholds
 from .arrow_calls import call
 from .ids import written_ids
-from .model import expand_ranges, group_order, laid_out, query_matrix_pays, query_slices
-from .parallel import numbers, ordered_map
+from .model import by_query_slices, expand_ranges, group_order, laid_out, query_matrix_pays
+from .parallel import numbers
 from .strings import take
 
 
@@ -130,8 +130,7 @@ def _by_query_then_score(codes: np.ndarray, key: np.ndarray, grouped: bool) -> n
             part = counts[queries.start:queries.stop]
             o = np.argsort(laid_out(-e[rows.start:rows.stop], part, np.nan), axis=1)   # NaN padding sorts last
             return (o + starts[queries.start:queries.stop, None])[np.arange(o.shape[1]) < part[:, None]]
-        within = np.concatenate([np.zeros(0, np.intp)]
-                                + list(ordered_map(lambda s: sorted_slice(*s), query_slices(starts, e.size))))
+        within = np.concatenate([np.zeros(0, np.intp), *by_query_slices(sorted_slice, starts, e.size)])
     else:
         o = np.argsort(-e, kind="stable")
         within = o[group_order((codes if grouped else codes[by_query])[o])]
@@ -239,10 +238,8 @@ def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows:
             others.append(starts[q[r]] + c)
         return above, np.concatenate(owners), np.concatenate(others)
 
-    parts = list(ordered_map(lambda s: slice_ranks(*s), query_slices(query_start, key.size)))
-    above = np.concatenate([np.zeros(0, np.int64)] + [p[0] for p in parts])
-    owner = np.concatenate([np.zeros(0, np.int64)] + [p[1] for p in parts])
-    other = np.concatenate([np.zeros(0, np.int64)] + [p[2] for p in parts])
+    parts = list(by_query_slices(slice_ranks, query_start, key.size))
+    above, owner, other = (np.concatenate([np.zeros(0, np.int64), *(p[i] for p in parts)]) for i in range(3))
     return above + _greater_texts(DocTexts.of(texts), jrows, owner, other)
 
 
