@@ -151,8 +151,11 @@ def test_runner_values_by_hand():
                                                  "ndcg_at_3": pytest.approx(dcg / idcg), "mrr": 0.5},
                                   "paraphrase": {"num_queries": 1, "recall_at_1": 0.0, "recall_at_3": 0.0,
                                                  "ndcg_at_3": 0.0, "mrr": 0.0}}
+    # linear gain is trec_eval's nDCG, printed under trec_eval's name: the two gains never share one
     linear = evaluate(lambda text: answers[text], small(), measures=["ndcg@3"], gain="linear")
-    assert linear.per_query[0]["ndcg_at_3"] == pytest.approx((1 / math.log2(3) + 3 / 2) / (3 + 1 / math.log2(3)))
+    assert linear.measures == ["ndcg_cut_3"] and "ndcg_at_3" not in linear.per_query[0]
+    assert linear.per_query[0]["ndcg_cut_3"] == pytest.approx((1 / math.log2(3) + 3 / 2) / (3 + 1 / math.log2(3)))
+    assert linear.definitions["ndcg_cut_3"].gain == "linear" and res.definitions["ndcg_at_3"].gain == "exp"
 
 
 def test_list_order_is_the_ranking_even_with_scores():
@@ -291,8 +294,10 @@ def test_rq_command_on_the_sample_baseline(tmp_path, capsys):
 
 # ------------------------------------------------------------------ gate
 def _results(means: dict[str, float], per_query=None) -> dict:
+    from treckit.testsets.measures import definitions
     ts = small()
-    return {"schema": "treckit.testset-results/1", "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
+    return {"schema": "treckit.testset-results/2", "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
+            "definitions": {m: d.to_dict() for m, d in definitions(list(means)).items()},
             "aggregates": {m: {"mean": v, "median": v, "std": None} for m, v in means.items()},
             "per_query_type": {"exact_term": {"num_queries": 1, **means}},
             "per_query": per_query or [{"qid": "a", "query_type": "exact_term", **means}]}

@@ -336,7 +336,8 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
         except json.JSONDecodeError as exc:
             raise InputError(f"not JSON ({exc.msg})", path=display_name(p), line=exc.lineno,
                              fix="pass the --out file of `treckit testset eval`") from None
-    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute)
+    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
+               sources=(display_name(baseline), display_name(current)))
     if markdown:
         _write_text(markdown, res.markdown())
     if prometheus_textfile or pushgateway:

@@ -13,24 +13,24 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
                     cache: bool = True, cache_dir=None) -> dict[str, TestSetResult]:
     """{stage: result} for every stage of ``system`` (a :class:`System`, a config mapping or a path)."""
     from ..testsets.cache import ResultCache, cache_key
-    from ..testsets.runner import _from_cached
+    from ..testsets.runner import from_cached
     from .system import as_system
 
     sysm = as_system(system)
-    names = [canonical_name(m) for m in (measures or DEFAULT_SYSTEM_MEASURES)]
+    names = [canonical_name(m, gain) for m in (measures or DEFAULT_SYSTEM_MEASURES)]
     store = ResultCache(cache_dir) if cache else None
     key = cache_key(system={"system_digest": sysm.digest, "components": only}, test_set=test_set, measures=names,
                     k=k, gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
         if hit is not None:
-            return {stage: _from_cached(d) for stage, d in hit.items()}
+            return {stage: from_cached(d, gain) for stage, d in hit.items()}
     queries = {q.query_id: q.query_text for q in test_set.queries}
     stages = sysm.run(queries, k, only)
     qrels = test_set.to_qrels()
     out = {}
     for stage, res in stages.items():
-        values = per_query_values(qrels, run_from_rankings(res.rankings, stage), names, gain)
+        values = per_query_values(qrels, run_from_rankings(res.rankings, stage), names)
         out[stage] = summarise(test_set, values, names, gain, k, res.latency_ms,
                                {"name": sysm.name, "config_digest": sysm.digest, "stage": stage})
     if store is not None:

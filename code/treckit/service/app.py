@@ -63,6 +63,8 @@ class EvaluateResponse(BaseModel):
     system: str
     cached: bool
     components: Optional[dict[str, dict[str, Any]]] = None
+    definitions: dict[str, dict[str, Any]] = Field(
+        description="each metric's full definition: measure, cutoff, gain, relevance, query set, ranking")
 
 
 def _summary(result) -> dict[str, Any]:
@@ -117,7 +119,7 @@ class Evaluator:
         from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet, semantic_problems
         from ..testsets.measures import canonical_name
-        from ..testsets.runner import _from_cached, evaluate_run
+        from ..testsets.runner import evaluate_run, from_cached
 
         problems = semantic_problems(req.test_set.model_dump(mode="json"), {})
         if problems:
@@ -148,7 +150,7 @@ class Evaluator:
             store = ResultCache(self.s.cache_dir) if self.s.cache else None
             key = cache_key(system={"run_digest": digest}, test_set=ts, measures=measures, k=None, gain="exp")
             hit = store.get(key) if store else None
-            result = _from_cached(hit) if hit else evaluate_run(run, ts, measures)
+            result = from_cached(hit, "exp") if hit else evaluate_run(run, ts, measures)
             if store is not None and hit is None:
                 store.put(key, result.to_dict())
             have = set(run.table.column("qid").to_pylist())
@@ -157,7 +159,8 @@ class Evaluator:
             self.gauges.set(summary["metrics"], test_set=ts.name, system=system, component=name)
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
                 "missing_queries": missing, "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
-                "system": system, "cached": result.cached, "components": block}
+                "system": system, "cached": result.cached, "components": block,
+                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}
 
 
 def create_app(settings: ServerSettings | None = None, token: str | None = None):

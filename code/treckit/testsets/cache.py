@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 CACHE_FILE = "evaluations.sqlite"
+STORED_FORMAT = 2        # the shape of a stored result (TestSetResult.to_dict): a new shape never reads an old one
 
 
 def cache_dir(path=None) -> Path:
@@ -31,7 +32,7 @@ def cache_dir(path=None) -> Path:
 def cache_key(*, system, test_set, measures, k, gain) -> str:
     from .. import __version__
     ident = {"system": system, "test_set": [test_set.name, test_set.version, test_set.digest],
-             "measures": list(measures), "k": k, "gain": gain, "treckit": __version__}
+             "measures": list(measures), "k": k, "gain": gain, "treckit": __version__, "format": STORED_FORMAT}
     text = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -110,20 +110,36 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
+OLD_SCHEMAS = ("treckit.testset-results/1",)     # results files written before definitions were recorded
+
+
 def check_results_file(data: Any, name: str) -> dict:
-    if not isinstance(data, dict) or data.get("schema") != "treckit.testset-results/1":
+    """A results file of ``testset eval`` that records the definitions of its measures; exit 2 for
+    anything else, with the fix."""
+    from ..measures.definitions import read_definitions
+    from .runner import RESULTS_SCHEMA
+
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema in OLD_SCHEMAS:
+        read_definitions({}, name)                 # says: no definitions recorded, re-run the baseline
+    if schema != RESULTS_SCHEMA:
         raise InputError("not a results file of `treckit testset eval`", path=name,
                          fix="write one with `treckit testset eval TEST_SET --run RUN --out results.json`")
+    read_definitions(data, name)
     return data
 
 
 def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_MAX_DROP,
-         absolute: bool = False) -> GateResult:
+         absolute: bool = False, sources: tuple[str, str] = ("the baseline results", "the current results")) -> GateResult:
+    """Gate ``current`` against ``baseline`` (results dicts of ``testset eval``; ``sources`` name them in
+    errors).  Both must come from the same test set and define every gated metric alike."""
     for key in ("name", "version", "digest"):
         if baseline["test_set"].get(key) != current["test_set"].get(key):
             raise InputError(f"the baseline and the current results come from different test sets ({key}: "
                              f"{baseline['test_set'].get(key)!r} vs {current['test_set'].get(key)!r})",
                              fix="evaluate the baseline on the same test set version again")
+    from ..measures.definitions import check_same, read_definitions
+
     names = [canonical_name(m) for m in metrics] if metrics else list(DEFAULT_GATED)
     checks = []
     for m in names:
@@ -131,6 +147,8 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
             if m not in data["aggregates"]:
                 raise InputError(f"the {side} results have no {m}",
                                  fix=f"evaluate with it (--measure {m}) or gate on one of {', '.join(data['aggregates'])}")
+    check_same(read_definitions(baseline, sources[0]), read_definitions(current, sources[1]), names, "gate")
+    for m in names:
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]
         limit = b - max_drop if absolute else b * (1 - max_drop)
         checks.append(MetricCheck(m, b, c, limit, c >= limit))

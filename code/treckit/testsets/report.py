@@ -12,9 +12,25 @@ def _md(text: str) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
+def _defined(d: dict[str, Any]) -> str:
+    """What the numbers of a results dict average over and how nDCG is defined (its definitions)."""
+    from ..measures.definitions import Definition
+    from .measures import gains_note
+    defs = {m: Definition.from_dict(x, "results") for m, x in d["definitions"].items()}
+    note = gains_note(defs)
+    n, missing = len(d["per_query"]), d.get("missing_queries") or []
+    counted = f"{n} queries (every query of the test set"
+    if missing:
+        counted += (f"; the {len(missing)} the run does not answer score 0: trec_eval without -c averages "
+                    f"the other {n - len(missing)})")
+    else:
+        counted += ")"
+    return counted + (f"; {note}" if note else "")
+
+
 def results_table(d: dict[str, Any]) -> str:
     ts = d["test_set"]
-    lines = [f"{ts['name']} {ts['version']}: {len(d['per_query'])} queries; nDCG: {d['ndcg_definition']}",
+    lines = [f"{ts['name']} {ts['version']}: {_defined(d)}",
              f"{'measure':<16} {'mean':>8} {'median':>8} {'std':>8}"]
     for m, a in d["aggregates"].items():
         lines.append(f"{m:<16} {_f(a['mean']):>8} {_f(a['median']):>8} {_f(a['std']):>8}")
@@ -34,7 +50,7 @@ def results_table(d: dict[str, Any]) -> str:
 def results_markdown(d: dict[str, Any]) -> str:
     ts = d["test_set"]
     lines = [f"## {_md(ts['name'])} {_md(ts['version'])}", "",
-             f"{len(d['per_query'])} queries. nDCG: {d['ndcg_definition']}.", "",
+             f"{_defined(d)}.", "",
              "| measure | mean | median | std |", "|---|---:|---:|---:|"]
     for m, a in d["aggregates"].items():
         lines.append(f"| {m} | {_f(a['mean'])} | {_f(a['median'])} | {_f(a['std'])} |")

@@ -19,9 +19,11 @@ import numpy as np
 
 from ..errors import InputError
 from .load import TestSet, load_test_set
-from .measures import DEFAULT_MEASURES, GAINS, canonical_name, per_query_values
+from ..measures.definitions import Definition
+from .measures import DEFAULT_MEASURES, canonical_name, definitions, per_query_values
 
 DEFAULT_DEPTH = 100      # docs kept per query when k is not given
+RESULTS_SCHEMA = "treckit.testset-results/2"     # /2: each measure's definition is recorded
 
 
 @dataclass
@@ -38,12 +40,16 @@ class TestSetResult:
     latency_ms: dict[str, float | None] | None = None
     system: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
+    definitions: dict[str, Definition] = field(default_factory=dict)
+    missing_queries: list[str] | None = None     # a run's: test-set queries it does not answer (None: a function's)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "treckit.testset-results/1", "test_set": self.test_set, "system": self.system,
-                "k": self.k, "measures": self.measures, "ndcg_definition": GAINS[self.gain],
+        from .. import __version__
+        return {"schema": RESULTS_SCHEMA, "treckit_version": __version__, "test_set": self.test_set,
+                "system": self.system, "k": self.k, "measures": self.measures,
+                "definitions": {m: self.definitions[m].to_dict() for m in self.measures},
                 "aggregates": self.aggregates, "per_query_type": self.per_query_type,
-                "latency_ms": self.latency_ms, "per_query": self.per_query}
+                "latency_ms": self.latency_ms, "missing_queries": self.missing_queries, "per_query": self.per_query}
 
     @property
     def metrics(self) -> dict[str, float | None]:
@@ -121,7 +127,8 @@ def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: 
         ms = list(latencies.values())
         lat = {"p50": _percentile(ms, 50), "p95": _percentile(ms, 95), "mean": float(np.mean(ms)) if ms else None}
     return TestSetResult({"name": test_set.name, "version": test_set.version, "digest": test_set.digest},
-                         measures, gain, k, rows, aggregates, per_type, lat, system or {})
+                         measures, gain, k, rows, aggregates, per_type, lat, system or {},
+                         definitions=definitions(measures))
 
 
 def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | None = None, k: int | None = None,
@@ -147,7 +154,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
         stages = evaluate_system(system, ts, k=k or DEFAULT_DEPTH, measures=measures or DEFAULT_MEASURES, gain=gain,
                                  cache=cache, cache_dir=cache_dir)
         return stages[system.final_stage()]
-    names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
+    names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
     depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
@@ -158,7 +165,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     if store is not None:
         hit = store.get(key)
         if hit is not None:
-            return _from_cached(hit)
+            return from_cached(hit, gain)
     texts = [q.query_text for q in ts.queries]
     qids = ts.query_ids
     latencies: dict[str, float] = {}
@@ -186,7 +193,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
             answers[qids[i]] = res
             latencies[qids[i]] = ms
     rankings = {q: _as_ranking(answers[q], q, depth) for q in qids}
-    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, gain)
+    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
     if store is not None:
         store.put(key, result.to_dict())
@@ -198,23 +205,34 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
     """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
     trec_eval ranks it; ``engine="dask"``: read and measured on a worker of a Dask cluster."""
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
-    names = [canonical_name(m) for m in (measures or DEFAULT_MEASURES)]
+    names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
     if engine == "local" and scheduler is None:
-        values = run_values(ts.to_qrels(), run, names, gain)
+        values, missing = run_values(ts.to_qrels(), run, names)
     else:
         from ..engines.dask import check_engine, on_cluster
         check_engine(engine, scheduler)
-        values = on_cluster(run_values, ts.to_qrels(), run, names, gain, name="testset-run", scheduler=scheduler)
-    return summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
+        values, missing = on_cluster(run_values, ts.to_qrels(), run, names, name="testset-run", scheduler=scheduler)
+    result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
+    result.missing_queries = missing
+    return result
 
 
-def run_values(qrels, run, names: list[str], gain: str) -> dict[str, dict[str, float]]:
-    """{measure: {qid: value}} of a run (a path, read here, or a Run)."""
+def run_values(qrels, run, names: list[str]) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """{measure: {qid: value}} of a run (a path, read here, or a Run), and the judged queries it does
+    not answer (they score 0), sorted."""
+    import pyarrow.compute as pc
+
     from ..inputs import as_run
-    return per_query_values(qrels, as_run(run), names, gain)
+    run = as_run(run)
+    judged = pc.unique(qrels.table.column("qid"))
+    answered = pc.is_in(judged, value_set=pc.unique(run.table.column("qid")))
+    missing = sorted(pc.filter(judged, pc.invert(answered)).to_pylist())
+    return per_query_values(qrels, run, names), missing
 
 
-def _from_cached(d: dict) -> TestSetResult:
-    gain = next(g for g, text in GAINS.items() if text == d["ndcg_definition"])
+def from_cached(d: dict, gain: str) -> TestSetResult:
+    """A result stored by :meth:`TestSetResult.to_dict` (the cache's), marked as answered from the cache."""
+    defs = {m: Definition.from_dict(x, "the evaluation cache") for m, x in d["definitions"].items()}
     return TestSetResult(d["test_set"], d["measures"], gain, d["k"], d["per_query"], d["aggregates"],
-                         d["per_query_type"], d["latency_ms"], d["system"], cached=True)
+                         d["per_query_type"], d["latency_ms"], d["system"], cached=True, definitions=defs,
+                         missing_queries=d["missing_queries"])
