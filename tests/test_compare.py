@@ -451,8 +451,9 @@ def test_title_breaks_only_between_phrases(tmp_path):
     qrels, systems = small_systems()
     comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
     text = report.table(comp, width=40)
-    first = text.splitlines()[:2]
-    assert first == ["mean over 12 queries", "\u2020 significant vs base (t-test, holm, alpha 0.05)"]
+    first = text.splitlines()[:3]
+    assert first == ["mean over 12 queries", "every judged query (one a run misses scores 0)",
+                     "\u2020 significant vs base (t-test, holm, alpha 0.05)"]
     assert report.title_lines(["aa bb", "cc"], 9) == ["aa bb; cc"] and report.title_lines(["aa bb", "cc"], 8) == ["aa bb", "cc"]
 
 

@@ -112,9 +112,11 @@ def test_console_title_does_not_wrap_mid_phrase(tmp_path):
     r = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="36"))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:2] == ["mean over 2 queries", "\u2020 significant vs A (t-test, holm, alpha 0.05)"]
+    assert lines[:4] == ["mean over 2 queries", "every judged query (one a run misses scores 0)",
+                         "ndcg: gain = 2^grade - 1", "\u2020 significant vs A (t-test, holm, alpha 0.05)"]
     wide = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="200")).stdout.splitlines()
-    assert wide[0] == "mean over 2 queries; \u2020 significant vs A (t-test, holm, alpha 0.05)"
+    assert wide[0] == ("mean over 2 queries; every judged query (one a run misses scores 0); ndcg: gain = 2^grade - 1; "
+                       "\u2020 significant vs A (t-test, holm, alpha 0.05)")
 
 
 def test_bad_k_is_a_usage_error(tmp_path):

@@ -125,11 +125,8 @@ def main(argv=None) -> int:
 
         comp = compare_stage(a.truth, [], [f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}"], names=list(SYSTEMS),
                              configs=[a.configA, a.configB], options=CompareOptions(k=k), corpus=a.corpus,
-                             queries=a.queries, prepare=docid_ascending, digests=True)
-        rename = {f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"}
-        comp.measures = [rename[m] for m in comp.measures]
-        for t in comp.tests:
-            t["measure"] = rename[t["measure"]]
+                             queries=a.queries, prepare=docid_ascending, digests=True, ranking="lex-id")
+        comp.rename({f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"})
         record = report.to_record(comp)
         # the two-system shape: B - A, flat
         record["delta"] = {key: value["B"] for key, value in record["delta"].items()}

@@ -128,6 +128,12 @@ class RunReading:
         if self.gold is not None:
             set_("gold", str(self.gold))
 
+    @property
+    def ranking(self) -> str:
+        """The ranking rule this reading gives a run (a key of treckit.measures.definitions.RANKINGS): ties
+        are what the reading options change; scores always rank higher first once read."""
+        return {"keep": "trec_eval", "docid-asc": "lex-id", "break": "input-order"}[self.ties]
+
     @classmethod
     def from_options(cls, **options) -> "RunReading":
         """From keyword options, JSONL field names given flat (``id_field=``, ``docs_field=`` ...) or as ``fields``."""

@@ -158,6 +158,9 @@ def write_json(obj, path: PathLike) -> None:
         fh.write(json.dumps(obj, indent=2) + "\n")
 
 
+TREC_COMPARE_MEASURES = ("map", "ndcg_cut.10", "recall.100", "recip_rank")    # compare's defaults on qrels
+
+
 def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *, names: list[str] | None = None,
                   configs: list[PathLike] | None = None, options=None, out_json: PathLike | None = None,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
@@ -165,7 +168,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
                   test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1,
-                  engine: str = "local", scheduler: str | None = None):
+                  engine: str = "local", scheduler: str | None = None, ranking: str | None = None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -177,6 +180,9 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     (``components``) is run on the queries (of ``test_set``, which also gives the judgments in place
     of ``qrels``, or of ``queries``), its last stage keeping ``depth`` docs; its latency is reported.
     ``engine="dask"``: the runs are read and scored on a Dask cluster (``scheduler``, else a local one).
+    ``measures`` None: the test set's measures with a test set (its nDCG: gain 2^grade - 1), else
+    trec_eval's ``map ndcg_cut.10 recall.100 recip_rank``.  ``ranking``: the ranking rule recorded in
+    the definitions (default: the reading's; ``prepare`` may impose another).
     """
     import dataclasses
     from concurrent.futures import ThreadPoolExecutor
@@ -190,6 +196,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .reading import RunReading
 
     reading = reading or RunReading()
+    ranking = ranking or reading.ranking
     digests = out_json is not None if digests is None else digests
     targets = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
     to_stdout = [k for k, p in targets.items() if p is not None and str(p) == "-"]
@@ -216,6 +223,9 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         from .testsets import load_test_set
         ts = load_test_set(test_set or qrels)
         qrels = test_set or qrels
+    if not measures:
+        from .measures.readable import AB_MEASURES
+        measures = list(AB_MEASURES if ts is not None else TREC_COMPARE_MEASURES)
 
     def query_texts() -> dict[str, str]:
         if ts is not None:
@@ -288,7 +298,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
         qrels_data = ts.to_qrels() if ts is not None else read_qrels(qrels)
         with _scorer(engine, scheduler) as scorer:
-            comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer)
+            comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer,
+                           ranking=ranking)
         done = {key: f.result() for key, f in pending.items()}
         if digests:
             for key, path in files:

@@ -37,8 +37,10 @@ def _plot_path(value: Optional[Path]) -> Optional[Path]:
 def compare_cmd(
     qrels: Optional[str] = typer.Argument(None, help="qrels (any supported format), or a test-set YAML (see --test-set)"),
     runs: Optional[List[str]] = typer.Argument(None, help="runs; the first is the baseline"),
-    measure: List[str] = typer.Option(["map", "ndcg_cut.10", "recall.100", "recip_rank"], "-m", "--measure",
-                                      help="trec_eval or ir_measures names; repeat the option"),
+    measure: Optional[List[str]] = typer.Option(None, "-m", "--measure",
+                                                help="trec_eval or ir_measures names, or test-set names (ndcg_at_10: "
+                                                     "gain 2^grade - 1); repeat the option (default: map ndcg_cut.10 "
+                                                     "recall.100 recip_rank; with a test set ndcg_at_10 recall_at_10 mrr)"),
     name: Optional[List[str]] = typer.Option(None, "--name", help="system names, in order (default: run tags)"),
     config: Optional[List[Path]] = typer.Option(None, "--config", help="YAML config naming a run, or describing a "
                                                 "retrieval system (components, fusion: run on the queries); configs come first"),
@@ -92,7 +94,11 @@ def compare_cmd(
         from ..errors import InputError
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set TS.yaml --config A.yaml --config B.yaml")
-    comp = compare_stage(test_set if qrels is None else qrels, runs or [], measure, names=name, configs=config,
+    runs = list(runs or [])
+    if test_set is not None and qrels is not None:       # the judgments are the test set's: every argument is a run
+        runs.insert(0, qrels)
+        qrels = None
+    comp = compare_stage(test_set if qrels is None else qrels, runs, measure, names=name, configs=config,
                          options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
                          corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set,
                          memory_limit=limit, engine=engine, scheduler=scheduler)

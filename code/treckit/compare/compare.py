@@ -84,6 +84,7 @@ class Comparison:
     tests: list[dict]
     options: CompareOptions
     digests: dict[str, str | None] = field(default_factory=dict)
+    definitions: dict = field(default_factory=dict)        # measure -> treckit.measures.definitions.Definition
 
     @property
     def baseline(self) -> str:
@@ -105,6 +106,14 @@ class Comparison:
     def win_tie_loss(self, system: str, measure: str) -> tuple[int, int, int]:
         d = self.column(system, measure) - self.column(self.baseline, measure)
         return int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+
+    def rename(self, names: dict[str, str]) -> None:
+        """Print measures under other names (``names``: old -> new), in the measures, the tests and the
+        definitions alike."""
+        self.measures = [names.get(m, m) for m in self.measures]
+        for t in self.tests:
+            t["measure"] = names.get(t["measure"], t["measure"])
+        self.definitions = {names.get(m, m): d.with_name(names.get(m, m)) for m, d in self.definitions.items()}
 
     def test_rows(self, measure: str, system: str) -> list[dict]:
         return [r for r in self.tests if r["measure"] == measure and r["system"] == system]
@@ -178,11 +187,15 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
-            warn=None, advance: Callable[[], None] | None = None, scorer=None) -> Comparison:
+            warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval") -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
-    first.  ``advance`` (optional) is called after each system is scored and after the tests.
-    ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each system's
-    ``score_system(qrels, system)`` in order, computed where it likes."""
+    first.  ``measures``: engine names (trec_eval's, ir_measures') or readable ones (``ndcg_at_10``:
+    :mod:`treckit.measures.readable`), printed as given.  ``ranking``: the rule the runs were read with
+    (recorded in the definitions).  ``advance`` (optional) is called after each system is scored and
+    after the tests.  ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each
+    system's ``score_system(qrels, system)`` in order, computed where it likes."""
+    from ..measures.definitions import definitions_of
+    from ..measures.readable import to_engine
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
@@ -191,6 +204,7 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
     if {"t-test", "wilcoxon"} & set(o.tests):
         _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
+    measures, printed = to_engine(measures)
     requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
     draws = None
     if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
@@ -210,8 +224,11 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     _name(systems, tags)
     wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
-    comp = Comparison(systems, wanted, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
-                      {s.name: h for s, h in zip(systems, hits)}, [], o)
+    defined = definitions_of(requests, query_set="judged", ranking=ranking)
+    names = [printed.get(c, c) for c in wanted]
+    comp = Comparison(systems, names, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
+                      {s.name: h for s, h in zip(systems, hits)}, [], o,
+                      definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)})
     comp.tests = _run_tests(comp, draws)
     if advance:
         advance()

@@ -48,6 +48,9 @@ def to_record(comp: Comparison) -> dict:
                   "win_tie_loss": {o: {m: dict(zip(("win", "tie", "loss"), comp.win_tie_loss(o, m)))
                                        for m in comp.measures} for o in others},
                   **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {})},
+        "definitions": {m: comp.definitions[m].to_dict() for m in comp.measures},
+        "significance": {"rule": "p_adjusted < alpha", "alpha": comp.options.alpha,
+                         "correction": comp.options.correction},
         "tests": comp.tests,
         "per_query": per_query,
     }
@@ -293,6 +296,18 @@ def latency_deltas(comp: Comparison) -> dict:
             if base is not None and s.latency_ms is not None}
 
 
+def _query_set_phrase(comp: Comparison) -> list[str]:
+    from ..measures.definitions import QUERY_SET_PHRASES
+    return sorted({QUERY_SET_PHRASES[d.query_set] for d in comp.definitions.values()})
+
+
+def _gain_phrases(comp: Comparison) -> list[str]:
+    """How the nDCG columns define gain, when it is not trec_eval's (whose nDCG is linear)."""
+    from ..measures.definitions import GAINS
+    exp = [m for m in comp.measures if comp.definitions.get(m) is not None and comp.definitions[m].gain == "exp"]
+    return [f"{', '.join(exp)}: {GAINS['exp'].split(' (')[0]}"] if exp else []
+
+
 def table(comp: Comparison, width: int | None = None) -> str:
     """The terminal summary: means per system (\u2020 where significant), then every test's numbers."""
     from rich.console import Console
@@ -303,7 +318,8 @@ def table(comp: Comparison, width: int | None = None) -> str:
     o = comp.options
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=False, width=width, highlight=False, soft_wrap=False)
-    phrases = [f"mean over {len(comp.qids)} queries",
+    phrases = [f"mean over {len(comp.qids)} queries", *_query_set_phrase(comp),
+               *_gain_phrases(comp),
                f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
     for line in title_lines(phrases, width):
         con.print(line, markup=False, overflow="ignore", crop=False)

@@ -24,6 +24,14 @@ QUERY_SETS = {
     "judged": "every judged query (every query of a test set); a query the run does not answer scores 0 (trec_eval -c)",
     "retrieved": "the judged queries the run retrieves docs for (trec_eval's default)",
     "labelled": "the queries with a relevant doc; unlabelled queries are listed and skipped (the RQ document)",
+    "listed": "every query of the queries file; one without judgments or without an answer scores 0 (rq_eval.py)",
+}
+# the same, as a report's title says it
+QUERY_SET_PHRASES = {
+    "judged": "every judged query (one a run misses scores 0)",
+    "retrieved": "the judged queries the run answers",
+    "labelled": "the labelled queries",
+    "listed": "every listed query (one unjudged or missed scores 0)",
 }
 # how a run's docs are put in order before they are measured
 RANKINGS = {
@@ -32,7 +40,8 @@ RANKINGS = {
     "trec_eval-float32": "as trec_eval, on scores rounded to float32 (trec_eval 9, pytrec_eval)",
     "rank": "the run's rank column, lower first",
     "bow-corpus-order": "bag-of-words cosine descending, ties in corpus file order (the RQ document's baseline)",
-    "lex-id": "score descending, ties by doc id ascending (the A/B evaluator rq_eval.py)",
+    "lex-id": "score descending, ties by doc id ascending (the A/B evaluator rq_eval.py; --ties docid-asc)",
+    "input-order": "score descending, ties in the order the run lists them (--ties break)",
 }
 # measure families whose value depends on the gain of a grade
 GAIN_FAMILIES = ("ndcg", "ndcg_cut", "ndcg_rel", "Rndcg")

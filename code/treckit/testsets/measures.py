@@ -1,94 +1,9 @@
-"""The test-set measures: readable names over the one evaluation engine, one definition per name.
-
-=====================  ===============================================  ==========================
-name                   definition                                       engine measure
-=====================  ===============================================  ==========================
-``recall_at_K``        relevant (grade > 0) in the top K / all relevant  trec_eval ``recall.K``
-``ndcg_at_K``          nDCG@K, gain 2^grade - 1, discount log2(rank+1)   ``nDCG(dcg='exp-log2')@K``
-``ndcg_cut_K``         nDCG@K, gain = grade (trec_eval's)                ``ndcg_cut.K``
-``mrr`` / ``mrr_at_K`` 1 / rank of the first relevant doc (within K)     ``recip_rank`` / ``RR@K``
-``precision_at_K``     relevant in the top K / K                         ``P.K``
-``map``                average precision                                 ``map``
-=====================  ===============================================  ==========================
-
-``recall@10``, ``nDCG@10``, ``MRR@5`` are accepted spellings.  ``ndcg@K`` is the test-set
-document's nDCG (exponential gain) unless ``gain="linear"`` is asked for: linear-gain nDCG is then
-printed under trec_eval's name ``ndcg_cut_K``, so the two gains never share a name.  Every value is
-averaged over every query of the test set (a query the run does not answer scores 0) and the run is
-ranked by trec_eval's rule; each result records these definitions in full
-(:mod:`treckit.measures.definitions`).
-"""
+"""The test-set measures: readable names (:mod:`treckit.measures.readable`) computed by the one
+evaluation engine over every query of a test set."""
 from __future__ import annotations
 
-import re
-
-from ..errors import InputError
-from ..measures.definitions import Definition
-
-DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
-GAIN_CHOICES = ("exp", "linear")
-_NAME = re.compile(r"(recall|ndcg|ndcg_cut|mrr|precision|map)(?:_at_(\d+)|_(\d+))?")
-
-
-def canonical_name(name: str, gain: str = "exp") -> str:
-    """``recall@10`` / ``Recall@10`` / ``recall_at_10`` -> ``recall_at_10``; ``P@5`` -> ``precision_at_5``;
-    ``ndcg@10`` -> ``ndcg_at_10`` (gain ``exp``) or ``ndcg_cut_10`` (gain ``linear``)."""
-    if gain not in GAIN_CHOICES:
-        raise InputError(f"unknown nDCG gain {gain!r}", fix="use exp (2^grade - 1) or linear (trec_eval)")
-    n = name.strip().lower().replace("@", "_at_").replace("ndcg_cut.", "ndcg_cut_")
-    n = re.sub(r"^(p|prec)(?=_at_)", "precision", n)
-    n = re.sub(r"^(r)(?=_at_)", "recall", n)
-    m = _NAME.fullmatch(n)
-    kind, k = (m.group(1), m.group(2) or m.group(3)) if m else (None, None)
-    if not m or (kind == "ndcg_cut") != (m.group(3) is not None) \
-            or (kind in ("recall", "ndcg", "precision") and k is None) \
-            or (kind == "map" and k) or (k is not None and int(k) < 1):
-        raise InputError(f"unknown test-set measure {name!r}",
-                         fix="use recall_at_K, ndcg_at_K, ndcg_cut_K, mrr, mrr_at_K, precision_at_K or map "
-                             "(e.g. recall@10)")
-    if kind == "ndcg" and gain == "linear":
-        return f"ndcg_cut_{k}"
-    return n
-
-
-def engine_measure(name: str) -> str:
-    """The engine's name for a canonical test-set measure."""
-    kind, _, k = name.partition("_at_")
-    if kind.startswith("ndcg_cut_"):
-        return f"ndcg_cut.{kind[len('ndcg_cut_'):]}"
-    if kind == "recall":
-        return f"recall.{k}"
-    if kind == "ndcg":
-        return f"nDCG(dcg='exp-log2')@{k}"
-    if kind == "mrr":
-        return f"RR@{k}" if k else "recip_rank"
-    if kind == "precision":
-        return f"P.{k}"
-    return "map"
-
-
-def engine_column(name: str) -> str:
-    """The column the engine's DataFrame gives the measure under."""
-    m = engine_measure(name)
-    return m.replace(".", "_") if not m.startswith(("nDCG", "RR")) else m
-
-
-def definitions(names, *, query_set: str = "judged", ranking: str = "trec_eval") -> dict[str, Definition]:
-    """{name: Definition} of canonical test-set measures, as :func:`per_query_values` computes them
-    (``query_set`` and ``ranking``: see :mod:`treckit.measures.definitions`)."""
-    from ..measures.definitions import definitions_of
-    from ..measures.registry import resolve
-
-    by_column = definitions_of(resolve([engine_measure(n) for n in names], first_params_win=False),
-                               query_set=query_set, ranking=ranking)
-    return {n: by_column[engine_column(n)].with_name(n) for n in names}
-
-
-def gains_note(defs: dict[str, Definition]) -> str:
-    """What the nDCG names of a result mean, for its header ("" when it has none)."""
-    from ..measures.definitions import GAINS
-    seen = {d.gain for d in defs.values() if d.gain}
-    return "; ".join(f"{'ndcg_at_K' if g == 'exp' else 'ndcg_cut_K'}: {GAINS[g].split(' (')[0]}" for g in sorted(seen))
+from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, definitions, engine_column,  # noqa: F401
+                                 engine_measure, gains_note)
 
 
 def per_query_values(qrels, run, names: list[str]) -> dict[str, dict[str, float]]:
