@@ -501,3 +501,51 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, argv):
     code, _, err = run_cli([a.format(**files) for a in argv], capsys)
     assert code == 2 and "would overwrite an input" in err
     assert {k: p.read_bytes() for k, p in files.items()} == before
+
+
+# ------------------------------------------------------------------ definitions recorded and gated
+def test_gate_never_compares_two_ndcg_gains(tmp_path, capsys):
+    """An exp-gain baseline against a linear-gain current run: the names differ, the gate says so (exit 2)."""
+    run = ROOT / "data/test_sets/baseline_bow.trec"
+    run_cli(["testset", "eval", SAMPLE, "--run", run, "--out", tmp_path / "exp.json"], capsys)
+    run_cli(["testset", "eval", SAMPLE, "--run", run, "--gain", "linear", "--out", tmp_path / "lin.json"], capsys)
+    code, out, err = run_cli(["gate", "--baseline", tmp_path / "exp.json", "--current", tmp_path / "lin.json"], capsys)
+    assert code == 2 and "gate passed" not in err
+    assert "the current results have no ndcg_at_10" in err and "ndcg_cut_10" in err
+
+
+def test_gate_refuses_results_whose_definitions_differ(tmp_path, capsys):
+    base = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.7})
+    cur = json.loads(json.dumps(base))
+    cur["definitions"]["ndcg_at_10"]["gain"] = "linear"          # as if another definition were printed under the name
+    cur["definitions"]["recall_at_10"]["query_set"] = "retrieved"
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "c.json").write_text(json.dumps(cur))
+    code, _, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json"], capsys)
+    assert code == 2
+    assert "recall_at_10 has different definitions (query_set differs)" in err
+    assert "baseline: recall@10; relevant: grade >= 1; queries: judged; ranking: trec_eval" in err
+    assert "current:  recall@10; relevant: grade >= 1; queries: retrieved; ranking: trec_eval" in err
+
+
+def test_gate_refuses_results_without_definitions_and_says_to_rerun_the_baseline(tmp_path, capsys):
+    old = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.7})
+    del old["definitions"]
+    old["schema"] = "treckit.testset-results/1"
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "c.json").write_text(json.dumps(_results({"recall_at_10": 0.8, "ndcg_at_10": 0.7})))
+    code, _, err = run_cli(["gate", "--baseline", tmp_path / "old.json", "--current", tmp_path / "c.json"], capsys)
+    assert code == 2 and "records no measure definitions" in err and "re-run the baseline" in err
+
+
+def test_results_record_definitions_and_the_version(tmp_path, capsys):
+    import treckit
+    run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec", "-m", "ndcg@10",
+             "-m", "mrr@5", "--out", tmp_path / "r.json"], capsys)
+    d = json.loads((tmp_path / "r.json").read_text())
+    assert d["treckit_version"] == treckit.__version__
+    assert d["definitions"] == {
+        "ndcg_at_10": {"name": "ndcg_at_10", "measure": "ndcg_cut", "cutoff": 10, "gain": "exp", "relevance": 1,
+                       "params": "", "query_set": "judged", "ranking": "trec_eval"},
+        "mrr_at_5": {"name": "mrr_at_5", "measure": "recip_rank", "cutoff": 5, "gain": None, "relevance": 1,
+                     "params": "", "query_set": "judged", "ranking": "trec_eval"}}

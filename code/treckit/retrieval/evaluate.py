@@ -23,8 +23,9 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
                     k=k, gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
-        if hit is not None:
-            return {stage: from_cached(d, gain) for stage, d in hit.items()}
+        cached = {stage: from_cached(d, gain) for stage, d in hit.items()} if isinstance(hit, dict) else {}
+        if cached and all(r is not None for r in cached.values()):
+            return cached
     queries = {q.query_id: q.query_text for q in test_set.queries}
     stages = sysm.run(queries, k, only)
     qrels = test_set.to_qrels()

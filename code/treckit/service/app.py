@@ -150,8 +150,10 @@ class Evaluator:
             store = ResultCache(self.s.cache_dir) if self.s.cache else None
             key = cache_key(system={"run_digest": digest}, test_set=ts, measures=measures, k=None, gain="exp")
             hit = store.get(key) if store else None
-            result = from_cached(hit, "exp") if hit else evaluate_run(run, ts, measures)
-            if store is not None and hit is None:
+            result = from_cached(hit, "exp") if hit else None
+            if result is None:
+                result = evaluate_run(run, ts, measures)
+            if store is not None and not result.cached:
                 store.put(key, result.to_dict())
             have = set(run.table.column("qid").to_pylist())
             missing = [q for q in ts.query_ids if q not in have]

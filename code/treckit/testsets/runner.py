@@ -164,8 +164,9 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     key = cache_key(system=config, test_set=ts, measures=names, k=depth, gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
-        if hit is not None:
-            return from_cached(hit, gain)
+        cached = from_cached(hit, gain) if hit is not None else None
+        if cached is not None:
+            return cached
     texts = [q.query_text for q in ts.queries]
     qids = ts.query_ids
     latencies: dict[str, float] = {}
@@ -230,9 +231,15 @@ def run_values(qrels, run, names: list[str]) -> tuple[dict[str, dict[str, float]
     return per_query_values(qrels, run, names), missing
 
 
-def from_cached(d: dict, gain: str) -> TestSetResult:
-    """A result stored by :meth:`TestSetResult.to_dict` (the cache's), marked as answered from the cache."""
-    defs = {m: Definition.from_dict(x, "the evaluation cache") for m, x in d["definitions"].items()}
+def from_cached(d: dict, gain: str) -> TestSetResult | None:
+    """A result stored by :meth:`TestSetResult.to_dict` (the cache's), marked as answered from the cache;
+    None when its measures are not defined as this treckit defines them (then it is evaluated again)."""
+    try:
+        defs = {m: Definition.from_dict(x, "the evaluation cache") for m, x in d["definitions"].items()}
+    except (InputError, KeyError, TypeError, AttributeError):
+        return None
+    if defs != definitions(d["measures"]):
+        return None
     return TestSetResult(d["test_set"], d["measures"], gain, d["k"], d["per_query"], d["aggregates"],
                          d["per_query_type"], d["latency_ms"], d["system"], cached=True, definitions=defs,
                          missing_queries=d["missing_queries"])

@@ -1,0 +1,149 @@
+"""One run and one set of judgments through every command and the API: equal numbers for equal
+definitions, a printed difference (or a different name) for different ones."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import yaml
+
+from conftest import run_cli
+
+# q1: d1 and d2 tie at 5.0, trec_eval ranks d2 (docno descending) above d1; q4 is judged but not in the run
+TEST_SET = {
+    "name": "agree", "version": "1",
+    "queries": [
+        {"query_id": "q1", "query_text": "alpha", "query_type": "exact_term",
+         "relevant_docs": [{"doc_id": "d1", "grade": 3}, {"doc_id": "d3", "grade": 1}]},
+        {"query_id": "q2", "query_text": "beta", "query_type": "paraphrase",
+         "relevant_docs": [{"doc_id": "e2", "grade": 2}, {"doc_id": "e1", "grade": 0}]},
+        {"query_id": "q3", "query_text": "gamma", "query_type": "paraphrase",
+         "relevant_docs": [{"doc_id": "f9", "grade": 1}]},
+        {"query_id": "q4", "query_text": "delta", "query_type": "exact_term",
+         "relevant_docs": [{"doc_id": "g1", "grade": 2}]},
+    ],
+}
+RUN = """q1 Q0 d1 1 5.0 r
+q1 Q0 d2 2 5.0 r
+q1 Q0 d3 3 4.0 r
+q2 Q0 e1 1 3.0 r
+q2 Q0 e2 2 2.0 r
+q3 Q0 x1 1 9.0 r
+q3 Q0 x2 2 8.0 r
+"""
+# by hand, in trec_eval's order (q1: d2, d1, d3; q2: e1, e2; q3: x1, x2; q4: nothing)
+L2 = math.log2
+RECALL = {"q1": 1.0, "q2": 1.0, "q3": 0.0, "q4": 0.0}
+RR = {"q1": 1 / 2, "q2": 1 / 2, "q3": 0.0, "q4": 0.0}
+NDCG_EXP = {"q1": (7 / L2(3) + 1 / L2(4)) / (7 + 1 / L2(3)), "q2": (3 / L2(3)) / 3, "q3": 0.0, "q4": 0.0}
+NDCG_LIN = {"q1": (3 / L2(3) + 1 / L2(4)) / (3 + 1 / L2(3)), "q2": (2 / L2(3)) / 2, "q3": 0.0, "q4": 0.0}
+
+
+def mean(d: dict) -> float:
+    return sum(d.values()) / len(d)
+
+
+@pytest.fixture
+def files(tmp_path):
+    ts = tmp_path / "agree.yaml"
+    ts.write_text(yaml.safe_dump(TEST_SET, sort_keys=False))
+    run = tmp_path / "run.trec"
+    run.write_text(RUN)
+    config = tmp_path / "system.yaml"
+    config.write_text(f"components:\n  r: {{run: {run}}}\n")
+    return ts, run, config, tmp_path
+
+
+def trec_eval_values(out: str) -> dict[str, float]:
+    return {f[0].strip(): float(f[2]) for f in (line.split("\t") for line in out.splitlines()) if f[1] == "all"}
+
+
+def test_every_command_gives_one_number_per_definition(files, capsys):
+    ts, run, config, tmp = files
+    code, _, _ = run_cli(["testset", "export", ts, "--qrels", tmp / "q.qrels"], capsys)
+    assert code == 0
+    qrels = tmp / "q.qrels"
+
+    # the engine, as trec_eval -c: every judged query
+    code, out, _ = run_cli(["eval", "-c", "-m", "recall.10", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "RR@10",
+                            "-m", "nDCG(dcg='exp-log2')@10", qrels, run], capsys)
+    assert code == 0
+    ev = trec_eval_values(out)
+    assert ev["recall_10"] == pytest.approx(mean(RECALL), abs=1e-4)
+    assert ev["ndcg_cut_10"] == pytest.approx(mean(NDCG_LIN), abs=1e-4)
+    assert ev["nDCG(dcg='exp-log2')@10"] == pytest.approx(mean(NDCG_EXP), abs=1e-4)
+    assert ev["recip_rank"] == pytest.approx(mean(RR), abs=1e-4)
+
+    # trec_eval's default query set (the queries the run answers) is another definition: another number
+    code, out, _ = run_cli(["eval", "-m", "recall.10", qrels, run], capsys)
+    assert trec_eval_values(out)["recall_10"] == pytest.approx(2 / 3, abs=1e-4)
+
+    # the API, -c's query set
+    import treckit
+    df = treckit.evaluate(str(qrels), str(run), ["recall.10", "ndcg_cut.10", "recip_rank", "nDCG(dcg='exp-log2')@10"],
+                          complete=True)
+    api = df[df["qid"] == "all"].iloc[0]
+    assert api["recall_10"] == pytest.approx(mean(RECALL)) and api["recip_rank"] == pytest.approx(mean(RR))
+    assert api["nDCG(dcg='exp-log2')@10"] == pytest.approx(mean(NDCG_EXP))
+
+    # testset eval: the same definitions, and it says which queries it averages over
+    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "recall@10", "-m", "ndcg@10", "-m", "mrr",
+                            "--out", tmp / "r.json"], capsys)
+    assert code == 0
+    assert "the 1 the run does not answer score 0: trec_eval without -c averages the other 3" in out
+    assert "ndcg_at_K: gain = 2^grade - 1" in out
+    res = json.loads((tmp / "r.json").read_text())
+    means = {m: a["mean"] for m, a in res["aggregates"].items()}
+    assert means == pytest.approx({"recall_at_10": mean(RECALL), "ndcg_at_10": mean(NDCG_EXP), "mrr": mean(RR)})
+    assert res["definitions"]["ndcg_at_10"]["gain"] == "exp" and res["definitions"]["recall_at_10"]["query_set"] == "judged"
+    assert res["missing_queries"] == ["q4"]
+
+    # linear gain is trec_eval's nDCG: printed under trec_eval's name, never as ndcg_at_10
+    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "ndcg@10", "--gain", "linear"], capsys)
+    assert "ndcg_at_10" not in out and f"ndcg_cut_10        {mean(NDCG_LIN):.4f}" in out
+
+    # compare on the test set (its own measures by default) and on the exported qrels
+    code, _, _ = run_cli(["compare", "--test-set", ts, run, run, "--name", "a", "--name", "b", "--test", "t-test",
+                          "--out", tmp / "c.json"], capsys)
+    assert code == 0
+    comp = json.loads((tmp / "c.json").read_text())
+    assert comp["systems"]["a"]["metrics"]["macro"] == pytest.approx(
+        {"ndcg_at_10": mean(NDCG_EXP), "recall_at_10": mean(RECALL), "mrr": mean(RR)})
+    assert comp["definitions"]["ndcg_at_10"] == res["definitions"]["ndcg_at_10"]
+    code, _, _ = run_cli(["compare", qrels, run, run, "--name", "a", "--name", "b", "--test", "t-test",
+                          "-m", "recall.10", "-m", "ndcg_cut.10", "--out", tmp / "c2.json"], capsys)
+    macro = json.loads((tmp / "c2.json").read_text())["systems"]["a"]["metrics"]["macro"]
+    assert macro == pytest.approx({"recall_10": mean(RECALL), "ndcg_cut_10": mean(NDCG_LIN)})
+
+    # system eval of a config whose one component is the run
+    code, out, _ = run_cli(["system", "eval", config, "--test-set", ts, "--no-cache", "--out", tmp / "s.json"], capsys)
+    assert code == 0
+    stage = json.loads((tmp / "s.json").read_text())["r"]
+    assert {m: a["mean"] for m, a in stage["aggregates"].items()} == pytest.approx(
+        {"recall_at_10": mean(RECALL), "ndcg_at_10": mean(NDCG_EXP), "mrr": mean(RR)})
+
+    # the gate prints the numbers it compares
+    code, out, _ = run_cli(["gate", "--baseline", tmp / "r.json", "--current", tmp / "r.json"], capsys)
+    assert code == 0 and f"recall_at_10     baseline {mean(RECALL):.4f}  current {mean(RECALL):.4f}" in out
+
+    # rq at k = 10: MRR@10 and recall@10 over the labelled queries (all four here)
+    code, out, _ = run_cli(["rq", "--test-set", ts, "--run", run, "--k", "10", "--threshold", "0.1",
+                            "--out", tmp / "rq.json"], capsys)
+    rq = json.loads((tmp / "rq.json").read_text())
+    assert rq["value"] == pytest.approx(mean(RR)) and rq["recall_at_k"] == pytest.approx(mean(RECALL))
+
+
+def test_the_service_gives_the_same_numbers(files, monkeypatch):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from treckit.service.app import ServerSettings, create_app
+    ts, run, _, _ = files
+    monkeypatch.delenv("TRECKIT_API_TOKEN", raising=False)
+    client = TestClient(create_app(ServerSettings(cache=False)))
+    r = client.post("/v1/evaluate", json={"test_set": TEST_SET, "run": RUN})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["metrics"] == pytest.approx({"recall_at_10": mean(RECALL), "ndcg_at_10": mean(NDCG_EXP), "mrr": mean(RR)})
+    assert body["missing_queries"] == ["q4"] and body["definitions"]["ndcg_at_10"]["gain"] == "exp"
