@@ -256,7 +256,19 @@ def test_bow_cosine_by_hand(tmp_path):
     got = bow.retrieve("cat fish", 10)
     # query (cat 1, fish 1), |q| = sqrt 2; b and c = (cat 2, dog 1), |d| = sqrt 5: cos = 2 / sqrt 10; a: 0
     assert got == [("b", pytest.approx(2 / math.sqrt(10))), ("c", pytest.approx(2 / math.sqrt(10)))]
-    assert [d for d, _ in got] == ["b", "c"]            # the tie stays in canonical (id) order
+    assert [d for d, _ in got] == ["b", "c"]            # the tie stays in corpus (file) order
+
+
+def test_bow_ties_in_corpus_file_order_not_id_order(tmp_path):
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
+    lines = ['{"id": "s1", "text": "anna walks"}', '{"id": "s2", "text": "storm sea"}', '{"id": "s10", "text": "storm sea"}']
+    (tmp_path / "story.jsonl").write_text("\n".join(lines) + "\n")
+    # query (storm 1, sea 1), |q| = sqrt 2; s2 = s10 = (storm 1, sea 1): cos = 2 / (sqrt 2 * sqrt 2) = 1; s1: 0
+    got = BowRetriever(read_corpus(tmp_path / "story.jsonl")).retrieve("storm sea", 5)
+    assert got == [("s2", pytest.approx(1.0)), ("s10", pytest.approx(1.0))]   # story order; id bytes put s10 first
+    (tmp_path / "reversed.jsonl").write_text("\n".join(lines[::-1]) + "\n")
+    assert [d for d, _ in BowRetriever(read_corpus(tmp_path / "reversed.jsonl")).retrieve("storm sea", 5)] == ["s10", "s2"]
 
 
 def test_rq_by_hand_with_topk_and_strict_threshold():
