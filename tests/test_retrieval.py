@@ -80,6 +80,18 @@ def test_bm25_index_is_saved_and_reused_only_for_the_same_corpus(tmp_path):
         BM25Params(variant="okapi++")
 
 
+def test_bm25_index_does_not_depend_on_the_corpus_file_order(tmp_path):
+    """BM25 indexes the documents sorted by id: the same documents in another file order reuse the saved
+    index (same digest) and rank the same way, ties included."""
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    first = BM25Retriever(corpus(), BM25Params(), tmp_path / "idx")
+    c = corpus()
+    backwards = BM25Retriever(Corpus(c.ids[::-1], c.texts[::-1]), BM25Params(), tmp_path / "idx")
+    assert (first.loaded, backwards.loaded) == (False, True)
+    fresh = BM25Retriever(Corpus(c.ids[::-1], c.texts[::-1]), BM25Params())
+    assert fresh.retrieve(["cat", "bird"], 8) == first.retrieve(["cat", "bird"], 8)
+
+
 def test_retrieve_command_writes_runs_trec_eval_reads(tmp_path, capsys):
     docs = ROOT / "data/test_sets/documents.jsonl"
     ts = ROOT / "data/test_sets/sample_v1.yaml"

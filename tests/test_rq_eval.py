@@ -41,6 +41,7 @@ def test_documented_shape_and_numbers_by_hand(tmp_path):
     assert r.returncode == 0, r.stderr
     data = json.loads((tmp_path / "o.json").read_text())
     assert list(data["systems"]) == ["A", "B"]
+    assert type(data["schema_version"]) is int and data["schema_version"] == 1     # the document's integer 1
     import hashlib
     assert data["queries_digest"] == hashlib.sha256((tmp_path / "q.tsv").read_bytes()).hexdigest()
     assert data["systems"]["B"]["run_digest"] == hashlib.sha256((tmp_path / "b.trec").read_bytes()).hexdigest()
@@ -70,6 +71,55 @@ def test_documented_shape_and_numbers_by_hand(tmp_path):
     assert table[0] == ["qid", "system", "recall", "mrr", "ndcg", "hits"]
     assert table[1][:2] == ["1", "A"] and json.loads(table[1][5]) == ["d1", "d2"]
     assert not list(tmp_path.glob("*.traces.*"))
+
+
+def test_the_queries_file_is_the_query_set(tmp_path):
+    """A query without truth scores 0 on every measure and counts in the macro means; truth for a query
+    that is not in the queries file is left out, and both are said on stderr."""
+    setup(tmp_path)
+    (tmp_path / "q.tsv").write_text("1\tfirst query\n2\tsecond\n3\tthird, without truth\n")
+    (tmp_path / "truth.tsv").write_text("1\td1\t2\n1\td2\t1\n2\td3\t1\n9\td9\t1\n")
+    (tmp_path / "b.trec").write_text("1 Q0 d2 1 3.0 b\n1 Q0 d1 2 2.0 b\n2 Q0 d3 1 2.0 b\n3 Q0 d1 1 1.0 b\n")
+    r = rq_eval(tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    # queries 1 and 2 as in test_documented_shape_and_numbers_by_hand (k = 2); query 3: |R| = 0, so 0 everywhere
+    # A: recall (1 + 1 + 0) / 3, mrr (1 + 1/2 + 0) / 3, ndcg (1 + 1/log2 3 + 0) / 3
+    # B: recall (1 + 1 + 0) / 3, mrr (1 + 1 + 0) / 3, ndcg ((1 + 3/log2 3) / (3 + 1/log2 3) + 1 + 0) / 3
+    a2 = 1 / math.log2(3)
+    b1 = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
+    assert data["systems"]["A"]["metrics"]["macro"] == pytest.approx({"recall": 2 / 3, "mrr": 0.5, "ndcg": (1 + a2) / 3})
+    assert data["systems"]["B"]["metrics"]["macro"] == pytest.approx({"recall": 2 / 3, "mrr": 2 / 3, "ndcg": (b1 + 1) / 3})
+    assert [row["qid"] for row in data["per_query"]] == ["1", "2", "3"]                 # query 9 is left out
+    zero = {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    assert data["per_query"][2] == {"qid": "3", "A": {**zero, "hits": []}, "B": {**zero, "hits": []}, "delta": zero}
+    with open(tmp_path / "o.csv", newline="") as fh:
+        assert [row[:2] for row in csv.reader(fh)][-2:] == [["3", "A"], ["3", "B"]]
+    assert "1 of the 3 queries of" in r.stderr and "has no judgments: it scores 0 (3)" in r.stderr
+    assert "1 judged query is not in" in r.stderr and "is left out (9)" in r.stderr
+
+
+def test_a_config_that_retrieves_nothing_scores_zero(tmp_path):
+    """An empty run, or a retrieval system that finds no document, is 0.0 on every measure, not an error."""
+    setup(tmp_path, config_b=GATE_OPEN)
+    (tmp_path / "b.trec").write_text("")
+    r = rq_eval(tmp_path, "--emit-traces")
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert data["systems"]["B"]["metrics"]["macro"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    # A as by hand above: mrr (1 + 1/2) / 2 = 0.75, so B - A = -0.75
+    assert data["delta"]["macro"]["mrr"] == pytest.approx(-0.75)
+    assert "b.trec: no run lines: the system retrieved nothing" in r.stderr
+    traces = [json.loads(x) for x in (tmp_path / "o.traces.B.jsonl").read_text().splitlines()]
+    assert [(t["qid"], t["ranked_ids"], t["recall"], t["mrr"], t["ndcg"]) for t in traces] == \
+        [("1", [], 0.0, 0.0, 0.0), ("2", [], 0.0, 0.0, 0.0)]
+    (tmp_path / "docs.jsonl").write_text('{"_id": "zz", "text": "unrelated words"}\n')
+    (tmp_path / "B.yaml").write_text("corpus: docs.jsonl\ncomponents:\n  bow: {method: bow}\n")
+    r = rq_eval(tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert data["systems"]["B"]["metrics"]["macro"] == {"recall": 0.0, "mrr": 0.0, "ndcg": 0.0}
+    assert [row["B"]["hits"] for row in data["per_query"]] == [[], []]
 
 
 def test_traces_only_where_the_gate_holds(tmp_path):
@@ -112,10 +162,10 @@ def test_console_title_does_not_wrap_mid_phrase(tmp_path):
     r = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="36"))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:4] == ["mean over 2 queries", "every judged query (one a run misses scores 0)",
+    assert lines[:4] == ["mean over 2 queries", "every listed query (one unjudged or missed scores 0)",
                          "ndcg: gain = 2^grade - 1", "\u2020 significant vs A (t-test, holm, alpha 0.05)"]
     wide = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="200")).stdout.splitlines()
-    assert wide[0] == ("mean over 2 queries; every judged query (one a run misses scores 0); ndcg: gain = 2^grade - 1; "
+    assert wide[0] == ("mean over 2 queries; every listed query (one unjudged or missed scores 0); ndcg: gain = 2^grade - 1; "
                        "\u2020 significant vs A (t-test, holm, alpha 0.05)")
 
 

@@ -259,7 +259,19 @@ def test_bow_cosine_by_hand(tmp_path):
     got = bow.retrieve("cat fish", 10)
     # query (cat 1, fish 1), |q| = sqrt 2; b and c = (cat 2, dog 1), |d| = sqrt 5: cos = 2 / sqrt 10; a: 0
     assert got == [("b", pytest.approx(2 / math.sqrt(10))), ("c", pytest.approx(2 / math.sqrt(10)))]
-    assert [d for d, _ in got] == ["b", "c"]            # the tie stays in canonical (id) order
+    assert [d for d, _ in got] == ["b", "c"]            # the tie stays in corpus (file) order
+
+
+def test_bow_ties_in_corpus_file_order_not_id_order(tmp_path):
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
+    lines = ['{"id": "s1", "text": "anna walks"}', '{"id": "s2", "text": "storm sea"}', '{"id": "s10", "text": "storm sea"}']
+    (tmp_path / "story.jsonl").write_text("\n".join(lines) + "\n")
+    # query (storm 1, sea 1), |q| = sqrt 2; s2 = s10 = (storm 1, sea 1): cos = 2 / (sqrt 2 * sqrt 2) = 1; s1: 0
+    got = BowRetriever(read_corpus(tmp_path / "story.jsonl")).retrieve("storm sea", 5)
+    assert got == [("s2", pytest.approx(1.0)), ("s10", pytest.approx(1.0))]   # story order; id bytes put s10 first
+    (tmp_path / "reversed.jsonl").write_text("\n".join(lines[::-1]) + "\n")
+    assert [d for d, _ in BowRetriever(read_corpus(tmp_path / "reversed.jsonl")).retrieve("storm sea", 5)] == ["s10", "s2"]
 
 
 def test_rq_by_hand_with_topk_and_strict_threshold():
@@ -271,7 +283,8 @@ def test_rq_by_hand_with_topk_and_strict_threshold():
     assert [(p["qid"], p["k"], p["rr"], p["recall_at_k"]) for p in rep["per_query"]] == [("a", 5, 0.5, 1.0), ("b", 2, 0.0, 0.0)]
     assert rep["value"] == 0.25 and rep["pass"] is False                     # exactly at the threshold fails
     assert rq(ts, run, k=5, threshold=0.2499)["pass"] is True
-    assert list(rep) == ["metric", "value", "pass", "k", "threshold", "recall_at_k", "num_labeled", "per_query"]
+    assert list(rep) == ["metric", "value", "pass", "k", "threshold", "ranking", "recall_at_k", "num_labeled",
+                         "num_unlabeled", "unlabeled", "per_query"]
 
 
 def test_rq_without_labelled_queries_is_null():
@@ -281,6 +294,96 @@ def test_rq_without_labelled_queries_is_null():
                                                                relevant_docs=[RelevantDoc(doc_id="d", grade=0)])])
     rep = rq(TestSet(model), run_from_rankings({"q": [("d", None)]}))
     assert (rep["value"], rep["pass"], rep["num_labeled"], rep["recall_at_k"]) == (None, None, 0, None)
+
+
+# a query set as the RQ document has it: q2 without judgments, q4 with none of grade > 0
+QUERY_SET = """\
+name: story
+version: "1"
+queries:
+  - query_id: q1
+    query_text: storm at sea
+    query_type: t
+    relevant_docs:
+      - {doc_id: s2, grade: 1}
+  - query_id: q2
+    query_text: anna danger
+    query_type: t
+  - query_id: q3
+    query_text: anna storm
+    query_type: t
+    relevant_docs:
+      - {doc_id: s10, grade: 2}
+      - {doc_id: s1, grade: 0}
+  - query_id: q4
+    query_text: sea
+    query_type: t
+    relevant_docs:
+      - {doc_id: s1, grade: 0}
+"""
+STORY = '{"id": "s1", "text": "anna walks"}\n{"id": "s2", "text": "storm sea"}\n{"id": "s10", "text": "storm sea"}\n'
+
+
+def test_rq_loading_accepts_unlabelled_queries_validation_does_not():
+    with pytest.raises(TestSetError) as e:
+        parse_test_set(QUERY_SET, "story.yaml")
+    assert e.value.problems == [(9, "queries.1.relevant_docs: Field required"),
+                                (18, "query 'q4' has no doc with grade > 0: it cannot be scored")]
+    ts = parse_test_set(QUERY_SET, "story.yaml", allow_unlabeled=True)
+    assert [len(q.relevant_docs) for q in ts.queries] == [1, 0, 2, 1]
+    with pytest.raises(TestSetError, match="grade: Input should be less than or equal to 3"):     # other checks hold
+        parse_test_set(QUERY_SET.replace("grade: 2", "grade: 7"), allow_unlabeled=True)
+
+
+def test_rq_skips_lists_and_counts_unlabelled_queries(tmp_path, capsys):
+    (tmp_path / "qs.yaml").write_text(QUERY_SET)
+    (tmp_path / "story.jsonl").write_text(STORY)
+    code, out, _ = run_cli(["rq", "--test-set", tmp_path / "qs.yaml", "--corpus", tmp_path / "story.jsonl",
+                            "--baseline", "bow", "--out", tmp_path / "rq.json"], capsys)
+    rep = json.loads((tmp_path / "rq.json").read_text())
+    # bag of words, ties in corpus order s1, s2, s10:
+    # q1 (storm, at, sea), |q| = sqrt 3: s2 = s10 = 2 / (sqrt 3 sqrt 2); s1 shares nothing: s2 first, RR 1
+    # q3 (anna, storm), |q| = sqrt 2: s1 = s2 = s10 = 1 / (sqrt 2 sqrt 2) = 1/2, all tied: s10 third, RR 1/3
+    # RQ = (1 + 1/3) / 2 = 2/3 > 0.6: PASS (by id bytes s1, s10, s2 it would be (1/2 + 1/2) / 2 = 0.5, FAIL)
+    assert [(p["qid"], p["rr"], p["first_relevant_rank"], p["recall_at_k"]) for p in rep["per_query"]] == \
+        [("q1", 1.0, 1, 1.0), ("q3", pytest.approx(1 / 3), 3, 1.0)]
+    assert rep["value"] == pytest.approx(2 / 3) and rep["pass"] is True and code == 0
+    assert (rep["num_labeled"], rep["num_unlabeled"], rep["unlabeled"]) == (2, 2, ["q2", "q4"])
+    assert "ties in corpus order" in rep["ranking"]
+    assert out.splitlines() == ["RQ (MRR@5) = 0.6667 over 2 labelled queries; threshold 0.6: PASS",
+                                "Recall@5 = 1.0000",
+                                f"ranking: {rep['ranking']}",
+                                "skipped 2 unlabelled queries (no doc with grade > 0): q2, q4"]
+
+
+def test_rq_fail_exits_1_unless_report_only(tmp_path, capsys):
+    (tmp_path / "qs.yaml").write_text(QUERY_SET)
+    (tmp_path / "story.jsonl").write_text(STORY)
+    argv = ["rq", "--test-set", tmp_path / "qs.yaml", "--corpus", tmp_path / "story.jsonl", "--baseline", "bow",
+            "--threshold", "0.7", "--out", tmp_path / "rq.json"]
+    code, out, _ = run_cli(argv, capsys)         # 2/3 (above) <= 0.7
+    assert code == 1 and "threshold 0.7: FAIL" in out
+    assert json.loads((tmp_path / "rq.json").read_text())["pass"] is False        # the report is written all the same
+    code, out, _ = run_cli(argv + ["--report-only"], capsys)
+    assert code == 0 and "threshold 0.7: FAIL" in out
+
+
+def test_rq_without_any_labelled_query_is_null_from_the_command_and_the_api(tmp_path, capsys):
+    from treckit.testsets.rq import rq
+    from treckit.testsets.runner import run_from_rankings
+    queries = "".join(f"  - {{query_id: u{i:02d}, query_text: storm, query_type: t}}\n" for i in range(25))
+    (tmp_path / "none.yaml").write_text(f"name: none\nversion: '1'\nqueries:\n{queries}")
+    (tmp_path / "story.jsonl").write_text(STORY)
+    code, out, _ = run_cli(["rq", "--test-set", tmp_path / "none.yaml", "--corpus", tmp_path / "story.jsonl",
+                            "--baseline", "bow", "--out", tmp_path / "rq.json"], capsys)
+    rep = json.loads((tmp_path / "rq.json").read_text())
+    assert code == 0 and (rep["value"], rep["pass"], rep["num_labeled"], rep["num_unlabeled"]) == (None, None, 0, 25)
+    assert out.splitlines()[0] == "RQ (MRR@5) = null over 0 labelled queries; threshold 0.6: skipped (no labelled queries)"
+    assert out.splitlines()[-1] == ("skipped 25 unlabelled queries (no doc with grade > 0): "
+                                    + ", ".join(f"u{i:02d}" for i in range(20)) + " ... and 5 more")
+    ts = load_test_set(tmp_path / "none.yaml", allow_unlabeled=True)
+    api = rq(ts, run_from_rankings({"u00": [("s2", None)]}))
+    assert (api["value"], api["pass"], api["num_unlabeled"]) == (None, None, 25)
 
 
 def test_rq_command_on_the_sample_baseline(tmp_path, capsys):

@@ -5,9 +5,13 @@
 
 queries: ``qid<TAB>text``; truth: ``qid<TAB>doc_id<TAB>rel`` (no headers). The measures are this tool's own:
 ``recall`` (recall@k), ``mrr`` (reciprocal rank within the top k) and ``ndcg`` (nDCG@k with gain 2^rel - 1),
-with tied scores broken by doc id ascending, as the tool defined them.
+with tied scores broken by doc id ascending, as the tool defined them.  The queries file is the query set:
+each query counts in the macro means, one without truth (no rel > 0) scoring 0 on every measure; truth for
+queries not in it is left out (said on stderr).  A config that retrieves nothing (an empty run, or a
+system finding no document) scores 0.0, not an error.
 
-Its JSON keeps the two-system shape its users' tooling reads: ``systems.{A,B}.{config_path, config_digest,
+Its JSON keeps the two-system shape its users' tooling reads: ``schema_version`` 1 (an integer),
+``systems.{A,B}.{config_path, config_digest,
 metrics.macro.{recall,mrr,ndcg}}``, ``delta.macro.{recall,mrr,ndcg}`` (B - A), per-query rows
 ``{"qid", "A": {recall, mrr, ndcg, hits}, "B": {...}, "delta": {recall, mrr, ndcg}}``; the CSV header is
 ``qid,system,recall,mrr,ndcg,hits``.
@@ -29,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from treckit.stages import run_script  # noqa: E402
 
 SYSTEMS = ("A", "B")
+SCHEMA_VERSION = 1
 GATE = "perf.enabled && perf.metrics.report_memory && (t2.quality.shadow || t2.quality.enabled)"
 
 
@@ -121,13 +126,17 @@ def main(argv=None) -> int:
             name = next(turn)
             if gates[name][0]:
                 ranked[name] = top_k(run, k)          # the scores as given, before ties are rewritten
+            if run.table.num_rows == 0:               # retrieved nothing: nothing to order, every query scores 0
+                return run
             return convert_run(run, order="desc", ties="docid-asc")[0]
 
         comp = compare_stage(a.truth, [], [f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}"], names=list(SYSTEMS),
                              configs=[a.configA, a.configB], options=CompareOptions(k=k), corpus=a.corpus,
-                             queries=a.queries, prepare=docid_ascending, digests=True, ranking="lex-id")
+                             queries=a.queries, prepare=docid_ascending, digests=True, queries_are_the_set=True,
+                             empty_run_retrieves_nothing=True, ranking="lex-id")
         comp.rename({f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"})
         record = report.to_record(comp)
+        record["schema_version"] = SCHEMA_VERSION     # this tool's own, not compare's
         # the two-system shape: B - A, flat
         record["delta"] = {key: value["B"] for key, value in record["delta"].items()}
         for row in record["per_query"]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Generic, Iterable, Literal, Sequence, TypeVar
 
-from .errors import InputError
+from .errors import InputError, listing
 
 R = TypeVar("R")
 OnDuplicate = Literal["error", "keep_max", "keep_last"]
@@ -35,11 +35,6 @@ class QrelsVerificationError(ValueError):
     def __init__(self, message: str, problems: Sequence[str] = ()):
         self.problems = list(problems)
         super().__init__(message)
-
-
-def _listing(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:_SHOWN])
-    return shown + (f" ... and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
 
 
 @dataclass(frozen=True)
@@ -201,7 +196,7 @@ class QrelsVerification:
         for check in checks:
             found = self._offenders(check)
             if found:
-                parts.append(f"{len(found)} {self._CHECKS[check]}: {_listing(found)}")
+                parts.append(f"{len(found)} {self._CHECKS[check]}: {listing(found, _SHOWN)}")
                 problems.extend(found)
         if parts:
             if self.warn:

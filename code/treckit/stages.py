@@ -168,7 +168,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
                   test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1,
-                  engine: str = "local", scheduler: str | None = None, ranking: str | None = None):
+                  engine: str = "local", scheduler: str | None = None, queries_are_the_set: bool = False,
+                  empty_run_retrieves_nothing: bool = False, ranking: str | None = None):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -183,7 +184,12 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     ``measures`` None: the test set's measures with a test set (its nDCG: gain 2^grade - 1), else
     trec_eval's ``map ndcg_cut.10 recall.100 recip_rank``.  ``ranking``: the ranking rule recorded in
     the definitions (default: the reading's; ``prepare`` may impose another).
+    ``queries_are_the_set`` (the old rq_eval's rule): the queries of ``queries`` are the query set, in place
+    of the judged ones: a query without judgments scores 0 on every measure, a judged query not among them
+    is left out (both said on stderr).  ``empty_run_retrieves_nothing`` (the old rq_eval's rule): a run file
+    without run lines is a system that retrieved nothing (every query scores 0), not an error.
     """
+    import contextlib
     import dataclasses
     from concurrent.futures import ThreadPoolExecutor
 
@@ -192,6 +198,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .compare.compare import System, compare
     from .compare.config import content_digest, file_digest, load_config, read_bytes_check
     from .errors import content_hidden
+    from .formats.common import head_lines
     from .progress import Steps
     from .reading import RunReading
 
@@ -210,11 +217,14 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     def loader(path, fmt=None, hidden: str | None = None):
         def load():
             how = dataclasses.replace(reading, format=fmt) if fmt else reading
-            if hidden:
-                with content_hidden(hidden):     # a file named by a config is no input: its lines stay unshown
+            # a file named by a config is no input: its lines stay unshown
+            with content_hidden(hidden) if hidden else contextlib.nullcontext():
+                if empty_run_retrieves_nothing and not head_lines(path, 1, "run lines"):
+                    from .evaluation import empty_run
+                    say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
+                    run = empty_run()
+                else:
                     run = how.read(path, lean=True, warn=say, qrels_source=qrels).run
-            else:
-                run = how.read(path, lean=True, warn=say, qrels_source=qrels).run
             return prepare(run) if prepare else run
         return load
 
@@ -297,9 +307,10 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         pending = {key: pool.submit(digest_of, key, path) for key, path in files
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
         qrels_data = ts.to_qrels() if ts is not None else read_qrels(qrels)
+        query_ids = _query_set(queries, qrels_data) if queries_are_the_set else None
         with _scorer(engine, scheduler) as scorer:
             comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer,
-                           ranking=ranking)
+                           ranking=ranking, query_ids=query_ids)
         done = {key: f.result() for key, f in pending.items()}
         if digests:
             for key, path in files:
@@ -326,6 +337,30 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                     fh.write(data)
         progress.next()
     return comp
+
+
+def _query_set(queries: PathLike | None, qrels) -> list[str]:
+    """The query ids of ``queries``, saying on stderr which have no judgments (they score 0) and which
+    judged queries are not among them (they are left out)."""
+    from .errors import listing
+    from .testsets.topics import read_queries
+    if queries is None:
+        raise InputError("the query set is the queries file, and none was given", fix="pass --queries QUERIES.tsv")
+    ids = list(read_queries(queries))
+    if not ids:
+        raise InputError("no queries in it: the queries file is the query set", path=str(queries),
+                         fix="give the queries, one 'qid<TAB>text' line each")
+    judged = set(qrels.table.column("qid").unique().to_pylist())
+    outside = sorted(judged.difference(ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
+    unjudged = [q for q in ids if q not in judged]
+    if unjudged:
+        say(f"{len(unjudged)} of the {len(ids)} queries of {queries} {'has' if len(unjudged) == 1 else 'have'} "
+            f"no judgments: {'it scores' if len(unjudged) == 1 else 'they score'} 0 ({listing(unjudged)})")
+    if outside:
+        one = len(outside) == 1
+        say(f"{len(outside)} judged {'query is' if one else 'queries are'} not in {queries} and "
+            f"{'is' if one else 'are'} left out ({listing(outside)})")
+    return ids
 
 
 def _scorer(engine: str, scheduler: str | None):

@@ -77,7 +77,7 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
             from ..model import Run
             rows = [(q, d, s) for q, hits in results.items() for d, s in hits]
             run = Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], tag=tag)
-        else:                              # bow keeps canonical order among equal cosines: rank-derived scores
+        else:                              # bow keeps corpus order among equal cosines: rank-derived scores
             run = run_from_rankings(results, tag)
         write_run(run, output)
         steps.next()

@@ -280,38 +280,49 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
 
 
 # ------------------------------------------------------------------ rq, gate, cache, qrels verify
-def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="test-set YAML (path or name)"),
+def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test-set YAML (path or name); "
+                                                                    "unlabelled queries are skipped"),
            run: Optional[str] = typer.Option(None, "--run", help="the run to score"),
            corpus: Optional[str] = typer.Option(None, "--corpus", help="corpus JSONL, for --baseline"),
-           baseline: Optional[str] = typer.Option(None, "--baseline", help="bow: the bag-of-words cosine baseline"),
+           baseline: Optional[str] = typer.Option(None, "--baseline",
+                                                  help="bow: the bag-of-words cosine baseline (ties in corpus order)"),
            k: int = typer.Option(5, "--k", min=1, help="cutoff (a query's topK overrides it)"),
            threshold: float = typer.Option(0.6, "--threshold", help="pass when MRR > threshold"),
+           report_only: bool = typer.Option(False, "--report-only", help="exit 0 on FAIL too (default: FAIL exits 1)"),
            out: Optional[Path] = typer.Option(None, "--out", help="JSON report")) -> None:
-    """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold."""
+    """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 on
+    FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
-    from ..errors import InputError
+    from ..errors import InputError, listing
     from ..testsets import load_test_set
-    from ..testsets.rq import baseline_run, rq
-    ts = load_test_set(test_set)
+    from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, rq
+    ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
         raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")
     if baseline is not None:
         if baseline != "bow" or corpus is None:
             raise InputError(f"--baseline {baseline!r} needs --corpus and must be bow", fix="--corpus DOCS.jsonl --baseline bow")
         from ..retrieval.corpus import read_corpus
-        r = baseline_run(ts, read_corpus(corpus), k)
+        r, ranking = baseline_run(ts, read_corpus(corpus), k), BOW_RANKING
     else:
         from ..api import read_run
-        r = read_run(run)
-    report = rq(ts, r, k=k, threshold=threshold)
-    verdict = {True: "PASS", False: "FAIL", None: "undefined (no labelled queries)"}[report["pass"]]
+        r, ranking = read_run(run), RUN_RANKING
+    report = rq(ts, r, k=k, threshold=threshold, ranking=ranking)
+    verdict = {True: "PASS", False: "FAIL", None: "skipped (no labelled queries)"}[report["pass"]]
     value = "null" if report["value"] is None else f"{report['value']:.4f}"
     print(f"RQ (MRR@{k}) = {value} over {report['num_labeled']} labelled queries; threshold {threshold}: {verdict}")
     if report["recall_at_k"] is not None:
         print(f"Recall@{k} = {report['recall_at_k']:.4f}")
+    print(f"ranking: {ranking}")
+    if report["unlabeled"]:
+        n = report["num_unlabeled"]
+        print(f"skipped {n} unlabelled quer{'y' if n == 1 else 'ies'} (no doc with grade > 0): "
+              f"{listing(report['unlabeled'])}")
     if out:
         from ..stages import write_json
         write_json(report, out)
+    if report["pass"] is False and not report_only:
+        raise typer.Exit(1)
 
 
 def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline results JSON (testset eval --out)"),

@@ -11,7 +11,7 @@ import functools
 import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -187,18 +187,23 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 
 def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
-            warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval") -> Comparison:
+            warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval",
+            query_ids: Sequence[str] | None = None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
     first.  ``measures``: engine names (trec_eval's, ir_measures') or readable ones (``ndcg_at_10``:
     :mod:`treckit.measures.readable`), printed as given.  ``ranking``: the rule the runs were read with
     (recorded in the definitions).  ``advance`` (optional) is called after each system is scored and
     after the tests.  ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each
-    system's ``score_system(qrels, system)`` in order, computed where it likes."""
+    system's ``score_system(qrels, system)`` in order, computed where it likes.  ``query_ids`` (optional):
+    the query set in place of the judged queries: a query without judgments scores 0 on every measure
+    and has no hits, a judged query outside it is left out; queries in byte order, as the engine orders them."""
     from ..measures.definitions import definitions_of
     from ..measures.readable import to_engine
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
+    if query_ids is not None:
+        query_ids = sorted(set(query_ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
     if len(systems) < 2:
         raise InputError("compare needs at least two runs: the baseline first, then the others",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
@@ -209,10 +214,13 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     draws = None
     if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
         import pyarrow.compute as pc
-        draws = stats.BootstrapDraws(pc.count_distinct(qrels.table.column("qid")).as_py(), o.resamples, o.seed).start()
+        n = len(query_ids) if query_ids is not None else pc.count_distinct(qrels.table.column("qid")).as_py()
+        draws = stats.BootstrapDraws(n, o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
     score = functools.partial(score_system, requests=requests, k=o.k)
     for scored in (scorer or _in_turn)(qrels, systems, score):
+        if query_ids is not None:
+            scored = _over(scored, query_ids)
         values.append(scored.values)
         hits.append(scored.hits)
         tags.append(scored.tag)
@@ -224,7 +232,7 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     _name(systems, tags)
     wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
-    defined = definitions_of(requests, query_set="judged", ranking=ranking)
+    defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
     names = [printed.get(c, c) for c in wanted]
     comp = Comparison(systems, names, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
                       {s.name: h for s, h in zip(systems, hits)}, [], o,
@@ -233,6 +241,18 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     if advance:
         advance()
     return comp
+
+
+def _over(scored: Scored, query_ids: list[str]) -> Scored:
+    """``scored`` with one row per query of ``query_ids``: 0 and no hits where it has none."""
+    row = {q: i for i, q in enumerate(scored.qids)}
+    values = np.zeros((len(query_ids), scored.values.shape[1]), scored.values.dtype)
+    hits: list[list[str]] = []
+    for i, q in enumerate(query_ids):
+        if q in row:
+            values[i] = scored.values[row[q]]
+        hits.append(scored.hits[row[q]] if q in row else [])
+    return Scored(scored.tag, list(query_ids), scored.columns, values, hits)
 
 
 def _import_beside(module: str) -> None:

@@ -3,7 +3,9 @@
 Parameters: ``k1``, ``b``, ``variant`` (bm25s' ``method``: lucene, robertson, atire, bm25l, bm25+),
 ``stopwords`` (``en`` or none), ``stemmer`` (a Snowball language such as ``english``, or none).  The
 saved index records the corpus digest and the parameters: a mismatch rebuilds it rather than answer
-from another corpus.  Documents that share no term with the query (score 0) are not returned.
+from another corpus.  Documents that share no term with the query (score 0) are not returned.  The
+corpus is indexed sorted by id (byte order), so neither the index, its digest nor the results depend
+on the order of the corpus file.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ class BM25Params:
 
 
 def corpus_digest(corpus: Corpus) -> str:
+    """SHA-256 of the documents (ids and texts) in the order given: the order they are indexed in."""
     import hashlib
     h = hashlib.sha256()
     for d, t in zip(corpus.ids, corpus.texts):
@@ -50,6 +53,7 @@ class BM25Retriever:
                  progress: bool = False):
         import bm25s
 
+        corpus = corpus.by_id()         # an index row is a position in this order: the same for any file order
         self.ids, self.params, self.progress = corpus.ids, params, progress
         self._stem = self._stemmer()
         digest = corpus_digest(corpus)

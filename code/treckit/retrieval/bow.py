@@ -2,8 +2,9 @@
 
 Documents and queries become term-frequency vectors over lower-cased word tokens (Unicode ``\\w+``);
 a document's score is the cosine similarity with the query.  Documents are ranked by descending
-cosine, ties kept in canonical corpus order (ids in byte order); documents sharing no term with
-the query (cosine 0) are not returned.
+cosine, ties in corpus order (the order of the corpus file: the story order the RQ metric document
+asks for, so ``s2`` stays before ``s10`` when the file lists it first); documents sharing no term
+with the query (cosine 0) are not returned.
 """
 from __future__ import annotations
 
@@ -54,5 +55,5 @@ class BowRetriever:
         q /= np.sqrt(sum(c * c for c in all_counts.values()))       # the query's whole vector, unknown terms too
         scores = self.matrix[:, cols] @ q
         hit = np.flatnonzero(scores > 0)
-        order = hit[np.argsort(-scores[hit], kind="stable")][:k]     # stable: ties stay in canonical order
+        order = hit[np.argsort(-scores[hit], kind="stable")][:k]     # stable: ties stay in corpus order
         return [(self.ids[i], float(scores[i])) for i in order]

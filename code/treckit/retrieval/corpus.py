@@ -1,6 +1,7 @@
 """Corpus JSONL: one document per line, its id in ``_id`` (BEIR), ``id``, ``docid`` or ``doc_id``,
 else its ``title`` (QUEST's documents.jsonl, where the title is the id); its text is ``title`` and
-``text`` joined (either may be missing, not both)."""
+``text`` joined (either may be missing, not both).  The documents keep the file's order: that is the
+canonical (story) order the RQ baseline breaks ties by."""
 from __future__ import annotations
 
 import json
@@ -14,10 +15,16 @@ ID_FIELDS = ("_id", "id", "docid", "doc_id")
 
 @dataclass(frozen=True)
 class Corpus:
-    """Documents in canonical order: sorted by id (byte order), so nothing depends on file order."""
+    """Documents in canonical order: the order of the corpus file."""
 
     ids: list[str]
     texts: list[str]
+
+    def by_id(self) -> "Corpus":
+        """The same documents sorted by id (byte order), for a retriever whose results must not depend on
+        the file's order."""
+        order = sorted(range(len(self.ids)), key=lambda i: self.ids[i].encode("utf-8", "surrogatepass"))
+        return Corpus([self.ids[i] for i in order], [self.texts[i] for i in order])
 
 
 def read_corpus(path: PathLike) -> Corpus:
@@ -48,5 +55,4 @@ def read_corpus(path: PathLike) -> Corpus:
         docs[doc_id] = " ".join(p for p in parts if p)
     if not docs:
         raise InputError("the corpus has no documents", path=name, fix="check the file")
-    ids = sorted(docs, key=lambda d: d.encode("utf-8", "surrogatepass"))
-    return Corpus(ids, [docs[d] for d in ids])
+    return Corpus(list(docs), list(docs.values()))

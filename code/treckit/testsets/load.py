@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..yamlsafe import BAD, MAX_YAML_BYTES, yaml_tree
-from .schema import TestSetModel
+from .schema import QuerySetModel, TestSetModel
 
 ID_KEYS = ("query_id", "doc_id")
 TEST_SETS_ENV = "TRECKIT_TEST_SETS"
@@ -119,25 +119,30 @@ def resolve_test_set(name_or_path: PathLike) -> Path:
                      else f"give a path, or set {TEST_SETS_ENV} to the directory holding your test sets")
 
 
-def load_test_set(name_or_path: PathLike) -> TestSet:
-    """Load and validate a test set by path or by name (see :func:`resolve_test_set`)."""
+def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> TestSet:
+    """Load and validate a test set by path or by name (see :func:`resolve_test_set`).
+
+    ``allow_unlabeled``: read it as the RQ metric reads a query set, where a query may have no
+    ``relevant_docs`` or none of grade > 0 (every other check holds); by default each query needs a
+    doc of grade > 0, as the test-set schema asks."""
     path = resolve_test_set(name_or_path) if str(name_or_path) != "-" else "-"
     name = display_name(path)
     if path != "-" and Path(path).stat().st_size > MAX_YAML_BYTES:
         raise InputError(f"larger than {MAX_YAML_BYTES >> 20} MiB: not a hand-labelled test set", path=name,
                          fix="split it, or check that this is the right file")
-    return parse_test_set(read_text(path), name)
+    return parse_test_set(read_text(path), name, allow_unlabeled=allow_unlabeled)
 
 
-def parse_test_set(text: str, name: str = "<test set>") -> TestSet:
+def parse_test_set(text: str, name: str = "<test set>", *, allow_unlabeled: bool = False) -> TestSet:
+    """A test set from its YAML text (``allow_unlabeled``: see :func:`load_test_set`)."""
     data, lines, problems = yaml_tree(text, raw_keys=ID_KEYS)
     if data is None and not problems:
         problems.append((None, "the file is empty"))
     model = None
     if data is not None:
-        model, schema_problems = _validate(data, lines)
+        model, schema_problems = _validate(data, lines, QuerySetModel if allow_unlabeled else TestSetModel)
         problems.extend(schema_problems)
-        problems.extend(semantic_problems(data, lines))
+        problems.extend(semantic_problems(data, lines, allow_unlabeled=allow_unlabeled))
     if problems:
         raise TestSetError(name, sorted(problems, key=lambda p: (p[0] or 0)))
     return TestSet(model, name)
@@ -151,11 +156,11 @@ def _line_of(lines: dict, loc: tuple) -> int | None:
     return None
 
 
-def _validate(data, lines):
+def _validate(data, lines, model: type[TestSetModel]):
     from pydantic import ValidationError
 
     try:
-        return TestSetModel.model_validate(data), []
+        return model.model_validate(data), []
     except ValidationError as exc:
         out = []
         for err in exc.errors(include_url=False):
@@ -170,8 +175,9 @@ def _validate(data, lines):
         return None, out
 
 
-def semantic_problems(data, lines) -> list[tuple[int | None, str]]:
-    """What the schema cannot say: unique query ids, a relevant doc per query, each doc listed once."""
+def semantic_problems(data, lines, *, allow_unlabeled: bool = False) -> list[tuple[int | None, str]]:
+    """What the schema cannot say: unique query ids, a relevant doc per query (unless
+    ``allow_unlabeled``), each doc listed once."""
     out = []
     queries = data.get("queries") if isinstance(data, dict) else None
     if not isinstance(queries, list):
@@ -191,7 +197,7 @@ def semantic_problems(data, lines) -> list[tuple[int | None, str]]:
             continue
         grades = [d.get("grade") for d in docs if isinstance(d, dict)]
         ints = [g for g in grades if isinstance(g, int) and not isinstance(g, bool)]
-        if docs and len(ints) == len(docs) and not any(g > 0 for g in ints):
+        if not allow_unlabeled and docs and len(ints) == len(docs) and not any(g > 0 for g in ints):
             out.append((lines.get(("queries", i)), f"query {qid!r} has no doc with grade > 0: it cannot be scored"))
         seen: set[str] = set()
         for j, d in enumerate(docs):

@@ -1,11 +1,16 @@
-"""RQ, the retrieval-quality acceptance metric.
+"""RQ, the retrieval-quality acceptance metric, as its metric document defines it.
 
 RQ is the MRR over the labelled queries (those with at least one doc of grade > 0): a query's RR
 is 1 / rank of its first relevant doc within its top k (the query's ``topK`` when set, else ``k``,
 default 5), else 0.  Recall@k is reported alongside.  The test passes when MRR > threshold
-(default 0.6; strictly greater: exactly 0.6 fails).  Without labelled queries RQ is undefined:
-``value`` and ``pass`` are None (null), never 0.  Ranks are the engine's (trec_eval's order for a
-run; list order for a retrieval function or the baseline).
+(default 0.6; strictly greater: exactly 0.6 fails).  Unlabelled queries (no doc of grade > 0, or
+no judgment at all: read with ``load_test_set(..., allow_unlabeled=True)``) are skipped, listed and
+counted.  Without labelled queries RQ is skipped: ``value`` and ``pass`` are None (null), never 0.
+
+Ranks are the engine's: trec_eval's order for a run (score descending, ties by doc id descending).
+The bag-of-words baseline's list (cosine descending, ties in corpus order) becomes a run once, here,
+with rank-derived scores (:func:`treckit.testsets.runner.run_from_rankings`), so the engine ranks it
+in list order.
 """
 from __future__ import annotations
 
@@ -18,11 +23,16 @@ from .measures import per_query_values
 
 DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.6
+RUN_RANKING = "the run's scores, descending; ties by doc id descending (trec_eval)"
+BOW_RANKING = "bow baseline: cosine descending; ties in corpus order (the corpus file's order)"
 
 
-def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """The RQ report for ``run`` (a Run) on ``test_set``."""
+def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
+       ranking: str = RUN_RANKING) -> dict[str, Any]:
+    """The RQ report for ``run`` (a Run) on ``test_set``; ``ranking`` says how the run ranks its docs
+    (:data:`BOW_RANKING` for :func:`baseline_run`)."""
     labelled = [q for q in test_set.queries if any(d.grade > 0 for d in q.relevant_docs)]
+    unlabelled = [q.query_id for q in test_set.queries if not any(d.grade > 0 for d in q.relevant_docs)]
     cut = {q.query_id: q.topK or k for q in labelled}
     values: dict[int, dict[str, dict[str, float]]] = {}
     if labelled:
@@ -38,13 +48,15 @@ def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT
                           "recall_at_k": values[kk][f"recall_at_{kk}"][q.query_id]})
     value = float(np.mean([p["rr"] for p in per_query])) if per_query else None
     return {"metric": "RQ", "value": value, "pass": (value > threshold) if value is not None else None,
-            "k": k, "threshold": threshold,
+            "k": k, "threshold": threshold, "ranking": ranking,
             "recall_at_k": float(np.mean([p["recall_at_k"] for p in per_query])) if per_query else None,
-            "num_labeled": len(per_query), "per_query": per_query}
+            "num_labeled": len(per_query), "num_unlabeled": len(unlabelled), "unlabeled": unlabelled,
+            "per_query": per_query}
 
 
 def baseline_run(test_set: TestSet, corpus, k: int):
-    """The deterministic bag-of-words baseline's run over ``corpus`` for the test set's queries."""
+    """The deterministic bag-of-words baseline's run over ``corpus`` for the test set's queries: each
+    query's list (ties in corpus order) as rank-derived scores."""
     from ..retrieval.bow import BowRetriever
     from .runner import run_from_rankings
     depth = max([k] + [q.topK or 0 for q in test_set.queries])

@@ -14,6 +14,8 @@
 
 The models are the single definition: loading validates against them, and the JSON Schema shipped
 beside this file (``testset.schema.json``) is generated from them (a test keeps the two equal).
+:class:`QuerySetModel` is the same schema with unlabelled queries allowed, as the RQ metric reads
+a query set.
 """
 from __future__ import annotations
 
@@ -49,6 +51,20 @@ class TestSetModel(BaseModel):
     version: StrictStr = Field(min_length=1, description="bumped whenever queries or labels change")
     description: Optional[StrictStr] = None
     queries: list[Query] = Field(min_length=1)
+
+
+class QueryMaybeUnlabelled(Query):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    relevant_docs: list[RelevantDoc] = Field(default_factory=list,
+                                             description="may be left out or empty: an unlabelled query")
+
+
+class QuerySetModel(TestSetModel):
+    """A test set as the RQ metric reads it (its document's query set): a query may be unlabelled, with
+    no ``relevant_docs`` or none of grade > 0; every other rule of :class:`TestSetModel` holds."""
+
+    queries: list[QueryMaybeUnlabelled] = Field(min_length=1)
 
 
 def json_schema() -> dict:
