@@ -38,3 +38,70 @@ def run_cli(argv, capsys):
     code = main(list(map(str, argv)))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+FAKE_CLOCK = '''
+"""A clock that only moves when a search works: searches cost a known time, a first call a second more."""
+calls = []          # "tick" for each reading of the clock, (who, query text) for each call
+now = 0.0
+seen = set()
+
+
+def clock():
+    calls.append("tick")
+    return now
+
+
+def work(who, text, seconds):
+    global now
+    calls.append((who, text))
+    if who not in seen:             # a first call's cost: an import, a model loaded, a JIT
+        seen.add(who)
+        now += 1.0
+    now += seconds
+
+
+def search_a(text):
+    work("A", text, 0.25)
+    return ["Toy Story 3", "Rio 2"]
+
+
+def search_b(text):
+    work("B", text, 0.5)
+    return ["Rio 2", "Toy Story 3"]
+
+
+def rerank(text, cands):
+    work("rerank", text, 0.125)
+    return [d for d, _ in reversed(cands)]
+
+
+def costly_first_full_fusion(real, warmup):
+    """fuse() whose first call on more than the warm-up's queries costs a second (memory first mapped)."""
+    def fuse(runs, *args, **kwargs):
+        global now
+        if len(set(runs[0].table.column("qid").to_pylist())) > warmup and "fuse" not in seen:
+            seen.add("fuse")
+            now += 1.0
+        return real(runs, *args, **kwargs)
+    return fuse
+'''
+
+
+@pytest.fixture
+def fake_clock(tmp_path, monkeypatch):
+    """The module above, importable as ``fakeclock`` (its functions name it in configs), installed as
+    the clock that times retrieval systems, with a first full-size fusion that costs a second."""
+    import importlib
+    import sys
+
+    from treckit.retrieval import fusion, system
+    (tmp_path / "fakeclock.py").write_text(FAKE_CLOCK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("fakeclock", None)
+    importlib.invalidate_caches()
+    mod = importlib.import_module("fakeclock")
+    monkeypatch.setattr(system, "perf_counter", mod.clock)
+    monkeypatch.setattr(fusion, "fuse", mod.costly_first_full_fusion(fusion.fuse, system.WARMUP_QUERIES))
+    yield mod
+    sys.modules.pop("fakeclock", None)

@@ -474,3 +474,70 @@ def test_narrow_console_lists_each_test_without_breaking_a_field():
         assert f"map / better / {r['test']}" in text and f"p adjusted {r['p_adjusted']:.4f}" in text
     boot = next(r for r in comp.tests if r["test"] == "bootstrap")
     assert f"CI of the delta [{boot['ci_low']:+.4f}, {boot['ci_high']:+.4f}]" in text
+
+
+# ---------------------------------------------------------------- systems run from their configs
+def _fake_clock_configs(tmp_path) -> None:
+    for name, fn in (("A", "search_a"), ("B", "search_b")):
+        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\ncomponents:\n  f: {{callable: fakeclock:{fn}}}\n"
+                                               "fusion_method: rrf\n")
+
+
+def test_config_systems_are_warmed_up_and_timed_in_turns(fake_clock, tmp_path, capsys):
+    """A costs 250 ms a query and B 500 ms (each a second more on its first call, and the first full-size
+    fusion a second more): after the untimed warm-up the systems alternate (A B, B A, ...), each reports
+    exactly its own cost, and swapping them flips the delta's sign exactly."""
+    from treckit.retrieval.system import WARMUP_QUERIES
+    from treckit.testsets import load_test_set
+    ts_path = ROOT / "data/test_sets/sample_v1.yaml"
+    texts = [q.query_text for q in load_test_set(ts_path).queries]
+    _fake_clock_configs(tmp_path)
+    deltas = {}
+    for first, second in (("A", "B"), ("B", "A")):
+        fake_clock.calls.clear()
+        fake_clock.seen.clear()
+        out_json = tmp_path / f"{first}{second}.json"
+        code, out, err = run_cli(["compare", "--test-set", ts_path, "--config", tmp_path / f"{first}.yaml",
+                                  "--config", tmp_path / f"{second}.yaml", "-m", "ndcg_cut.10", "--test", "t-test",
+                                  "--out", out_json], capsys)
+        assert code == 0, err
+        d = json.loads(out_json.read_text())
+        for name, ms in (("A", 250.0), ("B", 500.0)):
+            assert d["systems"][name]["latency_ms"] == {"p50": ms, "p95": ms, "mean": ms, "iqr": 0.0, "min": ms, "max": ms}
+        assert "latency A: p50 250.00 ms, p95 250.00 ms, mean 250.00 ms, IQR 0.00 ms, min 250.00, max 250.00" in out
+        deltas[first] = d["delta"]["latency_ms"][second]
+        calls = fake_clock.calls
+        turns = [(who, t) for r, t in enumerate(texts) for who in ((first, second) if r % 2 == 0 else (second, first))]
+        assert [c for c in calls if c != "tick"] == turns[:2 * WARMUP_QUERIES] + turns
+        assert calls.index("tick") == 2 * WARMUP_QUERIES                  # the warm-up reads no clock
+    assert deltas == {"A": 250.0, "B": -250.0}
+
+
+def test_config_systems_of_run_files_need_no_queries(tmp_path, capsys):
+    """Systems whose components are run files (and their fusion) are measured on the judged queries of
+    QRELS without query texts, as `treckit fuse` + `treckit eval -c` measure the same runs."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq3 0 d 1\n")
+    (tmp_path / "one.trec").write_text("q1 Q0 b 1 3.0 one\nq1 Q0 a 2 2.0 one\nq2 Q0 c 1 1.0 one\nq9 Q0 a 1 1.0 one\n")
+    (tmp_path / "two.trec").write_text("q1 Q0 a 1 5.0 two\nq2 Q0 x 1 4.0 two\nq2 Q0 c 2 1.0 two\n")
+    (tmp_path / "A.yaml").write_text("name: one\ncomponents:\n  one: {run: one.trec}\n")
+    (tmp_path / "B.yaml").write_text("name: rrf\ncomponents:\n  one: {run: one.trec}\n  two: {run: two.trec}\n"
+                                     "fusion_method: rrf\nrrf_k: 60\n")
+    code, _, err = run_cli(["compare", tmp_path / "qrels", "--config", tmp_path / "A.yaml", "--config", tmp_path / "B.yaml",
+                            "-m", "recip_rank", "--test", "t-test", "--out", tmp_path / "c.json"], capsys)
+    assert code == 0, err
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert [row["qid"] for row in d["per_query"]] == ["q1", "q2", "q3"]
+    # one: q1 b (score 3) above a -> RR 1/2; q2 c first -> 1; q3 unanswered -> 0
+    # rrf: q1 a 1/62 + 1/61 above b 1/61 -> 1; q2 c 1/61 + 1/62 above x 1/61 -> 1; q3 -> 0
+    assert [row["one"]["recip_rank"] for row in d["per_query"]] == [0.5, 1.0, 0.0]
+    assert [row["rrf"]["recip_rank"] for row in d["per_query"]] == [1.0, 1.0, 0.0]
+    assert "latency_ms" not in d["systems"]["rrf"] and "latency_ms" not in d["delta"]
+    code, _, err = run_cli(["fuse", tmp_path / "one.trec", tmp_path / "two.trec", "--method", "rrf", "-o", tmp_path / "f.trec"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["eval", "-c", "-q", "--format", "json", "-m", "recip_rank", tmp_path / "qrels", tmp_path / "f.trec"], capsys)
+    assert code == 0, err
+    assert [r["recip_rank"] for r in json.loads(out)[0]["per_query"]] == [1.0, 1.0, 0.0]
+    # a component that reads the texts still needs them
+    (tmp_path / "C.yaml").write_text(f"components:\n  f: {{callable: {tmp_path / 'f.py'}:search}}\n")
+    code, _, err = run_cli(["compare", tmp_path / "qrels", "--config", tmp_path / "A.yaml", "--config", tmp_path / "C.yaml"], capsys)
+    assert code == 2 and "--queries" in err

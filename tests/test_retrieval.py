@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
 from treckit.errors import InputError
@@ -238,9 +240,9 @@ def test_seed_configs_run_as_written(tmp_path):
     wres = evaluate_system(load_system(tmp_path / "w.yaml"), ts, cache=False)
     assert wres["fusion"].aggregates["recall_at_10"]["mean"] >= 0.8
     # the fusion stage is exactly fuse() over the component runs
-    from treckit.retrieval.system import _as_run
+    from treckit.retrieval.ranking import run_of
     stages = rrf.run({q.query_id: q.query_text for q in ts.queries}, 100)
-    fused = fuse([_as_run(stages[n].rankings) for n in ("bm25", "splade", "dense")], "rrf", k=60, depth=100)
+    fused = fuse([run_of(stages[n].rankings) for n in ("bm25", "splade", "dense")], "rrf", k=60, depth=100)
     assert {(q, d) for q, hits in stages["fusion"].rankings.items() for d, _ in hits} == set(scores_of(fused))
 
 
@@ -340,3 +342,160 @@ def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):
     assert "latency weighted:" in out
     code, _, err = run_cli(["compare", "--config", tmp_path / "A.yaml", "--config", tmp_path / "B.yaml"], capsys)
     assert code == 2 and "--test-set" in err
+
+
+# ------------------------------------------------------------------ one ranking for one definition
+# system eval's name: (`treckit eval -m` name, its key in eval's JSON)
+SYSTEM_MEASURES = {"recall_at_10": ("recall.10", "recall_10"), "ndcg_at_10": ("nDCG(dcg='exp-log2')@10",) * 2,
+                   "mrr": ("recip_rank",) * 2}
+
+
+def _eval_c(qrels, run, capsys) -> dict[str, dict[str, float]]:
+    """`treckit eval -c -q` of a written run: {engine measure: {qid: value}}, and "all" the summary."""
+    code, out, err = run_cli(["eval", "-c", "-q", "--format", "json", *[a for m, _ in SYSTEM_MEASURES.values() for a in ("-m", m)],
+                              qrels, run], capsys)
+    assert code == 0, err
+    (res,) = json.loads(out)
+    values = {m: {row["qid"]: row[m] for row in res["per_query"]} for _, m in SYSTEM_MEASURES.values()}
+    for m in values:
+        values[m]["all"] = res["summary"][m]
+    return values
+
+
+def _assert_stage_equals_file(stage: dict, file_values: dict) -> None:
+    """A system-eval stage's per-query values and means are the written run's, as `eval -c` gives them."""
+    for name, (_, engine) in SYSTEM_MEASURES.items():
+        assert {r["qid"]: r[name] for r in stage["per_query"]} == {q: v for q, v in file_values[engine].items() if q != "all"}
+        assert stage["aggregates"][name]["mean"] == pytest.approx(file_values[engine]["all"], rel=1e-15, abs=0)
+
+
+def test_system_eval_stages_equal_the_written_runs_on_quest(tmp_path, capsys):
+    """Each stage of `system eval` on the QUEST sample is measured as `treckit eval -c` measures the
+    run `treckit retrieve` / `treckit fuse` write for it (same depth): one ranking for one definition."""
+    d = ROOT / "data/quest_corpus"
+    qrels = tmp_path / "qrels"
+    assert run_cli(["qrels", d / "test.jsonl", "-o", qrels, "--id-added", tmp_path / "ids.jsonl"], capsys)[0] == 0
+    for method in ("bm25", "bow"):
+        code, _, err = run_cli(["retrieve", "--corpus", d / "documents.jsonl", "--queries", d / "test.jsonl",
+                                "--method", method, "-k", "100", "-o", tmp_path / f"{method}.trec"], capsys)
+        assert code == 0, err
+    code, _, err = run_cli(["fuse", tmp_path / "bm25.trec", tmp_path / "bow.trec", "--method", "rrf", "--k", "60",
+                            "--depth", "100", "-o", tmp_path / "fusion.trec"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["system", "eval", d / "system.yaml", "--qrels", qrels, "--queries", d / "test.jsonl",
+                            "-k", "100", "--no-cache", "--out", tmp_path / "system.json"], capsys)
+    assert code == 0, err
+    stages = json.loads((tmp_path / "system.json").read_text())
+    assert list(stages) == ["bm25", "bow", "fusion"]
+    for stage in stages:
+        _assert_stage_equals_file(stages[stage], _eval_c(qrels, tmp_path / f"{stage}.trec", capsys))
+    # the figures the Makefile's quest target prints for BM25 (trec_eval's order: recall@10 0.4508, not 0.4536)
+    assert stages["bm25"]["aggregates"]["recall_at_10"]["mean"] == pytest.approx(0.4508, abs=5e-5)
+
+
+TIED = {"x y": "red apple pie", "x!y": "red apple pie", "x#y": "red apple pie", "x%y": "red apple pie",
+        "xay": "red apple pie", "zz": "green tea"}
+
+
+def test_a_tie_is_ranked_by_trec_evals_rule_in_every_component(tmp_path, capsys):
+    """Five documents tie for the query "apple".  trec_eval ranks them by doc id descending on the
+    bytes written -- xay, x%25y, x%20y, x#y, x!y -- while bm25s lists x!y before x y and the
+    bag-of-words baseline keeps corpus order (x y first).  The relevant "x y" is third by trec_eval's
+    rule: RR 1/3, nDCG 1/log2(4) = 0.5; in the top 3 at all only by that rule."""
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.system import load_system
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in TIED.items()))
+    (tmp_path / "q.tsv").write_text("q1\tapple\n")
+    (tmp_path / "qrels").write_text("q1 0 x%20y 1\nq1 0 zz 0\n")
+    dense_ids = list(TIED)
+    np.save(tmp_path / "d.npy", np.array([[1.0, 0.0] if t.startswith("red") else [0.0, 1.0] for t in TIED.values()]))
+    (tmp_path / "d.ids").write_text("\n".join(dense_ids) + "\n")
+    np.save(tmp_path / "q.npy", np.array([[2.0, 0.0]]))
+    (tmp_path / "q.ids").write_text("q1\n")
+    (tmp_path / "sys.yaml").write_text(
+        f"corpus: {corpus}\ncomponents:\n  bm25: {{method: bm25, stopwords: none, stemmer: none}}\n  bow: {{method: bow}}\n"
+        "  dense: {dense: {embeddings: d.npy, ids: d.ids, query_embeddings: q.npy, query_ids: q.ids}}\n"
+        "fusion_method: rrf\n")
+    system = load_system(tmp_path / "sys.yaml")
+    trec_order = ["xay", "x%y", "x y", "x#y", "x!y"]
+    # the components' own orders differ from trec_eval's (else this test could not fail)
+    search = system._retriever("bm25", system.components["bm25"])
+    assert [d for d, _ in search(["apple"], 5)[0]] == ["xay", "x%y", "x!y", "x#y", "x y"]
+    assert [d for d, _ in search(["apple"], 3)[0]] == ["xay", "x%y", "x!y"]          # its top 3 lacks "x y"
+    assert [d for d, _ in BowRetriever(read_corpus(corpus)).retrieve("apple", 5)] == ["x y", "x!y", "x#y", "x%y", "xay"]
+    stages = system.run({"q1": "apple"}, k=3)
+    for name in ("bm25", "bow", "dense", "fusion"):
+        assert [d for d, _ in stages[name].rankings["q1"]] == trec_order[:3], name
+    code, _, err = run_cli(["system", "eval", tmp_path / "sys.yaml", "--qrels", tmp_path / "qrels", "--queries",
+                            tmp_path / "q.tsv", "-k", "3", "--no-cache", "--out", tmp_path / "s.json"], capsys)
+    assert code == 0, err
+    got = json.loads((tmp_path / "s.json").read_text())
+    for name in ("bm25", "bow", "dense", "fusion"):
+        assert got[name]["aggregates"]["mrr"]["mean"] == 1 / 3
+        assert got[name]["aggregates"]["ndcg_at_10"]["mean"] == 0.5
+        assert got[name]["aggregates"]["recall_at_10"]["mean"] == 1.0
+    for method in ("bm25", "bow"):
+        code, _, err = run_cli(["retrieve", "--corpus", corpus, "--queries", tmp_path / "q.tsv", "--method", method,
+                                "-k", "3", "--stopwords", "none", "--stemmer", "none", "-o", tmp_path / f"{method}.trec"], capsys)
+        assert code == 0, err
+        assert [line.split()[2] for line in (tmp_path / f"{method}.trec").read_text().splitlines()] == ["xay", "x%25y", "x%20y"]
+        _assert_stage_equals_file(got[method], _eval_c(tmp_path / "qrels", tmp_path / f"{method}.trec", capsys))
+
+
+def test_a_functions_list_order_is_its_ranking_in_fusion_too(tmp_path):
+    """A callable's answer is ranked in its list order, whatever scores come with it: the fusion of
+    that one component keeps the order (its scores, ascending here, would reverse it)."""
+    from treckit.retrieval.system import System
+    mod = tmp_path / "listed.py"
+    mod.write_text("def search(q):\n    return [('a', 1.0), ('b', 2.0), ('c', 3.0)]\n")
+    stages = System({"components": {"f": {"callable": f"{mod}:search"}}, "fusion_method": "rrf"}).run({"q": "x"}, 10)
+    assert stages["f"].rankings["q"] == [("a", 3.0), ("b", 2.0), ("c", 1.0)]
+    assert [d for d, _ in stages["fusion"].rankings["q"]] == ["a", "b", "c"]
+    assert stages["fusion"].rankings["q"][0][1] == pytest.approx(1 / 61)
+
+
+# ------------------------------------------------------------------ latency, on a fake clock
+def test_stage_latency_is_warmed_up_and_timed_in_turns(fake_clock, tmp_path):
+    """Component a costs 250 ms a call, b 500 ms, the reranker 125 ms, each a second more on its first
+    call, and the first full-size fusion a second more: none of those seconds is timed.  Components
+    take turns (a then b, then b then a, ...); fusion = a + b, fusion+rerank = fusion + 125 ms."""
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.retrieval.system import WARMUP_QUERIES
+    from treckit.testsets import load_test_set
+    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    cfg = {"components": {"a": {"callable": "fakeclock:search_a"}, "b": {"callable": "fakeclock:search_b"}},
+           "fusion_method": "rrf", "rerank": {"callable": "fakeclock:rerank", "depth": 10}}
+    res = evaluate_system(cfg, ts, cache=False)
+    lat = {stage: r.latency_ms for stage, r in res.items()}
+    assert lat["a"]["p50"] == lat["a"]["p95"] == lat["a"]["mean"] == 250.0
+    assert lat["b"]["p95"] == 500.0 and lat["fusion"]["p95"] == 750.0 and lat["fusion+rerank"]["p95"] == 875.0
+    assert all(row["latency_ms"] == 875.0 for row in res["fusion+rerank"].per_query)
+    texts = [q.query_text for q in ts.queries]
+    calls = fake_clock.calls
+    searches = [c for c in calls if c != "tick" and c[0] != "rerank"]
+    turns = [pair for r, t in enumerate(texts) for pair in ([("A", t), ("B", t)] if r % 2 == 0 else [("B", t), ("A", t)])]
+    warm = 2 * WARMUP_QUERIES
+    assert searches == turns[:warm] + turns
+    assert calls.index("tick") == warm + WARMUP_QUERIES          # the warm-up (and its reranking) read no clock
+    timed = [i for i, c in enumerate(calls) if c != "tick"][warm + WARMUP_QUERIES:]
+    assert all(calls[i - 1] == calls[i + 1] == "tick" for i in timed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=1, max_size=30), st.integers(1, 12), st.randoms())
+def test_the_top_k_is_trec_evals_whatever_order_a_component_gives_ties(scores, k, rnd):
+    """For any scores and any order a component lists equal scores in, asking through the ties and
+    ranking by trec_eval's rule gives the first k of trec_eval's order of every scored document."""
+    from treckit.ids import escape_id
+    from treckit.retrieval.ranking import through_ties, trec_ranked
+    docs = [f"d {i}" if i % 3 == 0 else f"d{i}" for i in range(len(scores))]     # some ids escaped when written
+
+    def search(items, n):
+        pairs = list(zip(docs, scores))
+        rnd.shuffle(pairs)                                  # the component's own order among ties
+        pairs.sort(key=lambda p: -p[1])                     # best first, ties in that order
+        return [pairs[:n] for _ in items]
+    got = trec_ranked({"q": through_ties(search, ["text"], k)[0]}, k)["q"]
+    want = sorted(zip(docs, scores), key=lambda p: (p[1], escape_id(p[0]).encode()), reverse=True)[:k]
+    assert got == want

@@ -177,9 +177,11 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     computed beside that, on another thread.  Every output is rendered before the first one is
     written, and all are written or none.  ``prepare`` (optional) turns each read Run into the Run to
     evaluate (the old rq_eval's tie rule).  ``digests``: compute the files' digests (default: when
-    writing the JSON, the only output that holds them).  A config describing a retrieval system
-    (``components``) is run on the queries (of ``test_set``, which also gives the judgments in place
-    of ``qrels``, or of ``queries``), its last stage keeping ``depth`` docs; its latency is reported.
+    writing the JSON, the only output that holds them).  The configs describing retrieval systems
+    (``components``) are run first, together (warmed up, then timed in turns: retrieval.system), on the
+    queries (of ``test_set``, which also gives the judgments in place of ``qrels``, or of ``queries``;
+    a system of run files only is run on the judged queries of ``qrels``), their last stages keeping
+    ``depth`` docs and held until scored; their latency is reported.
     ``engine="dask"``: the runs are read and scored on a Dask cluster (``scheduler``, else a local one).
     ``measures`` None: the test set's measures with a test set (its nDCG: gain 2^grade - 1), else
     trec_eval's ``map ndcg_cut.10 recall.100 recip_rank``.  ``ranking``: the ranking rule recorded in
@@ -237,41 +239,49 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         from .measures.readable import AB_MEASURES
         measures = list(AB_MEASURES if ts is not None else TREC_COMPARE_MEASURES)
 
-    def query_texts() -> dict[str, str]:
+    judged = None                                 # the qrels, when read here for their queries
+
+    def query_texts(needed: bool) -> dict[str, str | None]:
+        nonlocal judged
         if ts is not None:
             return {q.query_id: q.query_text for q in ts.queries}
-        if queries is None:
-            raise InputError("a config describing a retrieval system is run on queries, and none were given",
-                             fix="pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
-        from .testsets.topics import read_queries
-        return read_queries(queries)
+        if queries is not None:
+            from .testsets.topics import read_queries
+            return read_queries(queries)
+        if not needed:                       # run files (and their fusion) only: the judged queries, no texts
+            judged = read_qrels(qrels)
+            return dict.fromkeys(judged.table.column("qid").unique().to_pylist())
+        raise InputError("a config describing a retrieval system is run on queries, and none were given",
+                         fix="pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
 
-    def system_loader(cfg, target):
-        def load():
-            import numpy as np
-
-            from .retrieval.system import System as Retrieval
-            from .testsets.runner import run_from_rankings
-            retrieval = Retrieval(cfg.settings, cfg.config_path.parent, cfg.name)
-            final = retrieval.run(query_texts(), depth)[retrieval.final_stage()]
-            if final.latency_ms:
-                ms = np.array(list(final.latency_ms.values()))
-                target.latency_ms = {"p50": float(np.percentile(ms, 50)), "p95": float(np.percentile(ms, 95)),
-                                     "mean": float(ms.mean())}
-            run = run_from_rankings(final.rankings, cfg.name)
-            return prepare(run) if prepare else run
-        return load
+    def run_retrieval_systems() -> dict[int, tuple]:
+        """The configs describing retrieval systems, run together before anything else runs beside
+        them (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
+        {config's position: (its Run, its latency summary or None)}."""
+        from .retrieval.system import System as Retrieval, latency_summary, run_systems
+        from .testsets.runner import run_from_rankings
+        found = {i: Retrieval(c.settings, c.config_path.parent, c.name) for i, c in enumerate(cfgs) if c.run_path is None}
+        if not found:
+            return {}
+        texts = query_texts(any(r.needs_texts for r in found.values()))
+        ran = {}
+        for (i, retrieval), stages in zip(found.items(), run_systems(list(found.values()), texts, depth)):
+            final = stages[retrieval.final_stage()]
+            ran[i] = (run_from_rankings(final.rankings, cfgs[i].name),
+                      latency_summary(final.latency_ms) if final.latency_ms else None)
+        return ran
 
     cfgs = [load_config(p) for p in configs or []]
     written = [out_json, out_csv, out_markdown, out_latex, out_plot]
     read = [qrels, *runs, *(configs or []), *(c.run_path for c in cfgs), corpus, queries, query_types]
     refuse_overwriting_inputs(read, written)
+    ran = run_retrieval_systems()
     systems = []
-    for cfg in cfgs:
-        if cfg.run_path is None:                          # a retrieval system, run when its turn comes
-            target = System(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest)
-            target.load = system_loader(cfg, target)
-            systems.append(target)
+    for i, cfg in enumerate(cfgs):
+        if cfg.run_path is None:                          # a retrieval system, run above
+            run, latency = ran[i]
+            systems.append(System(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
+                                  load=lambda run=run: prepare(run) if prepare else run, latency_ms=latency))
             continue
         systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
                               load=loader(cfg.run_path, cfg.format, f"the file is named by the config {cfg.config_path}")))
@@ -306,7 +316,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         files = [("qrels", qrels), ("corpus", corpus), ("queries", queries)] + [(i, s.run_path) for i, s in enumerate(systems)]
         pending = {key: pool.submit(digest_of, key, path) for key, path in files
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
-        qrels_data = ts.to_qrels() if ts is not None else read_qrels(qrels)
+        qrels_data = ts.to_qrels() if ts is not None else judged if judged is not None else read_qrels(qrels)
         query_ids = _query_set(queries, qrels_data) if queries_are_the_set else None
         with _scorer(engine, scheduler) as scorer:
             comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer,

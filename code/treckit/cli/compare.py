@@ -61,7 +61,8 @@ def compare_cmd(
     plot: Optional[Path] = typer.Option(None, "--plot", callback=_plot_path,
                                         help="plot of sorted per-query deltas: .png, .pdf or .svg"),
     corpus: Optional[Path] = typer.Option(None, help="corpus file, for its digest only"),
-    queries: Optional[Path] = typer.Option(None, help="queries file, for its digest only"),
+    queries: Optional[Path] = typer.Option(None, help="queries file: the texts systems described by configs run on "
+                                           "(not needed when their components are all run files); digested"),
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", metavar="SIZE",
                                                help="memory budget (e.g. 2G; 0: read every run whole; default 2G): a "

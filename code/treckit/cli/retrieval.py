@@ -32,10 +32,6 @@ class Norm(str, Enum):
     none = "none"
 
 
-def _none(v: str | None) -> str | None:
-    return None if v in (None, "", "none") else v
-
-
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
                  queries: str = typer.Option(..., "--queries", help="queries: TSV, JSONL (BEIR, QUEST) or a YAML test set"),
                  method: Method = typer.Option(Method.bm25, "--method", help="bm25 or bow (bag-of-words cosine)"),
@@ -52,34 +48,23 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
     refuse_overwriting([corpus, queries], [output])
     from ..api import write_run
     from ..progress import Steps
+    from ..retrieval.bm25 import BM25Params
     from ..retrieval.corpus import read_corpus
-    from ..testsets.runner import run_from_rankings
+    from ..retrieval.ranking import run_of, through_ties, trec_ranked
+    from ..retrieval.system import method_search
     from ..testsets.topics import read_queries
     texts = read_queries(queries)
     with Steps([f"reading {corpus}", "indexing" if method is Method.bm25 else "building vectors",
                 f"retrieving {len(texts)} queries", f"writing {output}"]) as steps:
         docs = read_corpus(corpus)
         steps.next()
-        if method is Method.bm25:
-            from ..retrieval.bm25 import BM25Params, BM25Retriever
-            engine = BM25Retriever(docs, BM25Params(k1, b, variant, _none(stopwords), _none(stemmer)), index,
-                                   progress=sys.stderr.isatty())
-            steps.next()
-            results = dict(zip(texts, engine.retrieve(list(texts.values()), k)))
-        else:
-            from ..retrieval.bow import BowRetriever
-            engine = BowRetriever(docs)
-            steps.next()
-            results = {q: engine.retrieve(t, k) for q, t in texts.items()}
+        params = BM25Params(k1, b, variant, stopwords, stemmer) if method is Method.bm25 else None
+        search = method_search(method.value, docs, params, index, progress=sys.stderr.isatty())
         steps.next()
-        tag = run_name or method.value
-        if method is Method.bm25:          # real scores: trec_eval orders them itself
-            from ..model import Run
-            rows = [(q, d, s) for q, hits in results.items() for d, s in hits]
-            run = Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], tag=tag)
-        else:                              # bow keeps corpus order among equal cosines: rank-derived scores
-            run = run_from_rankings(results, tag)
-        write_run(run, output)
+        # the run holds the method's scores, the top k by trec_eval's rule: what a system's component ranks
+        rankings = trec_ranked(dict(zip(texts, through_ties(search, list(texts.values()), k))), k)
+        steps.next()
+        write_run(run_of(rankings, run_name or method.value), output)
         steps.next()
 
 

@@ -333,9 +333,10 @@ def table(comp: Comparison, width: int | None = None) -> str:
     con.print(t)
     for s in comp.systems:
         if s.latency_ms is not None:
-            con.print(f"latency {s.name}: p50 {s.latency_ms['p50']:.2f} ms, p95 {s.latency_ms['p95']:.2f} ms, "
-                      f"mean {s.latency_ms['mean']:.2f} ms" + (f" ({latency_deltas(comp)[s.name]:+.2f} ms vs {comp.baseline})"
-                                                                if s.name in latency_deltas(comp) else ""),
+            lat = s.latency_ms
+            con.print(f"latency {s.name}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, mean {lat['mean']:.2f} ms, "
+                      f"IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, max {lat['max']:.2f}"
+                      + (f" ({latency_deltas(comp)[s.name]:+.2f} ms vs {comp.baseline})" if s.name in latency_deltas(comp) else ""),
                       markup=False, overflow="ignore", crop=False)
     if comp.tests:
         for line in title_lines([p.strip() for p in _rule(comp).split(";")], width):

@@ -1,11 +1,11 @@
 """BM25 over a corpus through bm25s (Lù, 2024), with its index saved to and loaded from disk.
 
 Parameters: ``k1``, ``b``, ``variant`` (bm25s' ``method``: lucene, robertson, atire, bm25l, bm25+),
-``stopwords`` (``en`` or none), ``stemmer`` (a Snowball language such as ``english``, or none).  The
-saved index records the corpus digest and the parameters: a mismatch rebuilds it rather than answer
-from another corpus.  Documents that share no term with the query (score 0) are not returned.  The
-corpus is indexed sorted by id (byte order), so neither the index, its digest nor the results depend
-on the order of the corpus file.
+``stopwords`` (``en`` or none), ``stemmer`` (a Snowball language such as ``english``, or none; the text
+``none`` means none too).  The saved index records the corpus digest and the parameters: a mismatch
+rebuilds it rather than answer from another corpus.  Documents that share no term with the query
+(score 0) are not returned.  The corpus is indexed sorted by id (byte order), so neither the index, its
+digest nor the results depend on the order of the corpus file.
 """
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class BM25Params:
     stemmer: str | None = "english"
 
     def __post_init__(self):
+        for name in ("stopwords", "stemmer"):          # "none" (a command line, a config) and "" mean none
+            if getattr(self, name) in ("", "none"):
+                object.__setattr__(self, name, None)
         if self.variant not in VARIANTS:
             raise InputError(f"unknown BM25 variant {self.variant!r}", fix=f"use one of {', '.join(VARIANTS)}")
         if self.k1 < 0 or not 0 <= self.b <= 1:

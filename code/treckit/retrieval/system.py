@@ -14,34 +14,63 @@
     norm: minmax
     rerank: {callable: my_pkg.rerank:rerank, depth: 100}   # (query, [(doc, score)]) -> ranking
 
-Every stage yields per-query rankings and, where something was called, per-query latency; the
-fusion stage's latency is its components' plus its own, the rerank stage's the fusion's plus its own.
+Every stage yields per-query rankings in trec_eval's order of its scores (:mod:`.ranking`; a
+function's answer in its list order) and, where something was called, per-query latency.
+
+Latency (:func:`run_systems`: one system, or the systems of an A/B on the same queries):
+
+* everything is built before any timing: corpora read, indexes built or loaded, functions imported,
+  embeddings loaded;
+* warm-up: the whole pipeline runs untimed on the first :data:`WARMUP_QUERIES` queries, so first
+  calls (imports such as pandas for fusion, bm25s' and numpy's first calls, a function's lazy
+  loading) are paid before the clock runs, and by no system in particular;
+* then per query, the components of all systems take turns in an order that rotates every query
+  (query r starts with the r-th), as do the rerank stages, so a slow spell or a cache one of them
+  warmed falls on all alike;
+* a component's latency for a query is its call's wall time (a batch function's time is shared
+  evenly over the queries); the fusion stage's is the sum of its components' plus its own time (one
+  call over all queries, timed in rounds with the systems in turns, the least shared evenly); the
+  rerank stage's is its input stage's plus its own call.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from time import perf_counter            # looked up at each run: tests put a fake clock here
+from typing import Any, Callable
 
 from ..errors import InputError
 from ..io import PathLike
+from .ranking import rankings_of_run, run_of, through_ties, trec_ranked
 
 COMPONENT_KINDS = ("method", "run", "callable", "dense")
 FUSION_KEYS = ("fusion_method", "rrf_k", "weights", "norm")
 TOP_KEYS = set(FUSION_KEYS) | {"components", "corpus", "rerank", "name", "depth"}
+WARMUP_QUERIES = 3           # queries every stage of every system answers untimed before the timed pass
+FUSION_ROUNDS = 3            # timings of each fusion call (over all queries), the systems in turns: the least counts
 
 
 @dataclass
 class StageResult:
-    rankings: dict[str, list[tuple[str, float | None]]]
+    rankings: dict[str, list[tuple[str, float]]]
     latency_ms: dict[str, float] | None
 
 
-def _timed(fn, *args):
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return out, (time.perf_counter() - t0) * 1000
+@dataclass
+class _Component:
+    """A component ready to run: ``one(qid, text)`` answers one query (a timed call), or ``whole(queries,
+    clock)`` answers them all at once; ``listed``: its answers are rankings in list order (a function's)."""
+    one: Callable[[str, Any], Any] | None = None
+    whole: Callable[[dict, Callable[[], float]], StageResult] | None = None
+    listed: bool = False
+
+
+@dataclass
+class _Plan:
+    """A system ready to run on given queries: its components (those asked for) and its reranker."""
+    components: dict[str, _Component]
+    later_stages: bool                              # fusion and rerank too (not some components only)
+    rerank: tuple[Callable, int] | None = None      # (function, depth)
 
 
 class System:
@@ -81,57 +110,56 @@ class System:
                              fix=f"e.g. {name}: {{method: bm25}} or {name}: {{run: runs/{name}.trec}}")
         return spec
 
+    @property
+    def needs_texts(self) -> bool:
+        """Whether running the system reads the queries' texts: every component but a run file does,
+        and so does a reranker."""
+        return bool(self.rerank) or any("run" not in spec for spec in self.components.values())
+
     def _retriever(self, name: str, spec: dict):
+        """The component's ``search(texts, n)`` (:func:`method_search`), built once."""
         if name in self._built:
             return self._built[name]
         from .corpus import read_corpus
         corpus_path = spec.get("corpus") or self.config.get("corpus")
         if corpus_path is None:
             raise InputError(f"component {name!r} needs a corpus", fix="add corpus: docs.jsonl (top level or component)")
-        corpus = read_corpus(self._path(corpus_path))
-        if spec["method"] == "bm25":
-            from .bm25 import BM25Params, BM25Retriever
-            params = BM25Params(**{k: spec[k] for k in ("k1", "b", "variant", "stopwords", "stemmer") if k in spec})
-            r = BM25Retriever(corpus, params, self._path(spec["index"]) if spec.get("index") else None)
-            fn = lambda text, k: r.retrieve([text], k)[0]       # noqa: E731
-        elif spec["method"] == "bow":
-            from .bow import BowRetriever
-            r = BowRetriever(corpus)
-            fn = r.retrieve
-        else:
+        if spec["method"] not in ("bm25", "bow"):
             raise InputError(f"component {name!r}: unknown method {spec['method']!r}", fix="use bm25 or bow")
-        self._built[name] = fn
-        return fn
+        params = None
+        if spec["method"] == "bm25":
+            from .bm25 import BM25Params
+            params = BM25Params(**{k: spec[k] for k in ("k1", "b", "variant", "stopwords", "stemmer") if k in spec})
+        index = self._path(spec["index"]) if spec.get("index") else None
+        self._built[name] = method_search(spec["method"], read_corpus(self._path(corpus_path)), params, index)
+        return self._built[name]
 
-    def run_component(self, name: str, queries: dict[str, str], k: int) -> StageResult:
+    def _ready(self, name: str, queries: dict[str, Any], k: int) -> _Component:
+        """Component ``name`` built and loaded (untimed), ready to answer ``queries``."""
         spec = self.components[name]
         if "run" in spec:
-            return StageResult(_rankings_of_run(self._path(spec["run"]), spec.get("format"), set(queries), k), None)
+            read = _rankings_of_run(self._path(spec["run"]), spec.get("format"), list(queries), k)   # once, untimed
+            return _Component(whole=lambda qs, clock: StageResult({q: read[q] for q in qs}, None))
         if "dense" in spec:
             return self._dense(name, spec["dense"], queries, k)
         if "callable" in spec:
             from .callables import load_callable
-            from ..testsets.runner import _as_ranking
             fn = load_callable(str(spec["callable"]))
             if spec.get("batch"):
-                out, ms = _timed(fn, list(queries.values()))
-                each = ms / max(len(queries), 1)
-                return StageResult({q: _as_ranking(r, q, k) for q, r in zip(queries, out)}, {q: each for q in queries})
-            rankings, lat = {}, {}
-            for q, text in queries.items():
-                res, lat[q] = _timed(fn, text)
-                rankings[q] = _as_ranking(res, q, k)
-            return StageResult(rankings, lat)
-        fn = self._retriever(name, spec)
-        rankings, lat = {}, {}
-        for q, text in queries.items():
-            rankings[q], lat[q] = _timed(fn, text, k)
-        return StageResult(rankings, lat)
+                return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
+            return _Component(one=lambda qid, text: fn(text), listed=True)
+        search = self._retriever(name, spec)
+        return _Component(one=lambda qid, text: through_ties(search, [text], k)[0])
 
-    def _dense(self, name: str, spec: dict, queries: dict[str, str], k: int) -> StageResult:
+    def _dense(self, name: str, spec: dict, queries: dict[str, Any], k: int) -> _Component:
+        import numpy as np
+
         from .dense import DenseRetriever, load_matrix
         docs, ids = load_matrix(self._path(spec["embeddings"]), self._path(spec["ids"]), "document")
         r = DenseRetriever(docs, ids, spec.get("similarity", "cosine"))
+
+        def search(embeddings: list, n: int):
+            return r.search(np.vstack(embeddings), n)
         if "query_embeddings" in spec:
             qm, qids = load_matrix(self._path(spec["query_embeddings"]), self._path(spec["query_ids"]), "query")
             row = {q: i for i, q in enumerate(qids)}
@@ -139,48 +167,43 @@ class System:
             if missing:
                 raise InputError(f"component {name!r}: no query embedding for {', '.join(missing[:10])}",
                                  fix="embed every query of the test set")
-            rankings, lat = {}, {}
-            for q in queries:
-                (res,), lat[q] = _timed(r.search, qm[row[q]][None, :], k)
-                rankings[q] = res
-            return StageResult(rankings, lat)
+            return _Component(one=lambda qid, text: through_ties(search, [qm[row[qid]][None, :]], k)[0])
         if "query_encoder" in spec:
             from .callables import load_callable
             enc = load_callable(str(spec["query_encoder"]))
-            rankings, lat = {}, {}
-            for q, text in queries.items():
-                (res,), lat[q] = _timed(lambda t: r.search(enc([t]), k), text)
-                rankings[q] = res
-            return StageResult(rankings, lat)
+            return _Component(one=lambda qid, text: through_ties(search, [np.asarray(enc([text]))], k)[0])
         raise InputError(f"component {name!r}: dense needs query_embeddings + query_ids, or a query_encoder",
                          fix="precompute query embeddings, or name a function that embeds texts")
 
-    # -------------------------------------------------------------- stages
-    def run(self, queries: dict[str, str], k: int = 100, only: list[str] | None = None) -> dict[str, StageResult]:
-        """Each component's stage (``only``: just those), then ``fusion`` and ``fusion+rerank`` when configured."""
+    def _plan(self, queries: dict[str, Any], k: int, only: list[str] | None) -> _Plan:
         names = only or list(self.components)
         unknown = [n for n in names if n not in self.components]
         if unknown:
             raise InputError(f"unknown components: {', '.join(unknown)}", fix=f"the config has {', '.join(self.components)}")
-        out = {n: self.run_component(n, queries, k) for n in names}
-        if only:
-            return out
-        last = names[0]
-        if self.fusion:
-            out["fusion"] = self._fuse(out, queries, k)
-            last = "fusion"
-        if self.rerank:
-            out[f"{last}+rerank"] = self._rerank(out[last], queries)
-        return out
+        plan = _Plan({n: self._ready(n, queries, k) for n in names}, later_stages=not only)
+        if self.rerank and not only:
+            from .callables import load_callable
+            spec = self.rerank if isinstance(self.rerank, dict) else {"callable": self.rerank}
+            plan.rerank = (load_callable(str(spec["callable"])), int(spec.get("depth", 100)))
+        return plan
+
+    # -------------------------------------------------------------- stages
+    def run(self, queries: dict[str, str], k: int = 100, only: list[str] | None = None) -> dict[str, StageResult]:
+        """Each component's stage (``only``: just those), then ``fusion`` and ``fusion+rerank`` when configured."""
+        return run_systems([self], queries, k, only)[0]
 
     def final_stage(self) -> str:
-        last = "fusion" if self.fusion else next(iter(self.components))
-        return f"{last}+rerank" if self.rerank else last
+        return f"{self._reranked()}+rerank" if self.rerank else self._reranked()
 
-    def _fuse(self, stages: dict[str, StageResult], queries: dict[str, str], k: int) -> StageResult:
+    def _reranked(self) -> str:
+        """The stage a reranker reads: the fusion, else the one component."""
+        return "fusion" if self.fusion else next(iter(self.components))
+
+    def _fused(self, stages: dict[str, StageResult], k: int, clock) -> tuple[Any, float]:
+        """The fused Run of the component stages, and the seconds ``clock`` saw the fusion take."""
         from .fusion import RRF_K, fuse
         names = list(self.components)
-        runs = [_as_run(stages[n].rankings) for n in names]
+        runs = [run_of(stages[n].rankings) for n in names]
         w = self.fusion.get("weights")
         if isinstance(w, dict):
             missing = [n for n in names if n not in w]
@@ -188,60 +211,137 @@ class System:
                 raise InputError(f"weights name {sorted(w)} but the components are {names}",
                                  fix="give every component one weight")
             w = [float(w[n]) for n in names]
-        t0 = time.perf_counter()
+        t0 = clock()
         fused = fuse(runs, str(self.fusion["fusion_method"]), k=int(self.fusion.get("rrf_k", RRF_K)), weights=w,
                      norm=self.fusion.get("norm"), depth=k)
-        own = (time.perf_counter() - t0) * 1000 / max(len(queries), 1)
-        rankings = _rankings_of(fused, set(queries), k)
-        lat = None
-        timed = [stages[n].latency_ms for n in names if stages[n].latency_ms is not None]
-        if timed:
-            lat = {q: sum(t[q] for t in timed) + own for q in queries}
-        return StageResult(rankings, lat)
-
-    def _rerank(self, stage: StageResult, queries: dict[str, str]) -> StageResult:
-        from .callables import load_callable
-        from ..testsets.runner import _as_ranking
-        spec = self.rerank if isinstance(self.rerank, dict) else {"callable": self.rerank}
-        fn = load_callable(str(spec["callable"]))
-        depth = int(spec.get("depth", 100))
-        rankings, lat = {}, {}
-        for q, text in queries.items():
-            cands = stage.rankings[q][:depth]
-            res, ms = _timed(fn, text, cands)
-            rankings[q] = _as_ranking(res, q, len(cands))
-            lat[q] = ms + (stage.latency_ms[q] if stage.latency_ms else 0.0)
-        return StageResult(rankings, lat)
+        return fused, clock() - t0
 
 
-def _as_run(rankings):
-    """Rankings with scores keep them (fusion normalises them); rank-only ones get n..1."""
-    from ..model import Run
-    q, d, s = [], [], []
-    for qid, ranking in rankings.items():
-        n = len(ranking)
-        for i, (doc, score) in enumerate(ranking):
-            q.append(qid), d.append(doc), s.append(float(n - i) if score is None else score)
-    return Run.from_columns(q, d, s, tag="component")
+def method_search(method: str, corpus, params=None, index=None, progress: bool = False):
+    """``search(texts, n)`` -> each text's n best (doc, score), best first, of a built-in method over
+    ``corpus``: ``bm25`` (``params``: :class:`.bm25.BM25Params`; ``index``: its directory) or ``bow``
+    (the bag-of-words cosine of :mod:`.bow`).  Rank its answers with :mod:`.ranking`."""
+    if method == "bm25":
+        from .bm25 import BM25Params, BM25Retriever
+        return BM25Retriever(corpus, params or BM25Params(), index, progress=progress).retrieve
+    from .bow import BowRetriever
+    bow = BowRetriever(corpus)
+    return lambda texts, n: [bow.retrieve(t, n) for t in texts]
 
 
-def _rankings_of(run, qids: set[str], k: int) -> dict[str, list[tuple[str, float]]]:
-    """Per-query rankings of a Run in trec_eval's order, top k, for the given queries."""
-    from ..trec_order import run_ranks as trec_ranks
-    t = run.table
-    ranks = trec_ranks(run)
-    rows = sorted(zip(t.column("qid").to_pylist(), ranks.tolist(), t.column("docid").to_pylist(),
-                      t.column("score").to_pylist()))
-    out: dict[str, list[tuple[str, float]]] = {q: [] for q in qids}
-    for q, r, d, s in rows:
-        if q in out and r < k:
-            out[q].append((d, s))
+def run_systems(systems: list[System], queries: dict[str, Any], k: int = 100,
+                only: list[str] | None = None) -> list[dict[str, StageResult]]:
+    """Every stage of each of ``systems`` on ``queries`` ({qid: text}; the texts may be None when no
+    component reads them: :attr:`System.needs_texts`), ``k`` docs a stage: built, warmed up, then
+    timed in turns (the module's docstring).  ``only``: just those components of each system."""
+    plans = [s._plan(queries, k, only) for s in systems]
+    warm = dict(list(queries.items())[:WARMUP_QUERIES])
+    _pass(systems, plans, warm, k, _untimed)
+    return _pass(systems, plans, queries, k, perf_counter)
+
+
+def _untimed() -> float:
+    return 0.0
+
+
+def _turns(seq: list, r: int) -> list:
+    """``seq`` rotated to start at its r-th item (modulo its length): who goes first changes each query."""
+    m = r % len(seq) if seq else 0
+    return seq[m:] + seq[:m]
+
+
+def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k: int, clock) -> list[dict[str, StageResult]]:
+    """One pass of every stage of ``systems`` over ``queries``, timed with ``clock`` (seconds)."""
+    from ..testsets.runner import _as_ranking
+    out: list[dict[str, StageResult]] = [{} for _ in systems]
+    whole = {(i, n): c.whole(queries, clock) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole}
+    per_query = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.one]
+    answers: dict[tuple, dict] = {t: {} for t in per_query}
+    lat: dict[tuple, dict] = {t: {} for t in per_query}
+    for r, (qid, text) in enumerate(queries.items()):
+        for i, n in _turns(per_query, r):
+            t0 = clock()
+            answers[i, n][qid] = plans[i].components[n].one(qid, text)
+            lat[i, n][qid] = (clock() - t0) * 1000
+    for i, p in enumerate(plans):
+        for n, c in p.components.items():
+            if c.whole:
+                out[i][n] = whole[i, n]
+            else:
+                got = answers[i, n]
+                hits = {q: _as_ranking(got[q], q, k) for q in queries} if c.listed else got
+                out[i][n] = StageResult(trec_ranked(hits, k, c.listed), lat[i, n])
+    _fuse(systems, plans, out, queries, k, clock)
+    _rerank(systems, plans, out, queries, clock)
     return out
 
 
-def _rankings_of_run(path: Path, fmt: str | None, qids: set[str], k: int):
+def _fuse(systems: list[System], plans: list[_Plan], out: list[dict[str, StageResult]], queries: dict[str, Any],
+          k: int, clock) -> None:
+    """The fusion stages: each system's fusion is one call over all queries, timed in
+    :data:`FUSION_ROUNDS` rounds, the systems in turns; its own time is the least a round took (the
+    first call at full size pays for memory the later ones reuse), shared evenly over the queries and
+    added to its components' latencies."""
+    which = [i for i, (s, p) in enumerate(zip(systems, plans)) if s.fusion and p.later_stages]
+    timed = {i: [st.latency_ms for st in out[i].values() if st.latency_ms is not None] for i in which}
+    fused, took = {}, {}
+    for r in range(FUSION_ROUNDS):
+        for i in _turns([i for i in which if r == 0 or timed[i]], r):     # no latency to report: once
+            fused[i], seconds = systems[i]._fused(out[i], k, clock)
+            took[i] = min(took.get(i, seconds), seconds)
+    for i in which:
+        own = took[i] * 1000 / max(len(queries), 1)
+        lat = {q: sum(t[q] for t in timed[i]) + own for q in queries} if timed[i] else None
+        out[i]["fusion"] = StageResult(rankings_of_run(fused[i], list(queries), k), lat)
+
+
+def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, StageResult]], queries: dict[str, Any],
+            clock) -> None:
+    """The rerank stages, the systems' reranker calls taking turns query by query."""
+    from ..testsets.runner import _as_ranking
+    which = [i for i, p in enumerate(plans) if p.rerank]
+    own: dict[int, dict] = {i: {} for i in which}
+    answers: dict[int, dict] = {i: {} for i in which}
+    for r, (qid, text) in enumerate(queries.items()):
+        for i in _turns(which, r):
+            fn, depth = plans[i].rerank
+            cands = out[i][systems[i]._reranked()].rankings[qid][:depth]
+            t0 = clock()
+            answers[i][qid] = fn(text, cands)
+            own[i][qid] = (clock() - t0) * 1000
+    for i in which:
+        stage = out[i][systems[i]._reranked()]
+        depth = plans[i].rerank[1]
+        hits = {q: _as_ranking(answers[i][q], q, len(stage.rankings[q][:depth])) for q in queries}
+        lat = {q: own[i][q] + (stage.latency_ms[q] if stage.latency_ms else 0.0) for q in queries}
+        out[i][f"{systems[i]._reranked()}+rerank"] = StageResult(trec_ranked(hits, depth, listed=True), lat)
+
+
+def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
+    """A batch function's stage: one call over all query texts, its time shared evenly."""
+    from ..testsets.runner import _as_ranking
+    t0 = clock()
+    out = list(fn(list(queries.values())))
+    each = (clock() - t0) * 1000 / max(len(queries), 1)
+    if len(out) != len(queries):
+        raise InputError(f"the batch function returned {len(out)} rankings for {len(queries)} queries",
+                         fix="return one ranking per query text, in the same order")
+    hits = {q: _as_ranking(r, q, k) for q, r in zip(queries, out)}
+    return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
+
+
+def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int):
     from ..api import read_run
-    return _rankings_of(read_run(path, fmt), qids, k)
+    return rankings_of_run(read_run(path, fmt), qids, k)
+
+
+def latency_summary(ms: dict[str, float]) -> dict[str, float]:
+    """Per-query latencies (ms) summed up: p50, p95, mean, and their spread (interquartile range, min, max)."""
+    import numpy as np
+    a = np.fromiter(ms.values(), np.float64, len(ms))
+    q25, q50, q75, q95 = np.percentile(a, [25, 50, 75, 95])
+    return {"p50": float(q50), "p95": float(q95), "mean": float(a.mean()), "iqr": float(q75 - q25),
+            "min": float(a.min()), "max": float(a.max())}
 
 
 def load_system(path: PathLike) -> System:
