@@ -54,7 +54,7 @@ def compare_cmd(
     permutations: int = typer.Option(10000, min=100, help="randomization test draws (exact for <= 16 differing queries)"),
     resamples: int = typer.Option(10000, min=100, help="bootstrap resamples"),
     seed: int = typer.Option(42, min=0, help="seed of the randomization test and the bootstrap"),
-    out: Optional[Path] = typer.Option(None, "--out", help="JSON output ('-': stdout; the table then goes to stderr)"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON output ('-': stdout; the table then goes to stderr)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="CSV output: qid,system,<measures>,hits"),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
     latex: Optional[Path] = typer.Option(None, "--latex", help="LaTeX table"),

@@ -110,7 +110,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", help="default recall@10, ndcg@10, mrr"),
                     no_cache: bool = typer.Option(False, "--no-cache"),
-                    out: Optional[Path] = typer.Option(None, "--out", help="JSON: every stage's results")) -> None:
+                    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
     refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
     from ..retrieval.evaluate import evaluate_system, stage_table

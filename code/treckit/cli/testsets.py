@@ -80,7 +80,7 @@ def workflow_cmd() -> None:
 
 @testset_app.command("export")
 def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
-               qrels: Path = typer.Option(..., "--qrels", help="TREC qrels to write"),
+               qrels: Path = typer.Option(..., "--qrels", "-o", help="TREC qrels to write"),
                queries: Optional[Path] = typer.Option(None, "--queries", help="queries TSV to write (qid<TAB>text)"),
                types: Optional[Path] = typer.Option(None, "--types", help="query types TSV to write (qid<TAB>type)")) -> None:
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
@@ -152,7 +152,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
                                                              help="also report a train/holdout split and their gap"),
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
-                     out: Optional[Path] = typer.Option(None, "--out", help="results JSON (the input of `treckit gate`)"),
+                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="results JSON (the input of `treckit gate`)"),
                      markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
                      prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                         help="write the quality gauges for node_exporter's textfile collector"),
@@ -208,17 +208,20 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
 def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
               holdout: float = typer.Option(0.2, "--holdout", min=0.01, max=0.99, help="share of each query type held out"),
               seed: int = typer.Option(0, "--seed"),
-              train_out: Optional[Path] = typer.Option(None, "--train-out", help="default: NAME.train.yaml beside the input"),
-              holdout_out: Optional[Path] = typer.Option(None, "--holdout-out", help="default: NAME.holdout.yaml")) -> None:
+              out_dir: Optional[Path] = typer.Option(None, "--out-dir", "-o",
+                                                     help="folder for NAME.train.yaml and NAME.holdout.yaml (default: the input's)"),
+              train_out: Optional[Path] = typer.Option(None, "--train-out", help="the train part's file (default: in --out-dir)"),
+              holdout_out: Optional[Path] = typer.Option(None, "--holdout-out", help="the holdout part's file (default: in --out-dir)")) -> None:
     """Deterministic split stratified by query type, stable under reordering of the file."""
-    refuse_overwriting([test_set], [train_out, holdout_out])
     from ..testsets import load_test_set, resolve_test_set
     from ..testsets.lifecycle import split
     src = resolve_test_set(test_set)
-    train, hold = split(load_test_set(src), holdout, seed)
     stem = src.name.rsplit(".", 1)[0]
-    t_out = train_out or src.with_name(f"{stem}.train.yaml")
-    h_out = holdout_out or src.with_name(f"{stem}.holdout.yaml")
+    folder = out_dir if out_dir is not None else src.parent
+    t_out = train_out or folder / f"{stem}.train.yaml"
+    h_out = holdout_out or folder / f"{stem}.holdout.yaml"
+    refuse_overwriting([test_set], [t_out, h_out])
+    train, hold = split(load_test_set(src), holdout, seed)
     _write_text(t_out, train.to_yaml())
     _write_text(h_out, hold.to_yaml())
     _say(f"{len(train.queries)} queries to {t_out}, {len(hold.queries)} to {h_out}")
@@ -265,7 +268,7 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 labels_b: str = typer.Option(..., "--labels-b", help="annotator B's labels (qrels)"),
                 threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="minimum kappa (exclusive)"),
                 seed: int = typer.Option(0, "--seed"),
-                out: Path = typer.Option(..., "--out", help="the next version's YAML")) -> None:
+                out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
     from ..api import read_qrels
@@ -289,7 +292,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
            k: int = typer.Option(5, "--k", min=1, help="cutoff (a query's topK overrides it)"),
            threshold: float = typer.Option(0.6, "--threshold", help="pass when MRR > threshold"),
            report_only: bool = typer.Option(False, "--report-only", help="exit 0 on FAIL too (default: FAIL exits 1)"),
-           out: Optional[Path] = typer.Option(None, "--out", help="JSON report")) -> None:
+           out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON report")) -> None:
     """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 on
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
@@ -330,7 +333,7 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              metric: Optional[List[str]] = typer.Option(None, "--metric", help="metrics to gate (default recall@10, ndcg@10)"),
              max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
              absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
-             markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report (e.g. for a PR comment)"),
+             markdown: Optional[Path] = typer.Option(None, "--markdown", "-o", help="Markdown report (e.g. for a PR comment)"),
              prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                 help="write the current gauges for node_exporter's textfile collector"),
              pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
