@@ -174,19 +174,78 @@ def test_metrics_endpoint_has_labelled_gauges_and_request_counters(server):
     assert "treckit_http_requests_total" in text and "treckit_http_request_duration_seconds_bucket" in text
 
 
-def test_token_and_prefix(tmp_path):
-    s = Server(tmp_path, token=TOKEN, prefix="medicalkg")
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("token"), token=TOKEN, prefix="medicalkg")
+    yield s
+    s.stop()
+
+
+def test_token_and_prefix(token_server):
+    s = token_server
+    assert httpx.get(s.url + "/v1/health").status_code == 200
+    assert s.post({"test_set": sample_test_set(), "run": "q01 Q0 a 1 1 t\n"}, headers={}).status_code == 401
+    assert httpx.get(s.url + "/metrics").status_code == 401
+    assert s.post({"test_set": sample_test_set(), "run": "q01 Q0 a 1 1 t\n"},
+                  headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
+    text = httpx.get(s.url + "/metrics", headers=s.headers).text
+    assert 'medicalkg_retrieval_recall_at_k{' in text and "treckit_retrieval" not in text
+
+
+class InProcessServer:
+    """``create_app(token=...)`` served by uvicorn on a thread of this process, called over real HTTP."""
+
+    def __init__(self, token: str):
+        import threading
+        import uvicorn
+        from treckit.service.app import create_app
+        self.url = f"http://127.0.0.1:{(port := free_port())}"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(token=token), host="127.0.0.1", port=port,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 30
+        while not self.server.started:
+            if time.time() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.05)
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+# the routes FastAPI adds itself (the schema, its two documentation pages and Swagger's OAuth2 helper) and ours
+GUARDED_GETS = ("/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect", "/metrics")
+
+
+@pytest.mark.parametrize("token_from", ["environment", "create_app"])
+def test_every_route_but_health_needs_the_token(token_from, token_server, monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    s = token_server if token_from == "environment" else InProcessServer(TOKEN)
     try:
         assert httpx.get(s.url + "/v1/health").status_code == 200
-        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"}, headers={}).status_code == 401
-        assert httpx.get(s.url + "/metrics").status_code == 401
-        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"},
-                      headers={"Authorization": "Bearer wrong"}).status_code == 401
-        assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
-        text = httpx.get(s.url + "/metrics", headers=s.headers).text
-        assert 'medicalkg_retrieval_recall_at_k{' in text and "treckit_retrieval" not in text
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        for path in GUARDED_GETS:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+                r = httpx.get(s.url + path, headers=headers)
+                assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (path, headers)
+                assert "openapi" not in r.text and "swagger" not in r.text.lower()
+            assert httpx.get(s.url + path, headers=good).status_code == 200, path
+        assert "/v1/evaluate" in httpx.get(s.url + "/openapi.json", headers=good).json()["paths"]
+        assert "swagger-ui" in httpx.get(s.url + "/docs", headers=good).text
+        assert httpx.post(s.url + "/v1/evaluate", json={}).status_code == 401
+        assert httpx.get(s.url + "/no-such-route").status_code == 401           # nothing is said without the token
+        assert httpx.get(s.url + "/no-such-route", headers=good).status_code == 404
     finally:
-        s.stop()
+        if token_from == "create_app":
+            s.stop()
+
+
+def test_without_a_token_every_route_is_open(server):
+    for path in ("/v1/health", *GUARDED_GETS):
+        assert httpx.get(server.url + path).status_code == 200, path
 
 
 def test_openapi_fuzz_never_500(server):
