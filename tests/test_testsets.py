@@ -16,7 +16,7 @@ from treckit.testsets import TestSetError, load_test_set, parse_test_set
 from treckit.testsets.schema import Query, RelevantDoc, TestSetModel, json_schema
 from treckit.testsets.load import TestSet
 
-SAMPLE = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 CORPUS = ROOT / "data" / "test_sets" / "documents.jsonl"
 
 SMALL = """\
@@ -45,9 +45,10 @@ def small() -> TestSet:
 
 # ------------------------------------------------------------------ schema and loading
 def test_sample_validates_and_counts_types():
+    """The test-set document's shape: 50 queries, 20 exact_term, 15 paraphrase, 15 complex_clinical."""
     ts = load_test_set(SAMPLE)
-    assert (ts.name, ts.version, len(ts.queries)) == ("sample", "1", 10)
-    assert ts.counts_by_type() == {"exact_term": 3, "paraphrase": 3, "complex": 4}
+    assert (ts.name, ts.version, len(ts.queries)) == ("clinical", "1", 50)
+    assert ts.counts_by_type() == {"exact_term": 20, "paraphrase": 15, "complex_clinical": 15}
 
 
 def test_every_problem_is_listed_with_its_line():
@@ -281,12 +282,22 @@ def test_rq_without_labelled_queries_is_null():
 
 
 def test_rq_command_on_the_sample_baseline(tmp_path, capsys):
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
     code, out, _ = run_cli(["rq", "--test-set", SAMPLE, "--corpus", CORPUS, "--baseline", "bow", "--out", tmp_path / "rq.json"], capsys)
     rep = json.loads((tmp_path / "rq.json").read_text())
-    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f} over 10 labelled queries")
+    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f} over 50 labelled queries")
+    # by hand: 1 / rank of the first doc of grade > 0 in the bag of words' top 5 (its order), 0 when none
+    ts, bow = load_test_set(SAMPLE), BowRetriever(read_corpus(CORPUS))
+    rr = []
+    for q in ts.queries:
+        relevant = {d.doc_id for d in q.relevant_docs if d.grade > 0}
+        ranks = [i for i, (doc, _) in enumerate(bow.retrieve(q.query_text, 5), 1) if doc in relevant]
+        rr.append(1 / ranks[0] if ranks else 0.0)
+    assert rep["value"] == pytest.approx(sum(rr) / len(rr))
     # the baseline's own run, scored through a file, gives the same RQ
-    code, _, _ = run_cli(["rq", "--test-set", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
-    assert code == 0
+    code, out, _ = run_cli(["rq", "--test-set", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
+    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f}")
 
 
 # ------------------------------------------------------------------ gate
@@ -436,9 +447,11 @@ def test_validate_command_lists_problems(tmp_path, capsys):
 def test_export_import_round_trip(tmp_path, capsys):
     code, _, _ = run_cli(["testset", "export", SAMPLE, "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv",
                           "--types", tmp_path / "t.tsv"], capsys)
-    assert code == 0 and "Toy%20Story%203" in (tmp_path / "q.qrels").read_text()
+    first = load_test_set(SAMPLE).queries[0]
+    assert code == 0 and f"{first.query_id} 0 {first.relevant_docs[0].doc_id} {first.relevant_docs[0].grade}\n" in \
+        (tmp_path / "q.qrels").read_text()
     code, _, _ = run_cli(["testset", "import", "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv", "--types",
-                          tmp_path / "t.tsv", "--name", "sample", "--version", "1", "-o", tmp_path / "back.yaml"], capsys)
+                          tmp_path / "t.tsv", "--name", "clinical", "--version", "1", "-o", tmp_path / "back.yaml"], capsys)
     assert code == 0
     back, orig = load_test_set(tmp_path / "back.yaml"), load_test_set(SAMPLE)
     assert {q.query_id: ({d.doc_id: d.grade for d in q.relevant_docs}, q.query_text, q.query_type) for q in back.queries} == \
@@ -463,8 +476,10 @@ def test_testset_eval_with_a_function_and_holdout(tmp_path, capsys, monkeypatch)
     code, out, _ = run_cli(["testset", "eval", SAMPLE, "--function", fn, "--out", tmp_path / "r.json", "--holdout", "0.3"], capsys)
     assert code == 0
     d = json.loads((tmp_path / "r.json").read_text())
-    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
-    assert d["aggregates"] == stored["aggregates"]           # the function is the stored baseline's retriever
+    # the function is the sample system (system.yaml) asked one query at a time: the system's own evaluation
+    from treckit.testsets import evaluate
+    system = evaluate(str(ROOT / "data/test_sets/system.yaml"), SAMPLE, cache=False)
+    assert d["aggregates"] == system.aggregates
     s = d["split"]
     assert s["gap"]["mrr"] == pytest.approx(s["train"]["mrr"] - s["holdout_part"]["mrr"])
     assert d["latency_ms"]["p95"] >= d["latency_ms"]["p50"] > 0
