@@ -643,6 +643,16 @@ def test_measures_plain_when_piped_and_a_table_on_a_terminal(capsys, monkeypatch
     code, out, _ = run_cli(["measures"], capsys)
     lines = out.splitlines()
     assert code == 0 and lines[0].split()[:2] == ["trec_eval", "name"] and lines[1].split()[0] == "runid" and "┃" not in out
+    # the columns line up on every row, the longest names included: each column starts where its header does,
+    # two spaces after the widest cell of the column before
+    rows = lines[:lines.index("")]
+    second, third = rows[0].index("ir_measures names"), rows[0].index("meaning")
+    assert max(len(r[:second].rstrip()) for r in rows) == second - 2
+    assert max(len(r[second:third].rstrip()) for r in rows) == third - second - 2
+    for row in rows:
+        assert row[second - 2:second] == "  " and row[second] != " ", row
+        assert row[third - 2:third] == "  " and row[third] != " ", row
+    assert any(len(r.split()[0]) > 40 for r in rows[1:])            # the long names are among them
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     code, out, _ = run_cli(["measures"], capsys)
     assert code == 0 and "┃" in out and "nDCG(dcg='exp-log2')" in out

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -315,6 +316,27 @@ def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkey
     from treckit.testsets import evaluate
     res = evaluate(str(cfg), SAMPLE, measures=["recall@10", "ndcg@10", "mrr"])
     assert res.aggregates == stored["fusion"]["aggregates"]
+
+
+def test_system_eval_columns_stay_apart_for_long_names(tmp_path, capsys):
+    """Every header and value of the stage table ends where its column ends, two spaces from the next
+    column, however long the measure or stage names."""
+    shutil.copy(ROOT / "data/test_sets/baseline_bow.trec", tmp_path / "run.trec")
+    cfg = _system(tmp_path, "components:\n  a_component_with_a_long_name: {run: run.trec}\n  b: {run: run.trec}\n"
+                            "fusion_method: rrf\n")
+    measures = ["precision_at_100", "recall_at_1000", "ndcg_at_1000", "mrr"]
+    code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "--no-cache",
+                              *[a for m in measures for a in ("-m", m)]], capsys)
+    assert code == 0, err
+    head, *rows = out.splitlines()
+    assert head.split() == ["stage", *measures, "p50", "ms", "p95", "ms"]
+    assert [r.split()[0] for r in rows] == ["a_component_with_a_long_name", "b", "fusion"]
+    ends = [head.index(m) + len(m) for m in measures] + [head.index("p50 ms") + 6, head.index("p95 ms") + 6]
+    for row in rows:
+        cells = row.split()
+        assert len(cells) == len(measures) + 3
+        for cell, end in zip(cells[1:], ends):
+            assert row[end - len(cell):end] == cell and row[end - len(cell) - 2:end - len(cell)] == "  ", (row, cell)
 
 
 def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):

@@ -358,6 +358,35 @@ def test_sample_gate_against_the_stored_baseline(tmp_path, capsys):
     assert code == 0
 
 
+def test_testset_eval_names_the_queries_missing_from_the_run(tmp_path, capsys):
+    """As the service's missing_queries: the queries without a line in the run, on stderr, counted, the list
+    bounded; they still count (scored 0)."""
+    ts = load_test_set(SAMPLE)
+    lines = (ROOT / "data/test_sets/baseline_bow.trec").read_text().splitlines(keepends=True)
+    (tmp_path / "some.trec").write_text("".join(ln for ln in lines if ln.split()[0] not in ("q05", "q07")))
+    code, out, err = run_cli(["testset", "eval", SAMPLE, "--run", tmp_path / "some.trec"], capsys)
+    assert code == 0 and "50 queries" in out
+    assert err == "treckit: the run has no line for 2 of the 50 queries (each scores 0): q05, q07\n"
+    (tmp_path / "one.trec").write_text("".join(ln for ln in lines if ln.startswith("q01 ")))
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", tmp_path / "one.trec"], capsys)
+    shown = ", ".join(q.query_id for q in ts.queries[1:11])
+    assert code == 0 and err == f"treckit: the run has no line for 49 of the 50 queries (each scores 0): {shown} ... and 39 more\n"
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
+    assert code == 0 and err == ""
+
+
+def test_a_runs_reading_notes_reach_testset_eval_and_rq_as_treckit_messages(tmp_path, capsys):
+    """Said once, with the prefix and the command line's spelling of the fix (not a Python warning)."""
+    (tmp_path / "run.tsv").write_text("q01\tPMC1\t1\nq01\tPMC2\t2\nq02\tPMC3\t1\n")
+    for argv in (["testset", "eval", SAMPLE, "--run", tmp_path / "run.tsv"], ["rq", "--test-set", SAMPLE, "--run", tmp_path / "run.tsv"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")          # a Python warning would fail the command
+            code, _, err = run_cli(argv, capsys)
+        assert code == 0, err
+        said = [ln for ln in err.splitlines() if "third column counts 1, 2, 3" in ln]
+        assert len(said) == 1 and said[0].startswith("treckit: ") and "pass --tsv-third rank" in said[0]
+
+
 # ------------------------------------------------------------------ life cycle
 def _many(n_per_type=10) -> TestSet:
     qs = [Query(query_id=f"{t}{i}", query_text=f"text {t}{i}", query_type=t, relevant_docs=[RelevantDoc(doc_id="d", grade=1)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import re
-from typing import Iterator
+from typing import Iterator, Sequence
 
 # Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
@@ -21,6 +21,12 @@ line of megabytes)."""
 def shown(text: str) -> str:
     """``text`` quoted for a message (its repr), cut to :data:`SHOWN_CHARS` characters."""
     return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "...")
+
+
+def listing(items: Sequence[str], most: int = 10) -> str:
+    """``items`` for a message: the first ``most`` joined by commas, then how many more there are."""
+    shown_items = ", ".join(items[:most])
+    return shown_items + (f" ... and {len(items) - most} more" if len(items) > most else "")
 
 
 class TreckitError(Exception):

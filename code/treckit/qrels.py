@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Generic, Iterable, Literal, Sequence, TypeVar
 
-from .errors import InputError
+from .errors import InputError, listing
 
 R = TypeVar("R")
 OnDuplicate = Literal["error", "keep_max", "keep_last"]
@@ -38,8 +38,7 @@ class QrelsVerificationError(ValueError):
 
 
 def _listing(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:_SHOWN])
-    return shown + (f" ... and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+    return listing(items, _SHOWN)
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ class Evaluator:
         from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet, semantic_problems
         from ..testsets.measures import canonical_name
-        from ..testsets.runner import _from_cached, evaluate_run
+        from ..testsets.runner import _from_cached, evaluate_run, missing_queries
 
         problems = semantic_problems(req.test_set.model_dump(mode="json"), {})
         if problems:
@@ -154,8 +154,7 @@ class Evaluator:
             result = _from_cached(hit) if hit else evaluate_run(run, ts, measures)
             if store is not None and hit is None:
                 store.put(key, result.to_dict())
-            have = set(run.table.column("qid").to_pylist())
-            missing = [q for q in ts.query_ids if q not in have]
+            missing = missing_queries(run, ts.query_ids)
         for name, summary in (block or {"all": {"metrics": result.metrics}}).items():
             self.gauges.set(summary["metrics"], test_set=ts.name, system=system, component=name)
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),

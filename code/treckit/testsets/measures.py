@@ -60,14 +60,14 @@ def engine_column(name: str, gain: str = "exp") -> str:
     return m.replace(".", "_") if not m.startswith(("nDCG", "RR")) else m
 
 
-def per_query_values(qrels, run, names: list[str], gain: str = "exp") -> dict[str, dict[str, float]]:
+def per_query_values(qrels, run, names: list[str], gain: str = "exp", warn=None) -> dict[str, dict[str, float]]:
     """{measure: {qid: value}} for every query in ``qrels`` (a query the run misses scores 0, as
-    with trec_eval -c), computed by the engine."""
+    with trec_eval -c), computed by the engine; its warnings go to ``warn`` (None: InputWarning)."""
     from ..evaluation import evaluate
 
     qids = sorted(set(qrels.table.column("qid").to_pylist()))
     if len(run) == 0:
         return {n: {q: 0.0 for q in qids} for n in names}
-    df = evaluate(qrels, run, [engine_measure(n, gain) for n in names], complete=True, order="desc")
+    df = evaluate(qrels, run, [engine_measure(n, gain) for n in names], complete=True, order="desc", warn=warn)
     df = df[df["qid"] != "all"].set_index("qid")
     return {n: {q: float(df.at[q, engine_column(n, gain)]) for q in qids} for n in names}

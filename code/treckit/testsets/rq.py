@@ -20,15 +20,16 @@ DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.6
 
 
-def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """The RQ report for ``run`` (a Run) on ``test_set``."""
+def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD, warn=None) -> dict[str, Any]:
+    """The RQ report for ``run`` (a Run) on ``test_set``; the evaluation's warnings go to ``warn`` (None:
+    InputWarning)."""
     labelled = [q for q in test_set.queries if any(d.grade > 0 for d in q.relevant_docs)]
     cut = {q.query_id: q.topK or k for q in labelled}
     values: dict[int, dict[str, dict[str, float]]] = {}
     if labelled:
         qrels = test_set.to_qrels()
         for kk in sorted(set(cut.values())):
-            values[kk] = per_query_values(qrels, run, [f"mrr_at_{kk}", f"recall_at_{kk}"])
+            values[kk] = per_query_values(qrels, run, [f"mrr_at_{kk}", f"recall_at_{kk}"], warn=warn)
     per_query = []
     for q in labelled:
         kk = cut[q.query_id]
