@@ -57,7 +57,7 @@ endif
 
 # stage 5: a labelled test set: validate it, RQ of the bag-of-words baseline, a retrieval function through
 # the runner, and the regression gate against the stored baseline
-TEST_SET ?= data/test_sets/sample_v1.yaml
+TEST_SET ?= data/test_sets/clinical_v1.yaml
 testsets: $(VENV)/.installed
 	$(VENV)/bin/treckit testset validate $(TEST_SET)
 	$(VENV)/bin/treckit rq --test-set $(TEST_SET) --corpus data/test_sets/documents.jsonl --baseline bow --out $(OUT)/rq.json

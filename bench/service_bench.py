@@ -50,7 +50,7 @@ def main() -> None:
                         break
                 except httpx.HTTPError:
                     time.sleep(0.2)
-            ts = yaml.safe_load((src / "sample_v1.yaml").read_text())
+            ts = yaml.safe_load((src / "clinical_v1.yaml").read_text())
             run = (src / "baseline_bow.trec").read_text()
             results = {}
             for label, body_of in (("cached (same run)", lambda i: {"test_set": ts, "run": run}),

@@ -489,7 +489,7 @@ def test_config_systems_are_warmed_up_and_timed_in_turns(fake_clock, tmp_path, c
     exactly its own cost, and swapping them flips the delta's sign exactly."""
     from treckit.retrieval.system import WARMUP_QUERIES
     from treckit.testsets import load_test_set
-    ts_path = ROOT / "data/test_sets/sample_v1.yaml"
+    ts_path = ROOT / "data/test_sets/clinical_v1.yaml"
     texts = [q.query_text for q in load_test_set(ts_path).queries]
     _fake_clock_configs(tmp_path)
     deltas = {}

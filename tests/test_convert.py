@@ -125,3 +125,19 @@ def test_jsonl_predictions_joined_by_query_text(tmp_path):
     r = read_run(pred, query_to_qid=gold_query_map(gold), order="desc")     # scores as written
     assert set(r.table.column("qid").to_pylist()) == {"1", "2"}
     assert r.to_dict()["2"] == {"y": -1.0, "z": 0.0}
+
+
+@pytest.mark.parametrize("flags, said", [
+    ([], "trec_eval orders them by docno descending (use --break-ties to keep the input order instead)"),
+    (["--break-ties"], "they keep their input order (--break-ties)"),
+    (["--ties", "break"], "they keep their input order (--break-ties)"),
+    (["--ties", "docid-asc"], "they are ordered by doc id ascending (--ties docid-asc)"),
+])
+def test_the_tie_report_names_the_policy_in_force(tmp_path, capsys, flags, said):
+    """--break-ties is suggested only to a conversion that did not use it; the report says what was done."""
+    from conftest import run_cli
+    (tmp_path / "run.tsv").write_text("q\tb\t1.0\nq\ta\t1.0\nq\tc\t2.0\n")
+    code, _, err = run_cli(["run", tmp_path / "run.tsv", "-o", tmp_path / "out.trec", *flags], capsys)
+    assert code == 0, err
+    assert f"2 docs in 1 queries share a score with another doc of their query; {said}" in err
+    assert ("use --break-ties" in err) is (not flags)

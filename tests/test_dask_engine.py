@@ -157,7 +157,7 @@ def test_compare_on_the_cluster_writes_the_same_reports(data, address, capsys, t
 
 
 def test_testset_eval_on_the_cluster(address, capsys, tmp_path):
-    ts = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+    ts = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
     run = ROOT / "data" / "test_sets" / "baseline_bow.trec"
     argv = ["testset", "eval", ts, "--run", run, "--out"]
     code, out, err = run_cli([*argv, tmp_path / "local.json"], capsys)

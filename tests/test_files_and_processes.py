@@ -596,10 +596,63 @@ def test_eval_help_explains_every_trec_eval_flag(capsys):
     assert code == 0 and all(f" {flag} " in out for flag in TREC_EVAL_FLAGS) and "--missing" in out
 
 
+def _named_treckit_commands(text: str) -> list[list[str]]:
+    """The words after `treckit` in a shipped file: quoted in its comments (`treckit alert-rules`) and run by
+    its commands (a line that starts with treckit, or `run: treckit ...`)."""
+    import re
+    named = []
+    for line in text.splitlines():
+        code, _, comment = ("", "", line) if line.lstrip().startswith("#") else line.partition(" #")
+        named += [m.split() for m in re.findall(r"`treckit ([^`]*)`", comment)]
+        command = re.match(r"\s*(?:-\s*)?(?:run:\s*)?treckit (.*)", code)
+        if command:
+            named.append(command.group(1).split())
+    return named
+
+
+def test_every_treckit_command_a_shipped_file_names_exists(capsys):
+    """A comment or a command in the files treckit ships (alert rules, the CI workflow) names commands that
+    exist: each word path resolves in the command tree, and `treckit <path> --help` answers."""
+    import tomllib
+
+    import typer.main
+
+    from treckit.cli.main import get_app
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["treckit"]
+    shipped = [ROOT / "code" / "treckit" / f for f in package_data if f.endswith((".yml", ".yaml"))]
+    assert {p.name for p in shipped} >= {"alerts.yml", "github_workflow.yml"}
+    root = typer.main.get_command(get_app())
+    found = set()
+    for path in shipped:
+        for words in _named_treckit_commands(path.read_text()):
+            node, resolved = root, []
+            for word in words:
+                sub = getattr(node, "commands", {}).get(word)
+                if sub is None:
+                    break
+                node, resolved = sub, resolved + [word]
+            assert resolved, f"{path.name} names `treckit {' '.join(words)}`, which is not a treckit command"
+            assert not hasattr(node, "commands"), f"{path.name}: `treckit {' '.join(resolved)}` is a group, not a command"
+            code, out, _ = run_cli([*resolved, "--help"], capsys)
+            assert code == 0 and "Usage" in out, resolved
+            found.add(" ".join(resolved))
+    assert found >= {"alert-rules", "testset workflow", "testset eval", "gate"}
+
+
 def test_measures_plain_when_piped_and_a_table_on_a_terminal(capsys, monkeypatch):
     code, out, _ = run_cli(["measures"], capsys)
     lines = out.splitlines()
     assert code == 0 and lines[0].split()[:2] == ["trec_eval", "name"] and lines[1].split()[0] == "runid" and "┃" not in out
+    # the columns line up on every row, the longest names included: each column starts where its header does,
+    # two spaces after the widest cell of the column before
+    rows = lines[:lines.index("")]
+    second, third = rows[0].index("ir_measures names"), rows[0].index("meaning")
+    assert max(len(r[:second].rstrip()) for r in rows) == second - 2
+    assert max(len(r[second:third].rstrip()) for r in rows) == third - second - 2
+    for row in rows:
+        assert row[second - 2:second] == "  " and row[second] != " ", row
+        assert row[third - 2:third] == "  " and row[third] != " ", row
+    assert any(len(r.split()[0]) > 40 for r in rows[1:])            # the long names are among them
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     code, out, _ = run_cli(["measures"], capsys)
     assert code == 0 and "┃" in out and "nDCG(dcg='exp-log2')" in out

@@ -249,6 +249,28 @@ def test_id_less_predictions_out_of_gold_order_are_an_error(tmp_path, capsys):
         treckit.evaluate(GOLD, PRED, "map")
 
 
+@pytest.mark.parametrize("command", ["eval", "compare", "run", "eval-in-gold-order"])
+def test_id_less_lines_are_reported_once(tmp_path, capsys, command):
+    """JSONL lines without a query id, numbered by line: one message per command, not one from the format
+    reader and another from the run's reader."""
+    gold_lines = GOLD.read_text().splitlines()
+    by_text = {json.loads(ln)["query"]: ln for ln in PRED.read_text().splitlines()}
+    ordered = tmp_path / "ordered.jsonl"          # the predictions in the gold file's order
+    ordered.write_text("\n".join(by_text[json.loads(g)["query"]] for g in gold_lines) + "\n")
+    qrels = tmp_path / "q.trec"
+    assert cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0
+    argv = {"eval": ["eval", "-m", "map", qrels, ordered],
+            "compare": ["compare", qrels, ordered, ordered, "--name", "a", "--name", "b", "-m", "map"],
+            "run": ["run", ordered, "-o", tmp_path / "x.trec"],
+            "eval-in-gold-order": ["eval", "-m", "map", GOLD, ordered]}[command]
+    code, _, err = cli(argv, capsys)
+    assert code == 0, err
+    about = [ln for ln in err.splitlines() if "no query id" in ln or "no id field" in ln]
+    runs = 2 if command == "compare" else 1
+    assert len(about) == runs and all(ln.startswith(f"treckit: {ordered}: {len(gold_lines)} JSONL lines have no query id "
+                                                    "and were numbered by line (1, 2, ...)") for ln in about), err
+
+
 def test_id_less_predictions_in_gold_order_are_numbered_with_a_warning(tmp_path, capsys):
     gold_lines = GOLD.read_text().splitlines()
     by_text = {json.loads(ln)["query"]: ln for ln in PRED.read_text().splitlines()}

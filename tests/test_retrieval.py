@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from treckit.model import Run
 from treckit.retrieval.corpus import Corpus, read_corpus
 from treckit.retrieval.fusion import fuse, parse_weights, tune
 
+SAMPLE = ROOT / "data/test_sets/clinical_v1.yaml"
 DOCS = ["the cat sat on the mat", "the dog chased the cat", "a bird sang", "dogs and cats and birds",
         "quantum physics of cats", "the mat was red", "birds fly south", "a cat a dog a bird"]
 
@@ -96,14 +98,14 @@ def test_bm25_index_does_not_depend_on_the_corpus_file_order(tmp_path):
 
 def test_retrieve_command_writes_runs_trec_eval_reads(tmp_path, capsys):
     docs = ROOT / "data/test_sets/documents.jsonl"
-    ts = ROOT / "data/test_sets/sample_v1.yaml"
+    ts = SAMPLE
     for method in ("bm25", "bow"):
         code, _, err = run_cli(["retrieve", "--corpus", docs, "--queries", ts, "--method", method, "-k", "5",
                                 "-o", tmp_path / f"{method}.trec", "--index", tmp_path / "idx"], capsys)
         assert code == 0, err
         lines = (tmp_path / f"{method}.trec").read_text().splitlines()
         assert all(len(line.split()) == 6 for line in lines)
-        assert lines[0].startswith("q1 Q0 ")
+        assert lines[0].startswith("q01 Q0 PMC")
     code, _, err = run_cli(["retrieve", "--corpus", docs, "--queries", ts, "--method", "tfidf", "-o", tmp_path / "x"], capsys)
     assert code == 2
 
@@ -225,7 +227,7 @@ def test_seed_configs_run_as_written(tmp_path):
     from treckit.retrieval.evaluate import evaluate_system
     from treckit.retrieval.system import load_system
     from treckit.testsets import load_test_set
-    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    ts = load_test_set(SAMPLE)
     docs = ROOT / "data/test_sets/documents.jsonl"
     from treckit.retrieval.bow import BowRetriever
     from treckit.testsets.runner import run_from_rankings
@@ -237,8 +239,13 @@ def test_seed_configs_run_as_written(tmp_path):
     res = evaluate_system(rrf, ts, cache=False)
     assert list(res) == ["bm25", "splade", "dense", "fusion"]
     (tmp_path / "w.yaml").write_text(common + "fusion_method: weighted\nweights: {bm25: 0.3, splade: 0.4, dense: 0.3}\n")
-    wres = evaluate_system(load_system(tmp_path / "w.yaml"), ts, cache=False)
-    assert wres["fusion"].aggregates["recall_at_10"]["mean"] >= 0.8
+    weighted = load_system(tmp_path / "w.yaml")
+    wres = evaluate_system(weighted, ts, cache=False)
+    # recall@10 by hand from the weighted fusion's own rankings: relevant (grade > 0) in the top 10 / all relevant
+    top = weighted.run({q.query_id: q.query_text for q in ts.queries}, 100)["fusion"].rankings
+    by_hand = [len({d for d, _ in top[q.query_id][:10]} & rel) / len(rel)
+               for q in ts.queries for rel in [{d.doc_id for d in q.relevant_docs if d.grade > 0}]]
+    assert wres["fusion"].aggregates["recall_at_10"]["mean"] == pytest.approx(sum(by_hand) / len(by_hand))
     # the fusion stage is exactly fuse() over the component runs
     from treckit.retrieval.ranking import run_of
     stages = rrf.run({q.query_id: q.query_text for q in ts.queries}, 100)
@@ -255,9 +262,17 @@ def test_config_digest_ignores_formatting(tmp_path):
     assert load_system(tmp_path / "c.yaml").digest != load_system(a).digest
 
 
+def _q01_relevant() -> list[str]:
+    """Two of the sample's q01 documents of grade > 0."""
+    from treckit.testsets import load_test_set
+    q01 = load_test_set(SAMPLE).queries[0]
+    return [d.doc_id for d in q01.relevant_docs if d.grade > 0][:2]
+
+
 def _slow_module(tmp_path, delay_ms: float) -> str:
+    """A search function answering every query with two of q01's relevant documents, after a delay."""
     mod = tmp_path / f"slow_{int(delay_ms)}.py"
-    mod.write_text(f"import time\ndef search(q):\n    time.sleep({delay_ms / 1000})\n    return ['Rio 2', 'Toy Story 3']\n"
+    mod.write_text(f"import time\ndef search(q):\n    time.sleep({delay_ms / 1000})\n    return {_q01_relevant()!r}\n"
                    "def rerank(q, cands):\n    return [d for d, _ in reversed(cands)]\n")
     return str(mod)
 
@@ -265,7 +280,7 @@ def _slow_module(tmp_path, delay_ms: float) -> str:
 def test_latency_is_monotone_in_injected_delays(tmp_path):
     from treckit.retrieval.evaluate import evaluate_system
     from treckit.testsets import load_test_set
-    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    ts = load_test_set(SAMPLE)
     p50 = []
     for delay in (0, 10, 30):
         cfg = {"components": {"f": {"callable": f"{_slow_module(tmp_path, delay)}:search"}}}
@@ -276,14 +291,15 @@ def test_latency_is_monotone_in_injected_delays(tmp_path):
 def test_rerank_stage_and_its_latency(tmp_path):
     from treckit.retrieval.evaluate import evaluate_system
     from treckit.testsets import load_test_set
-    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    ts = load_test_set(SAMPLE)
     mod = _slow_module(tmp_path, 5)
     cfg = {"components": {"f": {"callable": f"{mod}:search"}}, "rerank": {"callable": f"{mod}:rerank", "depth": 10}}
     res = evaluate_system(cfg, ts, cache=False)
     assert list(res) == ["f", "f+rerank"]
-    q1 = lambda stage: next(r for r in res[stage].per_query if r["qid"] == "q1")      # noqa: E731
-    # q1's relevant Rio 2 and Toy Story 3 (grade 3 each): reversed they are still both in the top 2
-    assert q1("f")["recall_at_10"] == q1("f+rerank")["recall_at_10"] == pytest.approx(2 / 3)
+    q01 = lambda stage: next(r for r in res[stage].per_query if r["qid"] == "q01")      # noqa: E731
+    # two of q01's relevant docs: reversed they are still both in the top 2
+    relevant = sum(d.grade > 0 for d in ts.queries[0].relevant_docs)
+    assert q01("f")["recall_at_10"] == q01("f+rerank")["recall_at_10"] == pytest.approx(2 / relevant)
     assert res["f+rerank"].latency_ms["p50"] >= res["f"].latency_ms["p50"]
 
 
@@ -305,15 +321,36 @@ def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkey
     monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
     docs = ROOT / "data/test_sets/documents.jsonl"
     cfg = _system(tmp_path, f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25}}\n  bow: {{method: bow}}\nfusion_method: rrf\n")
-    code, out, err = run_cli(["system", "eval", cfg, "--test-set", ROOT / "data/test_sets/sample_v1.yaml",
+    code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE,
                               "--out", tmp_path / "s.json"], capsys)
     assert code == 0, err
     assert out.splitlines()[0].split()[:4] == ["stage", "recall_at_10", "ndcg_at_10", "mrr"]
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["bm25", "bow", "fusion"]
     stored = json.loads((tmp_path / "s.json").read_text())
     from treckit.testsets import evaluate
-    res = evaluate(str(cfg), ROOT / "data/test_sets/sample_v1.yaml", measures=["recall@10", "ndcg@10", "mrr"])
+    res = evaluate(str(cfg), SAMPLE, measures=["recall@10", "ndcg@10", "mrr"])
     assert res.aggregates == stored["fusion"]["aggregates"]
+
+
+def test_system_eval_columns_stay_apart_for_long_names(tmp_path, capsys):
+    """Every header and value of the stage table ends where its column ends, two spaces from the next
+    column, however long the measure or stage names."""
+    shutil.copy(ROOT / "data/test_sets/baseline_bow.trec", tmp_path / "run.trec")
+    cfg = _system(tmp_path, "components:\n  a_component_with_a_long_name: {run: run.trec}\n  b: {run: run.trec}\n"
+                            "fusion_method: rrf\n")
+    measures = ["precision_at_100", "recall_at_1000", "ndcg_at_1000", "mrr"]
+    code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "--no-cache",
+                              *[a for m in measures for a in ("-m", m)]], capsys)
+    assert code == 0, err
+    head, *rows = out.splitlines()
+    assert head.split() == ["stage", *measures, "p50", "ms", "p95", "ms"]
+    assert [r.split()[0] for r in rows] == ["a_component_with_a_long_name", "b", "fusion"]
+    ends = [head.index(m) + len(m) for m in measures] + [head.index("p50 ms") + 6, head.index("p95 ms") + 6]
+    for row in rows:
+        cells = row.split()
+        assert len(cells) == len(measures) + 3
+        for cell, end in zip(cells[1:], ends):
+            assert row[end - len(cell):end] == cell and row[end - len(cell) - 2:end - len(cell)] == "  ", (row, cell)
 
 
 def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):
@@ -325,7 +362,7 @@ def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):
     common = f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25}}\n  bow: {{method: bow}}\n"
     (tmp_path / "A.yaml").write_text("name: rrf\n" + common + "fusion_method: rrf\nrrf_k: 60\n")
     (tmp_path / "B.yaml").write_text("name: weighted\n" + common + "fusion_method: weighted\nweights: {bm25: 0.3, bow: 0.7}\n")
-    code, out, err = run_cli(["compare", "--test-set", ROOT / "data/test_sets/sample_v1.yaml", "--config", tmp_path / "A.yaml",
+    code, out, err = run_cli(["compare", "--test-set", SAMPLE, "--config", tmp_path / "A.yaml",
                               "--config", tmp_path / "B.yaml", "-m", "ndcg_cut.10", "--test", "t-test",
                               "--out", tmp_path / "c.json"], capsys)
     assert code == 0, err
@@ -463,7 +500,7 @@ def test_stage_latency_is_warmed_up_and_timed_in_turns(fake_clock, tmp_path):
     from treckit.retrieval.evaluate import evaluate_system
     from treckit.retrieval.system import WARMUP_QUERIES
     from treckit.testsets import load_test_set
-    ts = load_test_set(ROOT / "data/test_sets/sample_v1.yaml")
+    ts = load_test_set(ROOT / "data/test_sets/clinical_v1.yaml")
     cfg = {"components": {"a": {"callable": "fakeclock:search_a"}, "b": {"callable": "fakeclock:search_b"}},
            "fusion_method": "rrf", "rerank": {"callable": "fakeclock:rerank", "depth": 10}}
     res = evaluate_system(cfg, ts, cache=False)

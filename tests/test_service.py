@@ -19,7 +19,7 @@ from conftest import ROOT, run_cli
 httpx = pytest.importorskip("httpx", reason="the service tests need the dev extra (httpx)")
 pytest.importorskip("fastapi", reason="the service tests need the service extra")
 
-SAMPLE = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 BASELINE_RUN = ROOT / "data" / "test_sets" / "baseline_bow.trec"
 TOKEN = "s3cret-token"
 
@@ -33,6 +33,27 @@ def free_port() -> int:
 def sample_test_set() -> dict:
     import yaml
     return yaml.safe_load(SAMPLE.read_text())
+
+
+def relevant(qid: str) -> list[str]:
+    """The sample's documents of grade > 0 for ``qid``."""
+    q = next(q for q in sample_test_set()["queries"] if q["query_id"] == qid)
+    return [d["doc_id"] for d in q["relevant_docs"] if d["grade"] > 0]
+
+
+def recall_at_10_by_hand(run_text: str) -> float:
+    """Mean over the sample's queries of (relevant docs in the run's top 10) / (relevant docs); trec_eval's
+    order (score descending, then docno descending); a query without lines scores 0."""
+    lines: dict[str, list[tuple[float, str]]] = {}
+    for line in run_text.splitlines():
+        qid, _, doc, _, score, _ = line.split()
+        lines.setdefault(qid, []).append((float(score), doc))
+    recalls = []
+    for q in sample_test_set()["queries"]:
+        top = {doc for _, doc in sorted(lines.get(q["query_id"], []), reverse=True)[:10]}
+        rel = set(relevant(q["query_id"]))
+        recalls.append(len(top & rel) / len(rel))
+    return sum(recalls) / len(recalls)
 
 
 class Server:
@@ -93,26 +114,32 @@ def server(tmp_path_factory):
 
 
 def test_evaluate_a_run_equals_testset_eval(server, tmp_path, capsys):
-    r = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+    # the baseline's run without q05's lines: the answer names q05 as missing, and scores it 0
+    run = "".join(line for line in BASELINE_RUN.read_text().splitlines(keepends=True) if not line.startswith("q05 "))
+    (tmp_path / "run.trec").write_text(run)
+    r = server.post({"test_set": sample_test_set(), "run": run, "system": "bow"})
     assert r.status_code == 200, r.text
     body = r.json()
-    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", tmp_path / "run.trec", "--out", tmp_path / "r.json"], capsys)
+    assert code == 0, err
+    cli = json.loads((tmp_path / "r.json").read_text())
     for m in ("recall_at_10", "ndcg_at_10", "mrr"):
-        assert body["metrics"][m] == stored["aggregates"][m]["mean"]
-    assert body["per_query_type"]["exact_term"]["recall_at_10"] == stored["per_query_type"]["exact_term"]["recall_at_10"]
-    # the bag-of-words baseline finds nothing for q6 ("19th-century French literature"): no line in the run
-    assert body["num_queries"] == 10 and body["missing_queries"] == ["q6"]
-    again = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+        assert body["metrics"][m] == cli["aggregates"][m]["mean"]
+    assert body["per_query_type"]["exact_term"]["recall_at_10"] == cli["per_query_type"]["exact_term"]["recall_at_10"]
+    assert body["metrics"]["recall_at_10"] == pytest.approx(recall_at_10_by_hand(run))
+    assert body["num_queries"] == 50 and body["missing_queries"] == ["q05"]
+    again = server.post({"test_set": sample_test_set(), "run": run, "system": "bow"})
     assert again.json()["cached"] is True and again.json()["metrics"] == body["metrics"]
 
 
 def test_dict_run_and_missing_queries(server):
-    r = server.post({"test_set": sample_test_set(), "run": {"q1": {"Toy Story 3": 2.0, "Rio 2": 1.0}}})
+    first, second = relevant("q01")[:2]
+    r = server.post({"test_set": sample_test_set(), "run": {"q01": {first: 2.0, second: 1.0}}})
     body = r.json()
     assert r.status_code == 200
-    assert body["missing_queries"] == [f"q{i}" for i in range(2, 11)]
-    # q1: two of three relevant in the top 10 -> 2/3; nine queries score 0
-    assert body["metrics"]["recall_at_10"] == pytest.approx((2 / 3) / 10)
+    assert body["missing_queries"] == [f"q{i:02d}" for i in range(2, 51)]
+    # q01: two of its relevant docs in the top 10; the 49 other queries score 0
+    assert body["metrics"]["recall_at_10"] == pytest.approx((2 / len(relevant("q01"))) / 50)
 
 
 def test_run_files_are_confined_to_the_data_directory(server):
@@ -167,26 +194,90 @@ def test_concurrent_requests_are_deterministic(server):
 
 
 def test_metrics_endpoint_has_labelled_gauges_and_request_counters(server):
-    server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"})
+    from prometheus_client.parser import text_string_to_metric_families
+    answer = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "system": "bow"}).json()
     text = httpx.get(server.url + "/metrics").text
-    assert 'treckit_retrieval_recall_at_k{component="all",k="10",system="bow",test_set="sample"} 0.8' in text
-    assert 'treckit_retrieval_mrr{component="all",system="bow",test_set="sample"} 0.75' in text
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families(text) for s in f.samples}
+    labels = (("component", "all"), ("system", "bow"), ("test_set", "clinical"))
+    assert samples[("treckit_retrieval_recall_at_k", (labels[0], ("k", "10"), *labels[1:]))] == \
+        pytest.approx(recall_at_10_by_hand(BASELINE_RUN.read_text()))
+    assert samples[("treckit_retrieval_mrr", labels)] == answer["metrics"]["mrr"]
     assert "treckit_http_requests_total" in text and "treckit_http_request_duration_seconds_bucket" in text
 
 
-def test_token_and_prefix(tmp_path):
-    s = Server(tmp_path, token=TOKEN, prefix="medicalkg")
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory):
+    s = Server(tmp_path_factory.mktemp("token"), token=TOKEN, prefix="medicalkg")
+    yield s
+    s.stop()
+
+
+def test_token_and_prefix(token_server):
+    s = token_server
+    assert httpx.get(s.url + "/v1/health").status_code == 200
+    assert s.post({"test_set": sample_test_set(), "run": "q01 Q0 a 1 1 t\n"}, headers={}).status_code == 401
+    assert httpx.get(s.url + "/metrics").status_code == 401
+    assert s.post({"test_set": sample_test_set(), "run": "q01 Q0 a 1 1 t\n"},
+                  headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
+    text = httpx.get(s.url + "/metrics", headers=s.headers).text
+    assert 'medicalkg_retrieval_recall_at_k{' in text and "treckit_retrieval" not in text
+
+
+class InProcessServer:
+    """``create_app(token=...)`` served by uvicorn on a thread of this process, called over real HTTP."""
+
+    def __init__(self, token: str):
+        import threading
+        import uvicorn
+        from treckit.service.app import create_app
+        self.url = f"http://127.0.0.1:{(port := free_port())}"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(token=token), host="127.0.0.1", port=port,
+                                                    log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.time() + 30
+        while not self.server.started:
+            if time.time() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.05)
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+# the routes FastAPI adds itself (the schema, its two documentation pages and Swagger's OAuth2 helper) and ours
+GUARDED_GETS = ("/openapi.json", "/docs", "/redoc", "/docs/oauth2-redirect", "/metrics")
+
+
+@pytest.mark.parametrize("token_from", ["environment", "create_app"])
+def test_every_route_but_health_needs_the_token(token_from, token_server, monkeypatch):
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    s = token_server if token_from == "environment" else InProcessServer(TOKEN)
     try:
         assert httpx.get(s.url + "/v1/health").status_code == 200
-        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"}, headers={}).status_code == 401
-        assert httpx.get(s.url + "/metrics").status_code == 401
-        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 a 1 1 t\n"},
-                      headers={"Authorization": "Bearer wrong"}).status_code == 401
-        assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
-        text = httpx.get(s.url + "/metrics", headers=s.headers).text
-        assert 'medicalkg_retrieval_recall_at_k{' in text and "treckit_retrieval" not in text
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        for path in GUARDED_GETS:
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+                r = httpx.get(s.url + path, headers=headers)
+                assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (path, headers)
+                assert "openapi" not in r.text and "swagger" not in r.text.lower()
+            assert httpx.get(s.url + path, headers=good).status_code == 200, path
+        assert "/v1/evaluate" in httpx.get(s.url + "/openapi.json", headers=good).json()["paths"]
+        assert "swagger-ui" in httpx.get(s.url + "/docs", headers=good).text
+        assert httpx.post(s.url + "/v1/evaluate", json={}).status_code == 401
+        assert httpx.get(s.url + "/no-such-route").status_code == 401           # nothing is said without the token
+        assert httpx.get(s.url + "/no-such-route", headers=good).status_code == 404
     finally:
-        s.stop()
+        if token_from == "create_app":
+            s.stop()
+
+
+def test_without_a_token_every_route_is_open(server):
+    for path in ("/v1/health", *GUARDED_GETS):
+        assert httpx.get(server.url + path).status_code == 200, path
 
 
 def test_openapi_fuzz_never_500(server):
@@ -216,7 +307,8 @@ def test_textfile_export_from_testset_eval(tmp_path, capsys):
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for f in text_string_to_metric_families((tmp_path / "q.prom").read_text()) for s in f.samples}
     assert samples[("treckit_retrieval_recall_at_k", (("component", "all"), ("k", "10"), ("system", "bow"),
-                                                      ("test_set", "sample")))] == 0.8
+                                                      ("test_set", "clinical")))] == \
+        pytest.approx(recall_at_10_by_hand(BASELINE_RUN.read_text()))
 
 
 def test_alert_rules_pass_promtool(tmp_path, capsys):
@@ -238,8 +330,9 @@ def test_real_prometheus_scrapes_the_gauge_and_fires_the_alert(tmp_path, capsys)
     port = free_port()
     proc = None
     try:
-        # recall@10 of this run is 1/30 (< 0.75): the alert, with a 2 s for:, must fire
-        assert s.post({"test_set": sample_test_set(), "run": "q1 Q0 Rio%202 1 1 t\n", "system": "weak"}).status_code == 200
+        # one relevant doc of q01 and nothing else: recall@10 far below 0.75, so the alert (2 s for:) must fire
+        weak = f"q01 Q0 {relevant('q01')[0]} 1 1 t\n"
+        assert s.post({"test_set": sample_test_set(), "run": weak, "system": "weak"}).status_code == 200
         code, rules, _ = run_cli(["alert-rules", "--for", "2s"], capsys)
         (tmp_path / "rules.yml").write_text(rules)
         (tmp_path / "prom.yml").write_text(
@@ -264,8 +357,8 @@ def test_real_prometheus_scrapes_the_gauge_and_fires_the_alert(tmp_path, capsys)
                              and a["labels"].get("system") == "weak" for a in alerts)
             except (httpx.HTTPError, KeyError, ValueError):
                 continue
-        # q1's Rio 2 is one of its three relevant docs; nine queries have no results: (1/3) / 10
-        assert value == pytest.approx(1 / 30) and firing
+        # one of q01's relevant docs; the 49 other queries have no results
+        assert value == pytest.approx((1 / len(relevant("q01"))) / 50) and firing
     finally:
         if proc is not None:
             proc.terminate()

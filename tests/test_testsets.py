@@ -12,11 +12,12 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, run_cli
 from treckit.errors import InputError
+from treckit.measures.definitions import RANKINGS
 from treckit.testsets import TestSetError, load_test_set, parse_test_set
 from treckit.testsets.schema import Query, RelevantDoc, TestSetModel, json_schema
 from treckit.testsets.load import TestSet
 
-SAMPLE = ROOT / "data" / "test_sets" / "sample_v1.yaml"
+SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 CORPUS = ROOT / "data" / "test_sets" / "documents.jsonl"
 
 SMALL = """\
@@ -45,9 +46,10 @@ def small() -> TestSet:
 
 # ------------------------------------------------------------------ schema and loading
 def test_sample_validates_and_counts_types():
+    """The test-set document's shape: 50 queries, 20 exact_term, 15 paraphrase, 15 complex_clinical."""
     ts = load_test_set(SAMPLE)
-    assert (ts.name, ts.version, len(ts.queries)) == ("sample", "1", 10)
-    assert ts.counts_by_type() == {"exact_term": 3, "paraphrase": 3, "complex": 4}
+    assert (ts.name, ts.version, len(ts.queries)) == ("clinical", "1", 50)
+    assert ts.counts_by_type() == {"exact_term": 20, "paraphrase": 15, "complex_clinical": 15}
 
 
 def test_every_problem_is_listed_with_its_line():
@@ -283,8 +285,12 @@ def test_rq_by_hand_with_topk_and_strict_threshold():
     assert [(p["qid"], p["k"], p["rr"], p["recall_at_k"]) for p in rep["per_query"]] == [("a", 5, 0.5, 1.0), ("b", 2, 0.0, 0.0)]
     assert rep["value"] == 0.25 and rep["pass"] is False                     # exactly at the threshold fails
     assert rq(ts, run, k=5, threshold=0.2499)["pass"] is True
-    assert list(rep) == ["metric", "value", "pass", "k", "threshold", "ranking", "recall_at_k", "num_labeled",
-                         "num_unlabeled", "unlabeled", "per_query"]
+    assert list(rep) == ["metric", "value", "pass", "k", "threshold", "ranking", "definitions", "recall_at_k",
+                         "num_labeled", "num_unlabeled", "unlabeled", "per_query"]
+    # b sets topK 2: the definitions say a query's topK replaces k; RQ averages the labelled queries
+    assert rep["definitions"]["value"] == {"name": "value", "measure": "recip_rank", "cutoff": 5, "gain": None,
+                                           "relevance": 1, "params": "a query's topK replaces k",
+                                           "query_set": "labelled", "ranking": "trec_eval"}
 
 
 def test_rq_without_labelled_queries_is_null():
@@ -349,10 +355,10 @@ def test_rq_skips_lists_and_counts_unlabelled_queries(tmp_path, capsys):
         [("q1", 1.0, 1, 1.0), ("q3", pytest.approx(1 / 3), 3, 1.0)]
     assert rep["value"] == pytest.approx(2 / 3) and rep["pass"] is True and code == 0
     assert (rep["num_labeled"], rep["num_unlabeled"], rep["unlabeled"]) == (2, 2, ["q2", "q4"])
-    assert "ties in corpus order" in rep["ranking"]
+    assert rep["ranking"] == "bow-corpus-order" and rep["definitions"]["value"]["ranking"] == "bow-corpus-order"
     assert out.splitlines() == ["RQ (MRR@5) = 0.6667 over 2 labelled queries; threshold 0.6: PASS",
                                 "Recall@5 = 1.0000",
-                                f"ranking: {rep['ranking']}",
+                                f"ranking: {RANKINGS[rep['ranking']]}",
                                 "skipped 2 unlabelled queries (no doc with grade > 0): q2, q4"]
 
 
@@ -380,19 +386,29 @@ def test_rq_without_any_labelled_query_is_null_from_the_command_and_the_api(tmp_
     assert code == 0 and (rep["value"], rep["pass"], rep["num_labeled"], rep["num_unlabeled"]) == (None, None, 0, 25)
     assert out.splitlines()[0] == "RQ (MRR@5) = null over 0 labelled queries; threshold 0.6: skipped (no labelled queries)"
     assert out.splitlines()[-1] == ("skipped 25 unlabelled queries (no doc with grade > 0): "
-                                    + ", ".join(f"u{i:02d}" for i in range(20)) + " ... and 5 more")
+                                    + ", ".join(f"u{i:02d}" for i in range(10)) + " ... and 15 more")
     ts = load_test_set(tmp_path / "none.yaml", allow_unlabeled=True)
     api = rq(ts, run_from_rankings({"u00": [("s2", None)]}))
     assert (api["value"], api["pass"], api["num_unlabeled"]) == (None, None, 25)
 
 
 def test_rq_command_on_the_sample_baseline(tmp_path, capsys):
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
     code, out, _ = run_cli(["rq", "--test-set", SAMPLE, "--corpus", CORPUS, "--baseline", "bow", "--out", tmp_path / "rq.json"], capsys)
     rep = json.loads((tmp_path / "rq.json").read_text())
-    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f} over 10 labelled queries")
+    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f} over 50 labelled queries")
+    # by hand: 1 / rank of the first doc of grade > 0 in the bag of words' top 5 (its order), 0 when none
+    ts, bow = load_test_set(SAMPLE), BowRetriever(read_corpus(CORPUS))
+    rr = []
+    for q in ts.queries:
+        relevant = {d.doc_id for d in q.relevant_docs if d.grade > 0}
+        ranks = [i for i, (doc, _) in enumerate(bow.retrieve(q.query_text, 5), 1) if doc in relevant]
+        rr.append(1 / ranks[0] if ranks else 0.0)
+    assert rep["value"] == pytest.approx(sum(rr) / len(rr))
     # the baseline's own run, scored through a file, gives the same RQ
-    code, _, _ = run_cli(["rq", "--test-set", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
-    assert code == 0
+    code, out, _ = run_cli(["rq", "--test-set", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
+    assert code == 0 and out.startswith(f"RQ (MRR@5) = {rep['value']:.4f}")
 
 
 # ------------------------------------------------------------------ gate
@@ -453,6 +469,36 @@ def test_sample_gate_against_the_stored_baseline(tmp_path, capsys):
     assert fresh["aggregates"] == stored["aggregates"]
     code, _, _ = run_cli(["gate", "--baseline", ROOT / "data/test_sets/baseline_results.json", "--current", tmp_path / "c.json"], capsys)
     assert code == 0
+
+
+def test_testset_eval_names_the_queries_missing_from_the_run(tmp_path, capsys):
+    """As the service's missing_queries: the queries without a line in the run, on stderr, counted, the list
+    bounded; they still count (scored 0)."""
+    ts = load_test_set(SAMPLE)
+    lines = (ROOT / "data/test_sets/baseline_bow.trec").read_text().splitlines(keepends=True)
+    (tmp_path / "some.trec").write_text("".join(ln for ln in lines if ln.split()[0] not in ("q05", "q07")))
+    code, out, err = run_cli(["testset", "eval", SAMPLE, "--run", tmp_path / "some.trec"], capsys)
+    assert code == 0 and "50 queries" in out
+    assert err == "treckit: the run has no line for 2 of the 50 queries (each scores 0): q05, q07\n"
+    (tmp_path / "one.trec").write_text("".join(ln for ln in lines if ln.startswith("q01 ")))
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", tmp_path / "one.trec"], capsys)
+    shown = ", ".join(q.query_id for q in ts.queries[1:11])
+    assert code == 0 and err == f"treckit: the run has no line for 49 of the 50 queries (each scores 0): {shown} ... and 39 more\n"
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec"], capsys)
+    assert code == 0 and err == ""
+
+
+def test_a_runs_reading_notes_reach_testset_eval_and_rq_as_treckit_messages(tmp_path, capsys):
+    """Said once, with the prefix and the command line's spelling of the fix (not a Python warning)."""
+    (tmp_path / "run.tsv").write_text("q01\tPMC1\t1\nq01\tPMC2\t2\nq02\tPMC3\t1\n")
+    for argv in (["testset", "eval", SAMPLE, "--run", tmp_path / "run.tsv"],
+                 ["rq", "--test-set", SAMPLE, "--run", tmp_path / "run.tsv", "--report-only"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")          # a Python warning would fail the command
+            code, _, err = run_cli(argv, capsys)
+        assert code == 0, err
+        said = [ln for ln in err.splitlines() if "third column counts 1, 2, 3" in ln]
+        assert len(said) == 1 and said[0].startswith("treckit: ") and "pass --tsv-third rank" in said[0]
 
 
 # ------------------------------------------------------------------ life cycle
@@ -544,9 +590,11 @@ def test_validate_command_lists_problems(tmp_path, capsys):
 def test_export_import_round_trip(tmp_path, capsys):
     code, _, _ = run_cli(["testset", "export", SAMPLE, "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv",
                           "--types", tmp_path / "t.tsv"], capsys)
-    assert code == 0 and "Toy%20Story%203" in (tmp_path / "q.qrels").read_text()
+    first = load_test_set(SAMPLE).queries[0]
+    assert code == 0 and f"{first.query_id} 0 {first.relevant_docs[0].doc_id} {first.relevant_docs[0].grade}\n" in \
+        (tmp_path / "q.qrels").read_text()
     code, _, _ = run_cli(["testset", "import", "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv", "--types",
-                          tmp_path / "t.tsv", "--name", "sample", "--version", "1", "-o", tmp_path / "back.yaml"], capsys)
+                          tmp_path / "t.tsv", "--name", "clinical", "--version", "1", "-o", tmp_path / "back.yaml"], capsys)
     assert code == 0
     back, orig = load_test_set(tmp_path / "back.yaml"), load_test_set(SAMPLE)
     assert {q.query_id: ({d.doc_id: d.grade for d in q.relevant_docs}, q.query_text, q.query_type) for q in back.queries} == \
@@ -571,8 +619,10 @@ def test_testset_eval_with_a_function_and_holdout(tmp_path, capsys, monkeypatch)
     code, out, _ = run_cli(["testset", "eval", SAMPLE, "--function", fn, "--out", tmp_path / "r.json", "--holdout", "0.3"], capsys)
     assert code == 0
     d = json.loads((tmp_path / "r.json").read_text())
-    stored = json.loads((ROOT / "data/test_sets/baseline_results.json").read_text())
-    assert d["aggregates"] == stored["aggregates"]           # the function is the stored baseline's retriever
+    # the function is the sample system (system.yaml) asked one query at a time: the system's own evaluation
+    from treckit.testsets import evaluate
+    system = evaluate(str(ROOT / "data/test_sets/system.yaml"), SAMPLE, cache=False)
+    assert d["aggregates"] == system.aggregates
     s = d["split"]
     assert s["gap"]["mrr"] == pytest.approx(s["train"]["mrr"] - s["holdout_part"]["mrr"])
     assert d["latency_ms"]["p95"] >= d["latency_ms"]["p50"] > 0

@@ -55,6 +55,7 @@ class ConversionReport:
     depth_dropped: int = 0
     rank_derived_queries: int = 0
     notes: list[str] = field(default_factory=list)
+    ties: str = "keep"                   # the policy the tied docs were ordered by
 
     def lines(self) -> list[str]:
         out = [f"{self.queries} queries, {self.docs} docs written"]
@@ -62,8 +63,11 @@ class ConversionReport:
             out.append(f"{self.negated_queries} queries had scores all <= 0 and were treated as negated "
                        "(ranked most negative first, written back as positive scores)")
         if self.tied_queries:
-            out.append(f"{self.tied_docs} docs in {self.tied_queries} queries share a score with another doc of their query; "
-                       "trec_eval orders them by docno descending (use --break-ties to keep the input order instead)")
+            how = {"keep": "trec_eval orders them by docno descending (use --break-ties to keep the input order instead)",
+                   "break": "they keep their input order (--break-ties)",
+                   "docid-asc": "they are ordered by doc id ascending (--ties docid-asc)"}[self.ties]
+            out.append(f"{self.tied_docs} docs in {self.tied_queries} queries share a score with another doc of their "
+                       f"query; {how}")
         if self.duplicates_dropped:
             out.append(f"{self.duplicates_dropped} duplicate (qid, docid) lines dropped")
         if self.depth_dropped:
@@ -96,7 +100,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         return DocTexts(table.column("docid").combine_chunks(), table.column("qid"), run.written, not raw_ids)
 
     codes, listed, ids = _query_layout(t)
-    report = ConversionReport()
+    report = ConversionReport(ties=ties)
     # the check for repeated (query, doc) pairs runs beside the ordering (both spread their numpy work
     # over the cores); the ordering is only redone in the rare case that a keep-* policy drops repeats
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -104,7 +108,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report, texts(t))
         has_repeat = repeated.result()
     if has_repeat:
-        report = ConversionReport()
+        report = ConversionReport(ties=ties)
         t = _drop_duplicates(t, codes, duplicates, report, source)
         codes, listed, ids = _query_layout(t)
         out = _ordered(t, codes, listed, ids, order, ties, depth, run_name, report, texts(t))

@@ -23,7 +23,7 @@ def shown(text: str) -> str:
     return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "...")
 
 
-def listing(items: Sequence[str], most: int = 20) -> str:
+def listing(items: Sequence[str], most: int = 10) -> str:
     """``items`` joined by ", ", the first ``most`` of them, then "... and N more"."""
     shown_items = ", ".join(items[:most])
     return shown_items + (f" ... and {len(items) - most} more" if len(items) > most else "")

@@ -363,14 +363,15 @@ def _run_file(run) -> bool:
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
-             engine: str = "local", client=None, scheduler: str | None = None, **options):
+             engine: str = "local", client=None, scheduler: str | None = None, warn=None, **options):
     """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
     ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
     ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
     :mod:`treckit.inputs`).  ``measures`` takes trec_eval names (``ndcg_cut.10``), ir_measures names
     (``nDCG@10``) and ir_measures measure objects.  ``options`` are :class:`EvalOptions`' and the reading
     options of :class:`treckit.reading.RunReading` (``order``, ``gold``, ``tsv_third`` ...), as on the
-    command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module).
+    command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module), or go to ``warn`` (a
+    function taking the message) when given.
     Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
     ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
     over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
@@ -390,6 +391,7 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it
         from .engines.stream import parse_memory_limit
         limit = parse_memory_limit(limit)
+    warn = warn or warn_python
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
@@ -402,10 +404,10 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
         q = as_qrels(qrels)
         if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
             from .engines.stream import evaluate_path
-            res = evaluate_path(q, run, requests, opts, reading, warn=warn_python, memory_limit=limit,
+            res = evaluate_path(q, run, requests, opts, reading, warn=warn, memory_limit=limit,
                                 qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
         else:
-            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels), requests, opts, warn=warn_python)
+            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels, warn=warn), requests, opts, warn=warn)
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
     df = res.to_pandas()[["qid"] + cols]
     df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)

@@ -232,9 +232,12 @@ class RunReading:
                                      f"(query {text[:60]!r}) would be query {got}, but the gold file has that "
                                      f"query as {want}", path=name,
                                      fix=f"pass --gold {qrels_source} to join the predictions by query text")
-                if unknown and warn is not None:
+                if warn is not None:
                     warn(f"{name}: {unknown} of {count} JSONL lines without a query id have a query text that the gold "
-                         f"file {qrels_source} does not have; numbered by line, they may be paired with other queries")
+                         f"file {qrels_source} does not have; numbered by line, they may be paired with other queries"
+                         if unknown else
+                         f"{name}: {count} JSONL lines have no query id and were numbered by line ({self.id_base}, "
+                         f"{self.id_base + 1}, ...), which is the gold file's order of their queries")
                 return
         if warn is not None:
             warn(f"{name}: {count} JSONL lines have no query id and were numbered by line ({self.id_base}, "

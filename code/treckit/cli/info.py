@@ -21,9 +21,10 @@ def measures_cmd() -> None:
     params = ("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), "
               "nDCG(gains={0:0,1:1}), SetF(beta=0.5), IPrec@0.5")
     if not sys.stdout.isatty():                 # piped or redirected: plain lines, easy to grep
-        print(f"{'trec_eval name':<28} {'ir_measures names':<26} meaning")
-        for trec, irm, doc in rows:
-            print(f"{trec:<28} {irm or '-':<26} {doc}")
+        cells = [("trec_eval name", "ir_measures names", "meaning")] + [(t, irm or "-", doc) for t, irm, doc in rows]
+        first, second = (max(len(c[i]) for c in cells) for i in (0, 1))     # the longest name sets each column
+        for trec, irm, doc in cells:
+            print(f"{trec:<{first}}  {irm:<{second}}  {doc}")
         print("\nnicknames: " + nicknames)
         print(params)
         return

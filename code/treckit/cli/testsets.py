@@ -171,6 +171,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     from ..testsets import load_test_set
     from ..testsets.report import holdout_gap, results_markdown, results_table
     from ..testsets.runner import evaluate, evaluate_run
+    from ..stages import say
     if engine != "local" or scheduler is not None:         # checked before any file is read
         from ..engines.dask import check_engine, check_shared_paths
         check_engine(engine, scheduler)
@@ -181,12 +182,16 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if engine != "local" and run is None:
         raise InputError("--engine dask evaluates a run (--run); a retrieval function runs here", fix="leave out --engine dask")
     if run is not None:
-        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler)
+        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say)
+        if res.missing_queries:
+            from ..errors import listing
+            _say(f"the run has no line for {len(res.missing_queries)} of the {len(ts.queries)} queries (each scores 0): "
+                 f"{listing(res.missing_queries)}")
     else:
         from ..retrieval.callables import load_callable
         system = _load_system_config(config) if config else None
         res = evaluate(load_callable(function), ts, system, k, measure, gain=gain.value, batch=batch, workers=workers,
-                       cache=not no_cache)
+                       cache=not no_cache, warn=say)
         if res.cached:
             _say("answered from the cache (same config, test set and measures); --no-cache to recompute")
     data = res.to_dict()
@@ -298,6 +303,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     refuse_overwriting([test_set, run, corpus], [out])
     from ..errors import InputError, listing
     from ..testsets import load_test_set
+    from ..stages import say
     from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, rq
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
@@ -309,14 +315,15 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
         r, ranking = baseline_run(ts, read_corpus(corpus), k), BOW_RANKING
     else:
         from ..api import read_run
-        r, ranking = read_run(run), RUN_RANKING
-    report = rq(ts, r, k=k, threshold=threshold, ranking=ranking)
+        r, ranking = read_run(run, warn=say), RUN_RANKING
+    report = rq(ts, r, k=k, threshold=threshold, ranking=ranking, warn=say)
     verdict = {True: "PASS", False: "FAIL", None: "skipped (no labelled queries)"}[report["pass"]]
     value = "null" if report["value"] is None else f"{report['value']:.4f}"
     print(f"RQ (MRR@{k}) = {value} over {report['num_labeled']} labelled queries; threshold {threshold}: {verdict}")
     if report["recall_at_k"] is not None:
         print(f"Recall@{k} = {report['recall_at_k']:.4f}")
-    print(f"ranking: {ranking}")
+    from ..measures.definitions import RANKINGS
+    print(f"ranking: {RANKINGS[ranking]}")
     if report["unlabeled"]:
         n = report["num_unlabeled"]
         print(f"skipped {n} unlabelled quer{'y' if n == 1 else 'ies'} (no doc with grade > 0): "

@@ -240,7 +240,8 @@ def write_id_added(gt: GroundTruth, path: PathLike) -> None:
 def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_to_qid: dict[str, str] | None = None,
                    id_base: int = 1, skip_malformed: bool = False) -> Run:
     """A JSONL run.  Every line has an id field or none does (then the gold file's query text, else
-    the 1-based line number, is the id: counted on stderr).  A line with no documents keeps no row
+    the 1-based line number, is the id: counted in ``run.notes``, which the reader of the run reports once:
+    :meth:`treckit.reading.RunReading.read`).  A line with no documents keeps no row
     (a TREC run cannot hold an empty query): its qid is counted on stderr and listed in
     ``run.notes["empty_queries"]``."""
     f = fields or JsonlFields()
@@ -292,9 +293,6 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
         ranks.extend(range(1, len(docs) + 1))
     errors.report("run")
     _report_empty(name, empty)
-    if by_line:
-        notice(name, f"{by_line} line(s) have no id field: their query ids are line numbers (first line = {id_base}); "
-                     f"pass --gold to join them to the gold file by query text instead")
     if not qids:
         raise InputError("no retrieved documents in the file", path=name, fix="check that the right file was given")
     run = Run.from_columns(qids, docids, scores, ranks)

@@ -40,14 +40,14 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
 
 
 def stage_table(results: dict[str, TestSetResult]) -> str:
-    """One row per stage: the mean of each measure, and latency p50 / p95 in ms."""
+    """One row per stage: the mean of each measure, and latency p50 / p95 in ms; every column as wide as its
+    longest cell and two spaces from the next, so long measure or stage names never run together."""
     first = next(iter(results.values()))
-    cols = first.measures
-    head = f"{'stage':<22}" + "".join(f"{m:>14}" for m in cols) + f"{'p50 ms':>10}{'p95 ms':>10}"
-    lines = [head]
+    rows = [["stage", *first.measures, "p50 ms", "p95 ms"]]
     for stage, r in results.items():
         lat = r.latency_ms or {}
-        cells = "".join(f"{r.aggregates[m]['mean']:>14.4f}" for m in cols)
-        lp = "".join(f"{lat[p]:>10.2f}" if lat.get(p) is not None else f"{'—':>10}" for p in ("p50", "p95"))
-        lines.append(f"{stage:<22}{cells}{lp}")
-    return "\n".join(lines) + "\n"
+        rows.append([stage, *(f"{r.aggregates[m]['mean']:.4f}" for m in first.measures),
+                     *(f"{lat[p]:.2f}" if lat.get(p) is not None else "—" for p in ("p50", "p95"))])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join(f"{row[0]:<{widths[0]}}" + "".join(f"  {cell:>{w}}" for cell, w in zip(row[1:], widths[1:])) + "\n"
+                   for row in rows)

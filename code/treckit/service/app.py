@@ -1,10 +1,12 @@
 """The FastAPI application: ``POST /v1/evaluate``, ``GET /v1/health``, ``GET /metrics``.
 
 Safety: the server binds to localhost unless told otherwise; with ``TRECKIT_API_TOKEN`` set every
-route but health needs ``Authorization: Bearer <token>``; bodies and query counts are bounded; run
-files named in requests must lie inside the configured data directory (no absolute paths, no
-``..``, no symlinks leading out); errors say what is wrong with the request and never echo a file's
-contents; an evaluation that fails answers 400/422 (bad input) or 500 (a bug), and the server stays up.
+route but health needs ``Authorization: Bearer <token>`` (the OpenAPI schema and the /docs and /redoc
+pages too, and any route added later: the check stands in front of every route); bodies and query
+counts are bounded; run files named in requests must lie inside the configured data directory (no
+absolute paths, no ``..``, no symlinks leading out); errors say what is wrong with the request and
+never echo a file's contents; an evaluation that fails answers 400/422 (bad input) or 500 (a bug),
+and the server stays up.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +27,7 @@ from ..errors import InputError
 from ..testsets.schema import TestSetModel
 
 TOKEN_ENV = "TRECKIT_API_TOKEN"
+OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
 DEFAULT_MAX_BODY = 16 << 20
 DEFAULT_MAX_QUERIES = 10_000
 DEFAULT_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
@@ -119,7 +122,7 @@ class Evaluator:
         from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet, semantic_problems
         from ..testsets.measures import canonical_name
-        from ..testsets.runner import evaluate_run, from_cached
+        from ..testsets.runner import evaluate_run, from_cached, missing_queries
 
         problems = semantic_problems(req.test_set.model_dump(mode="json"), {})
         if problems:
@@ -155,8 +158,7 @@ class Evaluator:
                 result = evaluate_run(run, ts, measures)
             if store is not None and not result.cached:
                 store.put(key, result.to_dict())
-            have = set(run.table.column("qid").to_pylist())
-            missing = [q for q in ts.query_ids if q not in have]
+            missing = missing_queries(run, ts.query_ids)
         for name, summary in (block or {"all": {"metrics": result.metrics}}).items():
             self.gauges.set(summary["metrics"], test_set=ts.name, system=system, component=name)
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
@@ -183,20 +185,21 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     app = FastAPI(title="treckit evaluation service", version=__version__,
                   description="Evaluate runs or the configured system on a test set; Prometheus metrics at /metrics.")
 
-    def authorised(request: Request) -> None:
-        if token is None:
-            return
+    def authorised(request: Request) -> bool:
+        if token is None or request.url.path in OPEN_PATHS:
+            return True
         given = request.headers.get("authorization", "")
-        if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), token.encode())):
-            raise HTTPException(401, "a bearer token is required (Authorization: Bearer <token>)",
-                                headers={"WWW-Authenticate": "Bearer"})
+        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), token.encode())
 
     @app.middleware("http")
-    async def bounded_and_counted(request: Request, call_next):
+    async def guarded_bounded_and_counted(request: Request, call_next):
         t0 = time.perf_counter()
         route = request.url.path if request.url.path in ("/v1/evaluate", "/v1/health", "/metrics", "/openapi.json") else "other"
         length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > s.max_body_bytes):
+        if not authorised(request):          # before the body is read: a stranger's upload is not taken in
+            response = JSONResponse({"detail": "a bearer token is required (Authorization: Bearer <token>)"},
+                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        elif length is not None and (not length.isdigit() or int(length) > s.max_body_bytes):
             response = JSONResponse({"detail": f"the body is larger than {s.max_body_bytes} bytes"}, status_code=413)
         else:
             if length is None and request.method == "POST":
@@ -234,13 +237,13 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.post("/v1/evaluate", response_model=EvaluateResponse, dependencies=[Depends(authorised)])
+    @app.post("/v1/evaluate", response_model=EvaluateResponse)
     def evaluate(req: EvaluateRequest,
                  components: Optional[str] = Query(None, description="evaluate only these components (comma-separated)")):
         only = [c.strip() for c in components.split(",") if c.strip()] if components else None
         return evaluator.evaluate(req, only)
 
-    @app.get("/metrics", dependencies=[Depends(authorised)], response_class=PlainTextResponse)
+    @app.get("/metrics", response_class=PlainTextResponse)
     def metrics():
         return PlainTextResponse(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 

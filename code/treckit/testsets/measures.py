@@ -6,14 +6,15 @@ from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name,
                                  engine_measure, gains_note)
 
 
-def per_query_values(qrels, run, names: list[str]) -> dict[str, dict[str, float]]:
+def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[str, float]]:
     """{measure: {qid: value}} for every query in ``qrels`` (a query the run misses scores 0, as
-    with trec_eval -c), computed by the engine, the run ranked by trec_eval's rule."""
+    with trec_eval -c), computed by the engine, the run ranked by trec_eval's rule; its warnings go to
+    ``warn`` (None: InputWarning)."""
     from ..evaluation import evaluate
 
     qids = sorted(set(qrels.table.column("qid").to_pylist()))
     if len(run) == 0:
         return {n: {q: 0.0 for q in qids} for n in names}
-    df = evaluate(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc")
+    df = evaluate(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc", warn=warn)
     df = df[df["qid"] != "all"].set_index("qid")
     return {n: {q: float(df.at[q, engine_column(n)]) for q in qids} for n in names}

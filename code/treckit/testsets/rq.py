@@ -23,14 +23,15 @@ from .measures import per_query_values
 
 DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.6
-RUN_RANKING = "the run's scores, descending; ties by doc id descending (trec_eval)"
-BOW_RANKING = "bow baseline: cosine descending; ties in corpus order (the corpus file's order)"
+RUN_RANKING = "trec_eval"             # keys of treckit.measures.definitions.RANKINGS
+BOW_RANKING = "bow-corpus-order"
 
 
 def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
-       ranking: str = RUN_RANKING) -> dict[str, Any]:
+       ranking: str = RUN_RANKING, warn=None) -> dict[str, Any]:
     """The RQ report for ``run`` (a Run) on ``test_set``; ``ranking`` says how the run ranks its docs
-    (:data:`BOW_RANKING` for :func:`baseline_run`)."""
+    (:data:`BOW_RANKING` for :func:`baseline_run`); the evaluation's warnings go to ``warn`` (None:
+    InputWarning)."""
     labelled = [q for q in test_set.queries if any(d.grade > 0 for d in q.relevant_docs)]
     unlabelled = [q.query_id for q in test_set.queries if not any(d.grade > 0 for d in q.relevant_docs)]
     cut = {q.query_id: q.topK or k for q in labelled}
@@ -38,7 +39,7 @@ def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT
     if labelled:
         qrels = test_set.to_qrels()
         for kk in sorted(set(cut.values())):
-            values[kk] = per_query_values(qrels, run, [f"mrr_at_{kk}", f"recall_at_{kk}"])
+            values[kk] = per_query_values(qrels, run, [f"mrr_at_{kk}", f"recall_at_{kk}"], warn=warn)
     per_query = []
     for q in labelled:
         kk = cut[q.query_id]
@@ -49,9 +50,18 @@ def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT
     value = float(np.mean([p["rr"] for p in per_query])) if per_query else None
     return {"metric": "RQ", "value": value, "pass": (value > threshold) if value is not None else None,
             "k": k, "threshold": threshold, "ranking": ranking,
+            "definitions": {n: d.to_dict() for n, d in definitions(k, ranking, any(cut[q] != k for q in cut)).items()},
             "recall_at_k": float(np.mean([p["recall_at_k"] for p in per_query])) if per_query else None,
             "num_labeled": len(per_query), "num_unlabeled": len(unlabelled), "unlabeled": unlabelled,
             "per_query": per_query}
+
+
+def definitions(k: int, ranking: str, own_cutoffs: bool) -> dict:
+    """The definitions of RQ's two numbers (``own_cutoffs``: some query sets its own ``topK``)."""
+    from ..measures.definitions import Definition
+    params = "a query's topK replaces k" if own_cutoffs else ""
+    return {"value": Definition("value", "recip_rank", k, None, 1, params, "labelled", ranking),
+            "recall_at_k": Definition("recall_at_k", "recall", k, None, 1, params, "labelled", ranking)}
 
 
 def baseline_run(test_set: TestSet, corpus, k: int):

@@ -41,7 +41,8 @@ class TestSetResult:
     system: dict[str, Any] = field(default_factory=dict)
     cached: bool = False
     definitions: dict[str, Definition] = field(default_factory=dict)
-    missing_queries: list[str] | None = None     # a run's: test-set queries it does not answer (None: a function's)
+    # a run's queries without a line in it (each scores 0), in the test set's order; None: not a run
+    missing_queries: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         from .. import __version__
@@ -133,7 +134,7 @@ def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: 
 
 def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | None = None, k: int | None = None,
              measures: Sequence[str] | None = None, *, gain: str = "exp", batch: bool = False, workers: int = 1,
-             cache: bool = True, cache_dir=None) -> TestSetResult:
+             cache: bool = True, cache_dir=None, warn=None) -> TestSetResult:
     """Evaluate ``retrieval_fn`` on ``test_set`` (a :class:`TestSet`, a path or a name).
 
     ``retrieval_fn`` may also be a system config (a mapping, a YAML path or a
@@ -145,6 +146,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     ``{"fusion_method": "rrf", "rrf_k": 60}``) identifies the function for the cache: with a
     config, an unchanged (config, test set, measures, k) is answered from the cache without calling
     the function; without one nothing is cached, since a function's code can change under its name.
+    The evaluation's warnings (e.g. no returned doc is judged) go to ``warn`` (None: InputWarning).
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     if not callable(retrieval_fn):            # a system config (a mapping, a path, a System): its last stage
@@ -194,7 +196,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
             answers[qids[i]] = res
             latencies[qids[i]] = ms
     rankings = {q: _as_ranking(answers[q], q, depth) for q in qids}
-    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names)
+    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
     if store is not None:
         store.put(key, result.to_dict())
@@ -202,33 +204,39 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
 
 
 def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = None, *,
-                 gain: str = "exp", engine: str = "local", scheduler: str | None = None) -> TestSetResult:
+                 gain: str = "exp", engine: str = "local", scheduler: str | None = None, warn=None) -> TestSetResult:
     """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
-    trec_eval ranks it; ``engine="dask"``: read and measured on a worker of a Dask cluster."""
+    trec_eval ranks it; ``engine="dask"``: read and measured on a worker of a Dask cluster.  What reading
+    the run has to say goes to ``warn`` (default: a :class:`treckit.InputWarning`)."""
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
+    args = (ts.to_qrels(), run, names, ts.query_ids, warn)
     if engine == "local" and scheduler is None:
-        values, missing = run_values(ts.to_qrels(), run, names)
+        values, missing = run_values(*args)
     else:
         from ..engines.dask import check_engine, on_cluster
         check_engine(engine, scheduler)
-        values, missing = on_cluster(run_values, ts.to_qrels(), run, names, name="testset-run", scheduler=scheduler)
+        values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
     result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
     result.missing_queries = missing
     return result
 
 
-def run_values(qrels, run, names: list[str]) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """{measure: {qid: value}} of a run (a path, read here, or a Run), and the judged queries it does
-    not answer (they score 0), sorted."""
-    import pyarrow.compute as pc
-
+def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
+               warn=None) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """({measure: {qid: value}}, the ``query_ids`` without a line in the run) of a run (a path, read here
+    with ``warn`` (None: the library's InputWarning), or a Run)."""
     from ..inputs import as_run
-    run = as_run(run)
-    judged = pc.unique(qrels.table.column("qid"))
-    answered = pc.is_in(judged, value_set=pc.unique(run.table.column("qid")))
-    missing = sorted(pc.filter(judged, pc.invert(answered)).to_pylist())
-    return per_query_values(qrels, run, names), missing
+    from ..reading import warn_python
+    run = as_run(run, warn=warn or warn_python)
+    return per_query_values(qrels, run, names, warn), missing_queries(run, query_ids)
+
+
+def missing_queries(run, query_ids: Sequence[str]) -> list[str]:
+    """The ``query_ids`` (in their order) for which ``run`` (a Run) has no line."""
+    import pyarrow.compute as pc
+    have = set(pc.unique(run.table.column("qid")).to_pylist())
+    return [q for q in query_ids if q not in have]
 
 
 def from_cached(d: dict, gain: str) -> TestSetResult | None:
