@@ -302,7 +302,8 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="test-set YAML (
         r = baseline_run(ts, read_corpus(corpus), k)
     else:
         from ..api import read_run
-        r = read_run(run)
+        from ..stages import say
+        r = read_run(run, warn=say, order_option=False)         # rq takes no reading options
     report = rq(ts, r, k=k, threshold=threshold)
     verdict = {True: "PASS", False: "FAIL", None: "undefined (no labelled queries)"}[report["pass"]]
     value = "null" if report["value"] is None else f"{report['value']:.4f}"

@@ -241,7 +241,7 @@ def _rankings_of(run, qids: set[str], k: int) -> dict[str, list[tuple[str, float
 
 def _rankings_of_run(path: Path, fmt: str | None, qids: set[str], k: int):
     from ..api import read_run
-    return _rankings_of(read_run(path, fmt), qids, k)
+    return _rankings_of(read_run(path, fmt, order_option=False), qids, k)     # a config names no order
 
 
 def load_system(path: PathLike) -> System:

@@ -211,7 +211,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
 def run_values(qrels, run, names: list[str], gain: str) -> dict[str, dict[str, float]]:
     """{measure: {qid: value}} of a run (a path, read here, or a Run)."""
     from ..inputs import as_run
-    return per_query_values(qrels, as_run(run), names, gain)
+    return per_query_values(qrels, as_run(run, order_option=False), names, gain)     # no reading options here
 
 
 def _from_cached(d: dict) -> TestSetResult:
