@@ -333,6 +333,36 @@ def test_the_python_api_partitions_a_huge_run(data, big, cluster, partitioned):
     pd.testing.assert_frame_equal(local, remote)
 
 
+@pytest.mark.parametrize("layout", ["interleaved", "grouped"])
+@pytest.mark.parametrize("partition", [True, False])
+def test_a_negated_run_is_said_once_as_locally(data, address, capsys, request, tmp_path, layout, partition):
+    """A run whose rank column rises with its (negated) scores: the local engine's warning, once, with the whole
+    file's counts -- the partitioned run's counted bucket by bucket --, and --order asc gives the numbers of the run
+    written the agreed way."""
+    calls = request.getfixturevalue("partitioned") if partition else []
+    r = random.Random(3)
+    neg, agreed = [], []
+    for qn in range(1, 31):
+        values = sorted((r.uniform(0, 20) for _ in range(30)), reverse=True)
+        for rank, (d, v) in enumerate(zip(r.sample(range(200), 30), values), 1):
+            neg.append(f"q{qn} Q0 d{d} {rank} {-v} negated\n")
+            agreed.append(f"q{qn} Q0 d{d} {rank} {v} negated\n")
+    if layout == "interleaved":
+        order = list(range(len(neg)))
+        r.shuffle(order)
+        neg, agreed = [neg[i] for i in order], [agreed[i] for i in order]
+    (tmp_path / "neg").write_text("".join(neg))
+    (tmp_path / "agreed").write_text("".join(agreed))
+    argv = ["-q", "-m", "map", "-m", "P.5", data["qrels"]]
+    (code, out, err), (dcode, dout, derr) = both([*argv, tmp_path / "neg"], address, capsys)
+    assert code == dcode == 0 and dout == out and derr == err
+    assert err.count("rises as the score rises") == 1 and f"{tmp_path / 'neg'}: in 30 of its 30 queries" in err
+    assert bool(calls) == partition and (not calls or calls[0] > 20)        # partitioned in tens of blocks, or not
+    (code, out, err), (dcode, dout, derr) = both(["--order", "asc", *argv, tmp_path / "neg"], address, capsys)
+    assert code == dcode == 0 and dout == out and "rises as" not in derr + err
+    assert run_cli(["eval", *argv, tmp_path / "agreed"], capsys)[1] == out
+
+
 # ---------------------------------------------------------------- a worker lost mid-job
 class KillOnce(distributed.WorkerPlugin):
     """Kills its worker process when a treckit task starts there, once per marker file (or every time)."""

@@ -56,6 +56,15 @@ def recall_at_10_by_hand(run_text: str) -> float:
     return sum(recalls) / len(recalls)
 
 
+def negated(run_text: str) -> str:
+    """A TREC run with its scores negated and its ranks kept: rank 1 on the lowest score."""
+    out = []
+    for line in run_text.splitlines():
+        q, it, d, rank, score, tag = line.split()
+        out.append(f"{q} {it} {d} {rank} {-float(score)} {tag}\n")
+    return "".join(out)
+
+
 class Server:
     def __init__(self, tmp: Path, token: str | None = None, prefix: str = "treckit"):
         self.port = free_port()
@@ -63,6 +72,7 @@ class Server:
         data = tmp / "runs"
         data.mkdir()
         shutil.copy(BASELINE_RUN, data / "bow.trec")
+        (data / "negated.trec").write_text(negated(BASELINE_RUN.read_text()))
         (tmp / "secret.txt").write_text("TOP-SECRET-LINE\n")
         (data / "escape.trec").symlink_to(tmp / "secret.txt")
         system = tmp / "system.yaml"
@@ -140,6 +150,35 @@ def test_dict_run_and_missing_queries(server):
     assert body["missing_queries"] == [f"q{i:02d}" for i in range(2, 51)]
     # q01: two of its relevant docs in the top 10; the 49 other queries score 0
     assert body["metrics"]["recall_at_10"] == pytest.approx((2 / len(relevant("q01"))) / 50)
+
+
+def test_a_negated_run_is_answered_with_a_warning_and_its_fix_works(server):
+    """Negated scores with rank 1 on the lowest: evaluated as trec_eval ranks them, with one warning in the
+    response naming the counts and the request's own fix ("order": "asc"), which gives the baseline's numbers;
+    the two orders of one run are cached apart."""
+    baseline = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).json()
+    assert baseline["warnings"] == []
+    for sent in ({"run": negated(BASELINE_RUN.read_text())}, {"run_file": "negated.trec"}):
+        as_read = server.post({"test_set": sample_test_set(), **sent})
+        assert as_read.status_code == 200, as_read.text
+        shown = sent.get("run_file", "run")
+        [warning] = as_read.json()["warnings"]
+        scores: dict[str, set] = {}
+        for line in BASELINE_RUN.read_text().splitlines():
+            scores.setdefault(line.split()[0], set()).add(line.split()[4])
+        flagged = sum(len(s) >= 2 for s in scores.values())          # a query needs two distinct scores to tell
+        assert warning.startswith(f"{shown}: in {flagged} of its {len(scores)} queries the rank column rises as "
+                                  "the score rises")
+        assert '"order": "asc"' in warning and "--order" not in warning and "/tmp" not in warning
+        assert as_read.json()["metrics"] != baseline["metrics"]
+        for order in ("asc", "given"):
+            fixed = server.post({"test_set": sample_test_set(), **sent, "order": order})
+            assert fixed.status_code == 200 and fixed.json()["warnings"] == []
+            assert fixed.json()["metrics"] == baseline["metrics"]
+    bad = server.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text(), "order": "upwards"})
+    assert bad.status_code == 400 and '"order"' in bad.json()["fix"]
+    no_run = server.post({"test_set": sample_test_set(), "order": "asc"})
+    assert no_run.status_code == 400 and "order" in no_run.json()["detail"]
 
 
 def test_run_files_are_confined_to_the_data_directory(server):

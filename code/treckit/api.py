@@ -41,7 +41,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
 
 def read_run(path: PathLike, format: str | None = None, *, reading: RunReading | None = None, verbose: bool = False,
              lean: bool = False, ranks: bool = True, warn=warn_python, qrels_source: PathLike | None = None,
-             **options) -> Run:
+             order_option: bool = True, **options) -> Run:
     """A run from TREC (6 or 3 columns), TSV or JSONL, as every treckit command reads it.
 
     ``options`` are :class:`treckit.reading.RunReading`'s (``order``, ``gold``, ``tsv_third``, ``fields`` or
@@ -49,14 +49,17 @@ def read_run(path: PathLike, format: str | None = None, *, reading: RunReading |
     ``query_to_qid``), or pass a ready ``reading``.  A TREC 6-column run comes back as written; any other
     run comes back converted (:func:`treckit.convert_run`): ranked as it is meant, with scores that
     trec_eval ranks that way.  ``lean``: skip a TREC run's rank and tag columns (evaluation does not
-    read them).  Warnings (e.g. JSONL lines numbered by line) are :class:`treckit.InputWarning`.
+    read them).  Warnings (e.g. JSONL lines numbered by line) are :class:`treckit.InputWarning`, or go to
+    ``warn``; a caller whose own users cannot pass ``order`` says so with ``order_option=False`` (a warning then
+    offers a conversion as the fix).
     """
     if reading is None:
         reading = RunReading.from_options(format=format, **options)
     elif format is not None or options:
         import dataclasses
         reading = dataclasses.replace(reading, **({"format": format} if format else {}), **options)
-    return reading.read(path, lean=lean, ranks=ranks, warn=warn, qrels_source=qrels_source, verbose=verbose).run
+    return reading.read(path, lean=lean, ranks=ranks, warn=warn, qrels_source=qrels_source, verbose=verbose,
+                        order_option=order_option).run
 
 
 def write_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:

@@ -118,14 +118,16 @@ def _qrels_from_path(path) -> Qrels:
 
 
 # ---------------------------------------------------------------- runs
-def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn_python) -> Run:
-    """A run from any of the module's kinds of input, read with ``reading`` (default options)."""
+def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn_python,
+           order_option: bool = True) -> Run:
+    """A run from any of the module's kinds of input, read with ``reading`` (default options);
+    ``order_option``: see :meth:`RunReading.read`."""
     reading = reading or RunReading()
     if isinstance(x, (str, os.PathLike)):
         table = _table_file(x)
         if table is None:
             src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
-            return reading.read(x, lean=True, warn=warn, qrels_source=src).run
+            return reading.read(x, lean=True, warn=warn, qrels_source=src, order_option=order_option).run
         x = table
     run = x if isinstance(x, Run) else _run_in_memory(x)
     return reading.apply(run, "memory", source="run", warn=warn).run

@@ -13,7 +13,11 @@ The reading rules (the README's "Reading rules" section says the same):
   rank column, or list order), ``auto``:
 
   - a TREC 6-column run is ranked by score as written, as trec_eval ranks it: ``auto`` is ``desc``
-    (a TREC file is never negated behind the user's back; ``--order asc`` says so when it must be);
+    (a TREC file is never negated behind the user's back; ``--order asc`` says so when it must be).
+    A query whose rank column rises as its score rises (rank 1 on the lowest score: negated scores,
+    :mod:`treckit.formats.rising_ranks`) is ranked so all the same, with a warning naming how many
+    queries do so and the fix (``--order asc``, or ``--order given``); ``--order desc`` says that
+    trec_eval's order is meant, and reads without the check;
   - a run whose only order is a rank (a TSV ``qid pid rank`` file, or ``--tsv-third rank``) is
     ranked by that rank, lower first: ``auto`` is ``given``;
   - any other run (JSONL predictions, TSV with scores, 3-column files) is sign-aware: per query,
@@ -79,12 +83,22 @@ _FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")
 def as_keywords(message: str) -> str:
     """A message's command-line options in the Python API's spelling: ``--order desc`` -> ``order='desc'``,
     ``--gold GOLD`` -> ``gold=GOLD``, ``--break-ties`` -> ``break_ties=True``."""
-    def keyword(m: re.Match) -> str:
-        name, value = m.group(1).replace("-", "_"), m.group(2)
+    def keyword(name: str, value: str | None) -> str:
+        name = name.replace("-", "_")
         if value is None:
             return f"{name}=True"
         return f"{name}={value}" if value.isupper() else f"{name}={value!r}"
-    return _FLAG.sub(keyword, message)
+    return respelled(message, keyword)
+
+
+def respelled(message: str, spell: Callable[[str, str | None], str | None]) -> str:
+    """``message`` with each command-line option (``--name [value]``) written ``spell(name, value)`` (None: as
+    it is); a command quoted in backticks (`` `treckit run RUN --order asc` ``) is left as the shell command it is."""
+    def one(m: re.Match) -> str:
+        got = spell(m.group(1), m.group(2))
+        return m.group(0) if got is None else got
+    spans = message.split("`")
+    return "`".join(span if i % 2 else _FLAG.sub(one, span) for i, span in enumerate(spans))
 
 
 def _choice(value, allowed: tuple[str, ...], what: str, flag: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -160,6 +174,11 @@ class RunReading:
             return "desc"
         return "auto"
 
+    def checks_rising_ranks(self, fmt: str) -> bool:
+        """Whether reading a run of format ``fmt`` looks for queries whose rank column rises with the score:
+        a TREC 6-column run ranked by score as trec_eval ranks it, by default (not by an explicit order)."""
+        return fmt == "trec" and self.order == "auto"
+
     def evaluated_as_read(self, fmt: str, notes: Mapping[str, Any] | None = None) -> bool:
         """Whether evaluation may rank the run as read (trec_eval's reading) rather than its conversion."""
         return (fmt in AS_WRITTEN and self.order_for(fmt, notes or {}) == "desc" and self.ties == "keep"
@@ -169,7 +188,7 @@ class RunReading:
     def read(self, path: PathLike, *, convert: bool | None = None, lean: bool = False, ranks: bool = True,
              depth: int | None = None, run_name: str | None = None, raw_ids: bool = False, warn: Callable[[str], None] | None = warn_python,
              qrels_source: PathLike | None = None, verbose: bool = False, data: bytes | None = None,
-             first_line: int = 1, readings=None) -> "ReadRun":
+             first_line: int = 1, readings=None, order_option: bool = True) -> "ReadRun":
         """Read ``path``; convert it when asked (``convert=True``, as ``treckit run`` does) or, with
         ``convert=None``, when evaluation would otherwise misread it (anything but a plain TREC run).
 
@@ -180,12 +199,22 @@ class RunReading:
         ``data`` (a TREC run): whole lines of ``path`` to read instead of the file, the first being its
         line ``first_line`` (a block of a streamed file; errors name the file and its line); ``readings``
         (formats.trec.RunReadings): counts of lines read by an explicit rule, reported by the caller.
+        Queries whose rank column rises with the score (:meth:`checks_rising_ranks`) are counted and said
+        through ``warn``, with the fix (``--order asc``; without ``order_option``, for a caller that takes no
+        reading options, a conversion with ``treckit run``); a block (``data``) leaves its evidence in
+        ``run.notes`` for the caller, who sees the whole file (:mod:`treckit.formats.rising_ranks`).
         """
         fmt = self.format or detect_run_format(path, verbose)
         as_read = not convert and self.evaluated_as_read(fmt) and depth is None
         needs_ranks = self.order == "given" or self.ties == "break"
         run = read_raw_run(path, fmt, self, lean=lean and as_read, ranks=ranks if as_read else needs_ranks,
-                           data=data, first_line=first_line, readings=readings)
+                           data=data, first_line=first_line, readings=readings,
+                           rising_ranks=self.checks_rising_ranks(fmt))
+        if data is None:
+            from .formats.rising_ranks import NOTE
+            evidence = run.notes.pop(NOTE, None)
+            if evidence is not None and evidence.settle() and warn is not None:
+                warn(rising_ranks_warning(str(path), evidence.flagged, evidence.queries, order_option=order_option))
         if run.notes.get("numbered_by_line"):
             self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
         if fmt == "tsv" and warn is not None and not run.notes.get("scores_from_rank") and _scores_look_like_ranks(run):
@@ -268,6 +297,21 @@ class ReadRun:
         return out + list(r.notes)
 
 
+def rising_ranks_warning(source: str, flagged: int, queries: int, *, order_option: bool = True) -> str:
+    """The one warning about a TREC run whose rank column rises with its scores in ``flagged`` of its ``queries``
+    queries; its fix is ``--order asc`` where the reader takes that option (``order_option``), else a conversion."""
+    it = "it is" if flagged == 1 else "they are"
+    if order_option:
+        fix = ("pass --order asc, which ranks every query lowest score first (or --order given to rank by the rank "
+               "column); --order desc keeps trec_eval's order without this warning")
+    else:
+        fix = (f"convert it first, `treckit run {source} --order asc -o FIXED` (or `--order given` to rank by the "
+               "rank column), and give FIXED instead")
+    return (f"{source}: in {flagged} of its {queries} quer{'y' if queries == 1 else 'ies'} the rank column rises as "
+            f"the score rises (rank 1 on the lowest score), the mark of negated scores; {it} ranked by score, highest "
+            f"first, as trec_eval does: if lower scores are better, {fix}")
+
+
 def _scores_look_like_ranks(run) -> bool:
     """Whether every query's scores are its 1-based (or 0-based) positions in the file: ranks, most likely."""
     import numpy as np
@@ -290,9 +334,9 @@ def detect_run_format(path: PathLike, verbose: bool = False) -> str:
 
 
 def read_raw_run(path: PathLike, fmt: str, reading: RunReading, *, lean: bool = False, ranks: bool = True,
-                 data: bytes | None = None, first_line: int = 1, readings=None):
+                 data: bytes | None = None, first_line: int = 1, readings=None, rising_ranks: bool = False):
     """The run exactly as the file states it (scores as written), by format name (``data``: see
-    :meth:`RunReading.read`; TREC runs only)."""
+    :meth:`RunReading.read`; TREC runs only; ``rising_ranks``: see :func:`treckit.formats.trec.read_trec_run`)."""
     from .formats import jsonl, trec, tsv
 
     r = reading
@@ -300,7 +344,8 @@ def read_raw_run(path: PathLike, fmt: str, reading: RunReading, *, lean: bool = 
         raise ValueError(f"a block of a {fmt} run cannot be read on its own")
     if fmt == "trec":
         return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
-                                  lean=lean, ranks=ranks, data=data, first_line=first_line, readings=readings)
+                                  lean=lean, ranks=ranks, data=data, first_line=first_line, readings=readings,
+                                  rising_ranks=rising_ranks)
     if fmt == "trec3":
         return trec.read_trec_run(path, decode_ids=r.decode_ids, skip_malformed=r.skip_malformed, layout=r.layout,
                                   columns=3, data=data, first_line=first_line, readings=readings)

@@ -214,13 +214,34 @@ def run_starts(col, most: int | None = None) -> np.ndarray | None:
     n = len(col)
     if n < 2:
         return np.zeros(min(n, 1), np.int64)
+
+    def changes(r: range) -> np.ndarray:
+        return r.start + 1 + true_rows(call("not_equal", col.slice(r.start + 1, len(r)), col.slice(r.start, len(r))))
     # each row against the one before, in slices side by side (Arrow's kernels release the GIL)
-    new = np.concatenate(list(ordered_map(
-        lambda r: call("not_equal", col.slice(r.start + 1, len(r)), col.slice(r.start, len(r))).to_numpy(zero_copy_only=False),
-        _row_pieces(n - 1, thresholds.STRING_SLICE_ROWS))))
-    if most is not None and np.count_nonzero(new) + 1 > most:
-        return None
-    return np.flatnonzero(np.concatenate(([True], new)))
+    starts = np.concatenate([np.zeros(1, np.int64)]
+                            + list(ordered_map(changes, _row_pieces(n - 1, thresholds.STRING_SLICE_ROWS))))
+    return None if most is not None and starts.size > most else starts
+
+
+def true_rows(mask) -> np.ndarray:
+    """The rows where a boolean Arrow column is true (int64, ascending).  Read off its bits: only the bytes
+    holding a set bit are unpacked, so a column true at few rows costs a scan of n / 8 bytes."""
+    from .arrow_calls import call
+
+    out, base = [], 0
+    for c in (mask.chunks if isinstance(mask, pa.ChunkedArray) else [mask]):
+        n = len(c)
+        if c.null_count:                      # a null is not true
+            out.append(base + np.flatnonzero(call("coalesce", c, pa.scalar(False)).to_numpy(zero_copy_only=False)))
+        elif n:
+            first = c.offset // 8
+            bits = np.frombuffer(c.buffers()[1], np.uint8)[first:(c.offset + n + 7) // 8]
+            held = np.flatnonzero(bits)
+            hit = np.unpackbits(bits[held], bitorder="little").reshape(-1, 8).view(bool)
+            rows = ((held + first)[:, None] * 8 + np.arange(8))[hit] - c.offset
+            out.append(base + rows[(rows >= 0) & (rows < n)])
+        base += n
+    return np.concatenate(out).astype(np.int64, copy=False) if out else np.zeros(0, np.int64)
 
 
 def take(col, idx: np.ndarray) -> pa.Array:

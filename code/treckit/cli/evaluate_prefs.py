@@ -54,7 +54,8 @@ def run_eval_prefs(a, out=None) -> None:
     evaluate = pm.evaluate_qrels_jg if fmt_in == "qrels_jg" else pm.evaluate_prefs
     results = []
     for run_path in a.files[1:]:
-        run = read_run(run_path, a.run_format, decode_ids=False, lean=a.order != "rank", warn=say)
+        # preference judgments rank by EvalOptions.order, not by the reading options
+        run = read_run(run_path, a.run_format, decode_ids=False, lean=a.order != "rank", warn=say, order_option=False)
         results.append((run_path, run.tag, evaluate(judgments, run, requests, opts, source=run_path, warn=say)))
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     out.write(render(results, fmt, per_query=a.query, summary=a.summary))

@@ -83,7 +83,7 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     from ..api import read_qrels, read_run, write_run
     from ..retrieval.fusion import fuse, parse_weights, tune as tune_fusion
     from ..stages import say
-    rs = [read_run(p, warn=say) for p in runs]
+    rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     w = parse_weights(weights, names)
     kk = k

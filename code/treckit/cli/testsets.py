@@ -315,7 +315,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
         r, ranking = baseline_run(ts, read_corpus(corpus), k), BOW_RANKING
     else:
         from ..api import read_run
-        r, ranking = read_run(run, warn=say), RUN_RANKING
+        r, ranking = read_run(run, warn=say, order_option=False), RUN_RANKING      # rq takes no reading options
     report = rq(ts, r, k=k, threshold=threshold, ranking=ranking, warn=say)
     verdict = {True: "PASS", False: "FAIL", None: "skipped (no labelled queries)"}[report["pass"]]
     value = "null" if report["value"] is None else f"{report['value']:.4f}"

@@ -6,9 +6,12 @@ and parses it with the one reader (:func:`treckit.engines.core.read_run_block`).
 futures: each *map* task splits its block's lines into ``n`` buckets by a stable hash of the qid
 (:func:`treckit.engines.core.split_by_query`), each *reduce* task ``k`` concatenates bucket ``k`` of every block
 (in file order) -- every line of its queries -- and evaluates it against those queries' judgments
-(:func:`treckit.evaluation.evaluate_part`).  The per-query values come back to the client, where
+(:func:`treckit.evaluation.evaluate_part`); it also settles the reader's evidence of queries whose rank
+column rises with the score (:mod:`treckit.formats.rising_ranks`), which the map tasks split by bucket beside
+the lines.  The per-query values and those counts come back to the client, where
 :func:`treckit.evaluation.merge_parts` applies what looks at the whole run (trec_eval's query order, -c,
---missing, the sanity warnings, -Z, the summary, the run tag), exactly as for a run evaluated in one piece.
+--missing, the sanity warnings, -Z, the summary, the run tag), exactly as for a run evaluated in one piece, and
+the counts are added up and said once.
 
 Line numbers: a block is first parsed as if it began at line 1 (a block does not know how many lines come
 before it); every block reports its line count, and a block whose parse failed is parsed again on a worker
@@ -135,14 +138,15 @@ class Block:
     lines: int
     rows: int = 0
     tag: str | None = None
-    pieces: list = field(default_factory=list)      # (Run, rows in the block) per bucket
+    pieces: list = field(default_factory=list)      # (Run, rows in the block, RisingRanks or None) per bucket
     error: tuple | None = None
     readings: tuple = ()        # (counts, first line in the block) of lines read by an explicit rule (ids with spaces)
 
 
 def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
     from ..errors import InputError, TreckitError
-    from .core import block_readings, read_run_block, split_by_query, split_rows
+    from ..formats.rising_ranks import NOTE
+    from .core import block_readings, bucket_order, read_run_block, split_by_query, split_rows
 
     data = owned_lines(path, start, end, size)
     lines = _line_count(data)
@@ -157,9 +161,11 @@ def map_block(path: str, start: int, end: int, size: int, buckets: int, reading)
         return Block(lines, error=("input", exc.reason, exc.path, exc.line, exc.text, exc.fix))
     except TreckitError as exc:
         return Block(lines, error=("runtime", str(exc), exc.exit_code))
+    rising = run.notes.pop(NOTE, None)
     n = run.table.num_rows
     rows = split_rows(run, buckets) if n else []
-    pieces = list(zip(split_by_query(run, buckets, rows), rows)) if n else []
+    evidence = rising.split(lambda qid: bucket_order(qid, buckets), buckets) if rising is not None else [None] * buckets
+    pieces = list(zip(split_by_query(run, buckets, rows), rows, evidence)) if n else []
     return Block(lines, n, run.tag if n else None, pieces, readings=(readings.counts, readings.first))
 
 
@@ -196,13 +202,19 @@ def reparse(path: str, start: int, end: int, size: int, reading, first_line: int
 
 def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options, source: str):
     """Bucket ``k`` of every block, concatenated in file order (every line of its queries), evaluated against
-    those queries' judgments: its PartValues."""
+    those queries' judgments: (its PartValues, its queries' ranks rising with the score, settled)."""
     from dataclasses import replace
 
     import numpy as np
     import pyarrow as pa
 
     from ..evaluation import empty_run, evaluate_part
+    from ..formats.rising_ranks import RisingRanks
+
+    rising = RisingRanks()
+    for p in pieces:
+        if p is not None:
+            rising.add(p[2])
 
     got = [(p, off) for p, off in zip(pieces, row_offsets) if p is not None and p[0].table.num_rows]
     if not got:
@@ -214,7 +226,8 @@ def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options
             written.update(r.written)
         run = replace(runs[0], table=pa.concat_tables([r.table for r in runs]), written=written)
         rows = np.concatenate([np.asarray(p[1], np.int64) + off for p, off in got])
-    return evaluate_part(qrels, run, requests, options, source, row_offset=rows)
+    rising.settle()
+    return evaluate_part(qrels, run, requests, options, source, row_offset=rows), rising
 
 
 # ---------------------------------------------------------------- on the client
@@ -238,6 +251,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
 
     from ..errors import InputError
     from ..evaluation import merge_parts
+    from ..formats.rising_ranks import RisingRanks
     from .core import QrelsByQuery, check_qrels, query_buckets
 
     plan = job.plan
@@ -269,10 +283,17 @@ def collect(client, job: Job, qrels, requests, options, warn):
     # only the reduce tasks are held from here on: Dask frees each block and piece once what needs it has run
     # (and makes it again from its task, should a worker holding it be lost before)
     job.maps, job.metas, job.futures = [], [], reduces
-    parts = [unwrap(o) for o in _wait(client, job, reduces, plan.path)]
+    parts, buckets = zip(*[unwrap(o) for o in _wait(client, job, reduces, plan.path)])
     client.cancel(reduces)
+    rising = RisingRanks()
+    for settled in buckets:
+        rising.add(settled)
+    if rising.flagged:
+        from ..reading import rising_ranks_warning
+        from ..stages import say
+        (warn or say)(rising_ranks_warning(plan.path, rising.flagged, rising.queries))
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
-    return tag, merge_parts(parts, qrels, requests, options, runid=tag, source=plan.path, warn=warn)
+    return tag, merge_parts(list(parts), qrels, requests, options, runid=tag, source=plan.path, warn=warn)
 
 
 def _moved(error: tuple, first_line: int):

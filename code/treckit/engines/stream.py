@@ -14,6 +14,11 @@ Either way the parts go through :func:`treckit.evaluation.merge_parts`, the code
 the output is the same bytes.  Only TREC 6-column runs read as trec_eval reads them are streamed (not with
 --skip-malformed, whose count of skipped lines is reported once for the whole file); any other run, and
 stdin, pipes and .gz files, are read whole, with a one-line note when the budget would have asked for streaming.
+
+The reader's evidence of queries whose rank column rises with the score (:mod:`treckit.formats.rising_ranks`)
+is settled as queries end -- after each block, but for the carried-over query; when interleaved, shard by
+shard, from a rank shard written beside each shard -- and the warning is said once for the file, as the
+in-memory reading says it.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ import pyarrow as pa
 from .. import thresholds
 from ..errors import InputError, os_error
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
+from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run, id_runs, repeated_column
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 
@@ -144,6 +150,7 @@ class StreamEvaluation:
     parts: list[PartValues] = field(default_factory=list)
     runid: str = "treckit"
     shard_dir: str | None = None
+    rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
@@ -153,16 +160,21 @@ class StreamEvaluation:
             try:
                 self._grouped()
             except _Interleaved:
-                self.parts = []
+                self.parts, self.rising = [], RisingRanks()
                 self.meter.restart(f"partitioning {self.path} (queries interleaved)")
                 self._sharded()
+        if self.rising.flagged:
+            from ..reading import rising_ranks_warning
+            from ..stages import say
+            (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries))
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,
                            source=self.path, warn=self.warn)
 
     # ------------------------------------------------------------ reading
-    def _blocks(self) -> Iterator[tuple[Run, int]]:
-        """(the run of each block of whole lines, the block's first row in the whole run).  The next block
-        is read and parsed on a second thread while the caller evaluates this one."""
+    def _blocks(self) -> Iterator[tuple[Run, int, RisingRanks | None]]:
+        """(the run of each block of whole lines, the block's first row in the whole run, the reader's evidence
+        of ranks rising with the score in it, not settled).  The next block is read and parsed on a second
+        thread while the caller evaluates this one."""
         from concurrent.futures import ThreadPoolExecutor
 
         source = blocks(self.path, self.plan.block_bytes)
@@ -189,7 +201,7 @@ class StreamEvaluation:
                 self.meter.advance(size)
                 self.runid = run.tag                 # trec_eval's run tag: the last line's
                 n = len(run)
-                yield _lean(run), rows
+                yield _lean(run), rows, run.notes.get(RISING_RANKS)
                 rows += n
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -214,13 +226,15 @@ class StreamEvaluation:
         finished: set[str] = set()
         carry: Run | None = None
         carry_row = 0
-        for run, row in self._blocks():
+        for run, row, rising in self._blocks():
             if carry is not None:
                 run = _concat(carry, run)
                 row = carry_row
             starts, run_code, ids = id_runs(run.table.column("qid"))
             if run_code.size != len(ids) or not finished.isdisjoint(ids):
                 raise _Interleaved()
+            self.rising.add(rising)
+            self.rising.settle(keep=ids[-1:])          # every query but the carried one has ended
             last = int(starts[-1])
             if last:
                 done = _slice(run, 0, last)
@@ -229,11 +243,13 @@ class StreamEvaluation:
             carry, carry_row = _slice(run, last, len(run)), row + last
         if carry is not None:
             self._evaluate(carry, self.index.take(id_runs(carry.table.column("qid"))[2]), carry_row)
+        self.rising.settle()
 
     # ------------------------------------------------------------ interleaved runs: shards by query hash
     def _sharded(self) -> None:
         estimate = self.plan.size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
-        n = int(min(thresholds.SHARDS_MAX, _files_we_may_open(),
+        # a shard may have a rank shard beside it: two files open for writing each
+        n = int(min(thresholds.SHARDS_MAX, max(2, _files_we_may_open() // 2),
                     max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
         judged = self.index.qids
         bucket_of = dict(zip(judged, query_buckets(judged, n).tolist()))
@@ -246,9 +262,10 @@ class StreamEvaluation:
         except OSError as exc:
             raise _shard_error(exc, base) from None
         try:
-            written = self._write_shards(n, bucket_of)
+            written, cleared = self._write_shards(n, bucket_of)
             self.meter.restart(f"evaluating {self.path} shard by shard", n)
             for i in range(n):
+                self._settle_rank_shard(i, cleared[i])
                 shard = os.path.join(self.shard_dir, f"{i}.arrow")
                 if os.path.exists(shard):
                     with pa.OSFile(shard) as src:
@@ -267,30 +284,55 @@ class StreamEvaluation:
         finally:
             shutil.rmtree(self.shard_dir, ignore_errors=True)
 
-    def _write_shards(self, n: int, bucket_of: dict[str, int]) -> list[dict]:
+    def _write_shards(self, n: int, bucket_of: dict[str, int]) -> tuple[list[dict], list[list[pa.Array]]]:
+        """Every line into the shard of its query; the lines whose ranks are still to be checked (few but in a
+        run with negated scores) into the shard's rank shard, and the queries cleared of rising ranks kept by
+        shard.  (the ids' written texts by shard, the cleared queries by shard)"""
         schema = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()), ("row", pa.int64())])
-        sinks: dict[int, tuple] = {}
+        sinks: dict[str, tuple] = {}
         written: list[dict] = [{} for _ in range(n)]
+        cleared: list[list[pa.Array]] = [[] for _ in range(n)]
         cache = bucket_of                            # grows with the queries the qrels do not judge
+
+        def write(name: str, table: pa.Table, schema: pa.Schema) -> None:
+            if name not in sinks:
+                f = pa.OSFile(os.path.join(self.shard_dir, name), "wb")
+                sinks[name] = (f, pa.ipc.new_stream(f, schema))
+            sinks[name][1].write_table(table)
+
         try:
-            for run, row in self._blocks():
+            for run, row, rising in self._blocks():
                 t = run.table
                 order, bounds = bucket_order(t.column("qid"), n, cache)
                 piece = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": t.column("score"),
                                   "row": pa.array(np.arange(row, row + t.num_rows), pa.int64())})
                 piece = piece.take(pa.array(order, pa.int64()))
                 for i in np.flatnonzero(np.diff(bounds)).tolist():
-                    if i not in sinks:
-                        f = pa.OSFile(os.path.join(self.shard_dir, f"{i}.arrow"), "wb")
-                        sinks[i] = (f, pa.ipc.new_stream(f, schema))
-                    sinks[i][1].write_table(piece.slice(bounds[i], bounds[i + 1] - bounds[i]))
+                    write(f"{i}.arrow", piece.slice(bounds[i], bounds[i + 1] - bounds[i]), schema)
                 for (q, d), text in run.written.items():
                     written[cache[q]][(q, d)] = text
+                if rising is not None:
+                    for i, part in enumerate(rising.split(lambda qid: bucket_order(qid, n, cache), n)):
+                        cleared[i] += part.cleared
+                        for lines in part.pending:
+                            write(f"{i}.ranks.arrow", lines, lines.schema)
         finally:
             for f, w in sinks.values():
                 w.close()
                 f.close()
-        return written
+        return written, cleared
+
+    def _settle_rank_shard(self, i: int, cleared: list[pa.Array]) -> None:
+        """The queries of shard ``i`` (every line of each) settled for rising ranks: those cleared, and the lines
+        of its rank shard, if it has one."""
+        shard = os.path.join(self.shard_dir, f"{i}.ranks.arrow")
+        pending = []
+        if os.path.exists(shard):
+            with pa.OSFile(shard) as src:
+                pending.append(pa.ipc.open_stream(src).read_all())
+            os.remove(shard)
+        self.rising.add(RisingRanks(cleared, pending))
+        self.rising.settle()
 
 
 def _files_we_may_open() -> int:

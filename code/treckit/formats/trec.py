@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,7 @@ from ..model import Qrels, Run, as_string, repeated_column, positions
 from ..strings import contains_byte, has_empty, is_utf8, run_starts, short_whole_numbers, take, view_as_text
 from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice,
                      parse_int, parse_score, score_problem, split_fields, text_lines)
+from .rising_ranks import NOTE as RISING_RANKS, RisingRanks
 
 RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
 from .. import thresholds
@@ -196,7 +197,8 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
 # ---------------------------------------------------------------- runs
 def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
                   layout: RunLayout = "auto", columns: int = 6, lean: bool = False, ranks: bool = True,
-                  data: bytes | None = None, first_line: int = 1, readings: "_Readings | None" = None) -> Run:
+                  data: bytes | None = None, first_line: int = 1, readings: "_Readings | None" = None,
+                  rising_ranks: bool = False) -> Run:
     """A 6-column TREC run, or with ``columns=3`` the ``qid docid score`` form.
 
     A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
@@ -205,18 +207,26 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     read a line with more fields than the format (README: Reading rules).  ``data``: whole lines of
     ``path`` to read instead of the file, the first being its line ``first_line`` (a streaming engine's block);
     ``readings`` (:class:`RunReadings`): where a block's lines read by an explicit rule are counted, to be
-    reported once for the file by the caller (``readings.report()``).
+    reported once for the file by the caller (``readings.report()``).  ``rising_ranks`` (6 columns): the
+    evidence of queries whose rank column rises with the score (:class:`~.rising_ranks.RisingRanks`, not yet
+    settled: a block's queries may go on in the next) goes to ``run.notes[rising_ranks.NOTE]``; the ranks are
+    read for it only, whatever ``lean`` and ``ranks`` say.
     """
     check_layout(layout)
     src = Source(path) if data is None else Source.of_bytes(data, path)
     name = display_name(path)
+    rising_ranks = rising_ranks and columns == 6
     if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and layout == "auto" and not skip_malformed:
-        fast = _read_run_fast(src, columns, lean, ranks)
+        fast = _read_run_fast(src, columns, lean, ranks, rising_ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     text = decode_text(src.data(), path, first_line)
-    return _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
+    run = _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
+    if rising_ranks:
+        t = run.table
+        run.notes[RISING_RANKS] = RisingRanks.of_lines(t.column("qid"), t.column("score"), t.column("rank"))
+    return run
 
 
 _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
@@ -224,7 +234,8 @@ _TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-enc
           "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
 
-def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | None = None) -> pa.Table | None:
+def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | None = None,
+                look: Callable[[pa.Table], Any] | None = None, seen: list | None = None) -> pa.Table | None:
     """The columns ``kept`` of a file read by pyarrow's CSV reader, when every line of ``src`` splits
     into ``names`` cleanly on single spaces or single tabs; None as soon as anything does not
     (comments, runs of spaces, ids with spaces, bad numbers), and the careful line parser takes over.
@@ -236,7 +247,8 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
     take the memory of the whole file, and only a few blocks are in flight at a time.  A block is
     checked to be UTF-8 once, as a whole, and its text fields are then taken as they are (a field
     cut out of UTF-8 text at ASCII separators is UTF-8 itself), which costs less than checking
-    every field on its own.  ``types`` overrides column types."""
+    every field on its own.  ``types`` overrides column types.  ``look``: called on each block read (every
+    column of ``names``, the checked ones included), its results appended to ``seen`` in the file's order."""
     import pyarrow.csv as pcsv
 
     head = src.head
@@ -276,13 +288,17 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
             return None
         for n in as_bytes:
             t = t.set_column(t.schema.get_field_index(n), n, view_as_text(t.column(n)))
-        return t.select(kept) if _clean(t) else None
+        if not _clean(t):
+            return None
+        return t.select(kept), (look(t) if look is not None else None)
 
     blocks = []
-    for t in ordered_map(block, src.line_spans(thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
-        if t is None:
+    for got in ordered_map(block, src.line_spans(thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
+        if got is None:
             return None
-        blocks.append(t)
+        blocks.append(got[0])
+        if seen is not None:
+            seen.append(got[1])
     if not blocks or not any(t.num_rows for t in blocks):
         return None
     t = pa.concat_tables(blocks)
@@ -305,15 +321,31 @@ def _clean(t: pa.Table | pa.RecordBatch) -> bool:
                 or ("score" in t.column_names and any(np.isnan(c.to_numpy()).any() for c in t.column("score").chunks)))
 
 
-def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True) -> Run | None:
-    """The vectorized path for large clean runs; None sends the file to the line parser."""
+def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True,
+                   rising_ranks: bool = False) -> Run | None:
+    """The vectorized path for large clean runs; None sends the file to the line parser.  With
+    ``rising_ranks``, each block's evidence of ranks rising with the score is gathered while the block's
+    rank column is at hand (kept or only checked), and the run's goes to its notes."""
     names = ["qid", "iter", "docid", "rank", "score", "tag"] if columns == 6 else ["qid", "docid", "score"]
     # every field is read and checked (see _arrow_read), but only these are kept; a tag read only to
     # be checked is plain text (cheaper than dictionary-encoding it)
     kept = ["qid", "docid", "score"] + ([] if lean or columns == 3 else (["rank"] if ranks else []) + ["tag"])
-    t = _arrow_read(src, names, kept, {"tag": pa.string()} if lean else None)
+    evidence: list[RisingRanks] = []
+    look = ((lambda b: RisingRanks.of_lines(b.column("qid"), b.column("score"), b.column("rank")))
+            if rising_ranks else None)
+    t = _arrow_read(src, names, kept, {"tag": pa.string()} if lean else None, look, evidence)
     if t is None:
         return None
+    run = _run_of_table(src, t, columns, lean, ranks)
+    if rising_ranks:
+        gathered = RisingRanks()
+        for e in evidence:
+            gathered.add(e)
+        run.notes[RISING_RANKS] = gathered
+    return run
+
+
+def _run_of_table(src: Source, t: pa.Table, columns: int, lean: bool, ranks: bool) -> Run:
     score = t.column("score")                   # NaN scores were refused block by block (_clean)
     n = t.num_rows
     if columns == 3:

@@ -53,6 +53,8 @@ class EvaluateRequest(BaseModel):
     run: Optional[Union[str, dict[str, dict[str, float]]]] = Field(
         None, description="TREC run text, or {qid: {doc_id: score}}; without a run (and run_file) the server's system answers")
     run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
+    order: Optional[str] = Field(None, description="how the run is ranked, as --order: auto (default: a TREC run by "
+                                 "score, highest first, as trec_eval ranks it) | desc | asc | given (the rank column)")
     measures: Optional[list[str]] = Field(None, description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
     system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
 
@@ -62,12 +64,20 @@ class EvaluateResponse(BaseModel):
     per_query_type: dict[str, dict[str, Any]]
     num_queries: int
     missing_queries: list[str]
+    warnings: list[str] = Field(default_factory=list, description="what reading the run found doubtful, with the "
+                                "fix (e.g. a rank column rising with the scores: send \"order\": \"asc\")")
     test_set: dict[str, str]
     system: str
     cached: bool
     components: Optional[dict[str, dict[str, Any]]] = None
     definitions: dict[str, dict[str, Any]] = Field(
         description="each metric's full definition: measure, cutoff, gain, relevance, query set, ranking")
+
+
+def _for_request(message: str) -> str:
+    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
+    from ..reading import respelled
+    return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
 
 
 def _summary(result) -> dict[str, Any]:
@@ -99,23 +109,36 @@ class Evaluator:
             raise InputError(f"no run file {name!r} in the data directory", fix="check the name")
         return target
 
-    def _run(self, req: EvaluateRequest):
+    def _run(self, req: EvaluateRequest, warnings: list[str]):
+        """(the run of the request, read with its ``order``, the digest of its content); what the reading warns of
+        is added to ``warnings``, spelled for a request and naming the run as the request does."""
+        from ..api import read_run
         from ..model import Run
+        from ..reading import RunReading
         if req.run is not None and req.run_file is not None:
             raise InputError("give run or run_file, not both", fix="send one of them")
+        try:
+            reading = RunReading(order=req.order or "auto")
+        except InputError:
+            from ..reading import ORDER_ALIASES, ORDERS
+            raise InputError(f"unknown order {req.order!r}",
+                             fix=f'send "order" as one of: {", ".join(ORDERS + tuple(ORDER_ALIASES))}') from None
+
+        def warn_as(shown: str, path: Path):
+            return lambda message: warnings.append(_for_request(message.replace(str(path), shown)))
         if req.run_file is not None:
-            from ..api import read_run
             path = self._confined(req.run_file)
-            return read_run(path), hashlib.sha256(path.read_bytes()).hexdigest()
+            return (read_run(path, reading=reading, warn=warn_as(req.run_file, path)),
+                    hashlib.sha256(path.read_bytes()).hexdigest())
         if isinstance(req.run, dict):
             digest = hashlib.sha256(json.dumps(req.run, sort_keys=True).encode()).hexdigest()
-            return Run.from_dict(req.run, tag=req.system or "run"), digest
+            run = Run.from_dict(req.run, tag=req.system or "run")
+            return reading.apply(run, "memory", warn=lambda m: warnings.append(_for_request(m))).run, digest
         import tempfile
-        from ..api import read_run
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / "run.trec"
             f.write_text(req.run, encoding="utf-8")
-            run = read_run(f, "trec")
+            run = read_run(f, "trec", reading=reading, warn=warn_as("run", f))
         return run, hashlib.sha256(req.run.encode("utf-8", "surrogatepass")).hexdigest()
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> dict[str, Any]:
@@ -133,6 +156,10 @@ class Evaluator:
                              fix="split the test set")
         measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
         block = None
+        warnings: list[str] = []
+        if req.order is not None and req.run is None and req.run_file is None:
+            raise InputError("order says how a run sent in the request is ranked; this request has none",
+                             fix="drop order, or send a run (or run_file)")
         if req.run is None and req.run_file is None:
             if self._system is None:
                 raise InputError("the request has no run and the server has no system configured",
@@ -148,10 +175,11 @@ class Evaluator:
             if components:
                 raise InputError("?components= applies to the server's system, not to a run in the request",
                                  fix="drop ?components=, or send no run")
-            run, digest = self._run(req)
+            run, digest = self._run(req, warnings)
             system = req.system or run.tag
             store = ResultCache(self.s.cache_dir) if self.s.cache else None
-            key = cache_key(system={"run_digest": digest}, test_set=ts, measures=measures, k=None, gain="exp")
+            ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
+            key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
             hit = store.get(key) if store else None
             result = from_cached(hit, "exp") if hit else None
             if result is None:
@@ -162,7 +190,8 @@ class Evaluator:
         for name, summary in (block or {"all": {"metrics": result.metrics}}).items():
             self.gauges.set(summary["metrics"], test_set=ts.name, system=system, component=name)
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
-                "missing_queries": missing, "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
+                "missing_queries": missing, "warnings": warnings,
+                "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
                 "system": system, "cached": result.cached, "components": block,
                 "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}
 

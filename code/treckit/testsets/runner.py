@@ -228,7 +228,7 @@ def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
     with ``warn`` (None: the library's InputWarning), or a Run)."""
     from ..inputs import as_run
     from ..reading import warn_python
-    run = as_run(run, warn=warn or warn_python)
+    run = as_run(run, warn=warn or warn_python, order_option=False)       # no reading options here
     return per_query_values(qrels, run, names, warn), missing_queries(run, query_ids)
 
 
