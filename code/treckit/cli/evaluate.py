@@ -232,7 +232,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
     ]),
     ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
-     "evaluated as `treckit run` converts it", [
+     "evaluated as `treckit run` converts it; --layout and --skip-malformed read TREC qrels too", [
         ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),
          f.help + (f" (default: {f.default})" if f.default not in (None, False) else ""))
         for f in _READ_FLAGS]),
@@ -353,7 +353,8 @@ def run_eval(a: EvalArgs, out=None) -> None:
         from .evaluate_prefs import check_measures_for_qrels
         check_measures_for_qrels(a.measures)
         raise
-    qrels = read_qrels(a.files[0], a.qrels_format)
+    # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
+    qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
                        zscores=read_zscores(a.zscore) if a.zscore else None)
