@@ -1,6 +1,7 @@
 """Stage 3: Recall@k, NDCG@k (trec_eval's recall_k / ndcg_cut_k), MRR and MAP of a run.
 
     python code/evaluation/evaluate.py --run RUN --qrels QRELS [--cutoffs 1 5 10 20 50 100] [--output results.json]
+                                       [--cross-check]
 
 TREC qrels and runs are read by the pipeline document's rule (--layout docid-spaces): a doc id is everything
 between the second field and the last (qrels), or between Q0 and the rank (runs).
@@ -32,6 +33,9 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
                     help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a TREC run file over a third "
                          "of it (read whole, a run takes about 3x its size) is evaluated in bounded memory, with the same numbers")
+    ap.add_argument("--cross-check", "--cross_check", dest="cross_check", action="store_true",
+                    help="recompute every number with ir_measures (pytrec_eval) before printing it; "
+                         "exit 3 naming the number on any difference beyond 1e-9")
     # how the run is read: the options of every run reader (--order rank: the rank column); --layout and
     # --skip-malformed read TREC qrels too
     add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)},
@@ -43,7 +47,7 @@ def main(argv=None) -> int:
         limit = memory_limit_of(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
-                             memory_limit=limit, qrels_format=a.qrels_format)
+                             memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)

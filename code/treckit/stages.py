@@ -146,25 +146,32 @@ def default_run_output(input: PathLike) -> str:
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
-                 memory_limit: int | None = -1, qrels_format: str | None = None, **options):
+                 memory_limit: int | None = -1, cross_check: bool = False, qrels_format: str | None = None,
+                 **options):
     """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries.
 
     The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``), and
     evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB).
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
-    ``skip_malformed`` as the run."""
+    ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
+    (:mod:`treckit.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
     from .api import read_qrels
-    from .engines.stream import evaluate_path
+    from .crosscheck import check_options, evaluate_path_checked
     from .evaluation import EvalOptions
     from .measures.registry import resolve
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
+    opts = EvalOptions(missing=missing)
+    if cross_check:
+        check_options(opts)                   # before anything is read
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
-    req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
+    req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map", "num_q"])
     judged = read_qrels(qrels, qrels_format, layout=reading.layout, skip_malformed=reading.skip_malformed)
-    res = evaluate_path(judged, run, req, EvalOptions(missing=missing), reading, memory_limit=memory_limit, warn=say,
-                        qrels_source=qrels)
+    res, checked = evaluate_path_checked(judged, run, req, opts, reading, memory_limit=memory_limit, warn=say,
+                                         qrels_source=qrels, check=cross_check)
+    if checked is not None:
+        say(checked.line())
     s = res.summary
     ks_sorted = sorted(set(cutoffs))
     return {
@@ -173,7 +180,7 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         "ndcg": {str(k): s[f"ndcg_cut_{k}"] for k in ks_sorted},
         "mrr": s["recip_rank"],
         "map": s["map"],
-        "num_queries": res.Q,
+        "num_queries": int(s["num_q"]),
     }
 
 
