@@ -38,9 +38,11 @@ qrels: $(VENV)/.installed
 run: qrels
 	$(PY) code/evaluation/preprocess_run.py --input $(RUN) --run_name $(RUN_NAME) --gold $(QUEST) --output $(OUT)/$(RUN_NAME).trec
 
+# --cross-check: every number printed (and written) is recomputed with ir_measures (pytrec_eval under it) first;
+# a difference beyond 1e-9 stops the chain (exit 3, naming the measure, the queries and both values)
 eval: run
-	$(PY) code/evaluation/evaluate.py --run $(OUT)/$(RUN_NAME).trec --qrels $(OUT)/test_qrels --cutoffs $(CUTOFFS) --output $(OUT)/$(RUN_NAME)_results.json
-	$(VENV)/bin/treckit eval -m map -m recip_rank -m ndcg_cut.10 -m recall.100 $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec
+	$(PY) code/evaluation/evaluate.py --run $(OUT)/$(RUN_NAME).trec --qrels $(OUT)/test_qrels --cutoffs $(CUTOFFS) --output $(OUT)/$(RUN_NAME)_results.json --cross-check
+	$(VENV)/bin/treckit eval --cross-check -m map -m recip_rank -m ndcg_cut.10 -m recall.100 $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec
 
 # stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown, LaTeX and PNG
 compare: eval

@@ -134,6 +134,16 @@ def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatc
     assert dout == out and "\trun1\n" in out
 
 
+def test_cross_check_on_the_cluster_says_what_the_local_engine_says(data, address, capsys):
+    """--cross-check with --engine dask: each run is read again here and checked as the local engine checks it."""
+    argv = ["--cross-check", "-q", "-m", "map", "-m", "P.5", "-m", "ndcg_cut.10", "-m", "gm_map", data["qrels"],
+            *data["runs"][:2]]
+    (code, out, err), (dcode, dout, derr) = both(argv, address, capsys)
+    assert code == dcode == 0, derr
+    assert dout == out and derr == err
+    assert err.count("numbers agree with ir_measures") == 2 and "not compared: gm_map" in err
+
+
 def test_the_python_api_on_a_client(data, cluster):
     import pandas as pd
 

@@ -283,7 +283,7 @@ def test_detection_reads_whole_first_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "DETECT_MAX_BYTES", 50_000)
     with pytest.raises(InputError, match="first line is longer than 50,000 bytes") as exc:
         detect.detect_run(run)
-    assert "--format" in exc.value.fix
+    assert "--run-format" in exc.value.fix         # the option every command that reads a run has
 
 
 @pytest.mark.parametrize("ch", sorted(set(WHITESPACE) | {"\x00", "\ufeff", "\u200b"}), ids=lambda c: f"U+{ord(c):04X}")

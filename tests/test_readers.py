@@ -162,3 +162,25 @@ def test_detection_failure_says_what_was_seen(tmp_path):
     with pytest.raises(InputError, match="cannot tell") as exc:
         read_run(p)
     assert "hello world" in str(exc.value)
+
+
+@pytest.mark.parametrize("layout", ["docid-spaces", "extra-columns"])
+def test_every_layout_takes_the_vectorized_path_for_clean_runs(tmp_path, monkeypatch, layout):
+    """A layout decides only about lines with more fields than the format; a file whose every line has exactly
+    6 takes the vectorized reader under any layout (the staged scripts read docid-spaces by default), and
+    reads what the line parser reads."""
+    from treckit import thresholds
+    from treckit.formats import trec
+    path = tmp_path / "run"
+    path.write_text("".join(f"{q} Q0 d{q}_{d} {d + 1} {9 - d}.25 t\n" for q in range(1, 4) for d in range(8)))
+    slow = read_trec_run(path, layout=layout)
+    calls = []
+    real = trec._read_run_fast
+    monkeypatch.setattr(trec, "_read_run_fast", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
+    fast = read_trec_run(path, layout=layout)
+    assert calls and fast.table.to_pylist() == slow.table.to_pylist()
+    spaced = tmp_path / "spaced"                        # a line of 7 fields: the line parser, by the layout's rule
+    spaced.write_text(path.read_text() + "4 Q0 d 4 1 2.5 t\n")
+    got = read_trec_run(spaced, layout=layout).table.slice(24).to_pylist()[0]
+    assert (got["docid"], got["tag"]) == (("d 4", "t") if layout == "docid-spaces" else ("d", "2.5"))

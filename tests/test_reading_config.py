@@ -356,3 +356,25 @@ def test_one_table_of_reading_options():
     assert {f.flag for f in FLAGS} <= set(ap._option_string_actions)
     d = RunReading()
     assert (d.order, d.ties, d.duplicates, d.tsv_third, d.id_base, d.layout) == ("auto", "keep", "error", "score", 1, "auto")
+
+
+def test_layout_and_skip_malformed_read_trec_qrels_too(tmp_path, capsys):
+    """Where qrels and runs are read together, --layout and --skip-malformed (which the qrels reader's errors
+    name) apply to TREC qrels as well: `treckit eval` and `treckit compare` keep `auto` by default."""
+    qrels = tmp_path / "raw_qrels"
+    qrels.write_text("8 0 District 9 1\n8 0 Rio 2 0\n8 0 American Psycho (film) 1\n9 0 Saw 3 1\n9 0 x 0\n")
+    run = tmp_path / "r.trec"
+    run.write_text("8 Q0 District%209 1 2 t\n8 Q0 Rio%202 2 1 t\n9 Q0 x 1 3 t\n9 Q0 Saw%203 2 2 t\n")
+    code, _, err = cli(["eval", "-m", "recip_rank", qrels, run], capsys)
+    assert code == 2 and "ambiguous line of 5 fields" in err and "--layout docid-spaces" in err
+    value, err = recip_rank(capsys, "--layout", "docid-spaces", qrels, run)
+    assert value == "0.7500" and "read 4 doc id(s) containing whitespace" in err      # (1 + 1/2) / 2
+    # auto, the ambiguous lines skipped: query 8's relevant doc is American Psycho (film), not retrieved; query 9
+    # has none left
+    value, err = recip_rank(capsys, "--skip-malformed", qrels, run)
+    assert value == "0.0000" and "skipped 3 malformed qrels line(s)" in err
+    out = tmp_path / "c.json"
+    code, _, err = cli(["compare", qrels, run, run, "-m", "recip_rank", "--layout", "docid-spaces", "--name", "a",
+                        "--name", "b", "--test", "t-test", "--out", out], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["systems"]["a"]["metrics"]["macro"]["recip_rank"] == 0.75

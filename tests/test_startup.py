@@ -82,3 +82,14 @@ def test_openblas_idle_threads_told_to_sleep_before_numpy_loads_unless_the_user_
                        text=True, env=env, check=True)
     got = json.loads(p.stderr.strip().splitlines()[-1])
     assert got == {"loaded_before_main": [], "timeout": users or "4"}
+
+
+def test_ir_measures_is_loaded_only_for_a_cross_check(tmp_path):
+    """ir_measures and pytrec_eval are dependencies, but only --cross-check imports them."""
+    qrels, run = _files(tmp_path, 5, 40)
+    probe = PROBE.replace('("pyarrow", "pandas", "pyarrow.compute")', '("ir_measures", "pytrec_eval")')
+    for flags, loaded in (([], False), (["--cross-check"], True)):
+        p = subprocess.run([sys.executable, "-c", probe, "eval", *flags, "-m", "map", str(qrels), str(run)],
+                           capture_output=True, text=True, check=True)
+        assert json.loads(p.stderr.strip().splitlines()[-1]) == {"ir_measures": loaded, "pytrec_eval": loaded}
+        assert ("numbers agree" in p.stderr or "number agrees" in p.stderr) == loaded

@@ -1,6 +1,10 @@
 """Stage 3: Recall@k, NDCG@k (trec_eval's recall_k / ndcg_cut_k), MRR and MAP of a run.
 
     python code/evaluation/evaluate.py --run RUN --qrels QRELS [--cutoffs 1 5 10 20 50 100] [--output results.json]
+                                       [--cross-check]
+
+TREC qrels and runs are read by the pipeline document's rule (--layout docid-spaces): a doc id is everything
+between the second field and the last (qrels), or between Q0 and the rank (runs).
 """
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.io import refuse_overwriting_inputs  # noqa: E402
-from treckit.options import EVAL_MISSING, positive_int  # noqa: E402
+from treckit.options import EVAL_MISSING, QRELS_FORMATS, positive_int  # noqa: E402
 from treckit.reading import add_reading_arguments, reading_from_values  # noqa: E402
-from treckit.stages import cutoff_table, format_cutoff_table, run_script, say, write_json  # noqa: E402
+from treckit.stages import (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table,  # noqa: E402
+                            run_script, say, write_json)
 
 
 def main(argv=None) -> int:
@@ -22,11 +27,19 @@ def main(argv=None) -> int:
     ap.add_argument("--qrels", required=True)
     ap.add_argument("--cutoffs", type=positive_int, nargs="+", default=[1, 5, 10, 20, 50, 100])
     ap.add_argument("--output", default=None, help="JSON file for the numbers")
+    ap.add_argument("--qrels-format", "--qrels_format", dest="qrels_format", default=None, choices=QRELS_FORMATS,
+                    help="the qrels' format (default: detect)")
     ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
     ap.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
                     help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a TREC run file over a third "
                          "of it (read whole, a run takes about 3x its size) is evaluated in bounded memory, with the same numbers")
-    add_reading_arguments(ap)     # how the run is read: the options of every run reader (--order rank: the rank column)
+    ap.add_argument("--cross-check", "--cross_check", dest="cross_check", action="store_true",
+                    help="recompute every number with ir_measures (pytrec_eval) before printing it; "
+                         "exit 3 naming the number on any difference beyond 1e-9")
+    # how the run is read: the options of every run reader (--order rank: the rank column); --layout and
+    # --skip-malformed read TREC qrels too
+    add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)},
+                          {"layout": "TREC qrels and runs", "skip_malformed": "TREC qrels lines too"})
     a = ap.parse_args(argv)
 
     def body():
@@ -34,7 +47,7 @@ def main(argv=None) -> int:
         limit = memory_limit_of(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
-                             memory_limit=limit)
+                             memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)

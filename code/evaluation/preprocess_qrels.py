@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.options import DUPLICATES, QRELS_FORMATS  # noqa: E402
-from treckit.stages import qrels_stage, run_script, say  # noqa: E402
+from treckit.options import DUPLICATES, LAYOUTS, QRELS_FORMATS  # noqa: E402
+from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, run_script, say  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -24,11 +24,16 @@ def main(argv=None) -> int:
     ap.add_argument("--duplicates", default="error", choices=DUPLICATES)
     ap.add_argument("--id_added", default=None,
                     help="where to write the id-added JSONL when the input has no ids (default: beside the output)")
+    ap.add_argument("--layout", default=DOCUMENT_LAYOUT, metavar="LAYOUT",
+                    help=f"TREC qrels lines with more than 4 fields: {' | '.join(LAYOUTS)} "
+                         f"(default: {DOCUMENT_LAYOUT}, {DOCUMENT_LAYOUT_WHY})")
+    ap.add_argument("--skip-malformed", "--skip_malformed", dest="skip_malformed", action="store_true",
+                    help="count and skip malformed lines instead of failing")
     a = ap.parse_args(argv)
 
     def body():
         r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates,
-                        id_added=a.id_added)
+                        id_added=a.id_added, layout=a.layout, skip_malformed=a.skip_malformed)
         say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
     return run_script(body)
 

@@ -486,15 +486,22 @@ def reading_from_values(values: Mapping[str, Any]) -> RunReading:
     return RunReading(**opts)
 
 
-def add_reading_arguments(parser) -> None:
+def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None = None,
+                          notes: Mapping[str, str] | None = None) -> None:
     """The reading options on an argparse parser (the staged scripts), each also spelled with
-    underscores (``--id_base``), the scripts' older style."""
+    underscores (``--id_base``), the scripts' older style.  ``defaults``: ``{python name: (value, why)}``
+    for the options whose default differs in these scripts (said in their help); ``notes``: ``{python name:
+    text}`` added to an option's help."""
     for f in FLAGS:
         names = [f.flag] + ([f.flag.replace("-", "_").replace("__", "--", 1)] if "-" in f.flag[2:] else [])
+        note = (notes or {}).get(python_name(f))
         if f.kind is bool:
-            parser.add_argument(*names, dest=python_name(f), action="store_true", help=f.help)
+            parser.add_argument(*names, dest=python_name(f), action="store_true",
+                                help=f.help + (f" ({note})" if note else ""))
         else:
-            parser.add_argument(*names, dest=python_name(f), type=f.kind, default=None, help=f.help,
+            default, why = (defaults or {}).get(python_name(f), (None, ""))
+            help_ = f.help + (f" ({note})" if note else "") + (f" (default: {default}, {why})" if default is not None else "")
+            parser.add_argument(*names, dest=python_name(f), type=f.kind, default=default, help=help_,
                                 metavar=f.flag[2:].upper().replace("-", "_"))
     parser.add_argument("--break-ties", "--break_ties", dest="break_ties", action="store_true",
                         help="the same as --ties break")

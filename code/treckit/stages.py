@@ -13,6 +13,16 @@ from .errors import InputError
 from .io import PathLike, atomic_output, derived_output, outputs, refuse_overwriting_inputs
 
 
+# The pipeline document's reading of TREC files, the staged scripts' default ``--layout``: a qrels line's doc id
+# is everything between the second field and the last, a run line's everything between Q0 and the rank, spaces
+# included (QUEST's qrels hold raw Wikipedia titles: ``8 0 District 9 1``).  ``treckit`` itself reads ``auto``.
+DOCUMENT_LAYOUT = "docid-spaces"
+DOCUMENT_LAYOUT_WHY = ("the pipeline document's rule: a doc id is everything between the second field and the last "
+                       "(qrels) or between Q0 and the rank (runs), spaces included")
+# The run name the staged conversion writes for an input that names no run (JSONL, TSV, 3-column files).
+DEFAULT_RUN_NAME = "run"
+
+
 def say(msg: str) -> None:
     print(f"treckit: {msg}", file=sys.stderr)
 
@@ -90,23 +100,42 @@ def gold_query_map(gold: PathLike, id_base: int = 1) -> dict[str, str]:
     return by_text(gold, id_base)
 
 
-def run_stage(input: PathLike, output: PathLike, *, run_name: str | None = None, reading=None,
-              depth: int | None = None, raw_ids: bool = False, **options):
+def run_stage(input: PathLike, output: PathLike | None = None, *, run_name: str | None = None,
+              untagged_name: str | None = None, reading=None, depth: int | None = None, raw_ids: bool = False,
+              **options):
     """Read ``input`` with the reader configuration (:class:`treckit.reading.RunReading`, or its options as
-    keywords), convert it and write the TREC run; the conversion's report goes to stderr."""
+    keywords), convert it and write the TREC run; the conversion's report goes to stderr.
+
+    ``run_name``: the run tag written on every line.  ``untagged_name``: the tag written only when the input
+    names no run (JSONL, TSV and 3-column files); a TREC 6-column file keeps its own tags (said when they are
+    not that name).  Without ``output`` the run is written beside the input (:func:`default_run_output`) and
+    the path is said."""
     from .api import write_run
     from .progress import Steps
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
+    defaulted = output is None
+    output = default_run_output(input) if defaulted else output
     refuse_overwriting_inputs([input, reading.gold], [output])
     with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
         got = reading.read(input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
         steps.next()
-        write_run(got.run, output, escape_ids=not raw_ids, tag=run_name)
+        tag = run_name
+        if tag is None and untagged_name is not None:
+            tag = None if got.format == "trec" else untagged_name
+        write_run(got.run, output, escape_ids=not raw_ids, tag=tag)
         steps.next()
     for line in got.report.lines():
         say(line)
+    if run_name is None and untagged_name is not None and got.format == "trec":
+        kept = sorted(set(got.run.table.column("tag").unique().to_pylist()) - {None})
+        if kept != [untagged_name]:
+            shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+            say(f"{input}: kept the TREC run's own tag{'s' if len(kept) > 1 else ''} ({shown}); the run name "
+                f"{untagged_name!r} is written only for inputs that name no run")
+    if defaulted and str(output) != "-":
+        say(f"wrote {output}")
     return got.report
 
 
@@ -117,22 +146,32 @@ def default_run_output(input: PathLike) -> str:
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
-                 memory_limit: int | None = -1, **options):
+                 memory_limit: int | None = -1, cross_check: bool = False, qrels_format: str | None = None,
+                 **options):
     """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries.
 
     The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``), and
-    evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB)."""
+    evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB).
+    The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
+    ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
+    (:mod:`treckit.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
     from .api import read_qrels
-    from .engines.stream import evaluate_path
+    from .crosscheck import check_options, evaluate_path_checked
     from .evaluation import EvalOptions
     from .measures.registry import resolve
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
+    opts = EvalOptions(missing=missing)
+    if cross_check:
+        check_options(opts)                   # before anything is read
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
-    req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map"])
-    res = evaluate_path(read_qrels(qrels), run, req, EvalOptions(missing=missing), reading, memory_limit=memory_limit,
-                        warn=say, qrels_source=qrels)
+    req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map", "num_q"])
+    judged = read_qrels(qrels, qrels_format, layout=reading.layout, skip_malformed=reading.skip_malformed)
+    res, checked = evaluate_path_checked(judged, run, req, opts, reading, memory_limit=memory_limit, warn=say,
+                                         qrels_source=qrels, check=cross_check)
+    if checked is not None:
+        say(checked.line())
     s = res.summary
     ks_sorted = sorted(set(cutoffs))
     return {
@@ -141,7 +180,7 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         "ndcg": {str(k): s[f"ndcg_cut_{k}"] for k in ks_sorted},
         "mrr": s["recip_rank"],
         "map": s["map"],
-        "num_queries": res.Q,
+        "num_queries": int(s["num_q"]),
     }
 
 
@@ -249,7 +288,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             from .testsets.topics import read_queries
             return read_queries(queries)
         if not needed:                       # run files (and their fusion) only: the judged queries, no texts
-            judged = read_qrels(qrels)
+            judged = read_qrels(qrels, layout=reading.layout, skip_malformed=reading.skip_malformed)
             return dict.fromkeys(judged.table.column("qid").unique().to_pylist())
         raise InputError("a config describing a retrieval system is run on queries, and none were given",
                          fix="pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
@@ -316,7 +355,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         files = [("qrels", qrels), ("corpus", corpus), ("queries", queries)] + [(i, s.run_path) for i, s in enumerate(systems)]
         pending = {key: pool.submit(digest_of, key, path) for key, path in files
                    if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
-        qrels_data = ts.to_qrels() if ts is not None else judged if judged is not None else read_qrels(qrels)
+        qrels_data = ts.to_qrels() if ts is not None else judged if judged is not None else read_qrels(
+            qrels, layout=reading.layout, skip_malformed=reading.skip_malformed)
         query_ids = _query_set(queries, qrels_data) if queries_are_the_set else None
         with _scorer(engine, scheduler) as scorer:
             comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer,

@@ -52,10 +52,9 @@ def _run_cmd(
 ) -> None:
     """A run in any supported format -> canonical TREC run that trec_eval reads in the intended order."""
     from ..startup import defer_pandas
-    from ..stages import default_run_output, run_stage
+    from ..stages import run_stage
     defer_pandas()
-    out = output or default_run_output(input)
-    run_stage(input, out, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)
+    run_stage(input, output, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)
 
 
 def register(app) -> None:

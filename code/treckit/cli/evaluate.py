@@ -2,6 +2,7 @@
 ``-M100`` and ``-mrelstring.20``), several runs at once, and other output formats."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ class EvalArgs:
     format: str | None = None
     missing: str = "skip"
     float32: bool = False
+    cross_check: bool = False                 # every number recomputed with ir_measures (treckit.crosscheck)
     qrels_format: str | None = None
     prometheus_textfile: str | None = None    # the summary values as gauges, for node_exporter's textfile collector
     pushgateway: str | None = None
@@ -114,6 +116,8 @@ def parse_args(argv: list[str]) -> EvalArgs:
             name, eq, val = arg.partition("=")
             if name == "--float32":
                 a.float32 = True
+            elif name == "--cross-check":
+                a.cross_check = True
             elif name in _READ_BOOL:
                 read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
             elif name in _OWN or name in _LONG or name in _READ:
@@ -216,6 +220,10 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "judged queries absent from a run (without -c): skip (default: not scored, with a warning) | "
          "zero (scored 0, as -c) | error (fail)"),
         ("", "--float32", "", "round scores to float32 first (as trec_eval 9.x and pytrec_eval)"),
+        ("", "--cross-check", "",
+         "recompute every number printed with ir_measures (pytrec_eval under it), scores read as float32 as "
+         "pytrec_eval reads them, before printing; exit 3 naming the measure, the queries and both values on "
+         "any difference beyond 1e-9 (a line on stderr says what agreed and what has no equal in ir_measures)"),
         ("", "--memory-limit", "SIZE",
          "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run file over a third "
          "of it (read whole, a run takes about 3x its size) is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
@@ -232,7 +240,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
     ]),
     ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
-     "evaluated as `treckit run` converts it", [
+     "evaluated as `treckit run` converts it; --layout and --skip-malformed read TREC qrels too", [
         ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),
          f.help + (f" (default: {f.default})" if f.default not in (None, False) else ""))
         for f in _READ_FLAGS]),
@@ -318,7 +326,17 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
         if a.rel_format != "qrels":
             raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
                              fix="leave out --engine dask")
+    if a.cross_check:
+        from ..crosscheck import check_options
+        check_options(eval_options(a), {"-Z": a.zscore is not None, f"-R {a.rel_format}": a.rel_format != "qrels"})
     return a
+
+
+def eval_options(a: EvalArgs):
+    """The evaluation options the flags give, but -Z's table (its file is read only when evaluating)."""
+    from ..evaluation import EvalOptions
+    return EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
+                       missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs)
 
 
 def eval_main(argv: list[str]) -> None:
@@ -335,7 +353,7 @@ def eval_main(argv: list[str]) -> None:
 
 def run_eval(a: EvalArgs, out=None) -> None:
     from ..api import read_qrels
-    from ..evaluation import EvalOptions, read_zscores
+    from ..evaluation import read_zscores
     from ..measures.registry import resolve
     from ..output.records import write
     from ..stages import say
@@ -353,23 +371,33 @@ def run_eval(a: EvalArgs, out=None) -> None:
         from .evaluate_prefs import check_measures_for_qrels
         check_measures_for_qrels(a.measures)
         raise
-    qrels = read_qrels(a.files[0], a.qrels_format)
-    opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
-                       missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs,
-                       zscores=read_zscores(a.zscore) if a.zscore else None)
+    # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
+    qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
+    opts = dataclasses.replace(eval_options(a), zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
+    printed = {"per_query_printed": a.query, "summary_printed": a.summary}
     if a.engine == "dask":                      # the same results, computed on a Dask cluster
         from ..engines.dask import evaluate_runs
         results = evaluate_runs(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
                                 scheduler=a.scheduler, warn=say)
+        if a.cross_check:                       # each run read again here, whole
+            from ..crosscheck import cross_check, read_for_check
+            for path, _, res in results:
+                say(cross_check(qrels, read_for_check(path, a.reading, a.files[0]), res, opts, source=str(path),
+                                **printed).line())
     else:
-        from ..engines.stream import evaluate_path, memory_limit_of
+        from ..crosscheck import evaluate_path_checked
+        from ..engines.stream import memory_limit_of
         limit = memory_limit_of(a.memory_limit)
-        results = []
+        results, confirmed = [], []
         for path in a.files[1:]:
-            res = evaluate_path(qrels, path, requests, opts, a.reading, memory_limit=limit, warn=say,
-                                qrels_source=a.files[0])
+            res, checked = evaluate_path_checked(qrels, path, requests, opts, a.reading, memory_limit=limit,
+                                                 warn=say, qrels_source=a.files[0], check=a.cross_check, **printed)
+            if checked is not None:
+                confirmed.append(checked.line())
             results.append((path, res.runid, res))
+        for line in confirmed:                  # after every run's own notes, as the Dask engine says them
+            say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.prometheus_textfile or a.pushgateway:
         from ..service.metrics import export, gauge_measures

@@ -75,7 +75,8 @@ def head_lines(path, n: int, what: str) -> list[str]:
     if cut and not lines:
         raise InputError(f"the first line is longer than {DETECT_MAX_BYTES:,} bytes, so the format cannot be "
                          f"detected from it", path=display_name(path),
-                         fix=f"pass --format to say which format the {what} file has")
+                         fix=f"pass {'--run-format' if what.startswith('run') else '--format (where a run is read too: --qrels-format)'} "
+                             f"to say which format the {what} file has")
     return lines[:n]
 
 

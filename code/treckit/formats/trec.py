@@ -216,7 +216,9 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     src = Source(path) if data is None else Source.of_bytes(data, path)
     name = display_name(path)
     rising_ranks = rising_ranks and columns == 6
-    if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and layout == "auto" and not skip_malformed:
+    # the vectorized path takes only files whose every line has exactly the format's fields, which every
+    # layout reads alike (a layout decides only about lines with more): any layout may take it
+    if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and not skip_malformed:
         fast = _read_run_fast(src, columns, lean, ranks, rising_ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
