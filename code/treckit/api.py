@@ -16,9 +16,10 @@ from .reading import RunReading, warn_python
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
-               verbose: bool = False) -> Qrels:
+               layout: str = "auto", verbose: bool = False) -> Qrels:
     """Qrels from TREC, BEIR TSV/JSONL, QUEST JSONL (every listed doc relevant), or ``irds:<dataset-id>``
-    (the dataset's qrels through ir_datasets)."""
+    (the dataset's qrels through ir_datasets).  ``layout``: TREC lines with more than 4 fields, as
+    ``treckit qrels --layout`` reads them (README: Reading rules)."""
     if isinstance(path, str) and path.startswith("irds:"):
         from .inputs import irds_qrels
         return irds_qrels(path)
@@ -29,7 +30,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
         if verbose:
             print(f"treckit: {path}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
     if fmt == "trec":
-        return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed)
+        return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout)
     if fmt == "beir-tsv":
         return beir.read_beir_tsv(path, skip_malformed=skip_malformed)
     if fmt == "beir-jsonl":

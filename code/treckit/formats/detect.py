@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..io import PathLike, display_name, loads_json
+from ..spelling import pass_options
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
@@ -18,16 +19,16 @@ class Detection:
     reason: str
 
 
-def _sample(path: PathLike, what: str, n: int = 20) -> list[str]:
+def _sample(path: PathLike, what: str, role: str, n: int = 20) -> list[str]:
     """The first content lines (no blanks, no comments), each whole; an empty file is an error naming ``what``."""
-    lines = head_lines(path, n, what)
+    lines = head_lines(path, n, what, role)
     if not lines:
         raise InputError(f"the file is empty: no {what} in it", path=display_name(path), fix="check that the right file was given")
     return lines
 
 
 def detect_qrels(path: PathLike) -> Detection:
-    lines = _sample(path, "judgments")
+    lines = _sample(path, "judgments", "qrels")
     name = display_name(path)
     first = lines[0]
     if first.lstrip(FIELD_SEPARATORS).startswith("{"):
@@ -40,7 +41,8 @@ def detect_qrels(path: PathLike) -> Detection:
         if any(k in obj for k in ("query-id", "query_id")) and any(k in obj for k in ("corpus-id", "corpus_id", "doc_id")):
             return Detection("beir-jsonl", "first line is a JSON object with query-id and corpus-id (BEIR)")
         raise InputError(f"JSON lines, but neither QUEST (query, docs) nor BEIR (query-id, corpus-id); keys: {sorted(obj)}",
-                         path=name, line=1, text=first, fix="pass --format to say which, or rename the fields")
+                         path=name, line=1, text=first, fix="say which: " + pass_options("qrels", "--qrels-format beir-jsonl|quest")
+                         + ", or rename the fields")
     head = first.split("\t")
     if head[0].strip(FIELD_SEPARATORS).lower() in ("query-id", "query_id", "qid") and len(head) == 3:
         return Detection("beir-tsv", f"tab-separated header {first.strip(FIELD_SEPARATORS)!r}")
@@ -48,14 +50,14 @@ def detect_qrels(path: PathLike) -> Detection:
     if all(_run_like(split_fields(ln)) for ln in lines):
         raise InputError("the first lines look like a TREC run (qid Q0 docid rank score tag), not qrels", path=name,
                          line=1, text=first, fix="give the qrels file here (lines 'qid 0 docid grade'); to read these "
-                                                 "as judgments whose doc ids contain spaces, pass --format trec "
-                                                 "--layout docid-spaces")
+                         "as judgments whose doc ids contain spaces, "
+                         + pass_options("qrels", "--qrels-format trec --layout docid-spaces"))
     if len(f) >= 4 and parse_int(f[-1]) is not None:
         return Detection("trec", "lines of 4+ fields ending in an integer grade (TREC qrels)")
     if len(head) == 3 and parse_int(head[2].strip(FIELD_SEPARATORS)) is not None:
         return Detection("beir-tsv", "3 tab-separated fields ending in an integer (BEIR TSV without header)")
     raise InputError("cannot tell the qrels format from the first line", path=name, line=1, text=first,
-                     fix="pass --format trec|beir-tsv|beir-jsonl|quest")
+                     fix="say which: " + pass_options("qrels", "--qrels-format trec|beir-tsv|beir-jsonl|quest"))
 
 
 def _run_like(f: list[str]) -> bool:
@@ -65,7 +67,7 @@ def _run_like(f: list[str]) -> bool:
 
 
 def detect_run(path: PathLike) -> Detection:
-    lines = _sample(path, "run lines")
+    lines = _sample(path, "run lines", "run")
     name = display_name(path)
     first = lines[0]
     if first.lstrip(FIELD_SEPARATORS).startswith("{"):
@@ -81,4 +83,4 @@ def detect_run(path: PathLike) -> Detection:
     if len(f) == 3 and parse_score(f[2]) is not None:
         return Detection("trec3", "3 fields: qid docid score")
     raise InputError("cannot tell the run format from the first line", path=name, line=1, text=first,
-                     fix="pass --format trec|trec3|tsv|jsonl")
+                     fix="say which: " + pass_options("run", "--run-format trec|trec3|tsv|jsonl"))
