@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, TreckitError
 from ..parallel import usable_cores
+from ..spelling import spell
 from ..urls import INSTALL          # the one install hint, shared with the URL readers
 
 ENGINES = ("local", "dask")
@@ -47,9 +48,9 @@ WORKER_WAIT_SECONDS = 60           # how long a job waits for the first worker o
 def check_engine(engine: str, scheduler: str | None = None) -> str:
     """``engine`` checked (before any file is read): local or dask; ``--scheduler`` only with dask."""
     if engine not in ENGINES:
-        raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix="e.g. --engine dask")
+        raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix=" or ".join(f"--engine {e}" for e in ENGINES))
     if scheduler is not None and engine != "dask":
-        raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask (engine=\"dask\"), or leave it out")
+        raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask, or leave out --scheduler")
     if isinstance(scheduler, str) and not scheduler.strip():       # not taken as "start a local cluster"
         raise InputError("--scheduler is empty", fix="give the scheduler's address (tcp://host:8786), or leave out "
                                                      "--scheduler to start a local cluster")
@@ -260,7 +261,7 @@ def wait_for_a_worker(c, scheduler: str) -> None:
     except (TimeoutError, OSError):
         raise TreckitError(f"no worker joined the Dask scheduler at {scheduler} within {WORKER_WAIT_SECONDS} s; "
                            "nothing was evaluated\n  fix: start workers (dask worker "
-                           f"{scheduler}), or leave out --scheduler to start a local cluster") from None
+                           + spell(f"{scheduler}), or leave out --scheduler to start a local cluster")) from None
 
 
 def for_workers(path, remote: bool):

@@ -130,7 +130,8 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
         for side, data in (("baseline", baseline), ("current", current)):
             if m not in data["aggregates"]:
                 raise InputError(f"the {side} results have no {m}",
-                                 fix=f"evaluate with it (--measure {m}) or gate on one of {', '.join(data['aggregates'])}")
+                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m} --out "
+                                     f"RESULTS.json`), or gate on one of {', '.join(data['aggregates'])} (--metric NAME)")
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]
         limit = b - max_drop if absolute else b * (1 - max_drop)
         checks.append(MetricCheck(m, b, c, limit, c >= limit))
