@@ -1489,3 +1489,4 @@ def test_staged_scripts_speak_as_themselves(tmp_path):
         got = subprocess.run([sys.executable, str(SCRIPTS / argv[0]), *map(str, argv[1:])], capture_output=True,
                              text=True)
         assert got.returncode == 2 and fix in got.stderr and "Traceback" not in got.stderr, got.stderr
+

@@ -144,7 +144,7 @@ def current() -> Command:
 
 def command_running() -> bool:
     """Whether one of treckit's commands is running (else the caller is the Python API)."""
-    return _current is not None
+    return _current is not None and not _current.python
 
 
 def spell(text: str) -> str:

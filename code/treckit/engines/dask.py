@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, TreckitError
 from ..parallel import usable_cores
+from .. import spelling
 from ..spelling import spell
 from ..urls import INSTALL          # the one install hint, shared with the URL readers
 
@@ -131,12 +132,14 @@ class Outcome:
     error: tuple | None = None                        # ("input", reason, path, line, text, fix) | ("runtime", message, code)
 
 
-def captured(fn: Callable, *args, **kwargs) -> Outcome:
+def captured(fn: Callable, *args, speaking=None, **kwargs) -> Outcome:
     """Run ``fn`` on a worker, its stderr and warnings captured (a worker runs one task at a time:
-    threads_per_worker=1 for the clusters started here)."""
+    threads_per_worker=1 for the clusters started here), its messages worded for the command that submitted
+    it (``speaking``: :func:`treckit.spelling.current` on the client)."""
     err = io.StringIO()
     out = Outcome()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err):
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err), \
+            spelling.running(speaking or spelling.current()):
         warnings.simplefilter("always")
         try:
             out.value = fn(*args, **kwargs)
@@ -327,7 +330,8 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
             else:
                 here = read_run(path, reading, qrels_source, warn, api) if readable_here_only(path) else None
                 jobs.append(c.submit(captured, evaluate_path, q, path, requests, options, reading, qrels_source,
-                                     warn, api, here, key=job_key(f"run-{i}"), pure=False))
+                                     warn, api, here, speaking=spelling.current(), key=job_key(f"run-{i}"),
+                                     pure=False))
         out = []
         try:
             for path, job in zip(paths, jobs):      # each run under the name it was given
@@ -360,7 +364,8 @@ def compare_scorer(scheduler: str | None = None, client=None) -> Iterator[Callab
     with connect(scheduler, client) as c:
         def score_all(qrels, systems, score_system):
             q = shared(c, qrels)
-            futures = {i: c.submit(captured, score_system, q, s, key=job_key(f"system-{i}"), pure=False)
+            futures = {i: c.submit(captured, score_system, q, s, speaking=spelling.current(),
+                                   key=job_key(f"system-{i}"), pure=False)
                        for i, s in enumerate(systems) if s.run is None and s.run_path is not None}
             try:
                 for i, s in enumerate(systems):
@@ -377,4 +382,5 @@ def compare_scorer(scheduler: str | None = None, client=None) -> Iterator[Callab
 def on_cluster(fn: Callable, *args, name: str = "task", scheduler: str | None = None, client=None):
     """``fn(*args)`` run on a worker of the cluster (what it says and raises, said and raised here)."""
     with connect(scheduler, client) as c:
-        return results_in_order(c, [c.submit(captured, fn, *args, key=job_key(name), pure=False)], [name])[0]
+        return results_in_order(c, [c.submit(captured, fn, *args, speaking=spelling.current(), key=job_key(name),
+                                             pure=False)], [name])[0]
