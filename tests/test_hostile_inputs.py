@@ -156,7 +156,7 @@ def test_jsonl_ids_are_strings_or_integers(tmp_path, monkeypatch, capsys, value,
 def test_jsonl_lines_without_id_after_lines_with_ids(tmp_path, monkeypatch, capsys):
     got = both(read_jsonl_run, _write(tmp_path, JSONL_PAD + '{"docs": ["a"], "scores": [1]}\n'), monkeypatch, capsys)
     assert got[0] == "error" and got[2] == 4 and "some lines have an id" in got[1]
-    # no line has an id: numbered by line, counted in the notes (which the run's reader reports, once)
+    # no line has an id: numbered by line, in the notes (RunReading says it once, with how to join by text)
     got = both(read_jsonl_run, _write(tmp_path, '{"docs": ["a"], "scores": [1]}\n{"docs": ["b"]}\n'), monkeypatch, capsys)
     assert got[0] == "ok" and [r[0] for r in got[1]] == ["1", "2"] and got[2]["numbered_by_line"] == 2
     assert "no id" not in got[4] and "numbered" not in got[4]
@@ -209,7 +209,8 @@ def test_qrels_line_of_five_fields_is_never_a_silent_guess(tmp_path, monkeypatch
     te = _trec_eval(p, _write(tmp_path, "1 Q0 d1 1 1.0 t\n", "run"))
     assert te.returncode != 0 and "Malformed line" in te.stderr          # trec_eval refuses it too
     got = both(read_trec_qrels, p, monkeypatch, capsys)
-    assert got[0] == "error" and got[2] == 6 and "ambiguous" in got[1] and "--layout" in got[3]
+    # called from Python, the fix names the keyword (a command names its option: test_suggested_fixes.py)
+    assert got[0] == "error" and got[2] == 6 and "ambiguous" in got[1] and "layout='docid-spaces'" in got[3]
     got = both(read_trec_qrels, p, monkeypatch, capsys, layout="docid-spaces")
     assert got[1][-1] == ("1", "0", "d1 1", 2) and "read 1 doc id(s) containing whitespace" in got[4]
     got = both(read_trec_qrels, p, monkeypatch, capsys, layout="extra-columns")
@@ -232,7 +233,7 @@ def test_run_doc_ids_with_spaces_are_counted(tmp_path, monkeypatch, capsys):
     # trec3 (qid docid score) has no iteration field to anchor a reading: ambiguous without --layout
     p3 = _write(tmp_path, "1 Rio 2 3.5\n", "run3")
     got = both(lambda path, **k: read_trec_run(path, columns=3, **k), p3, monkeypatch, capsys)
-    assert got[0] == "error" and "--layout" in got[3]
+    assert got[0] == "error" and "layout='docid-spaces'" in got[3]
     got = both(lambda path, **k: read_trec_run(path, columns=3, **k), p3, monkeypatch, capsys, layout="docid-spaces")
     assert got[1][0][:3] == ("1", "Rio 2", 3.5)
 
@@ -283,7 +284,7 @@ def test_detection_reads_whole_first_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(common, "DETECT_MAX_BYTES", 50_000)
     with pytest.raises(InputError, match="first line is longer than 50,000 bytes") as exc:
         detect.detect_run(run)
-    assert "--run-format" in exc.value.fix         # the option every command that reads a run has
+    assert "format=FORMAT" in exc.value.fix
 
 
 @pytest.mark.parametrize("ch", sorted(set(WHITESPACE) | {"\x00", "\ufeff", "\u200b"}), ids=lambda c: f"U+{ord(c):04X}")

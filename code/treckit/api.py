@@ -16,12 +16,10 @@ from .reading import RunReading, warn_python
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
-               verbose: bool = False, layout: str = "auto") -> Qrels:
+               layout: str = "auto", verbose: bool = False) -> Qrels:
     """Qrels from TREC, BEIR TSV/JSONL, QUEST JSONL (every listed doc relevant), or ``irds:<dataset-id>``
-    (the dataset's qrels through ir_datasets).  ``layout``: how a TREC line with more than 4 fields is read
-    (README: Reading rules)."""
-    from .formats.common import check_layout
-    check_layout(layout)
+    (the dataset's qrels through ir_datasets).  ``layout``: TREC lines with more than 4 fields, as
+    ``treckit qrels --layout`` reads them (README: Reading rules)."""
     if isinstance(path, str) and path.startswith("irds:"):
         from .inputs import irds_qrels
         return irds_qrels(path)

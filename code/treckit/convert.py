@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import InputError
+from .spelling import pass_options, spell
 from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column, spread
 from .parallel import numbers
 from .repeats import first_repeat, pair_keys, suspects
@@ -67,7 +68,7 @@ class ConversionReport:
                    "break": "they keep their input order (--break-ties)",
                    "docid-asc": "they are ordered by doc id ascending (--ties docid-asc)"}[self.ties]
             out.append(f"{self.tied_docs} docs in {self.tied_queries} queries share a score with another doc of their "
-                       f"query; {how}")
+                       f"query; " + spell(how))
         if self.duplicates_dropped:
             out.append(f"{self.duplicates_dropped} duplicate (qid, docid) lines dropped")
         if self.depth_dropped:
@@ -225,7 +226,7 @@ def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: Conver
         q0 = t.column("qid")[int(np.flatnonzero(codes == c0)[0])].as_py()
         raise InputError(f"duplicate document: query {q0!r} lists doc {d0!r} {k0} times "
                          f"({n - groups.num_rows} duplicate lines in all)", path=source,
-                         fix="remove the repeats, or pass --duplicates keep-first|keep-max|keep-last")
+                         fix="remove the repeats, or " + pass_options("run", "--duplicates keep-first|keep-max|keep-last"))
     sort_keys = [("c", "ascending"), ("d", "ascending")]
     if policy == "keep-max":
         sort_keys.append(("s", "descending"))

@@ -6,6 +6,8 @@ import errno
 import re
 from typing import Iterator, Sequence
 
+from . import spelling
+
 # Exit codes shared by every command (documented in the README).
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -36,12 +38,14 @@ class TreckitError(Exception):
 
 
 class InputError(TreckitError):
-    """Bad input: a file that cannot be read as asked, with where and how to fix it."""
+    """Bad input: a file that cannot be read as asked, with where and how to fix it.  The fix names
+    options as the command that is running spells them (or as the Python API's keywords: :mod:`treckit.spelling`)."""
 
     exit_code = EXIT_BAD_INPUT
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  text: str | None = None, fix: str | None = None) -> None:
+        fix = spelling.spell(fix) if fix else fix
         self.path, self.line, self.text, self.fix, self.reason = path, line, text, fix, message
         where = ""
         if path is not None:

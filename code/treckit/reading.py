@@ -46,6 +46,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from .errors import InputError
 from .io import PathLike
+from .spelling import pass_options
 
 # (no pyarrow at import: the command-line help builds its options from this module)
 
@@ -67,28 +68,24 @@ class InputWarning(UserWarning):
 
 def warn_python(message: str) -> None:
     """The library's way to warn: a catchable :class:`InputWarning`, attributed to the caller's code
-    (the first frame outside treckit)."""
+    (the first frame outside treckit), naming options as the Python API's keywords.  Inside one of
+    treckit's commands (a command reading a run through the API's defaults), said on stderr as the
+    command's other warnings are, with its options (:mod:`treckit.spelling`)."""
     import os
     import sys
+
+    from . import spelling
+    if spelling.command_running():
+        print(f"treckit: {spelling.spell(message)}", file=sys.stderr)
+        return
     package = os.path.dirname(os.path.abspath(__file__))
     level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
-    warnings.warn(as_keywords(message), InputWarning, stacklevel=level)
+    warnings.warn(spelling.spell(message), InputWarning, stacklevel=level)
 
 
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")
-
-
-def as_keywords(message: str) -> str:
-    """A message's command-line options in the Python API's spelling: ``--order desc`` -> ``order='desc'``,
-    ``--gold GOLD`` -> ``gold=GOLD``, ``--break-ties`` -> ``break_ties=True``."""
-    def keyword(name: str, value: str | None) -> str:
-        name = name.replace("-", "_")
-        if value is None:
-            return f"{name}=True"
-        return f"{name}={value}" if value.isupper() else f"{name}={value!r}"
-    return respelled(message, keyword)
 
 
 def respelled(message: str, spell: Callable[[str, str | None], str | None]) -> str:
@@ -219,7 +216,7 @@ class RunReading:
             self._check_line_numbers(path, fmt, run.notes["numbered_by_line"], qrels_source, warn)
         if fmt == "tsv" and warn is not None and not run.notes.get("scores_from_rank") and _scores_look_like_ranks(run):
             warn(f"{path}: the third column counts 1, 2, 3 ... down every query, as ranks do, and is read as a score "
-                 "(higher first); if it holds ranks (MS MARCO's qid pid rank), pass --tsv-third rank")
+                 "(higher first); if it holds ranks (MS MARCO's qid pid rank), " + pass_options("run", "--tsv-third rank"))
         return self.apply(run, fmt, source=str(path), convert=convert, depth=depth, run_name=run_name,
                           raw_ids=raw_ids, warn=warn)
 
@@ -260,8 +257,9 @@ class RunReading:
                     raise InputError(f"the predictions have no ids and are not in the gold file's order: line {no} "
                                      f"(query {text[:60]!r}) would be query {got}, but the gold file has that "
                                      f"query as {want}", path=name,
-                                     fix=f"pass --gold {qrels_source} to join the predictions by query text")
-                if warn is not None:
+                                     fix="to join the predictions by query text, "
+                                         + pass_options("run", f"--gold {qrels_source}"))
+                if unknown and warn is not None:
                     warn(f"{name}: {unknown} of {count} JSONL lines without a query id have a query text that the gold "
                          f"file {qrels_source} does not have; numbered by line, they may be paired with other queries"
                          if unknown else
@@ -270,8 +268,9 @@ class RunReading:
                 return
         if warn is not None:
             warn(f"{name}: {count} JSONL lines have no query id and were numbered by line ({self.id_base}, "
-                 f"{self.id_base + 1}, ...); if they are not in the gold file's order, pass --gold GOLD to join "
-                 "them by query text (or name the id field: --id-field FIELD)")
+                 f"{self.id_base + 1}, ...); if they are not in the gold file's order, join them by query text: "
+                 + pass_options("run", "--gold GOLD") + " (or name the id field: " + pass_options("run", "--id-field FIELD")
+                 + ")")
 
 
 @dataclass
@@ -291,7 +290,7 @@ class ReadRun:
         out = []
         if r.negated_queries:
             out.append(f"{r.negated_queries} queries had scores all <= 0 and were ranked as negated scores "
-                       "(most negative first; pass --order desc to rank them as written)")
+                       "(most negative first; to rank them as written, " + pass_options("run", "--order desc") + ")")
         if r.duplicates_dropped:
             out.append(f"{r.duplicates_dropped} duplicate (qid, docid) lines dropped")
         return out + list(r.notes)

@@ -24,16 +24,22 @@ DEFAULT_RUN_NAME = "run"
 
 
 def say(msg: str) -> None:
-    print(f"treckit: {msg}", file=sys.stderr)
+    """A warning or a note on stderr, naming options as the command that is running spells them."""
+    from .spelling import spell
+    print(f"treckit: {spell(msg)}", file=sys.stderr)
 
 
 def run_script(body) -> int:
     """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
-    exit code (never a traceback), as in the CLI."""
+    exit code (never a traceback), as in the CLI; messages name the options as the script spells them
+    (the script is the caller's file: :data:`treckit.spelling.COMMANDS`)."""
+    from . import spelling
     from .startup import exit_code_of, prepare_process
 
     prepare_process()
-    return exit_code_of(body)
+    script = Path(sys._getframe(1).f_code.co_filename).name
+    with spelling.running(spelling.command_named(script)):
+        return exit_code_of(body)
 
 
 @dataclass

@@ -348,7 +348,11 @@ def eval_main(argv: list[str]) -> None:
     if any(f in ("-v", "--version") for f in flags):
         print(version_line(), file=sys.stderr)      # trec_eval -v prints its version on stderr
         return
-    run_eval(_check_choices(parse_args(argv)))
+    a = parse_args(argv)
+    if a.rel_format != "qrels":
+        from .. import spelling
+        spelling.now("treckit eval -R")        # runs read by their format only (cli/evaluate_prefs.py)
+    run_eval(_check_choices(a))
 
 
 def run_eval(a: EvalArgs, out=None) -> None:

@@ -137,6 +137,7 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .. import spelling
     from ..startup import exit_code_of, keep_freed_memory, native_library_defaults
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -147,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> None:
         nonlocal code
         code = _dispatch(argv)
-    return exit_code_of(body) or code
+    with spelling.running(spelling.cli_command(argv)):     # messages name the fixes this command takes
+        return exit_code_of(body) or code
 
 
 def run() -> None:

@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, TreckitError
 from ..parallel import usable_cores
+from .. import spelling
+from ..spelling import spell
 from ..urls import INSTALL          # the one install hint, shared with the URL readers
 
 ENGINES = ("local", "dask")
@@ -47,9 +49,9 @@ WORKER_WAIT_SECONDS = 60           # how long a job waits for the first worker o
 def check_engine(engine: str, scheduler: str | None = None) -> str:
     """``engine`` checked (before any file is read): local or dask; ``--scheduler`` only with dask."""
     if engine not in ENGINES:
-        raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix="e.g. --engine dask")
+        raise InputError(f"--engine {engine}: not one of {', '.join(ENGINES)}", fix=" or ".join(f"--engine {e}" for e in ENGINES))
     if scheduler is not None and engine != "dask":
-        raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask (engine=\"dask\"), or leave it out")
+        raise InputError("--scheduler (a Dask client) is for the Dask engine", fix="add --engine dask, or leave out --scheduler")
     if isinstance(scheduler, str) and not scheduler.strip():       # not taken as "start a local cluster"
         raise InputError("--scheduler is empty", fix="give the scheduler's address (tcp://host:8786), or leave out "
                                                      "--scheduler to start a local cluster")
@@ -130,12 +132,14 @@ class Outcome:
     error: tuple | None = None                        # ("input", reason, path, line, text, fix) | ("runtime", message, code)
 
 
-def captured(fn: Callable, *args, **kwargs) -> Outcome:
+def captured(fn: Callable, *args, speaking=None, **kwargs) -> Outcome:
     """Run ``fn`` on a worker, its stderr and warnings captured (a worker runs one task at a time:
-    threads_per_worker=1 for the clusters started here)."""
+    threads_per_worker=1 for the clusters started here), its messages worded for the command that submitted
+    it (``speaking``: :func:`treckit.spelling.current` on the client)."""
     err = io.StringIO()
     out = Outcome()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err):
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err), \
+            spelling.running(speaking or spelling.current()):
         warnings.simplefilter("always")
         try:
             out.value = fn(*args, **kwargs)
@@ -260,7 +264,7 @@ def wait_for_a_worker(c, scheduler: str) -> None:
     except (TimeoutError, OSError):
         raise TreckitError(f"no worker joined the Dask scheduler at {scheduler} within {WORKER_WAIT_SECONDS} s; "
                            "nothing was evaluated\n  fix: start workers (dask worker "
-                           f"{scheduler}), or leave out --scheduler to start a local cluster") from None
+                           + spell(f"{scheduler}), or leave out --scheduler to start a local cluster")) from None
 
 
 def for_workers(path, remote: bool):
@@ -326,7 +330,8 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
             else:
                 here = read_run(path, reading, qrels_source, warn, api) if readable_here_only(path) else None
                 jobs.append(c.submit(captured, evaluate_path, q, path, requests, options, reading, qrels_source,
-                                     warn, api, here, key=job_key(f"run-{i}"), pure=False))
+                                     warn, api, here, speaking=spelling.current(), key=job_key(f"run-{i}"),
+                                     pure=False))
         out = []
         try:
             for path, job in zip(paths, jobs):      # each run under the name it was given
@@ -359,7 +364,8 @@ def compare_scorer(scheduler: str | None = None, client=None) -> Iterator[Callab
     with connect(scheduler, client) as c:
         def score_all(qrels, systems, score_system):
             q = shared(c, qrels)
-            futures = {i: c.submit(captured, score_system, q, s, key=job_key(f"system-{i}"), pure=False)
+            futures = {i: c.submit(captured, score_system, q, s, speaking=spelling.current(),
+                                   key=job_key(f"system-{i}"), pure=False)
                        for i, s in enumerate(systems) if s.run is None and s.run_path is not None}
             try:
                 for i, s in enumerate(systems):
@@ -376,4 +382,5 @@ def compare_scorer(scheduler: str | None = None, client=None) -> Iterator[Callab
 def on_cluster(fn: Callable, *args, name: str = "task", scheduler: str | None = None, client=None):
     """``fn(*args)`` run on a worker of the cluster (what it says and raises, said and raised here)."""
     with connect(scheduler, client) as c:
-        return results_in_order(c, [c.submit(captured, fn, *args, key=job_key(name), pure=False)], [name])[0]
+        return results_in_order(c, [c.submit(captured, fn, *args, speaking=spelling.current(), key=job_key(name),
+                                             pure=False)], [name])[0]

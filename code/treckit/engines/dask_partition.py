@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import spelling
 from .dask import captured, cluster_failure, unwrap
 
 TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
@@ -261,7 +262,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
         first_line = 1 + sum(m.lines for m in metas[:bad])
         start, end = plan.ranges[bad]
         again = client.submit(captured, reparse, plan.path, start, end, plan.size, job.reading, first_line,
-                              key=f"{job.key}-reparse-{bad}", pure=False)
+                              speaking=spelling.current(), key=f"{job.key}-reparse-{bad}", pure=False)
         job.futures.append(again)
         unwrap(_wait(client, job, [again], plan.path)[0])
         unwrap(_moved(metas[bad].error, first_line))       # the parse passed this time: the first error, moved
@@ -279,7 +280,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
         pieces = [client.submit(piece, m, k, key=f"{job.key}-piece-{b}-{k}", pure=False) for b, m in enumerate(job.maps)]
         qrels_k = by_query.take([q for q, o in zip(judged, owner.tolist()) if o == k])
         reduces.append(client.submit(captured, reduce_bucket, pieces, offsets, qrels_k, requests, options, plan.path,
-                                     key=f"{job.key}-reduce-{k}", pure=False))
+                                     speaking=spelling.current(), key=f"{job.key}-reduce-{k}", pure=False))
     # only the reduce tasks are held from here on: Dask frees each block and piece once what needs it has run
     # (and makes it again from its task, should a worker holding it be lost before)
     job.maps, job.metas, job.futures = [], [], reduces

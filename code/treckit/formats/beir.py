@@ -15,7 +15,7 @@ _G = ("score", "relevance", "grade", "rel")
 def read_beir_tsv(path: PathLike, *, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
     lines = text_lines(read_text(path))
-    errors = LineErrors(name, skip_malformed)
+    errors = LineErrors(name, skip_malformed, "qrels")
     start = 0
     while start < len(lines) and is_blank(lines[start]):
         start += 1
@@ -42,7 +42,7 @@ def read_beir_tsv(path: PathLike, *, skip_malformed: bool = False) -> Qrels:
             errors.bad(no, line, "empty query id or corpus id", "fill both ids")
             continue
         qids.append(q), docids.append(d), grades.append(g)
-    errors.report("qrels")
+    errors.report()
     if not qids:
         raise InputError("no judgments found", path=name, fix="check that the right file was given")
     return Qrels.from_columns(qids, docids, grades)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, SkipCounter
 from ..ids import unescape_id
+from ..spelling import pass_options, spell
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
 # trec_eval splits on; any other character (NBSP, U+2028, U+0085, \x1c..\x1f, ...) is part of a field.
@@ -55,8 +56,8 @@ DETECT_MAX_BYTES = 64 << 20
 _DETECT_CHUNK = 1 << 16
 
 
-def head_lines(path, n: int, what: str) -> list[str]:
-    """The first ``n`` content lines (not blank, not comments) of a file, each read whole."""
+def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
+    """The first ``n`` content lines (not blank, not comments) of a file of ``role`` (run, qrels), each read whole."""
     from ..io import Source, decode_text, display_name
 
     src = Source(path)
@@ -75,9 +76,15 @@ def head_lines(path, n: int, what: str) -> list[str]:
     if cut and not lines:
         raise InputError(f"the first line is longer than {DETECT_MAX_BYTES:,} bytes, so the format cannot be "
                          f"detected from it", path=display_name(path),
-                         fix=f"pass {'--run-format' if what.startswith('run') else '--format (where a run is read too: --qrels-format)'} "
-                             f"to say which format the {what} file has")
+                         fix=_say_the_format(role))
     return lines[:n]
+
+
+def _say_the_format(role: str) -> str:
+    # a converted file starts with the same line: only an explicit format helps
+    given = pass_options(role, f"--{role}-format FORMAT", convert=False)
+    return (f"say which format it has: {given}" if given else
+            f"check that the right file was given (this command detects the format of its {role} files)")
 
 
 _CONTENT_LINE = re.compile(rb"^[ \t\v\f\r]*[^ \t\v\f\r\n#]", re.MULTILINE)
@@ -92,7 +99,7 @@ def _content_count(data: bytes) -> int:
 def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
-    print(f"treckit: {path}: {message}", file=sys.stderr)
+    print(f"treckit: {path}: {spell(message)}", file=sys.stderr)
 
 
 # A decimal number as C's atof would read it completely (no '1_000', no hex); inf allowed, nan refused.
@@ -131,21 +138,25 @@ def atof(text: str) -> float:
 
 @dataclass
 class LineErrors:
-    """Raise on the first bad line, or (``skip=True``) count each kind and go on."""
+    """Raise on the first bad line, or (``skip=True``) count each kind and go on.  ``role``: what the file
+    holds (run, qrels, prefs), for the messages."""
 
     path: str
     skip: bool = False
+    role: str = "run"
     skipped: SkipCounter = field(default_factory=SkipCounter)
 
     def bad(self, line_no: int, line: str, kind: str, fix: str) -> None:
         if not self.skip:
-            raise InputError(kind, path=self.path, line=line_no, text=line, fix=fix + " (or pass --skip-malformed to count and skip such lines)")
+            skipping = pass_options(self.role, "--skip-malformed")
+            raise InputError(kind, path=self.path, line=line_no, text=line,
+                             fix=fix + (f" (or, to count and skip such lines, {skipping})" if skipping else ""))
         self.skipped.add(kind, f"line {line_no}")
 
-    def report(self, what: str) -> None:
+    def report(self) -> None:
         if self.skipped.total:
-            print(f"treckit: {self.path}: skipped {self.skipped.total} malformed {what} line(s): {self.skipped.report()}",
-                  file=sys.stderr)
+            print(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} line(s): "
+                  f"{self.skipped.report()}", file=sys.stderr)
 
 
 def score_problem(text: str) -> tuple[str, str]:
@@ -199,5 +210,6 @@ def drop_repeated_judgments(qrels, policy: str, source: str):
         row = int(np.setdiff1d(np.arange(n), kept)[0])        # the first line that repeats an earlier one
         qid, doc = t.column("qid")[row].as_py(), t.column("docid")[row].as_py()
         raise InputError(f"query {qid!r} judges doc {doc!r} more than once ({dropped} repeated judgment(s) in all)",
-                         path=source, fix="remove the repeats, or pass --duplicates keep-first|keep-max|keep-last")
+                         path=source, fix="remove the repeats, or "
+                                          + pass_options("qrels", "--duplicates keep-first|keep-max|keep-last"))
     return type(qrels)(t.take(pa.array(kept))), dropped

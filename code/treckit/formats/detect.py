@@ -6,17 +6,11 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..io import PathLike, display_name, loads_json
+from ..spelling import pass_options
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
 RUN_FORMATS = ("trec", "trec3", "tsv", "jsonl")
-
-
-def qrels_format_option(value: str = "FORMAT") -> str:
-    """The option that names a qrels file's format, as a message's fix: ``--format`` where only qrels are read
-    (``treckit qrels``, ``preprocess_qrels.py``), ``--qrels-format`` where a run is read too (``treckit eval``,
-    ``evaluate.py``).  A run's is ``--run-format`` everywhere."""
-    return f"--format {value} (where a run is read too: --qrels-format {value})"
 
 
 @dataclass(frozen=True)
@@ -25,16 +19,16 @@ class Detection:
     reason: str
 
 
-def _sample(path: PathLike, what: str, n: int = 20) -> list[str]:
+def _sample(path: PathLike, what: str, role: str, n: int = 20) -> list[str]:
     """The first content lines (no blanks, no comments), each whole; an empty file is an error naming ``what``."""
-    lines = head_lines(path, n, what)
+    lines = head_lines(path, n, what, role)
     if not lines:
         raise InputError(f"the file is empty: no {what} in it", path=display_name(path), fix="check that the right file was given")
     return lines
 
 
 def detect_qrels(path: PathLike) -> Detection:
-    lines = _sample(path, "judgments")
+    lines = _sample(path, "judgments", "qrels")
     name = display_name(path)
     first = lines[0]
     if first.lstrip(FIELD_SEPARATORS).startswith("{"):
@@ -47,7 +41,8 @@ def detect_qrels(path: PathLike) -> Detection:
         if any(k in obj for k in ("query-id", "query_id")) and any(k in obj for k in ("corpus-id", "corpus_id", "doc_id")):
             return Detection("beir-jsonl", "first line is a JSON object with query-id and corpus-id (BEIR)")
         raise InputError(f"JSON lines, but neither QUEST (query, docs) nor BEIR (query-id, corpus-id); keys: {sorted(obj)}",
-                         path=name, line=1, text=first, fix=f"pass {qrels_format_option('quest|beir-jsonl')} to say which, or rename the fields")
+                         path=name, line=1, text=first, fix="say which: " + pass_options("qrels", "--qrels-format beir-jsonl|quest")
+                         + ", or rename the fields")
     head = first.split("\t")
     if head[0].strip(FIELD_SEPARATORS).lower() in ("query-id", "query_id", "qid") and len(head) == 3:
         return Detection("beir-tsv", f"tab-separated header {first.strip(FIELD_SEPARATORS)!r}")
@@ -55,14 +50,14 @@ def detect_qrels(path: PathLike) -> Detection:
     if all(_run_like(split_fields(ln)) for ln in lines):
         raise InputError("the first lines look like a TREC run (qid Q0 docid rank score tag), not qrels", path=name,
                          line=1, text=first, fix="give the qrels file here (lines 'qid 0 docid grade'); to read these "
-                                                 "as judgments whose doc ids contain spaces, pass --layout docid-spaces "
-                                                 f"and {qrels_format_option('trec')}")
+                         "as judgments whose doc ids contain spaces, "
+                         + pass_options("qrels", "--qrels-format trec --layout docid-spaces"))
     if len(f) >= 4 and parse_int(f[-1]) is not None:
         return Detection("trec", "lines of 4+ fields ending in an integer grade (TREC qrels)")
     if len(head) == 3 and parse_int(head[2].strip(FIELD_SEPARATORS)) is not None:
         return Detection("beir-tsv", "3 tab-separated fields ending in an integer (BEIR TSV without header)")
     raise InputError("cannot tell the qrels format from the first line", path=name, line=1, text=first,
-                     fix=f"pass {qrels_format_option('trec|beir-tsv|beir-jsonl|quest')}")
+                     fix="say which: " + pass_options("qrels", "--qrels-format trec|beir-tsv|beir-jsonl|quest"))
 
 
 def _run_like(f: list[str]) -> bool:
@@ -72,7 +67,7 @@ def _run_like(f: list[str]) -> bool:
 
 
 def detect_run(path: PathLike) -> Detection:
-    lines = _sample(path, "run lines")
+    lines = _sample(path, "run lines", "run")
     name = display_name(path)
     first = lines[0]
     if first.lstrip(FIELD_SEPARATORS).startswith("{"):
@@ -88,4 +83,4 @@ def detect_run(path: PathLike) -> Detection:
     if len(f) == 3 and parse_score(f[2]) is not None:
         return Detection("trec3", "3 fields: qid docid score")
     raise InputError("cannot tell the run format from the first line", path=name, line=1, text=first,
-                     fix="pass --run-format trec|trec3|tsv|jsonl")
+                     fix="say which: " + pass_options("run", "--run-format trec|trec3|tsv|jsonl"))

@@ -23,6 +23,7 @@ from .. import thresholds
 from ..errors import InputError
 from ..io import PathLike, atomic_output, display_name, json_number, read_text
 from ..model import Qrels, Run
+from ..spelling import pass_options
 from .common import LineErrors, head_lines, notice, text_lines
 
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
@@ -208,7 +209,7 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
             if doc in seen:
                 if duplicates == "error":
                     raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
-                                     fix="remove the repeat, or pass --duplicates keep-first")
+                                     fix="remove the repeat, or " + pass_options("qrels", "--duplicates keep-first"))
                 dropped += 1
                 continue
             seen.add(doc)
@@ -240,8 +241,8 @@ def write_id_added(gt: GroundTruth, path: PathLike) -> None:
 def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_to_qid: dict[str, str] | None = None,
                    id_base: int = 1, skip_malformed: bool = False) -> Run:
     """A JSONL run.  Every line has an id field or none does (then the gold file's query text, else
-    the 1-based line number, is the id: counted in ``run.notes``, which the reader of the run reports once:
-    :meth:`treckit.reading.RunReading.read`).  A line with no documents keeps no row
+    the 1-based line number, is the id: counted in ``run.notes``, which :class:`treckit.reading.RunReading`
+    says with how to join the lines by text instead).  A line with no documents keeps no row
     (a TREC run cannot hold an empty query): its qid is counted on stderr and listed in
     ``run.notes["empty_queries"]``."""
     f = fields or JsonlFields()
@@ -291,7 +292,7 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
         docids.extend(docs)
         scores.extend(sc)
         ranks.extend(range(1, len(docs) + 1))
-    errors.report("run")
+    errors.report()
     _report_empty(name, empty)
     if not qids:
         raise InputError("no retrieved documents in the file", path=name, fix="check that the right file was given")
@@ -406,7 +407,7 @@ def _run_docs(obj: dict, f: JsonlFields, name: str, no: int, line: str, errors: 
     docs_key = f.docs if f.docs is not None else _first_key(obj, DOCS_FIELDS)
     if docs_key is None or not isinstance(obj.get(docs_key), list):
         errors.bad(no, line, "no list of documents found (looked for docs/doc_ids or retrieved/results/hits/ctxs)",
-                   "name the field with --docs-field or --hits-field")
+                   "name the field: " + pass_options("run", "--docs-field FIELD", "--hits-field FIELD"))
         return None, None
     docs = [_as_id(d, "doc id", name, no, line) for d in obj[docs_key]]
     sk = f.scores if f.scores is not None else _first_key(obj, SCORES_FIELDS)
@@ -431,7 +432,7 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
             raise InputError(exc.args[0], path=name, line=no, text=line, fix=exc.args[1]) from None
         dk = f.hit_doc if f.hit_doc is not None else _first_key(h, HIT_DOC_FIELDS)
         if dk is None or dk not in h:
-            errors.bad(no, line, "a hit has no doc id field (docid/doc_id/id/title)", "name it with --hit-doc-field")
+            errors.bad(no, line, "a hit has no doc id field (docid/doc_id/id/title)", "name it: " + pass_options("run", "--hit-doc-field FIELD"))
             return None, None
         docs.append(_as_id(h[dk], "doc id", name, no, line))
         sk = f.hit_score if f.hit_score is not None else _first_key(h, HIT_SCORE_FIELDS)

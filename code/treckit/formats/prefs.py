@@ -45,7 +45,7 @@ def read_prefs(path: PathLike, *, skip_malformed: bool = False) -> Prefs:
     """A ``qid jg jsg docno rel_level`` file.  Blank lines and lines starting with ``#`` are skipped;
     a line with another number of fields, or a level that is not a number, is an error naming it."""
     name = display_name(path)
-    errors = LineErrors(name, skip_malformed)
+    errors = LineErrors(name, skip_malformed, "prefs")
     qids, jgs, jsgs, docs, levels = [], [], [], [], []
     for no, line in enumerate(read_text(path).splitlines(), 1):
         if line.startswith("#"):
@@ -64,7 +64,7 @@ def read_prefs(path: PathLike, *, skip_malformed: bool = False) -> Prefs:
             continue
         qids.append(fields[0]), jgs.append(fields[1]), jsgs.append(fields[2]), docs.append(fields[3])
         levels.append(level)
-    errors.report("prefs")
+    errors.report()
     if not qids:
         raise InputError("no preference judgments found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
+from ..spelling import pass_options
 from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
@@ -45,7 +46,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
             docid, written = _decoded(t.column("docid"), t.column("qid"), decode_ids)
             return Qrels(t.set_column(2, "docid", docid).combine_chunks(), written)
     text = decode_text(src.data(), path)
-    errors = LineErrors(name, skip_malformed)
+    errors = LineErrors(name, skip_malformed, "qrels")
     readings = _Readings(name, 4)
     qids, iters, docids, grades = [], [], [], []
     written: dict[tuple[str, str], str] = {}          # see Qrels.written
@@ -66,7 +67,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         if ("%" in d or not d.isascii()) and keeps_text(d, docid):
             written[(q, docid)] = d
         qids.append(q), iters.append(it), docids.append(docid), grades.append(grade)
-    errors.report("qrels")
+    errors.report()
     readings.report()
     if not qids:
         raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
@@ -107,9 +108,10 @@ def _looks_like_run(f: list[str]) -> bool:
     return len(f) == 6 and parse_int(f[3]) is not None and parse_score(f[4]) is not None
 
 
-_RUN_GIVEN_AS_QRELS = ("this looks like a TREC run line (qid Q0 docid rank score tag), not a qrels line",
-                       "give the qrels file here (lines 'qid 0 docid grade'); if these are judgments whose doc ids "
-                       "contain spaces, pass --layout docid-spaces")
+def _run_given_as_qrels() -> tuple[str, str, str]:
+    return ("bad", "this looks like a TREC run line (qid Q0 docid rank score tag), not a qrels line",
+            "give the qrels file here (lines 'qid 0 docid grade'); if these are judgments whose doc ids contain "
+            "spaces, " + pass_options("qrels", "--layout docid-spaces"))
 
 
 def _qrels_reading(line: str, layout: RunLayout):
@@ -131,21 +133,20 @@ def _qrels_reading(line: str, layout: RunLayout):
         return spaced, "spaced"
     # auto: a doc id with spaces only where no other reading fits and the second field is an iteration
     if _looks_like_run(f):
-        return ("bad",) + _RUN_GIVEN_AS_QRELS
+        return _run_given_as_qrels()
     last, fourth = parse_int(f[-1]) is not None, parse_int(f[3]) is not None
     if last and fourth:
         return ("bad", f"ambiguous line of {len(f)} fields: doc id {spaced[2]!r} with grade {f[-1]}, or doc id "
                        f"{f[2]!r} with grade {f[3]} and extra columns (trec_eval: 'Malformed line')",
-                "pass --layout docid-spaces or --layout extra-columns to say which (or convert the file once: "
-                "treckit qrels FILE --layout docid-spaces -o FIXED), or write doc ids escaped")
+                "say which: " + pass_options("qrels", "--layout docid-spaces", "--layout extra-columns")
+                + "; or write doc ids escaped")
     if fourth:
         return ("bad", f"{len(f)} fields where a qrels line has 4 (trec_eval: 'Malformed line')",
-                "remove the columns after the grade, or pass --layout extra-columns to ignore them")
+                "remove the columns after the grade, or, to ignore them, " + pass_options("qrels", "--layout extra-columns"))
     if last and f[1] not in ITERATION_MARKS:
         return ("bad", f"{len(f)} fields, and the second field {f[1]!r} is not an iteration (0 or Q0): the query id "
                        "or the doc id may contain spaces",
-                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or convert the file "
-                "once: treckit qrels FILE --layout docid-spaces -o FIXED)")
+                "a query id cannot contain spaces; if the doc ids do, " + pass_options("qrels", "--layout docid-spaces"))
     return spaced, "spaced"
 
 
@@ -412,7 +413,8 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
             matching = [c for c in cands if c[5] in known_tags]
             if len(matching) != 1:
                 errors.bad(no, line, "ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
-                           "separate fields with tabs, or pass --layout docid-spaces / --layout extra-columns")
+                           "separate fields with tabs, or say which: "
+                           + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
                 continue
             cands = matching
         q, _it, d, r, s, tag, kind = cands[0]
@@ -421,7 +423,7 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
         if ("%" in d or not d.isascii()) and keeps_text(d, docid):
             written[(q, docid)] = d
         qids.append(q), docids.append(docid), scores.append(s), ranks.append(r), tags.append(tag)
-    errors.report("run")
+    errors.report()
     if counted is None:
         readings.report()
     if not qids:
@@ -457,7 +459,8 @@ def _run_candidates(line: str, layout: RunLayout, columns: int) -> list[tuple]:
             return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
         return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
                         "spaces, or there are extra columns",
-                 "pass --layout docid-spaces or --layout extra-columns to say which, or write doc ids escaped")]
+                 "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns")
+                 + "; or write doc ids escaped")]
     if len(f) == 6:
         r, s = parse_int(f[3]), parse_score(f[4])
         return [(*f[:3], r, s, f[5], None)] if r is not None and s is not None else []
@@ -493,14 +496,16 @@ def _explain_bad_run_line(line: str, layout: RunLayout, columns: int) -> tuple[s
             and parse_score(f[-2]) is not None:
         return (f"{len(f)} fields where a TREC run line has 6, and the second field {f[1]!r} is not an iteration "
                 "(Q0 or 0): the query id or the doc id may contain spaces",
-                "a query id cannot contain spaces; if the doc ids do, pass --layout docid-spaces (or write them escaped)")
+                "a query id cannot contain spaces; if the doc ids do, " + pass_options("run", "--layout docid-spaces")
+                + " (or write them escaped)")
     at_end = len(f) > 6 and layout == "docid-spaces"
     rank, score = (f[-3], f[-2]) if at_end else (f[3], f[4])
     if parse_score(score) is None:
         return score_problem(score)
     if parse_int(rank) is None:
         return (f"rank {rank!r} is not an integer", "the 4th field of a TREC run line is the integer rank")
-    return (f"{len(f)} fields where a TREC run line has 6", "pass --layout docid-spaces or --layout extra-columns")
+    return (f"{len(f)} fields where a TREC run line has 6",
+            "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
 
 
 # ---------------------------------------------------------------- writing runs

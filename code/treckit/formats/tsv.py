@@ -62,7 +62,7 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
                 continue
             s = None        # set below from the rank
         qids.append(q), docids.append(d), scores.append(s), ranks.append(r)
-    errors.report("run")
+    errors.report()
     if not qids:
         raise InputError("no run lines found", path=name, fix="check that the right file was given")
     if "score" not in cols:

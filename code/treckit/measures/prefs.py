@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
+from ..spelling import pass_options
 from ..formats.prefs import Prefs, byte_order, string_array
 from ..trec_order import sort_key
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request
@@ -585,7 +586,7 @@ def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs,
     if (dup[1] > 1).any():
         k = int(dup[0][np.argmax(dup[1] > 1)])
         raise InputError(f"the run lists doc {names[k % len(names)]!r} more than once for query {qids[k // len(names)]!r}",
-                         path=source, fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+                         path=source, fix=pass_options("run", "--duplicates keep-first|keep-max|keep-last"))
     o = np.lexsort((dcode if ascending_ties else -dcode, -key, qc))
     qs, ds = qc[o], dcode[o]
     bounds = np.searchsorted(qs, np.arange(len(qids) + 1))

@@ -17,6 +17,7 @@ import pyarrow as pa
 from .. import thresholds
 from ..arrow_calls import call
 from ..errors import InputError, shown
+from ..spelling import offered, pass_options
 from ..model import Qrels, Run, expand_ranges, id_runs, spread
 from ..repeats import first_repeat, suspects
 from ..strings import hash64, take
@@ -240,8 +241,8 @@ def _evaluated(present: np.ndarray, options, missing_names: list[str], source: s
         raise InputError(f"{len(missing_names)} judged queries have no results in the run: {shown}", path=source,
                          fix="pass --missing skip (evaluate shared queries) or --missing zero (score them 0, like trec_eval -c)")
     if warn is not None:
-        warn(f"{len(missing_names)} judged queries have no results in the run and are not evaluated: {shown} "
-             "(--missing zero scores them 0)")
+        warn(f"{len(missing_names)} judged queries have no results in the run and are not evaluated: {shown}"
+             + (" (--missing zero scores them 0)" if offered("--missing") else ""))
     return present
 
 
@@ -461,4 +462,4 @@ def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.nda
     if repeat is not None:
         _, q, d = repeat
         raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[q]!r}", path=source,
-                         fix="convert the run first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+                         fix=pass_options("run", "--duplicates keep-first|keep-max|keep-last"))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..spelling import pass_options
 
 METHODS = ("rrf", "weighted", "combsum", "combmnz", "max")
 NORMS = ("minmax", "zscore", "sum", "none")
@@ -42,7 +43,7 @@ def _frame(runs):
         if df.duplicated(["qid", "docid"]).any():
             q, d = df[df.duplicated(["qid", "docid"])].iloc[0][["qid", "docid"]]
             raise InputError(f"run {i + 1} lists doc {d!r} twice for query {q!r}",
-                             fix="convert it first with `treckit run --duplicates keep-first|keep-max|keep-last`")
+                             fix=pass_options("run", "--duplicates keep-first|keep-max|keep-last"))
         df["rank"] = trec_ranks(run) + 1
         df["run"] = i
         parts.append(df)
@@ -131,7 +132,8 @@ def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
             return [named[n] for n in names]
         return [float(p) for p in parts]
     except ValueError:
-        raise InputError(f"--weights {text!r} is not a list of numbers", fix="e.g. --weights 0.3,0.4,0.3") from None
+        raise InputError(f"--weights {text!r} is not a list of numbers",
+                         fix=f"one number per run, in order, e.g. --weights {','.join('1' for _ in names)}") from None
 
 
 def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | None = None,

@@ -146,7 +146,8 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
         for side, data in (("baseline", baseline), ("current", current)):
             if m not in data["aggregates"]:
                 raise InputError(f"the {side} results have no {m}",
-                                 fix=f"evaluate with it (--measure {m}) or gate on one of {', '.join(data['aggregates'])}")
+                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m} --out "
+                                     f"RESULTS.json`), or gate on one of {', '.join(data['aggregates'])} (--metric NAME)")
     check_same(read_definitions(baseline, sources[0]), read_definitions(current, sources[1]), names, "gate")
     for m in names:
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]

@@ -167,7 +167,7 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
               and any(g > 0 for g in labels.get(c["query_id"], {}).values())]
     if replace < 1 or replace > len(ts.queries):
         raise InputError(f"--replace {replace} must be between 1 and the {len(ts.queries)} queries of the test set",
-                         fix="e.g. --replace 20")
+                         fix=f"give --replace a number from 1 to {len(ts.queries)}")
     if len(usable) < replace:
         raise InputError(f"only {len(usable)} candidates are new and have a relevant doc after merging; "
                          f"{replace} are needed", fix="label more candidates or replace fewer queries")
