@@ -24,7 +24,8 @@ from treckit import thresholds
 from treckit.formats import trec
 from treckit.formats.rising_ranks import NOTE, RisingRanks
 from treckit.formats.trec import read_trec_run
-from treckit.reading import InputWarning, as_keywords, rising_ranks_warning
+from treckit.reading import InputWarning, rising_ranks_warning
+from treckit.spelling import spell as as_keywords      # with no command running: the Python API's spelling
 
 SAID = "rises as the score rises"
 

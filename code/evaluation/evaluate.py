@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--run", required=True)
     ap.add_argument("--qrels", required=True)
     ap.add_argument("--cutoffs", type=positive_int, nargs="+", default=[1, 5, 10, 20, 50, 100])
-    ap.add_argument("--output", default=None, help="JSON file for the numbers")
+    ap.add_argument("--output", "-o", default=None, help="JSON file for the numbers")
     ap.add_argument("--qrels-format", "--qrels_format", dest="qrels_format", default=None, choices=QRELS_FORMATS,
                     help="the qrels' format (default: detect)")
     ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)

@@ -17,7 +17,7 @@ from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, ru
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", required=True)
-    ap.add_argument("--output", required=True)
+    ap.add_argument("--output", "-o", required=True)
     ap.add_argument("--format", default=None, choices=QRELS_FORMATS, help="input format (default: detect)")
     ap.add_argument("--id_base", type=int, default=1, help="qid of the first line when lines have no id")
     ap.add_argument("--raw_ids", action="store_true", help="write doc ids unescaped (the old format)")

@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--run_name", "--run-name", dest="run_name", default=DEFAULT_RUN_NAME, metavar="NAME",
                     help=f"run tag for an input that names no run (default: {DEFAULT_RUN_NAME}); "
                          "a TREC file keeps its own")
-    ap.add_argument("--output", default=None, help="default: the input path + _trec (said on stderr)")
+    ap.add_argument("--output", "-o", default=None, help="default: the input path + _trec (said on stderr)")
     ap.add_argument("--depth", type=positive_int, default=None)
     ap.add_argument("--raw_ids", action="store_true")
     # --gold, --order, --break_ties ...: the options of every run reader

@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--configA", required=True)
     ap.add_argument("--configB", required=True)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", "-o", required=True)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--emit-traces", action="store_true",
