@@ -147,3 +147,23 @@ def test_the_service_gives_the_same_numbers(files, monkeypatch):
     body = r.json()
     assert body["metrics"] == pytest.approx({"recall_at_10": mean(RECALL), "ndcg_at_10": mean(NDCG_EXP), "mrr": mean(RR)})
     assert body["missing_queries"] == ["q4"] and body["definitions"]["ndcg_at_10"]["gain"] == "exp"
+
+
+def test_the_service_computes_rq_as_the_command_does(files, monkeypatch, capsys):
+    """POST /v1/rq: the same report as `treckit rq --run`; a query set without a labelled query gives null."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from treckit.service.app import ServerSettings, create_app
+    ts, run, _, tmp = files
+    monkeypatch.delenv("TRECKIT_API_TOKEN", raising=False)
+    client = TestClient(create_app(ServerSettings(cache=False)))
+    code, _, _ = run_cli(["rq", "--test-set", ts, "--run", run, "--k", "10", "--out", tmp / "rq.json"], capsys)
+    body = client.post("/v1/rq", json={"test_set": TEST_SET, "run": RUN, "k": 10}).json()
+    cli = json.loads((tmp / "rq.json").read_text())
+    assert body["value"] == cli["value"] == pytest.approx(mean(RR)) and body["pass"] is cli["pass"] is False
+    assert body["definitions"] == cli["definitions"] and body["warnings"] == []
+    unlabelled = {"name": "u", "version": "1", "queries": [{"query_id": "q1", "query_text": "alpha", "query_type": "t"}]}
+    r = client.post("/v1/rq", json={"test_set": unlabelled, "run": RUN})
+    assert r.status_code == 200 and (r.json()["value"], r.json()["pass"], r.json()["unlabeled"]) == (None, None, ["q1"])
+    assert client.post("/v1/rq", json={"test_set": TEST_SET, "run": RUN, "threshold": "nan"}).status_code == 422

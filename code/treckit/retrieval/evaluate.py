@@ -49,5 +49,9 @@ def stage_table(results: dict[str, TestSetResult]) -> str:
         rows.append([stage, *(f"{r.aggregates[m]['mean']:.4f}" for m in first.measures),
                      *(f"{lat[p]:.2f}" if lat.get(p) is not None else "—" for p in ("p50", "p95"))])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "".join(f"{row[0]:<{widths[0]}}" + "".join(f"  {cell:>{w}}" for cell, w in zip(row[1:], widths[1:])) + "\n"
+    from ..testsets.measures import gains_note
+    note = gains_note(first.definitions)
+    head = (f"{len(first.per_query)} queries, each asked of every stage (none is left out)"
+            + (f"; {note}" if note else "") + "\n")
+    return head + "".join(f"{row[0]:<{widths[0]}}" + "".join(f"  {cell:>{w}}" for cell, w in zip(row[1:], widths[1:])) + "\n"
                    for row in rows)

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
-from ..testsets.schema import TestSetModel
+from ..testsets.schema import QuerySetModel, TestSetModel
 
 TOKEN_ENV = "TRECKIT_API_TOKEN"
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
@@ -57,6 +57,20 @@ class EvaluateRequest(BaseModel):
                                  "score, highest first, as trec_eval ranks it) | desc | asc | given (the rank column)")
     measures: Optional[list[str]] = Field(None, description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
     system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
+
+
+class RQRequest(BaseModel):
+    """The RQ acceptance metric of a run on a query set (unlabelled queries allowed: listed and skipped)."""
+
+    model_config = ConfigDict(extra="forbid")
+    test_set: QuerySetModel
+    run: Optional[Union[str, dict[str, dict[str, float]]]] = Field(
+        None, description="TREC run text, or {qid: {doc_id: score}}")
+    run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
+    order: Optional[str] = Field(None, description="how the run is ranked, as --order (see /v1/evaluate)")
+    k: int = Field(5, ge=1, le=1_000_000, description="cutoff (a query's topK replaces it)")
+    threshold: float = Field(0.6, ge=-1e9, le=1e9, description="pass when MRR > threshold")
+    system: Optional[str] = Field(None, max_length=200, description="label of the run's system")
 
 
 class EvaluateResponse(BaseModel):
@@ -141,6 +155,26 @@ class Evaluator:
             run = read_run(f, "trec", reading=reading, warn=warn_as("run", f))
         return run, hashlib.sha256(req.run.encode("utf-8", "surrogatepass")).hexdigest()
 
+    def rq(self, req: RQRequest) -> dict[str, Any]:
+        """RQ as ``treckit rq --run`` computes it, with what reading the run warned of."""
+        from ..testsets.load import TestSet, semantic_problems
+        from ..testsets.rq import rq
+
+        problems = semantic_problems(req.test_set.model_dump(mode="json"), {}, allow_unlabeled=True)
+        if problems:
+            raise InputError("; ".join(m for _, m in problems), fix="correct the query set")
+        ts = TestSet(req.test_set)
+        if len(ts.queries) > self.s.max_queries:
+            raise InputError(f"{len(ts.queries)} queries: this server takes at most {self.s.max_queries}",
+                             fix="split the query set")
+        if req.run is None and req.run_file is None:
+            raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
+                             "{qid: {doc: score}}) or run_file")
+        warnings: list[str] = []
+        run, _ = self._run(req, warnings)
+        return {**rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m))),
+                "warnings": warnings}
+
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> dict[str, Any]:
         from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet, semantic_problems
@@ -223,7 +257,8 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     @app.middleware("http")
     async def guarded_bounded_and_counted(request: Request, call_next):
         t0 = time.perf_counter()
-        route = request.url.path if request.url.path in ("/v1/evaluate", "/v1/health", "/metrics", "/openapi.json") else "other"
+        route = request.url.path if request.url.path in ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics",
+                                                         "/openapi.json") else "other"
         length = request.headers.get("content-length")
         if not authorised(request):          # before the body is read: a stranger's upload is not taken in
             response = JSONResponse({"detail": "a bearer token is required (Authorization: Bearer <token>)"},
@@ -271,6 +306,11 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
                  components: Optional[str] = Query(None, description="evaluate only these components (comma-separated)")):
         only = [c.strip() for c in components.split(",") if c.strip()] if components else None
         return evaluator.evaluate(req, only)
+
+    @app.post("/v1/rq")
+    def rq(req: RQRequest) -> dict[str, Any]:
+        """RQ (MRR@k over the labelled queries; null with none), as `treckit rq --run` computes it."""
+        return evaluator.rq(req)
 
     @app.get("/metrics", response_class=PlainTextResponse)
     def metrics():
