@@ -324,8 +324,9 @@ def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkey
     code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE,
                               "--out", tmp_path / "s.json"], capsys)
     assert code == 0, err
-    assert out.splitlines()[0].split()[:4] == ["stage", "recall_at_10", "ndcg_at_10", "mrr"]
-    assert [line.split()[0] for line in out.splitlines()[1:]] == ["bm25", "bow", "fusion"]
+    assert out.splitlines()[0] == "50 queries, each asked of every stage (none is left out); ndcg_at_K: gain = 2^grade - 1"
+    assert out.splitlines()[1].split()[:4] == ["stage", "recall_at_10", "ndcg_at_10", "mrr"]
+    assert [line.split()[0] for line in out.splitlines()[2:]] == ["bm25", "bow", "fusion"]
     stored = json.loads((tmp_path / "s.json").read_text())
     from treckit.testsets import evaluate
     res = evaluate(str(cfg), SAMPLE, measures=["recall@10", "ndcg@10", "mrr"])
@@ -342,7 +343,7 @@ def test_system_eval_columns_stay_apart_for_long_names(tmp_path, capsys):
     code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "--no-cache",
                               *[a for m in measures for a in ("-m", m)]], capsys)
     assert code == 0, err
-    head, *rows = out.splitlines()
+    _, head, *rows = out.splitlines()             # a line on the query set and gain first
     assert head.split() == ["stage", *measures, "p50", "ms", "p95", "ms"]
     assert [r.split()[0] for r in rows] == ["a_component_with_a_long_name", "b", "fusion"]
     ends = [head.index(m) + len(m) for m in measures] + [head.index("p50 ms") + 6, head.index("p95 ms") + 6]
