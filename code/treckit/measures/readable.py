@@ -13,10 +13,9 @@ name                   definition                                       engine m
 
 ``recall@10``, ``nDCG@10``, ``MRR@5`` are accepted spellings.  ``ndcg@K`` is the test-set
 document's nDCG (exponential gain) unless ``gain="linear"`` is asked for: linear-gain nDCG is then
-printed under trec_eval's name ``ndcg_cut_K``, so the two gains never share a name.  Every value is
-averaged over every query of the test set (a query the run does not answer scores 0) and the run is
-ranked by trec_eval's rule; each result records these definitions in full
-(:mod:`treckit.measures.definitions`).
+printed under trec_eval's name ``ndcg_cut_K``, so the two gains never share a name, in any command
+(``compare`` and the service take these names too).  Which queries a value averages and how the run
+is ranked complete a name's definition (:mod:`treckit.measures.definitions`); every result records them.
 """
 from __future__ import annotations
 
