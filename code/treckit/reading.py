@@ -259,7 +259,7 @@ class RunReading:
                                      f"query as {want}", path=name,
                                      fix="to join the predictions by query text, "
                                          + pass_options("run", f"--gold {qrels_source}"))
-                if unknown and warn is not None:
+                if warn is not None:
                     warn(f"{name}: {unknown} of {count} JSONL lines without a query id have a query text that the gold "
                          f"file {qrels_source} does not have; numbered by line, they may be paired with other queries"
                          if unknown else
