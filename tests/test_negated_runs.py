@@ -25,7 +25,7 @@ from treckit.formats import trec
 from treckit.formats.rising_ranks import NOTE, RisingRanks
 from treckit.formats.trec import read_trec_run
 from treckit.reading import InputWarning, rising_ranks_warning
-from treckit.spelling import spell as as_keywords      # with no command running: the Python API's spelling
+from treckit.spelling import PYTHON
 
 SAID = "rises as the score rises"
 
@@ -344,6 +344,6 @@ def test_message_spellings():
     """The Python API's spelling of the fix (order='asc'); a shell command in backticks stays a shell command."""
     text = rising_ranks_warning("r", 2, 5)
     assert "r: in 2 of its 5 queries" in text and "they are ranked" in text
-    assert as_keywords(text).count("order='asc'") == 1 and "--" not in as_keywords(text)
+    assert PYTHON.spell(text).count("order='asc'") == 1 and "--" not in PYTHON.spell(text)
     shell = rising_ranks_warning("r", 1, 1, order_option=False)
-    assert as_keywords(shell) == shell and "in 1 of its 1 query" in shell and "it is ranked" in shell
+    assert PYTHON.spell(shell) == shell and "in 1 of its 1 query" in shell and "it is ranked" in shell

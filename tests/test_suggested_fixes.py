@@ -6,7 +6,9 @@ that triggers it and the suggested command.  Each (command, suggestion) pair is 
 message, the message names the fix as that command takes it (its own spelling of the option, the Python API's
 keyword, or -- where the command does not read such files with that option -- a one-off conversion with
 ``treckit run`` / ``treckit qrels``), and the suggested command then succeeds with the right result: trec_eval's
-output on the input written as meant (``clean``), or a value worked out by hand.
+output on the input written as meant (``clean``), or a value worked out by hand.  Where a command's own reading
+rule reads a trigger as meant (the staged scripts read TREC files by the pipeline document's rule), it prints no
+message, and test_read_as_meant checks that it gives those numbers.
 test_every_suggestion_is_in_the_table keeps the table complete: a new fix or warning naming an option or a
 command fails it until it is added here (or to NOT_SUGGESTIONS, with the reason).
 """
@@ -57,9 +59,10 @@ class Reading:
     ``files``: the trigger (QRELS, RUN and any other file, by name); ``clean``: QRELS and RUN written as meant,
     which trec_eval reads.  ``given``: options the trigger itself passes.  ``said``: the phrase of the fix in a
     command that applies the option; ``said_py``: the same in the Python API; ``convert``: the option in the
-    one-off conversion offered where the command does not apply it (None: never offered).  ``apply`` /
-    ``keywords``: the suggested option, as run (``{NAME}``: the path of file NAME).  ``chain``: a second
-    message the first fix leads to, and its phrase."""
+    one-off conversion offered where the command does not apply it (None: never offered), which names the file
+    as ``convert_file`` (``{NAME}``: the path of file NAME).  ``apply`` / ``keywords``: the suggested option, as
+    run.  ``chain``: a second message the first fix leads to, and its phrase.  ``read_as_meant_by``: commands
+    whose own reading rule reads the trigger as meant, which therefore print no message (test_read_as_meant)."""
 
     id: str
     source: str
@@ -78,6 +81,8 @@ class Reading:
     warning: bool = False
     detect_limit: int | None = None
     chain: tuple | None = None
+    convert_file: str = "FILE"
+    read_as_meant_by: tuple = ()
 
 
 RUN_COMMANDS = ("eval", "run", "compare", "evaluate.py", "preprocess_run.py", "python", "fuse", "rq", "testset eval",
@@ -87,6 +92,22 @@ QRELS_COMMANDS = ("eval", "qrels", "compare", "evaluate.py", "preprocess_qrels.p
                   "system eval", "testset kappa", "qrels-verify", "eval -R", "rq_eval.py")
 DETECTING = tuple(c for c in QRELS_COMMANDS if c != "eval -R")      # -R qrels_prefs reads its qrels as TREC
 DETECTION = DETECTING + ("detect",)                                  # messages of format detection
+# The staged scripts read TREC runs / qrels by the pipeline document's rule (--layout docid-spaces,
+# treckit.stages.DOCUMENT_LAYOUT): a doc id is everything between Q0 and the rank (runs) or between the second
+# field and the last (qrels), spaces included.  A line that other commands cannot read unless told how is read
+# as meant there; a line that does not read so is an error whose fix is the other layout.
+STAGED_RUNS = ("evaluate.py", "preprocess_run.py")
+STAGED_QRELS = ("evaluate.py", "preprocess_qrels.py")
+# the commands that apply --layout to qrels (APPLIES), told the staged scripts' rule
+QRELS_LAYOUT_COMMANDS = ("eval", "qrels", "compare", "evaluate.py", "preprocess_qrels.py", "python")
+
+
+def _but(commands: tuple, left_out: tuple) -> tuple:
+    return tuple(c for c in commands if c not in left_out)
+
+
+# RUN written with negated scores, rank 1 on the lowest: the rank column rises as the score rises
+NEGATED = "".join(f"{q} Q0 {d} {r} {-float(s)} {t}\n" for q, _, d, r, s, t in map(str.split, RUN.splitlines()))
 LONG_ID = "x" * 70_000          # longer than the first block read (64 KiB) and the detection limit below
 
 READINGS = [
@@ -98,19 +119,32 @@ READINGS = [
             "4 fields where a 'qid docid score' line has 3",
             {"RUN": "1 d2 3.0\n1 d 1 2.5\n1 d1 2.0\n1 d3 1.0\n2 d5 4.0\n2 d9 3.5\n2 d4 3.0\n"},
             "pass --layout docid-spaces or --layout extra-columns", "pass layout='docid-spaces' or layout='extra-columns'",
-            ("--layout", "docid-spaces"), {"layout": "docid-spaces"}, RUN_COMMANDS,
-            clean={"RUN": RUN + "1 Q0 d%201 9 2.5 t\n"}, convert="--layout docid-spaces"),
+            ("--layout", "docid-spaces"), {"layout": "docid-spaces"}, _but(RUN_COMMANDS, STAGED_RUNS),
+            clean={"RUN": RUN + "1 Q0 d%201 9 2.5 t\n"}, convert="--layout docid-spaces", read_as_meant_by=STAGED_RUNS),
     Reading("run-ambiguous", "formats/trec.py: separate fields with tabs, or say which: ' + pass_options('run'", "run", "ambiguous line: it reads both",
             {"QRELS": "1 0 d%201 1\n1 0 d%202 0\n2 0 e%201 1\n",
              "RUN": "1 Q0 d 1 1 5.0 t\n1 Q0 d 2 2 5.0 t\n2 Q0 e 1 1 5.0 t\n"},
             "pass --layout docid-spaces or --layout extra-columns", "pass layout='docid-spaces' or layout='extra-columns'",
-            ("--layout", "docid-spaces"), {"layout": "docid-spaces"}, RUN_COMMANDS,
-            clean={"RUN": "1 Q0 d%201 1 5.0 t\n1 Q0 d%202 2 5.0 t\n2 Q0 e%201 1 5.0 t\n"}, convert="--layout docid-spaces"),
+            ("--layout", "docid-spaces"), {"layout": "docid-spaces"}, _but(RUN_COMMANDS, STAGED_RUNS),
+            clean={"RUN": "1 Q0 d%201 1 5.0 t\n1 Q0 d%202 2 5.0 t\n2 Q0 e%201 1 5.0 t\n"}, convert="--layout docid-spaces",
+            read_as_meant_by=STAGED_RUNS),
     Reading("run-qid-or-doc-spaces", "formats/trec.py: pass_options('run', '--layout docid-spaces') + ' (or write them escaped)'",
             "run", "is not an iteration (Q0 or 0)",
             {"QRELS": QRELS + "1 0 d%20e 1\n", "RUN": RUN + "1 X d e 4 0.5 t\n"}, "pass --layout docid-spaces",
-            "pass layout='docid-spaces'", ("--layout", "docid-spaces"), {"layout": "docid-spaces"}, RUN_COMMANDS,
-            clean={"RUN": RUN + "1 Q0 d%20e 4 0.5 t\n"}, convert="--layout docid-spaces"),
+            "pass layout='docid-spaces'", ("--layout", "docid-spaces"), {"layout": "docid-spaces"},
+            _but(RUN_COMMANDS, STAGED_RUNS), clean={"RUN": RUN + "1 Q0 d%20e 4 0.5 t\n"}, convert="--layout docid-spaces",
+            read_as_meant_by=STAGED_RUNS),
+    # told the document's rule, a line with a column after the tag (or, trec3, after the score) has no score
+    # where the rule reads it; the fix is the other layout
+    Reading("run-extra-columns-by-the-documents-rule", "formats/trec.py: ignore the columns after field {columns}, ' + pass_options(role, '--layout extra-columns')",
+            "run", "score 't' is not a number", {"RUN": RUN + "2 Q0 d7 5 0.5 t x\n"}, "pass --layout extra-columns",
+            "pass layout='extra-columns'", ("--layout", "extra-columns"), {"layout": "extra-columns"}, RUN_OPTION_COMMANDS,
+            clean={"RUN": RUN + "2 Q0 d7 5 0.5 t\n"}, given=("--layout", "docid-spaces"), given_kw={"layout": "docid-spaces"}),
+    Reading("run-trec3-extra-columns-by-the-documents-rule", "formats/trec.py: ignore the columns after field {columns}, ' + pass_options(role, '--layout extra-columns')",
+            "run", "score 'x' is not a number", {"RUN": "1 d2 3.0\n1 d1 2.0 x\n1 d3 1.0\n2 d5 4.0\n2 d9 3.5\n2 d4 3.0\n"},
+            "pass --layout extra-columns", "pass layout='extra-columns'", ("--layout", "extra-columns"),
+            {"layout": "extra-columns"}, RUN_OPTION_COMMANDS, given=("--layout", "docid-spaces"),
+            given_kw={"layout": "docid-spaces"}),
     Reading("run-format-unknown", "formats/detect.py: pass_options('run', '--run-format trec|trec3|tsv|jsonl')", "run",
             "cannot tell the run format",
             {"RUN": "qid\titer\tdocid\trank\tscore\n" + RUN.replace(" t\n", "\n").replace(" ", "\t")},
@@ -155,6 +189,21 @@ READINGS = [
             {"RUN": "1 d2 -1.0\n1 d1 -2.0\n1 d3 -3.0\n2 d5 -1.0\n2 d9 -1.5\n2 d4 -2.0\n"},
             "pass --order desc", "pass order='desc'", ("--order", "desc"), {"order": "desc"},
             tuple(c for c in RUN_COMMANDS if c not in ("run", "preprocess_run.py")), convert="--order desc", warning=True),
+    Reading("run-rising-ranks", "reading.py: pass --order asc, which ranks every query lowest score first", "run",
+            "the rank column rises as the score rises", {"RUN": NEGATED},
+            "pass --order asc, which ranks every query lowest score first (or --order given to rank by the rank column)",
+            "pass order='asc', which ranks every query lowest score first (or order='given' to rank by the rank column)",
+            ("--order", "asc"), {"order": "asc"}, RUN_OPTION_COMMANDS, clean={"RUN": RUN}, warning=True),
+    Reading("run-rising-ranks-given", "reading.py: pass --order asc, which ranks every query lowest score first", "run",
+            "the rank column rises as the score rises", {"RUN": NEGATED},
+            "pass --order asc, which ranks every query lowest score first (or --order given to rank by the rank column)",
+            "pass order='asc', which ranks every query lowest score first (or order='given' to rank by the rank column)",
+            ("--order", "given"), {"order": "given"}, RUN_OPTION_COMMANDS, clean={"RUN": RUN}, warning=True),
+    # where runs are read without reading options (and rq_eval.py, whose runs its configs name)
+    Reading("run-rising-ranks-converted", "reading.py: convert it first, `treckit run {source} --order asc -o FIXED`", "run",
+            "the rank column rises as the score rises", {"RUN": NEGATED}, "", "", ("--order", "asc"), {},
+            _but(RUN_COMMANDS, RUN_OPTION_COMMANDS) + ("rq_eval.py",), clean={"RUN": RUN}, convert="--order asc",
+            convert_file="{RUN}", warning=True),
     Reading("run-duplicates-converted", "convert.py: pass_options('run', '--duplicates keep-first|keep-max|keep-last')", "run", "duplicate document",
             {"RUN": "1 d2 3.0\n1 d1 2.0\n1 d3 1.0\n1 d1 0.5\n2 d5 4.0\n2 d9 3.5\n2 d4 3.0\n"},
             "pass --duplicates keep-first|keep-max|keep-last", "pass duplicates='keep-first' | 'keep-max' | 'keep-last'",
@@ -184,23 +233,30 @@ READINGS = [
     Reading("qrels-run-line", 'formats/trec.py: doc ids contain spaces, " + pass_options(\'qrels\', \'--layout docid-spaces\')', "qrels",
             "this looks like a TREC run line", {"QRELS": QRELS + "1 0 d 7 2 1\n", "RUN": RUN + "1 Q0 d%207%202 4 0.5 t\n"},
             "pass --layout docid-spaces", "pass layout='docid-spaces' to treckit.read_qrels", ("--layout", "docid-spaces"),
-            {"layout": "docid-spaces"}, QRELS_COMMANDS, clean={"QRELS": QRELS + "1 0 d%207%202 1\n"},
-            convert="--layout docid-spaces"),
+            {"layout": "docid-spaces"}, _but(QRELS_COMMANDS, STAGED_QRELS), clean={"QRELS": QRELS + "1 0 d%207%202 1\n"},
+            convert="--layout docid-spaces", read_as_meant_by=STAGED_QRELS),
     Reading("qrels-ambiguous", "formats/trec.py: pass_options('qrels', '--layout docid-spaces', '--layout extra-columns')", "qrels", "ambiguous line of 5 fields",
             {"QRELS": QRELS + "1 0 d 1 1\n", "RUN": RUN + "1 Q0 d%201 4 0.5 t\n"},
             "pass --layout docid-spaces or --layout extra-columns",
             "pass layout='docid-spaces' or layout='extra-columns' to treckit.read_qrels", ("--layout", "docid-spaces"),
-            {"layout": "docid-spaces"}, QRELS_COMMANDS, clean={"QRELS": QRELS + "1 0 d%201 1\n"},
-            convert="--layout docid-spaces"),
+            {"layout": "docid-spaces"}, _but(QRELS_COMMANDS, STAGED_QRELS), clean={"QRELS": QRELS + "1 0 d%201 1\n"},
+            convert="--layout docid-spaces", read_as_meant_by=STAGED_QRELS),
     Reading("qrels-extra-columns", "formats/trec.py: pass_options('qrels', '--layout extra-columns')", "qrels",
             "5 fields where a qrels line has 4", {"QRELS": QRELS.replace("1 0 d3 1", "1 0 d3 1 x")},
             "pass --layout extra-columns", "pass layout='extra-columns' to treckit.read_qrels",
-            ("--layout", "extra-columns"), {"layout": "extra-columns"}, QRELS_COMMANDS, convert="--layout extra-columns"),
+            ("--layout", "extra-columns"), {"layout": "extra-columns"}, _but(QRELS_COMMANDS, STAGED_QRELS),
+            convert="--layout extra-columns"),
+    # told the document's rule (the staged scripts' own), the same line has the grade 'x'
+    Reading("qrels-extra-columns-by-the-documents-rule", "formats/trec.py: ignore the columns after field {columns}, ' + pass_options(role, '--layout extra-columns')",
+            "qrels", "grade 'x' is not an integer", {"QRELS": QRELS.replace("1 0 d3 1", "1 0 d3 1 x")},
+            "pass --layout extra-columns", "pass layout='extra-columns' to treckit.read_qrels",
+            ("--layout", "extra-columns"), {"layout": "extra-columns"}, QRELS_LAYOUT_COMMANDS,
+            given=("--layout", "docid-spaces"), given_kw={"layout": "docid-spaces"}),
     Reading("qrels-qid-or-doc-spaces", "formats/trec.py: if the doc ids do, ' + pass_options('qrels', '--layout docid-spaces')",
             "qrels", "is not an iteration (0 or Q0)", {"QRELS": QRELS + "1 X d e 1\n", "RUN": RUN + "1 Q0 d%20e 4 0.5 t\n"},
             "pass --layout docid-spaces", "pass layout='docid-spaces' to treckit.read_qrels", ("--layout", "docid-spaces"),
-            {"layout": "docid-spaces"}, QRELS_COMMANDS, clean={"QRELS": QRELS + "1 X d%20e 1\n"},
-            convert="--layout docid-spaces"),
+            {"layout": "docid-spaces"}, _but(QRELS_COMMANDS, STAGED_QRELS), clean={"QRELS": QRELS + "1 X d%20e 1\n"},
+            convert="--layout docid-spaces", read_as_meant_by=STAGED_QRELS),
     Reading("qrels-json-unknown", "formats/detect.py: pass_options('qrels', '--qrels-format beir-jsonl|quest')", "qrels",
             "JSON lines, but neither QUEST", {"QRELS": "".join(json.dumps({"qid": q, "docid": d, "score": int(g)}) + "\n"
                                                                 for q, _, d, g in map(str.split, QRELS.splitlines()))},
@@ -221,10 +277,16 @@ READINGS = [
             "pass --qrels-format trec|beir-tsv|beir-jsonl|quest",
             "pass format='trec' | 'beir-tsv' | 'beir-jsonl' | 'quest' to treckit.read_qrels",
             ("--qrels-format", "trec", "--layout", "extra-columns"), {"format": "trec", "layout": "extra-columns"},
-            DETECTION, convert="--qrels-format trec|beir-tsv|beir-jsonl|quest",
+            _but(DETECTION, STAGED_QRELS), convert="--qrels-format trec|beir-tsv|beir-jsonl|quest",
             # trec: then each line has a 5th field, which the next message says how to read
             chain=(("--qrels-format", "trec"), {"format": "trec"}, "5 fields where a qrels line has 4",
                    "--layout extra-columns", "layout='extra-columns' to treckit.read_qrels")),
+    # the same in the staged scripts, whose rule reads the 5th field as the grade: that message names the layout
+    Reading("qrels-format-unknown-by-the-documents-rule", "formats/detect.py: pass_options('qrels', '--qrels-format trec|beir-tsv|beir-jsonl|quest')", "qrels",
+            "cannot tell the qrels format", {"QRELS": QRELS.replace("\n", " annotator7\n")},
+            "pass --qrels-format trec|beir-tsv|beir-jsonl|quest", "",
+            ("--qrels-format", "trec", "--layout", "extra-columns"), {}, STAGED_QRELS,
+            chain=(("--qrels-format", "trec"), {}, "grade 'annotator7' is not an integer", "--layout extra-columns", "")),
     Reading("qrels-first-line-too-long", "formats/common.py: pass_options(role, f'--{role}-format FORMAT', convert=False)", "qrels",
             "the first line is longer", {"QRELS": f"1 0 {LONG_ID} 0\n" + QRELS}, "pass --qrels-format FORMAT",
             "pass format=FORMAT to treckit.read_qrels", ("--qrels-format", "trec"), {"format": "trec"}, DETECTION,
@@ -353,6 +415,23 @@ class Ctx:
         return self.file(f"components:\n  r: {{run: {json.dumps(str(run))}}}\n", "system.yaml")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _command_tree_built_once():
+    """The CLI's click command tree built once for the module's hundreds of in-process runs (typer builds it
+    anew on every call, which is a third of the module's time): the same commands, parsed and run the same way."""
+    import typer.main
+    build = typer.main.get_command
+    built: dict[int, tuple] = {}
+
+    def get_command(app):
+        if id(app) not in built:
+            built[id(app)] = (app, build(app))          # the app is kept: its id stays its own
+        return built[id(app)][1]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(typer.main, "get_command", get_command)
+        yield
+
+
 _SCRIPTS: dict[str, object] = {}
 _MEASURED: dict[tuple, dict[str, str]] = {}        # trec_eval's numbers, by the files' content and the options
 _TEST_SETS: dict[str, str] = {}
@@ -441,7 +520,9 @@ def _fuse(c: Ctx, p, args, kw):
 
 
 def _rq(c: Ctx, p, args, kw):
-    o = c.cli("rq", "--test-set", c.test_set(p["CLEAN_QRELS"]), "--run", p["RUN"], "--k", "10", *args)
+    # --report-only: the exit code says whether the run was read (2: an error), not whether RQ passes its
+    # threshold (FAIL exits 1), which a misread run may not
+    o = c.cli("rq", "--test-set", c.test_set(p["CLEAN_QRELS"]), "--run", p["RUN"], "--k", "10", "--report-only", *args)
     m = re.search(r"RQ \(MRR@10\) = (\S+)", o.out)
     o.value = m.group(1) if m else None
     return o
@@ -504,7 +585,8 @@ def _rq_eval(c: Ctx, p, args, kw):
     config = c.file(f"run: {json.dumps(str(p['RUN']))}\n", "config.yaml")
     o = c.script("rq_eval.py", "--queries", p["QUERIES"], "--truth", p["QRELS"], "--configA", config, "--configB",
                  config, "--k", "10", "--out", out, *args)
-    o.value = _four(json.loads(out.read_text())["systems"]["A"]["metrics"]["macro"]["recall"]) if o.code == 0 else None
+    macro = json.loads(out.read_text())["systems"]["A"]["metrics"]["macro"] if o.code == 0 else None
+    o.value = f"{_four(macro['recall'])} {_four(macro['mrr'])}" if macro else None          # R@10 and RR@10
     return o
 
 
@@ -535,7 +617,8 @@ COMMANDS: dict[str, tuple] = {
     "preprocess_qrels.py": (_preprocess_qrels, ("-m", "map")), "testset import": (_testset_import, ("-m", "map")),
     "testset kappa": (_kappa, _kappa_by_hand),
     "qrels-verify": (_qrels_verify, lambda c, p: str(len({ln.split()[0] for ln in Path(p["CLEAN_QRELS"]).read_text().splitlines()}))),
-    "rq_eval.py": (_rq_eval, ("-m", "recall.10")),
+    "rq_eval.py": (_rq_eval, lambda c, p: " ".join(c.measure(p["CLEAN_QRELS"], p["CLEAN_RUN"], "-m", "recall.10", "-m",
+                                                           "recip_rank")[m] for m in ("recall_10", "recip_rank"))),
     "detect": (_detect, lambda c, p: "trec"),          # what treckit run / treckit qrels write
 }
 
@@ -566,9 +649,9 @@ def _applies(command: str, role: str, options) -> bool:
 READING_CASES = [pytest.param(r, cmd, id=f"{r.id}[{cmd}]") for r in READINGS for cmd in r.commands]
 
 
-@pytest.mark.parametrize("r, command", READING_CASES)
-def test_reading_suggestion(r: Reading, command: str, tmp_path, capsys, monkeypatch, trec_eval):
-    c = Ctx(tmp_path, capsys, monkeypatch, trec_eval)
+def _reading_files(r: Reading, c: Ctx, monkeypatch) -> dict:
+    """The files of reading case ``r`` by name (the trigger, QUERIES, the clean QRELS and RUN, OTHER_QRELS: the
+    clean qrels with its first grade flipped) and its ROLE."""
     if r.detect_limit:
         from treckit.formats import common
         monkeypatch.setattr(common, "DETECT_MAX_BYTES", r.detect_limit)
@@ -580,6 +663,13 @@ def test_reading_suggestion(r: Reading, command: str, tmp_path, capsys, monkeypa
     first = clean_q.splitlines()[0].split()
     p["OTHER_QRELS"] = c.file(clean_q.replace(" ".join(first), " ".join(first[:3] + [str(1 - int(first[3]))]), 1))
     p["ROLE"] = r.role
+    return p
+
+
+@pytest.mark.parametrize("r, command", READING_CASES)
+def test_reading_suggestion(r: Reading, command: str, tmp_path, capsys, monkeypatch, trec_eval):
+    c = Ctx(tmp_path, capsys, monkeypatch, trec_eval)
+    p = _reading_files(r, c, monkeypatch)
     run, _ = COMMANDS[command]
     subject = "RUN" if r.role == "run" else "QRELS"
 
@@ -590,7 +680,7 @@ def test_reading_suggestion(r: Reading, command: str, tmp_path, capsys, monkeypa
     if direct:
         phrase = _fill(r.said_py if command == "python" else spelled(command, r.said), p)
     elif r.convert is not None:
-        phrase = f"`treckit {r.role} FILE {spelled(r.role, r.convert)} -o FIXED`"
+        phrase = f"`treckit {r.role} {_fill(r.convert_file, p)} {spelled(r.role, r.convert)} -o FIXED`"
     else:          # nothing this command could act on is offered
         assert "FIXED" not in got.err and not re.search(r"--(run|qrels)-format|format=", got.err), got.err
         return
@@ -621,6 +711,25 @@ def test_reading_suggestion(r: Reading, command: str, tmp_path, capsys, monkeypa
     assert got is not None and got.code == 0, (got, conversion)
     assert not r.warning or r.message not in got.err, got.err
     assert got.value == _reference(c, command, p), got
+
+
+READ_AS_MEANT = [pytest.param(r, cmd, id=f"{r.id}[{cmd}]") for r in READINGS for cmd in r.read_as_meant_by]
+
+
+@pytest.mark.parametrize("r, command", READ_AS_MEANT)
+def test_read_as_meant(r: Reading, command: str, tmp_path, capsys, monkeypatch, trec_eval):
+    """A trigger that a command's own reading rule reads as meant is no message there: the command reads it,
+    says that it read doc ids containing whitespace, and gives trec_eval's numbers on the file written escaped
+    (``clean``), which another layout would not give."""
+    c = Ctx(tmp_path, capsys, monkeypatch, trec_eval)
+    p = _reading_files(r, c, monkeypatch)
+    run, _ = COMMANDS[command]
+    got = run(c, p, _fill(r.given, p), _fill(r.given_kw, p))
+    assert got.code == 0 and r.message not in got.err and "containing whitespace" in got.err, got
+    assert got.value == _reference(c, command, p), got
+    # the other reading of the same lines (columns after the tag or the grade ignored) gives other numbers
+    other = run(c, p, spelled(command, "--layout extra-columns").split(), {})
+    assert other.value != got.value, other
 
 
 # ------------------------------------------------------------------ the other suggestions
@@ -811,15 +920,91 @@ def compare_needs_judgments(c: Ctx):
 
 
 def compare_needs_queries(c: Ctx):
+    """A system that retrieves (bag of words over CORPUS) is run on the queries' texts; one of run files only is
+    run on the judged queries, and needs none."""
     q, r = _files(c)
-    other, out = _second_run(c), c.out("json")
-    configs = ("--config", c.system(r), "--config", c.system(other), "--name", "a", "--name", "b")
-    said(c.cli("compare", q, *configs, "-m", "map"), "is run on queries, and none were given",
+    bow = c.file(f"corpus: {json.dumps(str(c.file(CORPUS, 'jsonl')))}\ncomponents:\n  bow: {{method: bow}}\n",
+                 "system.yaml")
+    configs = ("--config", bow, "--config", c.system(r), "--name", "a", "--name", "b", "-m", "map")
+    said(c.cli("compare", q, *configs), "is run on queries, and none were given",
          "pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
-    ok(c.cli("compare", q, *configs, "--queries", c.file(QUERIES, "tsv"), "-m", "map", "--test", "randomization",
-             "--out", out))
+    for judgments in ((q, "--queries", c.file(QUERIES, "tsv")), ("--test-set", c.test_set(q))):
+        out = c.out("json")
+        ok(c.cli("compare", *judgments, *configs, "--test", "randomization", "--out", out))
+        systems = json.loads(out.read_text())["systems"]
+        # bag of words: each query retrieves the one document holding its word (alpha: d1, beta: d4), relevant, of
+        # its 2 relevant: AP 1/2 each
+        assert _four(systems["a"]["metrics"]["macro"]["map"]) == _four((1 / 2 + 1 / 2) / 2)
+        assert _four(systems["b"]["metrics"]["macro"]["map"]) == c.measure(q, r)["map"]
+    out, other = c.out("json"), _second_run(c)
+    ok(c.cli("compare", q, "--config", c.system(r), "--config", c.system(other), "--name", "a", "--name", "b", "-m",
+             "map", "--test", "randomization", "--out", out))              # run files only: no queries needed
     systems = json.loads(out.read_text())["systems"]
-    assert _four(systems["b"]["metrics"]["macro"]["map"]) == c.measure(q, other)["map"]
+    assert [_four(s["metrics"]["macro"]["map"]) for s in systems.values()] == [c.measure(q, r)["map"],
+                                                                              c.measure(q, other)["map"]]
+
+
+def cross_check_options(command: str):
+    """--cross-check with an option whose numbers ir_measures cannot recompute: either one left out works (without
+    -c / --missing zero, query 3, judged and not answered, is left out: trec_eval's numbers without it)."""
+    def check(c: Ctx):
+        q, r = _files(c, MISSING)
+        answered = c.file(QRELS, "qrels")
+        if command == "eval":
+            said(c.cli("eval", "--cross-check", "-c", "-m", "map", q, r), "which has no -c", "leave out -c or --cross-check")
+            got = ok(c.cli("eval", "--cross-check", "-m", "map", q, r))
+            assert got.out == _te_out(c, answered, r, "-m", "map") and re.search("agrees? with ir_measures", got.err), got
+            assert ok(c.cli("eval", "-c", "-m", "map", q, r)).out == _te_out(c, q, r, "-c", "-m", "map")
+            return
+        base = ("--run", r, "--qrels", q, "--cutoffs", "10")
+        said(c.script(command, *base, "--cross-check", "--missing", "zero"), "which has no --missing zero",
+             "leave out --missing zero or --cross-check")
+        got = ok(c.script(command, *base, "--cross-check"))
+        assert re.search(r"MAP (\S+)", got.out).group(1) == c.measure(answered, r)["map"]
+        assert re.search("agrees? with ir_measures", got.err), got
+        got = ok(c.script(command, *base, "--missing", "zero"))
+        assert re.search(r"MAP (\S+)", got.out).group(1) == c.measure(q, r, "-c", "-m", "map")["map"]
+    return check
+
+
+def cross_check_not_installed(command: str):
+    """--cross-check where ir_measures is not installed names the distributions to install: they are the ones
+    holding the modules it imports, and with them installed the same command runs."""
+    def check(c: Ctx):
+        q, r = _files(c)
+        run = ((lambda: c.cli("eval", "--cross-check", "-m", "map", q, r)) if command == "eval" else
+               (lambda: c.script(command, "--run", r, "--qrels", q, "--cutoffs", "10", "--cross-check")))
+        with c.monkeypatch.context() as m:
+            m.setitem(sys.modules, "ir_measures", None)          # an import of it fails, as where it is absent
+            said(run(), "--cross-check needs ir_measures and pytrec_eval, which are not installed (ir_measures)",
+                 "pip install ir-measures pytrec-eval-terrier")
+        from importlib.metadata import packages_distributions
+        installs = {module: {re.sub(r"[-_.]+", "-", d).lower() for d in dists}
+                    for module, dists in packages_distributions().items()}
+        assert "ir-measures" in installs["ir_measures"] and "pytrec-eval-terrier" in installs["pytrec_eval"]
+        got = ok(run())
+        value = got.out.split()[2] if command == "eval" else re.search(r"MAP (\S+)", got.out).group(1)
+        assert value == c.measure(q, r)["map"] and re.search("agrees? with ir_measures", got.err), got
+    return check
+
+
+def gate_no_definitions(c: Ctx):
+    """Results that record no measure definitions (an old schema, or the block missing) are refused; the
+    command the fix names writes a baseline the gate takes."""
+    q, r = _files(c)
+    ts = c.test_set(q)
+    current = _results(c, ts, r)
+    data = json.loads(current.read_text())
+    stripped = {k: v for k, v in data.items() if k != "definitions"}
+    for old in (dict(stripped, schema="treckit.testset-results/1"), stripped):
+        said(c.cli("gate", "--baseline", c.file(json.dumps(old), "json"), "--current", current),
+             "records no measure definitions", "re-run the baseline with this treckit version (e.g. treckit testset "
+             "eval TEST_SET --run BASELINE_RUN --out BASELINE.json)")
+    baseline = c.dir / "BASELINE.json"
+    ok(c.cli("testset", "eval", ts, "--run", r, "--out", baseline))           # the command the fix names
+    got = ok(c.cli("gate", "--baseline", baseline, "--current", current))
+    assert re.search(r"recall_at_10\s+baseline (\S+)", got.out).group(1) == \
+        c.measure(q, r, "-m", "recall.10")["recall_10"]
 
 
 def compare_options(what: str, bad, good, fix: str):
@@ -1271,6 +1456,12 @@ OTHERS = [
     Other("not-json", "cli/testsets.py: pass the --out file of `treckit testset eval`", "gate",
           lambda c: gate_not_results(c, "recall 0.5\n", "not JSON", "pass the --out file of `treckit testset eval`")),
     Other("gate-measure", "testsets/gate.py: evaluate with it (`treckit testset eval", "gate", gate_missing_measure),
+    Other("gate-definitions", "measures/definitions.py: re-run the baseline with this treckit version (e.g. treckit testset eval",
+          "gate", gate_no_definitions),
+    *[Other("cross-check-options", "crosscheck.py: leave out {' and '.join(named)} or --cross-check", cmd,
+            cross_check_options(cmd)) for cmd in ("eval", "evaluate.py")],
+    *[Other("cross-check-not-installed", "crosscheck.py: --cross-check needs ir_measures and pytrec_eval", cmd,
+            cross_check_not_installed(cmd)) for cmd in ("eval", "evaluate.py")],
     Other("rq-baseline", "cli/testsets.py: --corpus DOCS.jsonl --baseline bow", "rq", rq_baseline),
     Other("system-judgments", "cli/retrieval.py: --test-set TS.yaml, or --qrels Q --queries Q.tsv", "system eval",
           system_eval_judgments),
@@ -1347,6 +1538,13 @@ NOT_SUGGESTIONS = [
     ("formats/jsonl.py: (then the --gold query text or the line number", "the fix is to edit the file"),
     ("evaluation/rq_eval.py: argument --k: must be at least 1", "argparse's own usage error"),
     ("evaluation/rq_eval.py: --emit-traces was not given", "the JSON's record of why no trace was written"),
+    ("convert.py: 'they keep their input order (--break-ties)'", "names the tie rule in force, suggests nothing"),
+    ("convert.py: 'they are ordered by doc id ascending (--ties docid-asc)'", "names the tie rule in force"),
+    ("measures/definitions.py: (the A/B evaluator rq_eval.py; --ties docid-asc)", "a ranking's definition in a report"),
+    ("measures/definitions.py: ties in the order the run lists them (--ties break)", "a ranking's definition in a report"),
+    ("crosscheck.py: '--missing zero'", "an option the cross-check's fix names (tested with it)"),
+    ("crosscheck.py: --cross-check recomputes numbers with ir_measures, which has no", "the error's reason (its fix is tested)"),
+    ("service/app.py: how the run is ranked, as --order", "the request field's description in the service's schema"),
 ]
 
 _SUGGESTING = re.compile(r"(?<![\w'\"/=.-])--[a-z{]|`treckit |\btreckit (?:qrels|run|eval|compare|testset|rq|gate|fuse|"
@@ -1483,8 +1681,9 @@ def test_staged_scripts_speak_as_themselves(tmp_path):
     broken.write_text(BROKEN_JSONL)
     for argv, fix in (
             (["preprocess_qrels.py", "--input", qrels_json, "--output", tmp_path / "o"], "pass --format beir-jsonl|quest"),
-            (["evaluate.py", "--run", run, "--qrels", bad_qrels],
-             "convert the file once with `treckit qrels FILE --skip-malformed -o FIXED`"),
+            # evaluate.py reads TREC qrels with its --skip-malformed (Python: skip_malformed=True; a command that
+            # does not: a conversion)
+            (["evaluate.py", "--run", run, "--qrels", bad_qrels], "(or, to count and skip such lines, pass --skip-malformed)"),
             (["preprocess_run.py", "--input", broken, "--run_name", "t", "--output", tmp_path / "o", "--raw_ids"],
              "instead of --raw_ids")):
         got = subprocess.run([sys.executable, str(SCRIPTS / argv[0]), *map(str, argv[1:])], capture_output=True,

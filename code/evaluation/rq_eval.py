@@ -133,7 +133,7 @@ def main(argv=None) -> int:
         comp = compare_stage(a.truth, [], [f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}"], names=list(SYSTEMS),
                              configs=[a.configA, a.configB], options=CompareOptions(k=k), corpus=a.corpus,
                              queries=a.queries, prepare=docid_ascending, digests=True, queries_are_the_set=True,
-                             empty_run_retrieves_nothing=True, ranking="lex-id")
+                             empty_run_retrieves_nothing=True, ranking="lex-id", order_option=False)   # no --order here
         comp.rename({f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"})
         record = report.to_record(comp)
         record["schema_version"] = SCHEMA_VERSION     # this tool's own, not compare's

@@ -214,7 +214,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
                   test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1,
                   engine: str = "local", scheduler: str | None = None, queries_are_the_set: bool = False,
-                  empty_run_retrieves_nothing: bool = False, ranking: str | None = None):
+                  empty_run_retrieves_nothing: bool = False, ranking: str | None = None, order_option: bool = True):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
@@ -235,6 +235,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     of the judged ones: a query without judgments scores 0 on every measure, a judged query not among them
     is left out (both said on stderr).  ``empty_run_retrieves_nothing`` (the old rq_eval's rule): a run file
     without run lines is a system that retrieved nothing (every query scores 0), not an error.
+    ``order_option``: whether the caller takes ``--order`` (else a warning about how a run is ordered offers a
+    conversion with ``treckit run``, as :meth:`treckit.reading.RunReading.read` says).
     """
     import contextlib
     import dataclasses
@@ -271,7 +273,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                     say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
                     run = empty_run()
                 else:
-                    run = how.read(path, lean=True, warn=say, qrels_source=qrels).run
+                    run = how.read(path, lean=True, warn=say, qrels_source=qrels, order_option=order_option).run
             return prepare(run) if prepare else run
         return load
 

@@ -60,7 +60,8 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
         (q, it, d, g), kind = got
         grade = parse_int(g)
         if grade is None:
-            errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade such as 0, 1 or 2")
+            errors.bad(no, line, f"grade {g!r} is not an integer", "the last field of a qrels line is an integer grade "
+                       "such as 0, 1 or 2" + _extra_columns_hint(line, layout, "qrels"))
             continue
         readings.add(kind, no)
         docid = unescape_id(d) if decode_ids else d
@@ -102,6 +103,24 @@ def _whitespace_in(fields: dict[str, str]) -> tuple | None:
             return ("bad", f"{what} {value!r} contains whitespace",
                     f"a {what} cannot contain spaces (trec_eval would read only {split_fields(value)[0]!r}); rename it")
     return None
+
+
+def _extra_columns_hint(line: str, layout: RunLayout, role: str, columns: int = 4) -> str:
+    """The end of the fix for a line that ``docid-spaces`` cannot read (its last fields are the grade, the score,
+    or the rank, score and tag) but whose first ``columns`` fields read as a whole line: the columns after them
+    may be extra, which ``--layout extra-columns`` reads ('' for any other line, or another layout)."""
+    f = split_fields(line)
+    if layout != "docid-spaces" or len(f) <= columns:
+        return ""
+    if role == "qrels":
+        fits, what = parse_int(f[3]) is not None, "field 4 as the grade"
+    elif columns == 3:
+        fits, what = parse_score(f[2]) is not None, "field 3 as the score"
+    else:
+        fits, what = parse_int(f[3]) is not None and parse_score(f[4]) is not None, "fields 4 and 5 as the rank and score"
+    if not fits:
+        return ""
+    return f"; to read {what} and ignore the columns after field {columns}, " + pass_options(role, "--layout extra-columns")
 
 
 def _looks_like_run(f: list[str]) -> bool:
@@ -490,8 +509,8 @@ def _explain_bad_run_line(line: str, layout: RunLayout, columns: int) -> tuple[s
         return (f"a run line needs {columns} fields ({'qid iter docid rank score tag' if columns == 6 else 'qid docid score'}), found {len(f)}",
                 "write each retrieved document as 'qid Q0 docid rank score tag'" if columns == 6 else "write 'qid docid score'")
     if columns == 3:
-        text = f[-1] if layout == "docid-spaces" else f[2]
-        return score_problem(text)
+        what, fix = score_problem(f[-1] if layout == "docid-spaces" else f[2])
+        return what, fix + _extra_columns_hint(line, layout, "run", 3)
     if len(f) > 6 and layout == "auto" and f[1] not in ITERATION_MARKS and parse_int(f[-3]) is not None \
             and parse_score(f[-2]) is not None:
         return (f"{len(f)} fields where a TREC run line has 6, and the second field {f[1]!r} is not an iteration "
@@ -501,9 +520,11 @@ def _explain_bad_run_line(line: str, layout: RunLayout, columns: int) -> tuple[s
     at_end = len(f) > 6 and layout == "docid-spaces"
     rank, score = (f[-3], f[-2]) if at_end else (f[3], f[4])
     if parse_score(score) is None:
-        return score_problem(score)
+        what, fix = score_problem(score)
+        return what, fix + _extra_columns_hint(line, layout, "run", 6)
     if parse_int(rank) is None:
-        return (f"rank {rank!r} is not an integer", "the 4th field of a TREC run line is the integer rank")
+        return (f"rank {rank!r} is not an integer",
+                "the 4th field of a TREC run line is the integer rank" + _extra_columns_hint(line, layout, "run", 6))
     return (f"{len(f)} fields where a TREC run line has 6",
             "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
 
