@@ -6,8 +6,8 @@ Parameters: ``k1``, ``b``, ``variant`` (bm25s' ``method``: lucene, robertson, at
 bm25s and PyStemmer, and the content digest of each of its files: an index saved for another corpus,
 other parameters or other versions is rebuilt rather than answer from it, and so is one whose files
 changed since it was saved (said; an error when its folder cannot be written).  Documents that share
-no term with the query (score 0) are not returned.  The corpus is indexed sorted by id (byte order), so neither the index, its
-digest nor the results depend on the order of the corpus file.
+no term with the query (score 0) are not returned.  The corpus is indexed sorted by id (byte order),
+so neither the index, its digest nor the results depend on the order of the corpus file.
 """
 from __future__ import annotations
 

@@ -173,8 +173,8 @@ class System:
                 functions.append((f"{name}.callable", str(spec["callable"])))
             elif isinstance(spec["dense"], dict):
                 dense = spec["dense"]
-                files += [(f"{name}.dense.{key}", self._path(dense[key]))
-                          for key in ("embeddings", "ids", "query_embeddings", "query_ids") if dense.get(key) is not None]
+                files += [(f"{name}.dense.{key}", self._path(dense[key])) for key in
+                          ("embeddings", "ids", "query_embeddings", "query_ids") if dense.get(key) is not None]
                 if dense.get("query_encoder") is not None:
                     functions.append((f"{name}.dense.query_encoder", str(dense["query_encoder"])))
         if self.rerank and not only:

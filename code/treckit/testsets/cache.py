@@ -44,7 +44,7 @@ LOCK_POLL_SECONDS = 0.1          # ... waited in SQLite this long at a time, so 
 DEFAULT_MAX_BYTES = 512 << 20    # stored results beyond this (bytes of their JSON) evict the least recently used
 MAX_BYTES_ENV = "TRECKIT_CACHE_MAX_BYTES"
 TABLE = "evaluations"
-LEGACY_TABLE = "results"         # earlier treckits' rows: never answered here (the key holds the version); clear empties it
+LEGACY_TABLE = "results"         # earlier treckits' rows: never answered (the key holds the version); clear empties it
 
 
 class CacheWarning(UserWarning):
