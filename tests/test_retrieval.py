@@ -537,3 +537,198 @@ def test_the_top_k_is_trec_evals_whatever_order_a_component_gives_ties(scores, k
     got = trec_ranked({"q": through_ties(search, ["text"], k)[0]}, k)["q"]
     want = sorted(zip(docs, scores), key=lambda p: (p[1], escape_id(p[0]).encode()), reverse=True)[:k]
     assert got == want
+
+
+# ------------------------------------------------------------------ the cache: everything a config names
+SMALL_SET = """\
+name: small
+version: "1"
+queries:
+  - {query_id: a, query_text: alpha beta, query_type: t, relevant_docs: [{doc_id: d1, grade: 3}, {doc_id: d2, grade: 1}]}
+  - {query_id: b, query_text: gamma, query_type: t, relevant_docs: [{doc_id: d4, grade: 2}]}
+"""
+
+
+def _replace(path: Path, data) -> None:
+    """``path`` replaced by a new file (another inode), as an editor or a build would."""
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    tmp.replace(path)
+
+
+def _npy(array) -> bytes:
+    import io
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array, np.float64))
+    return buf.getvalue()
+
+
+# each kind: (the files, the config, the change); MRR by hand before and after.  On the small set a's relevant
+# docs are d1, d2 and b's is d4: every "before" finds one of a's first and d4 second or not at all.
+CONFIG_INPUTS = {
+    # b: d3 only -> 0; after: d4 second -> 1/2
+    "run": ({"r.trec": "a Q0 d1 1 2 r\nb Q0 d3 1 2 r\n"}, "components:\n  r: {run: r.trec}\n",
+            {"r.trec": "a Q0 d2 1 2 r\nb Q0 d3 1 2 r\nb Q0 d4 2 1 r\n"}, 0.5, 0.75),
+    # bm25: b ("gamma") finds d3 only; after, d4 is the gamma document and d3 shares no term
+    "corpus": ({"c.jsonl": '{"_id": "d1", "text": "alpha"}\n{"_id": "d2", "text": "beta"}\n'
+                           '{"_id": "d3", "text": "gamma"}\n{"_id": "d4", "text": "delta"}\n'},
+               "corpus: c.jsonl\ncomponents:\n  b: {method: bm25}\n",
+               {"c.jsonl": '{"_id": "d1", "text": "alpha"}\n{"_id": "d2", "text": "beta"}\n'
+                           '{"_id": "d3", "text": "zeta"}\n{"_id": "d4", "text": "gamma"}\n'}, 0.5, 1.0),
+    # a function: ['d1'] for every query, then ['d2', 'd4']
+    "callable": ({"f.py": "def search(text):\n    return ['d1']\n"}, "components:\n  f: {callable: {dir}/f.py:search}\n",
+                 {"f.py": "def search(text):\n    return ['d2', 'd4']\n"}, 0.5, 0.75),
+    # a reranker over a run ranking b's d3 before d4: kept (1/2), then reversed (d4 first, 1)
+    "rerank": ({"r.trec": "a Q0 d1 1 2 r\na Q0 d2 2 1 r\nb Q0 d3 1 2 r\nb Q0 d4 2 1 r\n",
+                "rr.py": "def rerank(text, cands):\n    return [d for d, _ in cands]\n"},
+               "components:\n  r: {run: r.trec}\nrerank: {callable: {dir}/rr.py:rerank}\n",
+               {"rr.py": "def rerank(text, cands):\n    return [d for d, _ in reversed(cands)]\n"}, 0.75, 1.0),
+    # dot products: a = [1, .5, 0] ranks d1 first; b = [0, 0, 1] ranks d3 (1) before d4 (.5), then d4 (2) first
+    "embeddings": ({"d.npy": _npy([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0.5]]), "d.ids": "d1\nd2\nd3\nd4\n",
+                    "q.npy": _npy([[1, 0.5, 0], [0, 0, 1]]), "q.ids": "a\nb\n"},
+                   "components:\n  e: {dense: {embeddings: d.npy, ids: d.ids, query_embeddings: q.npy, query_ids: q.ids,"
+                   " similarity: dot}}\n",
+                   {"d.npy": _npy([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 2]])}, 0.75, 1.0),
+    # the same vectors, d3's and d4's ids swapped: d4 gets [0, 0, 1]
+    "ids": ({"d.npy": _npy([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0.5]]), "d.ids": "d1\nd2\nd3\nd4\n",
+             "q.npy": _npy([[1, 0.5, 0], [0, 0, 1]]), "q.ids": "a\nb\n"},
+            "components:\n  e: {dense: {embeddings: d.npy, ids: d.ids, query_embeddings: q.npy, query_ids: q.ids,"
+            " similarity: dot}}\n",
+            {"d.ids": "d1\nd2\nd4\nd3\n"}, 0.75, 1.0),
+}
+
+
+@pytest.mark.parametrize("kind", list(CONFIG_INPUTS))
+def test_a_replaced_file_a_config_names_is_not_answered_from_the_cache(tmp_path, kind):
+    """Every file a system config names (run, corpus, embeddings, ids, a function's code) is in its cache key:
+    after a change the new numbers (MRR by hand, and as evaluated without the cache), not the stored ones."""
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets import parse_test_set
+    files, config, change, before, after = CONFIG_INPUTS[kind]
+    for name, data in files.items():
+        _replace(tmp_path / name, data)
+    cfg = _system(tmp_path, config.replace("{dir}", str(tmp_path)))
+    ts = parse_test_set(SMALL_SET, "small.yaml")
+
+    def mrr(**kw):
+        from treckit.retrieval.system import load_system
+        system = load_system(cfg)
+        result = evaluate_system(system, ts, measures=["mrr"], cache_dir=tmp_path / "cache", **kw)[system.final_stage()]
+        return result.metrics["mrr"], result.cached
+    assert mrr() == (pytest.approx(before), False)
+    assert mrr() == (pytest.approx(before), True)
+    for name, data in change.items():
+        _replace(tmp_path / name, data)
+    assert mrr() == (pytest.approx(after), False)
+    assert mrr(cache=False) == (pytest.approx(after), False)
+    assert mrr() == (pytest.approx(after), True)
+
+
+def test_system_eval_after_its_run_is_replaced_equals_eval_of_the_new_run(tmp_path, capsys, monkeypatch):
+    """`system eval` of a config naming a run; the run replaced (each query's ranking reversed): the second
+    `system eval` answers the new run's numbers, those of `treckit eval -c` on it."""
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
+    baseline = (ROOT / "data/test_sets/baseline_bow.trec").read_text().splitlines()
+    _replace(tmp_path / "run.trec", "\n".join(baseline) + "\n")
+    cfg = _system(tmp_path, "components:\n  r: {run: run.trec}\n")
+    assert run_cli(["testset", "export", SAMPLE, "--qrels", tmp_path / "qrels"], capsys)[0] == 0
+
+    def system_eval() -> dict:
+        code, _, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "-m", "mrr", "-m", "recall@10",
+                                "--out", tmp_path / "s.json"], capsys)
+        assert code == 0, err
+        agg = json.loads((tmp_path / "s.json").read_text())["r"]["aggregates"]
+        return {m: agg[m]["mean"] for m in ("mrr", "recall_at_10")}
+
+    def eval_c() -> dict:
+        code, out, err = run_cli(["eval", "-c", "-m", "recip_rank", "-m", "recall.10", tmp_path / "qrels",
+                                  tmp_path / "run.trec"], capsys)
+        assert code == 0, err
+        got = {line.split()[0]: float(line.split()[2]) for line in out.splitlines()}
+        return {"mrr": got["recip_rank"], "recall_at_10": got["recall_10"]}
+    first = system_eval()
+    assert first == pytest.approx(eval_c(), abs=5e-5)
+    by_query: dict[str, list[str]] = {}
+    for line in baseline:
+        by_query.setdefault(line.split()[0], []).append(line.split()[2])
+    _replace(tmp_path / "run.trec", "".join(f"{q} Q0 {d} {i + 1} {len(docs) - i} r\n"
+                                            for q, docs in by_query.items() for i, d in enumerate(reversed(docs))))
+    second = system_eval()
+    assert second == pytest.approx(eval_c(), abs=5e-5) and second["mrr"] < first["mrr"] - 0.1
+
+
+def test_a_system_function_not_in_a_file_is_not_cached_and_said_once(tmp_path, monkeypatch):
+    import sys
+    import types
+    import warnings
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets import parse_test_set
+    from treckit.testsets.cache import CacheWarning
+    module = types.ModuleType("typed_at_a_prompt")
+    exec(compile("def search(text):\n    return ['d1']\n", "<typed>", "exec"), module.__dict__)
+    monkeypatch.setitem(sys.modules, "typed_at_a_prompt", module)
+    ts = parse_test_set(SMALL_SET, "small.yaml")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = [evaluate_system({"components": {"f": {"callable": "typed_at_a_prompt:search"}}}, ts, measures=["mrr"],
+                               cache_dir=tmp_path)["f"] for _ in range(2)]
+    assert [(r.metrics["mrr"], r.cached) for r in got] == [(0.5, False), (0.5, False)]
+    said = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(said) == 1 and "typed_at_a_prompt:search" in said[0] and "not cached" in said[0], said
+
+
+# ------------------------------------------------------------------ a BM25 index checked against its files
+def _swap_alpha_and_gamma(idx: Path) -> None:
+    vocab = json.loads((idx / "vocab.index.json").read_text())
+    vocab["alpha"], vocab["gamma"] = vocab["gamma"], vocab["alpha"]
+    (idx / "vocab.index.json").write_text(json.dumps(vocab, separators=(",", ":")))      # same size, in place
+
+
+@pytest.mark.parametrize("tamper, changed", [
+    (_swap_alpha_and_gamma, "vocab.index.json"),
+    (lambda idx: (idx / "data.csc.index.npy").write_bytes((idx / "data.csc.index.npy").read_bytes()[:-4]),
+     "data.csc.index.npy"),
+    (lambda idx: (idx / "indptr.csc.index.npy").unlink(), "indptr.csc.index.npy"),
+])
+def test_a_tampered_bm25_index_is_rebuilt_with_a_notice(tmp_path, tamper, changed):
+    """Its manifest still matches (same corpus, parameters): the changed file is found, said, and the index
+    rebuilt from the corpus, answering as the honest one; then it loads quietly again."""
+    import warnings
+    from treckit import InputWarning
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    corpus = Corpus(["d1", "d2", "d3", "d4"], ["alpha", "beta", "gamma", "delta"])
+    idx = tmp_path / "idx"
+    honest = BM25Retriever(corpus, BM25Params(), idx)
+    expected = honest.retrieve(["alpha", "gamma"], 4)
+    assert [[d for d, _ in r] for r in expected] == [["d1"], ["d3"]]
+    tamper(idx)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = BM25Retriever(corpus, BM25Params(), idx)
+    said = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    assert not again.loaded and again.retrieve(["alpha", "gamma"], 4) == expected
+    assert said == [f"the BM25 index in {idx} is not as it was saved ({changed} changed): rebuilding it from the corpus"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        third = BM25Retriever(corpus, BM25Params(), idx)
+    assert third.loaded and third.retrieve(["alpha", "gamma"], 4) == expected
+
+
+def test_a_tampered_bm25_index_that_cannot_be_rebuilt_is_an_error(tmp_path, monkeypatch):
+    import bm25s
+    import warnings
+    from treckit.retrieval.bm25 import BM25Params, BM25Retriever
+    corpus = Corpus(["d1", "d2", "d3", "d4"], ["alpha", "beta", "gamma", "delta"])
+    idx = tmp_path / "idx"
+    BM25Retriever(corpus, BM25Params(), idx)
+    _swap_alpha_and_gamma(idx)
+
+    def read_only(self, *a, **kw):
+        raise PermissionError(13, "Permission denied", str(idx / "data.csc.index.npy"))
+    monkeypatch.setattr(bm25s.BM25, "save", read_only)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InputError) as err:
+            BM25Retriever(corpus, BM25Params(), idx)
+    text = str(err.value)
+    assert str(idx) in text and "vocab.index.json changed since it was saved" in text and "cannot be written" in text

@@ -66,7 +66,7 @@ def negated(run_text: str) -> str:
 
 
 class Server:
-    def __init__(self, tmp: Path, token: str | None = None, prefix: str = "treckit"):
+    def __init__(self, tmp: Path, token: str | None = None, prefix: str = "treckit", system_config: str | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         data = tmp / "runs"
@@ -76,7 +76,7 @@ class Server:
         (tmp / "secret.txt").write_text("TOP-SECRET-LINE\n")
         (data / "escape.trec").symlink_to(tmp / "secret.txt")
         system = tmp / "system.yaml"
-        system.write_text(f"corpus: {ROOT / 'data/test_sets/documents.jsonl'}\n"
+        system.write_text(system_config or f"corpus: {ROOT / 'data/test_sets/documents.jsonl'}\n"
                           "components:\n  bm25: {method: bm25}\n  bow: {method: bow}\nfusion_method: rrf\n")
         cfg = tmp / "server.yaml"
         cfg.write_text(f"system: {system}\ndata_dir: runs\nmetrics_prefix: {prefix}\nmax_body_bytes: 200000\n"
@@ -199,6 +199,48 @@ def test_the_configured_system_and_components(server):
     assert only["metrics"] == body["components"]["bm25"]["metrics"]
     bad = server.post({"test_set": sample_test_set()}, params={"components": "splade"})
     assert bad.status_code == 400 and "unknown components" in bad.json()["detail"]
+
+
+def test_the_system_is_not_answered_from_the_cache_when_a_file_it_names_is_replaced(tmp_path):
+    """The server's system names a run and a corpus: each replaced, the next answer is the new files' numbers
+    (as evaluated without the cache), not the stored ones; unchanged, it is answered from the cache."""
+    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.retrieval.system import load_system
+    from treckit.testsets import load_test_set
+    shutil.copy(ROOT / "data/test_sets/documents.jsonl", tmp_path / "docs.jsonl")
+    shutil.copy(BASELINE_RUN, tmp_path / "sys.trec")
+    config = "corpus: docs.jsonl\ncomponents:\n  r: {run: sys.trec}\n  b: {method: bm25}\nfusion_method: rrf\n"
+    server = Server(tmp_path, system_config=config)
+    try:
+        def answer() -> dict:
+            r = server.post({"test_set": sample_test_set()})
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        def fresh() -> dict:
+            stages = evaluate_system(load_system(tmp_path / "system.yaml"), load_test_set(SAMPLE), cache=False,
+                                     measures=list(first["metrics"]))
+            return {name: stages[name].metrics for name in ("r", "b", "fusion")}
+
+        def components(body) -> dict:
+            return {name: body["components"][name]["metrics"] for name in ("r", "b", "fusion")}
+        first = answer()
+        assert not first["cached"] and components(first) == fresh()
+        assert answer()["cached"] is True
+        lines = BASELINE_RUN.read_text().splitlines(keepends=True)
+        (tmp_path / "new.trec").write_text("".join(lines[::2]))             # every other document
+        (tmp_path / "new.trec").replace(tmp_path / "sys.trec")
+        second = answer()
+        assert not second["cached"] and components(second) == fresh()
+        assert second["components"]["r"]["metrics"] != first["components"]["r"]["metrics"]
+        docs = (tmp_path / "docs.jsonl").read_text().splitlines(keepends=True)
+        (tmp_path / "docs.jsonl").write_text("".join(docs[: len(docs) // 2]))     # half the corpus, in place
+        third = answer()
+        assert not third["cached"] and components(third) == fresh()
+        assert third["components"]["b"]["metrics"] != second["components"]["b"]["metrics"]
+        assert answer()["cached"] is True
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("body, status", [

@@ -231,15 +231,279 @@ def test_cache_hits_only_for_the_same_inputs(tmp_path):
     assert len(calls) == 12
 
 
-def test_corrupted_cache_is_rebuilt_with_a_warning(tmp_path):
+def _cache_messages(caught) -> list[str]:
+    from treckit.testsets.cache import CacheWarning
+    return [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+
+
+CORRUPT_NAME = r"evaluations\.corrupt-\d{8}T\d{6}Z-\d+"
+
+
+def test_a_corrupt_cache_is_set_aside_under_a_new_name_each_time(tmp_path):
+    """A file SQLite cannot read as a database is set aside and a new one started; a second one is set aside
+    beside the first (never over it), each keeping its bytes."""
+    import re
     from treckit.testsets.runner import evaluate
-    (tmp_path / "evaluations.sqlite").write_bytes(b"this is not sqlite" * 100)
+    db = tmp_path / "evaluations.sqlite"
+    for garbage in (b"this is not sqlite" * 100, b"nor is this" * 100):
+        db.write_bytes(garbage)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+        assert res.per_query[0]["mrr"] == 1.0 and not res.cached
+        said = _cache_messages(caught)
+        assert len(said) == 1 and "is corrupt" in said[0] and "set aside as evaluations.corrupt-" in said[0], said
+    aside = sorted(p for p in tmp_path.iterdir() if p.name != "evaluations.sqlite")
+    assert len(aside) == 2 and all(re.fullmatch(CORRUPT_NAME, p.name) for p in aside), aside
+    assert sorted(p.read_bytes() for p in aside) == sorted([b"this is not sqlite" * 100, b"nor is this" * 100])
+    assert evaluate(lambda t: [], small(), {"x": 1}, cache_dir=tmp_path).cached        # the new file works
+
+
+def test_an_unreadable_cache_is_not_set_aside(tmp_path):
+    """Not a database file at all (a folder in its place): evaluated without the cache, said, left alone."""
+    from treckit.testsets.runner import evaluate
+    (tmp_path / "evaluations.sqlite").mkdir()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
     assert res.per_query[0]["mrr"] == 1.0
-    assert any("corrupted" in str(w.message) for w in caught)
-    assert evaluate(lambda t: [], small(), {"x": 1}, cache_dir=tmp_path).cached
+    said = _cache_messages(caught)
+    assert len(said) == 1 and "cannot be used" in said[0] and "evaluating without it" in said[0], said
+    assert [p.name for p in tmp_path.iterdir()] == ["evaluations.sqlite"] and (tmp_path / "evaluations.sqlite").is_dir()
+
+
+HOLD_LOCK = """
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("CREATE TABLE IF NOT EXISTS held (x)")
+con.execute("BEGIN " + sys.argv[2])
+con.execute("INSERT INTO held VALUES (1)")
+print("holding", flush=True)
+time.sleep(float(sys.argv[3]))
+con.execute("COMMIT")
+print("committed", flush=True)
+"""
+
+
+@pytest.mark.parametrize("lock", ["IMMEDIATE", "EXCLUSIVE"])
+def test_a_busy_cache_is_waited_for_then_left_alone(tmp_path, monkeypatch, lock):
+    """Another process holds a write transaction for 4 s: the evaluation waits the (test's) 0.3 s, goes on
+    without the cache, says so once; the file is not set aside and the other process's commit goes through."""
+    import sqlite3
+    import subprocess
+    import sys
+    from treckit.testsets import cache
+    from treckit.testsets.runner import evaluate
+    monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
+    evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)         # stored: the next one would be a hit
+    db = tmp_path / "evaluations.sqlite"
+    inode = db.stat().st_ino
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(db), lock, "4"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        t0 = time.monotonic()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+        took = time.monotonic() - t0
+        assert holder.poll() is None                  # still holding: the evaluation did not wait for it
+    finally:
+        out, _ = holder.communicate(timeout=60)
+    assert not res.cached and res.per_query[0]["mrr"] == 1.0 and res.per_query[1]["mrr"] == 0.0
+    said = _cache_messages(caught)
+    assert len(said) == 1 and "is busy" in said[0] and "0.3 s" in said[0] and "left as it is" in said[0], said
+    assert took < 3.0
+    assert holder.returncode == 0 and out.split() == ["committed"]
+    assert [p.name for p in tmp_path.iterdir()] == ["evaluations.sqlite"] and db.stat().st_ino == inode
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM held").fetchone() == (1,)
+    assert evaluate(lambda t: [], small(), {"x": 1}, cache_dir=tmp_path).cached        # the stored result is still there
+
+
+def test_a_busy_cache_makes_the_command_say_so(tmp_path, monkeypatch, capsys):
+    """In a command the message is treckit's (on stderr), not a Python warning."""
+    import subprocess
+    import sys
+    from treckit.testsets import cache
+    monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "ts.yaml").write_text(SMALL)
+    (tmp_path / "search.py").write_text("def search(text):\n    return ['d1']\n")
+    (tmp_path / "cfg.yaml").write_text("name: mine\n")
+    argv = ["testset", "eval", tmp_path / "ts.yaml", "--function", f"{tmp_path / 'search.py'}:search",
+            "--config", tmp_path / "cfg.yaml", "-m", "mrr"]
+    assert run_cli(argv, capsys)[0] == 0
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "evaluations.sqlite"), "EXCLUSIVE", "4"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code, out, err = run_cli(argv, capsys)
+    finally:
+        holder.communicate(timeout=60)
+    assert code == 0 and "0.5000" in out
+    assert err.count("treckit: the evaluation cache") == 1 and "is busy" in err and "answered from the cache" not in err
+    assert _cache_messages(caught) == []
+
+
+def test_ctrl_c_is_heard_while_waiting_for_a_busy_cache(tmp_path):
+    """The wait for another process's lock (10 s by default) is taken a little at a time: Ctrl-C ends the
+    command at once, with 130, and nothing written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    (tmp_path / "ts.yaml").write_text(SMALL)
+    (tmp_path / "search.py").write_text("def search(text):\n    return ['d1']\n")
+    (tmp_path / "cfg.yaml").write_text("name: mine\n")
+    (tmp_path / "cache").mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "cache" / "evaluations.sqlite"),
+                               "EXCLUSIVE", "30"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        env = {**os.environ, "TRECKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT / "code")}
+        cmd = subprocess.Popen([sys.executable, "-m", "treckit", "testset", "eval", str(tmp_path / "ts.yaml"), "--function",
+                                f"{tmp_path / 'search.py'}:search", "--config", str(tmp_path / "cfg.yaml"), "--out",
+                                str(tmp_path / "r.json")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+        time.sleep(2.5)                         # started, and waiting for the lock
+        t0 = time.monotonic()
+        cmd.send_signal(signal.SIGINT)
+        _, err = cmd.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert cmd.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    assert took < 2.0 and not (tmp_path / "r.json").exists()
+
+
+def test_cache_clear_on_a_busy_cache_is_an_error_not_a_count(tmp_path, monkeypatch, capsys):
+    import subprocess
+    import sys
+    from treckit.testsets import cache
+    from treckit.testsets.runner import evaluate
+    monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path))
+    evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "evaluations.sqlite"), "IMMEDIATE", "4"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        code, out, err = run_cli(["cache", "clear"], capsys)
+    finally:
+        holder.communicate(timeout=60)
+    assert code == 2 and out == "" and "is busy" in err and "try again" in err
+    assert run_cli(["cache", "clear"], capsys)[:2] == (0, f"removed 1 cached evaluations from {tmp_path / 'evaluations.sqlite'}\n")
+
+
+def _stored_rows(tmp_path) -> list:
+    import sqlite3
+    with sqlite3.connect(tmp_path / "evaluations.sqlite") as con:
+        return con.execute("SELECT key, value FROM evaluations").fetchall()
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: "{}", lambda d: "not JSON", lambda d: "[1, 2]", lambda d: "null",
+    lambda d: json.dumps({**d, "measures": [], "definitions": {}}),          # no measures: nothing else looked at
+    lambda d: json.dumps({k: v for k, v in d.items() if k != "test_set"}),
+    lambda d: json.dumps({**d, "per_query": "x"}),
+    lambda d: json.dumps({**d, "aggregates": {m: {"mean": "high"} for m in d["measures"]}}),
+    lambda d: json.dumps({**d, "per_query": [{"qid": "a"}]}),
+])
+def test_a_damaged_cache_row_is_a_miss(tmp_path, damage):
+    """A stored row that is not a result: evaluated again (the right numbers), replaced, no file set aside."""
+    import sqlite3
+    from treckit.testsets.runner import evaluate
+    first = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+    [(key, value)] = _stored_rows(tmp_path)
+    with sqlite3.connect(tmp_path / "evaluations.sqlite") as con:
+        con.execute("UPDATE evaluations SET value = ? WHERE key = ?", (damage(json.loads(value)), key))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
+    # by hand: a finds d1 (grade 3) of its d1, d2 (grade 1) first; b finds nothing of d4
+    ndcg_a = (2 ** 3 - 1) / ((2 ** 3 - 1) + (2 ** 1 - 1) / math.log2(3))
+    assert not again.cached and again.metrics == first.metrics == pytest.approx(
+        {"recall_at_5": 0.25, "recall_at_10": 0.25, "recall_at_20": 0.25, "ndcg_at_10": ndcg_a / 2, "mrr": 0.5})
+    assert _cache_messages(caught) == [] and [p.name for p in tmp_path.iterdir()] == ["evaluations.sqlite"]
+    [(same_key, replaced)] = _stored_rows(tmp_path)
+    assert same_key == key and json.loads(replaced)["aggregates"] == json.loads(value)["aggregates"]
+    assert evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path).cached
+
+
+def test_the_cache_keeps_the_most_recently_used_within_its_bound(tmp_path, monkeypatch):
+    """$TRECKIT_CACHE_MAX_BYTES holds two results: storing a third removes the one used longest ago (b:
+    a was answered after b was stored)."""
+    from treckit.testsets.cache import ResultCache
+    from treckit.testsets.runner import evaluate
+
+    def ev(name):
+        return evaluate(lambda t: ["d1"], small(), {"c": name}, cache_dir=tmp_path)
+    ev("a")
+    one = ResultCache(tmp_path).stored_bytes()
+    monkeypatch.setenv("TRECKIT_CACHE_MAX_BYTES", str(int(one * 2.5)))
+    ev("b")
+    assert ev("a").cached
+    ev("c")
+    assert [ev(x).cached for x in "ac"] == [True, True]
+    assert not ev("b").cached and ResultCache(tmp_path).stored_bytes() <= one * 2.5
+    assert [ev(x).cached for x in "cb"] == [True, True] and not ev("a").cached       # a went when b came back
+
+
+def test_a_result_larger_than_the_bound_is_not_stored(tmp_path, monkeypatch):
+    from treckit.testsets.runner import evaluate
+    monkeypatch.setenv("TRECKIT_CACHE_MAX_BYTES", "100")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not any(evaluate(lambda t: ["d1"], small(), {"big": 1}, cache_dir=tmp_path).cached for _ in range(2))
+    said = _cache_messages(caught)
+    assert len(said) == 1 and "more than the evaluation cache holds (100 bytes" in said[0], said
+
+
+def test_a_wrong_cache_bound_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRECKIT_CACHE_MAX_BYTES", "lots")
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "ts.yaml").write_text(SMALL)
+    (tmp_path / "search.py").write_text("def search(text):\n    return ['d1']\n")
+    (tmp_path / "cfg.yaml").write_text("name: mine\n")
+    code, _, err = run_cli(["testset", "eval", tmp_path / "ts.yaml", "--function", f"{tmp_path / 'search.py'}:search",
+                            "--config", tmp_path / "cfg.yaml"], capsys)
+    assert code == 2 and "$TRECKIT_CACHE_MAX_BYTES='lots' is not a size" in err and "512M" in err
+
+
+def test_a_changed_function_is_not_answered_from_the_cache(tmp_path, monkeypatch, capsys):
+    """testset eval --function F --config C: the function's code is part of the key.  MRR by hand on SMALL:
+    ['d1'] -> a: 1, b: 0 (0.5); ['d2', 'd4'] -> a: d2 (grade 1) first, 1; b: d4 second, 1/2 (0.75)."""
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "ts.yaml").write_text(SMALL)
+    search = tmp_path / "search.py"
+    search.write_text("def search(text):\n    return ['d1']\n")
+    (tmp_path / "cfg.yaml").write_text("name: mine\n")
+    argv = ["testset", "eval", tmp_path / "ts.yaml", "--function", f"{search}:search", "--config", tmp_path / "cfg.yaml",
+            "-m", "mrr", "--out", tmp_path / "r.json"]
+
+    def mrr():
+        code, _, err = run_cli(argv, capsys)
+        assert code == 0, err
+        return json.loads((tmp_path / "r.json").read_text())["aggregates"]["mrr"]["mean"], "from the cache" in err
+    assert mrr() == (0.5, False)
+    assert mrr() == (0.5, True)
+    search.write_text("def search(text):\n    return ['d2', 'd4']\n")
+    assert mrr() == (0.75, False)
+    assert mrr() == (0.75, True)
+
+
+def test_a_function_not_in_a_file_is_not_cached_and_said_once(tmp_path):
+    from treckit.testsets.runner import evaluate
+    scope: dict = {}
+    exec(compile("def typed(text):\n    return ['d1']\n", "<typed at a prompt>", "exec"), scope)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = [evaluate(scope["typed"], small(), {"x": 1}, cache_dir=tmp_path).cached for _ in range(2)]
+    assert got == [False, False]
+    said = _cache_messages(caught)
+    assert len(said) == 1 and "typed" in said[0] and "not cached" in said[0], said
 
 
 def test_cache_clear_command(tmp_path, capsys, monkeypatch):

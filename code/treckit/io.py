@@ -182,8 +182,20 @@ def _gunzip(data: bytes, name: str, limit: int) -> bytes:
         raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
 
 
-def file_digest(path: PathLike) -> str:
-    """SHA-256 of a file's (decompressed) content, read in blocks (memory stays small whatever its size)."""
+# digests of regular files, by (device, inode, size, modification time, change time): a file is read
+# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time)
+_digests: dict[tuple, str] = {}
+_DIGESTS_KEPT = 4096
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def file_digest(path: PathLike, *, decompress: bool = True) -> str:
+    """SHA-256 of a file's content (``.gz`` decompressed, unless not ``decompress``), read in blocks (memory
+    stays small whatever its size).  A regular file's digest is remembered while the file stays the same
+    (:data:`_digests`)."""
     name = display_name(path)
     import hashlib
 
@@ -191,15 +203,25 @@ def file_digest(path: PathLike) -> str:
     if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
         h.update(read_bytes(path))
         return h.hexdigest()
+    st = check_input(path)
+    known = (*_identity(st), decompress) if stat.S_ISREG(st.st_mode) else None
+    if known in _digests:
+        return _digests[known]
     try:
         with open_input(path) as raw:
-            fh = gzip.GzipFile(fileobj=raw, mode="rb") if raw.peek(2)[:2] == b"\x1f\x8b" else raw
+            gz = decompress and raw.peek(2)[:2] == b"\x1f\x8b"
+            fh = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
             while block := fh.read(1 << 20):
                 h.update(block)
+            after = (*_identity(os.fstat(raw.fileno())), decompress)
     except (EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
     except OSError as exc:
         raise os_error(exc, name) from None
+    if known is not None and after == known:        # not changed while it was read
+        if len(_digests) >= _DIGESTS_KEPT:
+            _digests.pop(next(iter(_digests)))
+        _digests[known] = h.hexdigest()
     return h.hexdigest()
 
 

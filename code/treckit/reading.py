@@ -66,11 +66,12 @@ class InputWarning(UserWarning):
     """A reading that is allowed but may not be what was meant (filter it with :mod:`warnings`)."""
 
 
-def warn_python(message: str) -> None:
-    """The library's way to warn: a catchable :class:`InputWarning`, attributed to the caller's code
-    (the first frame outside treckit), naming options as the Python API's keywords.  Inside one of
-    treckit's commands (a command reading a run through the API's defaults), said on stderr as the
-    command's other warnings are, with its options (:mod:`treckit.spelling`)."""
+def warn_python(message: str, category: type[Warning] = InputWarning) -> None:
+    """The library's way to warn: a catchable ``category`` (:class:`InputWarning` unless another is
+    given), attributed to the caller's code (the first frame outside treckit), naming options as the
+    Python API's keywords.  Inside one of treckit's commands (a command reading a run through the
+    API's defaults), said on stderr as the command's other warnings are, with its options
+    (:mod:`treckit.spelling`)."""
     import os
     import sys
 
@@ -82,7 +83,7 @@ def warn_python(message: str) -> None:
     level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
-    warnings.warn(spelling.spell(message), InputWarning, stacklevel=level)
+    warnings.warn(spelling.spell(message), category, stacklevel=level)
 
 
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")

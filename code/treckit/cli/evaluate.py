@@ -404,8 +404,10 @@ def run_eval(a: EvalArgs, out=None) -> None:
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.prometheus_textfile or a.pushgateway:
+        from ..io import outputs
         from ..service.metrics import export, gauge_measures
         from pathlib import Path
-        export([(tag, "all", gauge_measures(res.summary, res.kinds)) for _, tag, res in results],
-               test_set=Path(a.files[0]).name, prefix=a.metrics_prefix, textfile=a.prometheus_textfile,
-               pushgateway=a.pushgateway)
+        with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither
+            export([(tag, "all", gauge_measures(res.summary, res.kinds)) for _, tag, res in results],
+                   test_set=Path(a.files[0]).name, prefix=a.metrics_prefix, textfile=a.prometheus_textfile,
+                   pushgateway=a.pushgateway)

@@ -93,11 +93,13 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
             from ..errors import InputError
             raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
                              fix="remove it from the query text")
-    write_qrels(ts.to_qrels(), qrels)
-    if queries:
-        _write_text(queries, "".join(f"{q.query_id}\t{q.query_text}\n" for q in ts.queries))
-    if types:
-        _write_text(types, "".join(f"{q.query_id}\t{q.query_type}\n" for q in ts.queries))
+    from ..io import outputs
+    with outputs(qrels, queries, types):                 # every file or none
+        write_qrels(ts.to_qrels(), qrels)
+        if queries:
+            _write_text(queries, "".join(f"{q.query_id}\t{q.query_text}\n" for q in ts.queries))
+        if types:
+            _write_text(types, "".join(f"{q.query_id}\t{q.query_type}\n" for q in ts.queries))
     _say(f"wrote {len(ts.queries)} queries of {ts.name} {ts.version}")
 
 
@@ -198,15 +200,18 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if holdout is not None:
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
-    if out:
-        from ..stages import write_json
-        write_json(data, out)
-    if markdown:
-        _write_text(markdown, results_markdown(data))
-    if prometheus_textfile or pushgateway:
-        from ..service.metrics import export
-        export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
-               textfile=prometheus_textfile, pushgateway=pushgateway)
+    report = results_markdown(data) if markdown else None           # everything rendered before the first write
+    from ..io import outputs
+    with outputs(out, markdown, prometheus_textfile):                # every output or none
+        if out:
+            from ..stages import write_json
+            write_json(data, out)
+        if markdown:
+            _write_text(markdown, report)
+        if prometheus_textfile or pushgateway:      # pushed last: a file that cannot be written stops the push
+            from ..service.metrics import export
+            export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
+                   textfile=prometheus_textfile, pushgateway=pushgateway)
 
 
 @testset_app.command("split")
@@ -227,8 +232,11 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
     h_out = holdout_out or folder / f"{stem}.holdout.yaml"
     refuse_overwriting([test_set], [t_out, h_out])
     train, hold = split(load_test_set(src), holdout, seed)
-    _write_text(t_out, train.to_yaml())
-    _write_text(h_out, hold.to_yaml())
+    texts = train.to_yaml(), hold.to_yaml()
+    from ..io import outputs
+    with outputs(t_out, h_out):                          # both parts or neither
+        _write_text(t_out, texts[0])
+        _write_text(h_out, texts[1])
     _say(f"{len(train.queries)} queries to {t_out}, {len(hold.queries)} to {h_out}")
 
 
@@ -359,14 +367,16 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
                              fix="pass the --out file of `treckit testset eval`") from None
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
                sources=(display_name(baseline), display_name(current)))
-    if markdown:
-        _write_text(markdown, res.markdown())
-    if prometheus_textfile or pushgateway:
-        from ..service.metrics import export
-        cur = res.current
-        export([(str(cur.get("system", {}).get("run") or "current"), "all",
-                 {m: a["mean"] for m, a in cur["aggregates"].items()})], test_set=cur["test_set"]["name"],
-               prefix=metrics_prefix, textfile=prometheus_textfile, pushgateway=pushgateway)
+    from ..io import outputs
+    with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
+        if markdown:
+            _write_text(markdown, res.markdown())
+        if prometheus_textfile or pushgateway:
+            from ..service.metrics import export
+            cur = res.current
+            export([(str(cur.get("system", {}).get("run") or "current"), "all",
+                     {m: a["mean"] for m, a in cur["aggregates"].items()})], test_set=cur["test_set"]["name"],
+                   prefix=metrics_prefix, textfile=prometheus_textfile, pushgateway=pushgateway)
     for c in res.checks:
         print(f"{c.metric:<16} baseline {c.baseline:.4f}  current {c.current:.4f}  limit {c.limit:.4f}  "
               f"{'pass' if c.passed else 'FAIL'}")

@@ -2,14 +2,17 @@
 
 Parameters: ``k1``, ``b``, ``variant`` (bm25s' ``method``: lucene, robertson, atire, bm25l, bm25+),
 ``stopwords`` (``en`` or none), ``stemmer`` (a Snowball language such as ``english``, or none; the text
-``none`` means none too).  The saved index records the corpus digest and the parameters: a mismatch
-rebuilds it rather than answer from another corpus.  Documents that share no term with the query
-(score 0) are not returned.  The corpus is indexed sorted by id (byte order), so neither the index, its
-digest nor the results depend on the order of the corpus file.
+``none`` means none too).  The saved index records the corpus digest, the parameters, the versions of
+bm25s and PyStemmer, and the content digest of each of its files: an index saved for another corpus,
+other parameters or other versions is rebuilt rather than answer from it, and so is one whose files
+changed since it was saved (said; an error when its folder cannot be written).  Documents that share
+no term with the query (score 0) are not returned.  The corpus is indexed sorted by id (byte order),
+so neither the index, its digest nor the results depend on the order of the corpus file.
 """
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -49,6 +52,43 @@ def corpus_digest(corpus: Corpus) -> str:
     return h.hexdigest()
 
 
+def library_versions() -> dict[str, str | None]:
+    """The versions of the libraries that index and tokenize (an index built by others may rank otherwise)."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for name in ("bm25s", "PyStemmer"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _index_files(index_dir: Path) -> dict[str, str]:
+    """{file name: content digest} of every file of a saved index but the manifest."""
+    from ..io import file_digest
+    return {p.name: file_digest(p, decompress=False) for p in sorted(index_dir.iterdir())
+            if p.name != MANIFEST and p.is_file()}
+
+
+def _changed_file(index_dir: Path, files) -> str | None:
+    """The first of ``files`` ({name: digest}, from the manifest) whose content differs or is missing; None: all
+    as saved."""
+    from ..errors import InputError
+    from ..io import file_digest
+    if not isinstance(files, dict) or not files:
+        return MANIFEST
+    for name, digest in files.items():
+        if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+            return MANIFEST
+        try:
+            if file_digest(index_dir / name, decompress=False) != digest:
+                return name
+        except (InputError, OSError):
+            return name
+    return None
+
+
 class BM25Retriever:
     """Index once (or load the saved index), then ``retrieve(queries, k)``."""
 
@@ -60,25 +100,50 @@ class BM25Retriever:
         self.ids, self.params, self.progress = corpus.ids, params, progress
         self._stem = self._stemmer()
         digest = corpus_digest(corpus)
-        manifest = {"corpus": digest, "params": asdict(params), "documents": len(corpus.ids)}
+        manifest = {"corpus": digest, "params": asdict(params), "documents": len(corpus.ids),
+                    "libraries": library_versions()}
         self.loaded = False
-        if index_dir is not None and (Path(index_dir) / MANIFEST).is_file():
+        changed = None
+        index_dir = None if index_dir is None else Path(index_dir)
+        if index_dir is not None and (index_dir / MANIFEST).is_file():
             try:
-                saved = json.loads((Path(index_dir) / MANIFEST).read_text())
-            except (OSError, json.JSONDecodeError):
+                saved = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 saved = None
-            if saved == manifest:
-                self.model = bm25s.BM25.load(str(index_dir))
-                self.loaded = True
+            if isinstance(saved, dict) and {k: saved.get(k) for k in manifest} == manifest:
+                changed = _changed_file(index_dir, saved.get("files"))
+                if changed is None:
+                    self.model = bm25s.BM25.load(str(index_dir))
+                    self.loaded = True
+                else:
+                    from ..reading import warn_python
+                    warn_python(f"the BM25 index in {index_dir} is not as it was saved ({changed} changed): "
+                                "rebuilding it from the corpus")
         if not self.loaded:
             tokens = bm25s.tokenize(corpus.texts, stopwords=params.stopwords or [], stemmer=self._stem,
                                     return_ids=False, show_progress=progress)
             self.model = bm25s.BM25(k1=params.k1, b=params.b, method=params.variant)
             self.model.index(tokens, show_progress=progress)
             if index_dir is not None:
-                Path(index_dir).mkdir(parents=True, exist_ok=True)
-                self.model.save(str(index_dir), show_progress=False)
-                (Path(index_dir) / MANIFEST).write_text(json.dumps(manifest))
+                self._save(index_dir, manifest, changed)
+
+    def _save(self, index_dir: Path, manifest: dict, changed: str | None) -> None:
+        """The index saved with its manifest, which is written last (an index cut short has none, and is
+        rebuilt).  A folder that cannot be written is an error naming it."""
+        from ..errors import InputError
+        from ..io import atomic_output
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+            (index_dir / MANIFEST).unlink(missing_ok=True)
+            self.model.save(str(index_dir), show_progress=False)
+            files = _index_files(index_dir)
+        except OSError as exc:
+            why = f"its {changed} changed since it was saved, and " if changed else ""
+            raise InputError(f"the BM25 index cannot be saved: {why}the folder cannot be written "
+                             f"({exc.strerror or exc})", path=str(index_dir),
+                             fix="make the folder writable, or name another index folder (or none)") from None
+        with atomic_output(index_dir / MANIFEST) as fh:
+            fh.write(json.dumps({**manifest, "files": files}))
 
     def _stemmer(self):
         if not self.params.stemmer:

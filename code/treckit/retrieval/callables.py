@@ -30,3 +30,52 @@ def load_callable(spec: str) -> Callable:
     if not callable(fn):
         raise InputError(f"{target!r} has no function {attr!r}", fix="check the name after ':'")
     return fn
+
+
+def code_files(fn) -> list[str] | None:
+    """The files holding ``fn``'s code: for each function met through wrappers (``__wrapped__``), partials,
+    bound methods and callable objects (their class), the file of its code and of the module defining
+    it; None when one of them is not in a file (a built-in, code typed at a prompt or in a notebook)."""
+    import functools
+    import inspect
+    import os
+
+    files: list[str] = []
+    todo, seen = [fn], set()
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, functools.partial):
+            todo.append(obj.func)
+            continue
+        if inspect.ismethod(obj):
+            todo.append(obj.__func__)
+            continue
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj:
+            todo.append(wrapped)
+        if inspect.isfunction(obj):
+            files.append(obj.__code__.co_filename)
+            module_file = obj.__globals__.get("__file__")
+            if module_file:
+                files.append(module_file)
+        elif inspect.isclass(obj):
+            try:
+                files.append(inspect.getfile(obj))
+            except (TypeError, OSError):
+                return None
+            call = obj.__dict__.get("__call__")
+            if call is not None:
+                todo.append(call)
+        elif callable(obj) and not inspect.isbuiltin(obj) and not inspect.isroutine(obj):
+            todo.append(type(obj))                  # a callable object: its class and its __call__
+            call = getattr(type(obj), "__call__", None)
+            if inspect.isfunction(call):
+                todo.append(call)
+        else:
+            return None
+    if not files or not all(os.path.isfile(f) for f in files):
+        return None
+    return list(dict.fromkeys(files))

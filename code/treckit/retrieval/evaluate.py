@@ -19,11 +19,14 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
     sysm = as_system(system)
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_SYSTEM_MEASURES)]
     store = ResultCache(cache_dir) if cache else None
-    key = cache_key(system={"system_digest": sysm.digest, "components": only}, test_set=test_set, measures=names,
-                    k=k, gain=gain) if store else None
+    inputs = system_inputs(sysm, only) if store is not None else None
+    if inputs is None:
+        store = None
+    key = cache_key(system={"system_digest": sysm.digest, "components": only, "inputs": inputs}, test_set=test_set,
+                    measures=names, k=k, gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
-        cached = {stage: from_cached(d, gain) for stage, d in hit.items()} if isinstance(hit, dict) else {}
+        cached = {stage: from_cached(d, gain, names) for stage, d in hit.items()} if isinstance(hit, dict) else {}
         if cached and all(r is not None for r in cached.values()):
             return cached
     queries = {q.query_id: q.query_text for q in test_set.queries}
@@ -34,8 +37,38 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
         values = per_query_values(qrels, run_from_rankings(res.rankings, stage), names)
         out[stage] = summarise(test_set, values, names, gain, k, res.latency_ms,
                                {"name": sysm.name, "config_digest": sysm.digest, "stage": stage})
-    if store is not None:
+    if store is not None and system_inputs(sysm, only) == inputs:     # nothing it read changed meanwhile
         store.put(key, {stage: r.to_dict() for stage, r in out.items()})
+    return out
+
+
+def system_inputs(sysm, only=None) -> dict | None:
+    """What the numbers of ``sysm``'s stages (``only``: those components') depend on besides its config:
+    the content digest of every file it names, the code of every function it calls
+    (:func:`treckit.testsets.cache.code_identity`) and, with a BM25 component, the versions of the
+    libraries that tokenize and index.  None: not to be cached (a function whose code is not in a file,
+    said once; a file that cannot be read, which the evaluation reports)."""
+    from ..errors import InputError
+    from ..io import file_digest
+    from ..testsets.cache import code_identity, say_once
+    files, functions = sysm.inputs(only)
+    digests = {}
+    for where, path in files:
+        try:
+            digests[where] = file_digest(path)
+        except (InputError, OSError):
+            return None
+    code = {}
+    for where, spec in functions:
+        code[where] = code_identity(sysm.callable(spec))
+        if code[where] is None:
+            say_once(f"system {sysm.name}: the code of {spec} ({where}) is not in a file treckit can digest, so "
+                     "its results are not cached (a change to it could not be told)")
+            return None
+    out: dict = {"files": digests, "code": code}
+    if any(spec.get("method") == "bm25" for n, spec in sysm.components.items() if not only or n in only):
+        from .bm25 import library_versions
+        out["libraries"] = library_versions()
     return out
 
 

@@ -34,6 +34,7 @@ Latency (:func:`run_systems`: one system, or the systems of an A/B on the same q
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter            # looked up at each run: tests put a fake clock here
@@ -97,7 +98,9 @@ class System:
         if self.fusion is None and len(self.components) > 1:
             raise InputError("several components need a fusion_method", fix="add fusion_method: rrf")
         self.rerank = config.get("rerank")
-        self._built: dict[str, Any] = {}
+        self._built: dict[str, tuple[str, Any]] = {}        # name -> (its corpus's digest, its search)
+        self._callables: dict[str, Callable] = {}           # function spec -> the function, loaded once
+        self._lock = threading.Lock()
 
     # -------------------------------------------------------------- components
     def _path(self, p) -> Path:
@@ -117,13 +120,17 @@ class System:
         return bool(self.rerank) or any("run" not in spec for spec in self.components.values())
 
     def _retriever(self, name: str, spec: dict):
-        """The component's ``search(texts, n)`` (:func:`method_search`), built once."""
-        if name in self._built:
-            return self._built[name]
+        """The component's ``search(texts, n)`` (:func:`method_search`), built once for each content of its
+        corpus file (a system kept by a server rebuilds it when the file changes)."""
+        from ..io import file_digest
         from .corpus import read_corpus
         corpus_path = spec.get("corpus") or self.config.get("corpus")
         if corpus_path is None:
             raise InputError(f"component {name!r} needs a corpus", fix="add corpus: docs.jsonl (top level or component)")
+        digest = file_digest(self._path(corpus_path))
+        built = self._built.get(name)
+        if built is not None and built[0] == digest:
+            return built[1]
         if spec["method"] not in ("bm25", "bow"):
             raise InputError(f"component {name!r}: unknown method {spec['method']!r}", fix="use bm25 or bow")
         params = None
@@ -131,8 +138,50 @@ class System:
             from .bm25 import BM25Params
             params = BM25Params(**{k: spec[k] for k in ("k1", "b", "variant", "stopwords", "stemmer") if k in spec})
         index = self._path(spec["index"]) if spec.get("index") else None
-        self._built[name] = method_search(spec["method"], read_corpus(self._path(corpus_path)), params, index)
-        return self._built[name]
+        search = method_search(spec["method"], read_corpus(self._path(corpus_path)), params, index)
+        self._built[name] = (digest, search)
+        return search
+
+    def callable(self, spec) -> Callable:
+        """The function ``spec`` (``module:function`` or ``file.py:function``) names, loaded once for this
+        system: the code its stages call is the code its cache key digests."""
+        spec = str(spec)
+        with self._lock:
+            if spec not in self._callables:
+                from .callables import load_callable
+                self._callables[spec] = load_callable(spec)
+            return self._callables[spec]
+
+    def inputs(self, only: list[str] | None = None) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
+        """What running the stages (``only``: those components') reads and calls, as the config names it:
+        ([(where in the config, path)] of every file, [(where, spec)] of every function).  A BM25 index
+        is not listed: it is checked against its corpus, parameters and files, and rebuilt when it differs
+        (:mod:`.bm25`), so its answers are the corpus's."""
+        files: list[tuple[str, Path]] = []
+        functions: list[tuple[str, str]] = []
+        for name in only or list(self.components):
+            spec = self.components.get(name)
+            if spec is None:
+                continue
+            if "run" in spec:
+                files.append((f"{name}.run", self._path(spec["run"])))
+            elif "method" in spec:
+                corpus = spec.get("corpus") or self.config.get("corpus")
+                if corpus is not None:
+                    files.append((f"{name}.corpus", self._path(corpus)))
+            elif "callable" in spec:
+                functions.append((f"{name}.callable", str(spec["callable"])))
+            elif isinstance(spec["dense"], dict):
+                dense = spec["dense"]
+                files += [(f"{name}.dense.{key}", self._path(dense[key])) for key in
+                          ("embeddings", "ids", "query_embeddings", "query_ids") if dense.get(key) is not None]
+                if dense.get("query_encoder") is not None:
+                    functions.append((f"{name}.dense.query_encoder", str(dense["query_encoder"])))
+        if self.rerank and not only:
+            spec = self.rerank if isinstance(self.rerank, dict) else {"callable": self.rerank}
+            if spec.get("callable") is not None:
+                functions.append(("rerank.callable", str(spec["callable"])))
+        return files, functions
 
     def _ready(self, name: str, queries: dict[str, Any], k: int) -> _Component:
         """Component ``name`` built and loaded (untimed), ready to answer ``queries``."""
@@ -143,8 +192,7 @@ class System:
         if "dense" in spec:
             return self._dense(name, spec["dense"], queries, k)
         if "callable" in spec:
-            from .callables import load_callable
-            fn = load_callable(str(spec["callable"]))
+            fn = self.callable(spec["callable"])
             if spec.get("batch"):
                 return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
             return _Component(one=lambda qid, text: fn(text), listed=True)
@@ -169,8 +217,7 @@ class System:
                                  fix="embed every query of the test set")
             return _Component(one=lambda qid, text: through_ties(search, [qm[row[qid]][None, :]], k)[0])
         if "query_encoder" in spec:
-            from .callables import load_callable
-            enc = load_callable(str(spec["query_encoder"]))
+            enc = self.callable(spec["query_encoder"])
             return _Component(one=lambda qid, text: through_ties(search, [np.asarray(enc([text]))], k)[0])
         raise InputError(f"component {name!r}: dense needs query_embeddings + query_ids, or a query_encoder",
                          fix="precompute query embeddings, or name a function that embeds texts")
@@ -182,9 +229,8 @@ class System:
             raise InputError(f"unknown components: {', '.join(unknown)}", fix=f"the config has {', '.join(self.components)}")
         plan = _Plan({n: self._ready(n, queries, k) for n in names}, later_stages=not only)
         if self.rerank and not only:
-            from .callables import load_callable
             spec = self.rerank if isinstance(self.rerank, dict) else {"callable": self.rerank}
-            plan.rerank = (load_callable(str(spec["callable"])), int(spec.get("depth", 100)))
+            plan.rerank = (self.callable(spec["callable"]), int(spec.get("depth", 100)))
         return plan
 
     # -------------------------------------------------------------- stages

@@ -141,9 +141,12 @@ class Evaluator:
         def warn_as(shown: str, path: Path):
             return lambda message: warnings.append(_for_request(message.replace(str(path), shown)))
         if req.run_file is not None:
+            from ..io import file_digest
             path = self._confined(req.run_file)
-            return (read_run(path, reading=reading, warn=warn_as(req.run_file, path)),
-                    hashlib.sha256(path.read_bytes()).hexdigest())
+            before = file_digest(path)
+            run = read_run(path, reading=reading, warn=warn_as(req.run_file, path))
+            # the digest of what was read: a file replaced while it was read has none (not cached)
+            return run, (before if file_digest(path) == before else None)
         if isinstance(req.run, dict):
             digest = hashlib.sha256(json.dumps(req.run, sort_keys=True).encode()).hexdigest()
             run = Run.from_dict(req.run, tag=req.system or "run")
@@ -211,11 +214,11 @@ class Evaluator:
                                  fix="drop ?components=, or send no run")
             run, digest = self._run(req, warnings)
             system = req.system or run.tag
-            store = ResultCache(self.s.cache_dir) if self.s.cache else None
+            store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
             ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
             key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
             hit = store.get(key) if store else None
-            result = from_cached(hit, "exp") if hit else None
+            result = from_cached(hit, "exp", measures) if hit else None
             if result is None:
                 result = evaluate_run(run, ts, measures)
             if store is not None and not result.cached:

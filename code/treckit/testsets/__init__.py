@@ -3,10 +3,11 @@ the runner over retrieval functions (:func:`evaluate`), the RQ acceptance metric
 regression gate (:func:`gate`) and the life cycle (:mod:`treckit.testsets.lifecycle`)."""
 from __future__ import annotations
 
+from .cache import CacheWarning
 from .gate import gate
 from .load import TestSet, TestSetError, load_test_set, parse_test_set, resolve_test_set
 from .rq import rq
 from .runner import TestSetResult, evaluate, evaluate_run
 
-__all__ = ["TestSet", "TestSetError", "TestSetResult", "evaluate", "evaluate_run", "gate", "load_test_set",
+__all__ = ["CacheWarning", "TestSet", "TestSetError", "TestSetResult", "evaluate", "evaluate_run", "gate", "load_test_set",
            "parse_test_set", "resolve_test_set", "rq"]

@@ -143,9 +143,11 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     ``retrieval_fn(query_text)`` returns the ranking for one query; with ``batch=True`` it takes the
     list of all query texts and returns one ranking per text.  ``workers`` > 1 calls a per-query
     function from that many threads.  ``config`` (a dict describing the system, e.g.
-    ``{"fusion_method": "rrf", "rrf_k": 60}``) identifies the function for the cache: with a
-    config, an unchanged (config, test set, measures, k) is answered from the cache without calling
-    the function; without one nothing is cached, since a function's code can change under its name.
+    ``{"fusion_method": "rrf", "rrf_k": 60}``) identifies the function for the cache, with the code
+    of the function (the files of its code and of its module, :func:`.cache.code_identity`): with a
+    config, an unchanged (config, code, test set, measures, k) is answered from the cache without
+    calling the function; without one, or for a function whose code is not in a file (said once),
+    nothing is cached.
     The evaluation's warnings (e.g. no returned doc is judged) go to ``warn`` (None: InputWarning).
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
@@ -160,13 +162,19 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
-    from .cache import ResultCache, cache_key
+    from .cache import ResultCache, cache_key, code_identity, say_once
 
     store = ResultCache(cache_dir) if (cache and config is not None) else None
-    key = cache_key(system=config, test_set=ts, measures=names, k=depth, gain=gain) if store else None
+    code = code_identity(retrieval_fn) if store is not None else None
+    if store is not None and code is None:
+        say_once(f"the code of the retrieval function {_function_name(retrieval_fn)} is not in a file treckit can "
+                 "digest, so its results are not cached (a change to it could not be told)")
+        store = None
+    key = cache_key(system={"config": config, "code": code}, test_set=ts, measures=names, k=depth,
+                    gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
-        cached = from_cached(hit, gain) if hit is not None else None
+        cached = from_cached(hit, gain, names) if hit is not None else None
         if cached is not None:
             return cached
     texts = [q.query_text for q in ts.queries]
@@ -201,6 +209,12 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     if store is not None:
         store.put(key, result.to_dict())
     return result
+
+
+def _function_name(fn) -> str:
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None)
+    return f"{module}:{name}" if module else name
 
 
 def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = None, *,
@@ -239,15 +253,42 @@ def missing_queries(run, query_ids: Sequence[str]) -> list[str]:
     return [q for q in query_ids if q not in have]
 
 
-def from_cached(d: dict, gain: str) -> TestSetResult | None:
+def from_cached(d, gain: str, measures: list[str] | None = None) -> TestSetResult | None:
     """A result stored by :meth:`TestSetResult.to_dict` (the cache's), marked as answered from the cache;
-    None when its measures are not defined as this treckit defines them (then it is evaluated again)."""
+    None when it is not such a result (a damaged row), not of ``measures`` (when given), or its measures
+    are not defined as this treckit defines them (then it is evaluated again)."""
     try:
+        stored = d["measures"]
+        if not (isinstance(stored, list) and all(isinstance(m, str) for m in stored)):
+            return None
+        if measures is not None and stored != list(measures):
+            return None
+        measures = stored
         defs = {m: Definition.from_dict(x, "the evaluation cache") for m, x in d["definitions"].items()}
-    except (InputError, KeyError, TypeError, AttributeError):
+        if defs != definitions(measures) or not _stored_shape(d, measures):
+            return None
+        return TestSetResult(d["test_set"], measures, gain, d["k"], d["per_query"], d["aggregates"],
+                             d["per_query_type"], d["latency_ms"], d["system"], cached=True, definitions=defs,
+                             missing_queries=d["missing_queries"])
+    except (InputError, KeyError, TypeError, AttributeError, ValueError):
         return None
-    if defs != definitions(d["measures"]):
-        return None
-    return TestSetResult(d["test_set"], d["measures"], gain, d["k"], d["per_query"], d["aggregates"],
-                         d["per_query_type"], d["latency_ms"], d["system"], cached=True, definitions=defs,
-                         missing_queries=d["missing_queries"])
+
+
+def _number(x) -> bool:
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _stored_shape(d: dict, measures: list[str]) -> bool:
+    """Whether ``d`` has the shape of :meth:`TestSetResult.to_dict` for ``measures`` (what reports read)."""
+    ts, agg, rows, types, lat = d["test_set"], d["aggregates"], d["per_query"], d["per_query_type"], d["latency_ms"]
+    missing, k = d["missing_queries"], d["k"]
+    return (isinstance(ts, dict) and all(isinstance(ts.get(f), str) for f in ("name", "version", "digest"))
+            and isinstance(d["system"], dict) and (k is None or (isinstance(k, int) and not isinstance(k, bool)))
+            and isinstance(agg, dict) and all(isinstance(agg.get(m), dict)
+                                              and all(_number(agg[m].get(s)) for s in ("mean", "median", "std"))
+                                              for m in measures)
+            and isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("qid"), str)
+                                               and all(m in r and _number(r[m]) for m in measures) for r in rows)
+            and isinstance(types, dict) and all(isinstance(t, dict) for t in types.values())
+            and (lat is None or (isinstance(lat, dict) and all(_number(v) for v in lat.values())))
+            and (missing is None or (isinstance(missing, list) and all(isinstance(q, str) for q in missing))))
