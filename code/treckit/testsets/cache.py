@@ -87,12 +87,12 @@ _said: set[str] = set()
 _said_lock = threading.Lock()
 
 
-def say_once(message: str) -> None:
-    """A cache message, once per process."""
+def say_once(message: str, about: str | None = None) -> None:
+    """A cache message, once per process for each thing it is ``about`` (default: the message itself)."""
     with _said_lock:
-        if message in _said:
+        if (about or message) in _said:
             return
-        _said.add(message)
+        _said.add(about or message)
     warn(message)
 
 
@@ -255,7 +255,7 @@ class ResultCache:
         bound = self.max_bytes
         if bound is not None and size > bound:
             say_once(f"a result of {size:,} bytes is more than the evaluation cache holds ({bound:,} bytes, "
-                     f"${MAX_BYTES_ENV}): it is not stored")
+                     f"${MAX_BYTES_ENV}): it is not stored", about=f"too large for {bound}")
             return
 
         def store(con):
