@@ -264,6 +264,12 @@ def test_a_functions_exception_text_is_shown_only_when_debugging(functions, caps
     assert code == 2 and f"ValueError: {SECRET}" in err
 
 
+def test_a_function_called_from_several_threads_is_named_alike(functions, capsys):
+    code, _, err = run_cli(["testset", "eval", SAMPLE, "--function", "fns.py:raises", "--workers", "3", "--no-cache"], capsys)
+    _clean_failure(code, err, "the retrieval function raises() raised ValueError for query 'q")
+    assert SECRET not in err
+
+
 def test_ctrl_c_inside_a_function_still_interrupts(functions, capsys):
     code, _, err = run_cli(["testset", "eval", SAMPLE, "--function", "fns.py:interrupted", "--no-cache"], capsys)
     assert code == 130 and "interrupted" in err
@@ -344,6 +350,9 @@ CONFIG_CASES = [
     ("  bm: {method: bm25, b: 2, corpus: docs.jsonl}\nfusion_method: rrf\n", "components.bm.b: must be a finite number from 0 to 1, found 2"),
     ("  bm: {method: bm25, stopwords: klingon, corpus: docs.jsonl}\nfusion_method: rrf\n", "components.bm.stopwords: no stop-word list for 'klingon'"),
     ("  bm: {method: bm25, stopwords: no, corpus: docs.jsonl}\nfusion_method: rrf\n", "components.bm.stopwords: must be text, found the boolean false"),
+    ("  bm: {method: bm25, stemmer: klingon, corpus: docs.jsonl}\nfusion_method: rrf\n", "components.bm.stemmer: no Snowball stemmer for 'klingon'"),
+    ("  bm: {method: [bm25], corpus: docs.jsonl}\nfusion_method: rrf\n", "components.bm.method: unknown method: a list"),
+    ("  b: {run: b.trec}\nfusion_method: {rrf: 1}\n", "fusion_method: unknown fusion method: a mapping"),
     ("  bm: {method: bm25}\nfusion_method: rrf\n", "components.bm: needs a corpus"),
     ("  fusion: {run: b.trec}\nfusion_method: rrf\n", "components.fusion: 'fusion' is the name of a later stage"),
     ("  b+rerank: {run: b.trec}\nfusion_method: rrf\n", "components.b+rerank: 'b+rerank' is the name of a later stage"),

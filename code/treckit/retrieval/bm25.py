@@ -46,6 +46,19 @@ class BM25Params:
         if isinstance(self.stopwords, str) and self.stopwords not in STOPWORDS:      # (a list is the words themselves)
             raise InputError(f"no stop-word list for {str(self.stopwords)!r:.60}",
                              fix=f"use one of {', '.join(STOPWORDS)}, or none")
+        if self.stemmer is not None and not known_stemmer(self.stemmer):
+            raise InputError(f"no Snowball stemmer for {str(self.stemmer)!r:.60}",
+                             fix="e.g. --stemmer english, or --stemmer none")
+
+
+def known_stemmer(name) -> bool:
+    """Whether PyStemmer has a Snowball stemmer of this name (a language, or one of its codes)."""
+    import Stemmer
+    try:
+        Stemmer.Stemmer(name)
+    except (KeyError, TypeError):
+        return False
+    return True
 
 
 def _load_index(bm25s, index_dir):

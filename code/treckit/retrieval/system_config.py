@@ -66,6 +66,11 @@ class Checker:
                       f"e.g. {key.rpartition('.')[2]}: {example}")
         return value
 
+    def choice(self, value: Any, key: str, choices, what: str) -> str:
+        if not isinstance(value, str) or value not in choices:
+            self.fail(key, f"unknown {what}: {_value(value)}", f"use one of {', '.join(choices)}")
+        return value
+
     def mapping(self, value: Any, key: str, fix: str) -> dict:
         if not isinstance(value, dict):
             self.fail(key, f"must be a mapping, found {_kind(value)}", fix)
@@ -110,9 +115,7 @@ class Checker:
                       f"e.g. {name}: {{method: bm25}} or {name}: {{run: runs/{name}.trec}}")
         kind = kinds[0]
         if kind == "method":
-            method = spec["method"]
-            if method not in METHOD_KEYS:
-                self.fail(f"{key}.method", f"unknown method {_value(method)}", "use bm25 or bow")
+            method = self.choice(spec["method"], f"{key}.method", tuple(METHOD_KEYS), "method")
             self.known(spec, METHOD_KEYS[method], key, f"a {method} component")
             if spec.get("corpus") is None and config.get("corpus") is None:
                 self.fail(key, "needs a corpus", "add corpus: documents.jsonl (at the top level or in the component)")
@@ -128,9 +131,7 @@ class Checker:
             self.text(spec["run"], f"{key}.run", "runs/bm25.trec")
             if spec.get("format") is not None:
                 from ..formats.detect import RUN_FORMATS
-                if spec["format"] not in RUN_FORMATS:
-                    self.fail(f"{key}.format", f"unknown run format {_value(spec['format'])}",
-                              f"use one of {', '.join(RUN_FORMATS)}")
+                self.choice(spec["format"], f"{key}.format", RUN_FORMATS, "run format")
         elif kind == "callable":
             self.text(spec["callable"], f"{key}.callable", "my_pkg.search:search")
             if "batch" in spec and not isinstance(spec["batch"], bool):
@@ -139,23 +140,25 @@ class Checker:
             self.dense(spec["dense"], f"{key}.dense")
 
     def bm25(self, spec: dict, key: str) -> None:
-        from .bm25 import STOPWORDS, VARIANTS
+        from .bm25 import STOPWORDS, VARIANTS, known_stemmer
         if "k1" in spec:
             self.number(spec["k1"], f"{key}.k1", "0.9", low=0)
         if "b" in spec:
             self.number(spec["b"], f"{key}.b", "0.4", low=0, high=1)
-        if "variant" in spec and spec["variant"] not in VARIANTS:
-            self.fail(f"{key}.variant", f"unknown BM25 variant {_value(spec['variant'])}", f"use one of {', '.join(VARIANTS)}")
-        for field, choices in (("stopwords", STOPWORDS), ("stemmer", None)):
+        if "variant" in spec:
+            self.choice(spec["variant"], f"{key}.variant", VARIANTS, "BM25 variant")
+        for field, example in (("stopwords", "en"), ("stemmer", "english")):
             v = spec.get(field)
             if isinstance(v, bool):      # YAML reads a bare no/off/false as a boolean
                 self.fail(f"{key}.{field}", f"must be text, found {_kind(v)}",
-                          f"write {field}: none for none ('no' in quotes is Norwegian)")
+                          f"write {field}: none for none" + (" ('no' in quotes is Norwegian)" if field == "stopwords" else ""))
             if v is not None and not isinstance(v, str):
-                self.fail(f"{key}.{field}", f"must be text, found {_kind(v)}", f"e.g. {field}: en, or {field}: none")
-            if choices is not None and isinstance(v, str) and v not in ("", "none") and v not in choices:
-                self.fail(f"{key}.{field}", f"no stop-word list for {_value(v)}",
-                          f"use one of {', '.join(choices)}, or none")
+                self.fail(f"{key}.{field}", f"must be text, found {_kind(v)}", f"e.g. {field}: {example}, or {field}: none")
+            if isinstance(v, str) and v not in ("", "none"):
+                if field == "stopwords" and v not in STOPWORDS:
+                    self.fail(f"{key}.{field}", f"no stop-word list for {_value(v)}", f"use one of {', '.join(STOPWORDS)}, or none")
+                if field == "stemmer" and not known_stemmer(v):
+                    self.fail(f"{key}.{field}", f"no Snowball stemmer for {_value(v)}", "e.g. stemmer: english, or stemmer: none")
 
     def dense(self, spec: Any, key: str) -> None:
         self.mapping(spec, key, "e.g. dense: {embeddings: d.npy, ids: d.ids, query_embeddings: q.npy, query_ids: q.ids}")
@@ -171,8 +174,8 @@ class Checker:
         if precomputed == ("query_encoder" in given) or (precomputed and not {"query_embeddings", "query_ids"} <= set(given)):
             self.fail(key, "needs query_embeddings with query_ids, or a query_encoder (one of the two)",
                       "precompute query embeddings, or name a function that embeds texts")
-        if spec.get("similarity") is not None and spec["similarity"] not in SIMILARITIES:
-            self.fail(f"{key}.similarity", f"unknown similarity {_value(spec['similarity'])}", "use cosine or dot")
+        if spec.get("similarity") is not None:
+            self.choice(spec["similarity"], f"{key}.similarity", SIMILARITIES, "similarity")
 
     def fusion(self, config: dict, names: list[str]) -> None:
         given = [k for k in FUSION_KEYS if k in config]
@@ -182,16 +185,13 @@ class Checker:
             if len(names) > 1:
                 self.fail(None, "several components need a fusion_method", "add fusion_method: rrf")
             return
-        method = config["fusion_method"]
-        if method not in METHODS:
-            self.fail("fusion_method", f"unknown fusion method {_value(method)}", f"use one of {', '.join(METHODS)}")
+        method = self.choice(config["fusion_method"], "fusion_method", METHODS, "fusion method")
         if "rrf_k" in config:
             if method != "rrf":
                 self.fail("rrf_k", f"applies to fusion_method rrf, not {method}", "remove rrf_k, or use fusion_method: rrf")
             self.whole(config["rrf_k"], "rrf_k", "60", 0, RRF_K_MAX)
         if "norm" in config:
-            if config["norm"] not in NORMS:
-                self.fail("norm", f"unknown normalisation {_value(config['norm'])}", f"use one of {', '.join(NORMS)}")
+            self.choice(config["norm"], "norm", NORMS, "normalisation")
             if method == "rrf" and config["norm"] != "none":
                 self.fail("norm", "rrf fuses ranks, so no score normalisation applies to it",
                           "remove norm, or use a score-based fusion_method (weighted, combsum, combmnz, max)")
