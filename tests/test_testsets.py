@@ -680,6 +680,7 @@ def _results(means: dict[str, float], per_query=None) -> dict:
     from treckit.testsets.measures import definitions
     ts = small()
     return {"schema": "treckit.testset-results/2", "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
+            "system": {}, "measures": list(means),
             "definitions": {m: d.to_dict() for m, d in definitions(list(means)).items()},
             "aggregates": {m: {"mean": v, "median": v, "std": None} for m, v in means.items()},
             "per_query_type": {"exact_term": {"num_queries": 1, **means}},

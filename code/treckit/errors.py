@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import re
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import spelling
 
@@ -23,6 +24,28 @@ line of megabytes)."""
 def shown(text: str) -> str:
     """``text`` quoted for a message (its repr), cut to :data:`SHOWN_CHARS` characters."""
     return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "...")
+
+
+def finite_number(value) -> bool:
+    """Whether ``value`` is a number (an int or a float, not a bool) within a double's range, not NaN or infinite:
+    what every setting and stored value that is a number must be."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:                    # an integer beyond a double's range
+        return False
+
+
+def shown_number(value) -> str:
+    """A number for a message: as written, but an integer too long to quote by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        try:
+            digits = str(len(str(abs(value))))
+        except ValueError:                   # beyond Python's own limit on converting integers to text
+            digits = f"about {int(value.bit_length() * 0.30103) + 1}"
+        return f"an integer of {digits} digits"
+    return repr(value)
 
 
 def listing(items: Sequence[str], most: int = 10) -> str:
@@ -61,21 +84,47 @@ class InputError(TreckitError):
         """The same error with nothing of the file's content in it (no line, quoted values blanked):
         for files that were not given as inputs, e.g. a run named by a config, whose content a
         message must never echo.  ``why`` says where the file was named."""
-        reason = _QUOTED.sub("'…'", self.reason)
-        return InputError(f"{reason} (content not shown: {why})", path=self.path, line=self.line, fix=self.fix)
+        return InputError(content_blanked(self.reason, why), path=self.path, line=self.line, fix=self.fix)
 
 
-# a quoted value inside a message (Python reprs and JSON strings); digits and names outside quotes stay
-_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+# what a message quotes of a file: quoted values (Python reprs and JSON strings) and the first examples of
+# counted cases ("(first: q01)"); digits and names outside them stay
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|(?<=\(first: )[^)]*(?=\))")
+
+
+def content_blanked(message: str, why: str) -> str:
+    """``message`` with what it quotes of a file blanked, and saying why (``why``: where the file was named)."""
+    blanked = _QUOTED.sub(lambda m: "'…'" if m.group(0)[:1] in "'\"" else "…", message)
+    return f"{blanked} (content not shown: {why})"
+
+
+_hidden: list[str] = []         # why, for each content_hidden block running (files are read one at a time)
 
 
 @contextlib.contextmanager
 def content_hidden(why: str) -> Iterator[None]:
-    """Errors raised inside the block echo none of the file's content (see :meth:`InputError.without_content`)."""
+    """Errors raised inside the block echo none of the file's content (see :meth:`InputError.without_content`),
+    and neither do the readers' notices said meanwhile (:func:`hidden_because`)."""
+    _hidden.append(why)
     try:
         yield
     except InputError as exc:
         raise exc.without_content(why) from None
+    finally:
+        _hidden.pop()
+
+
+def hidden_because() -> str | None:
+    """Why the file being read is not to be quoted (inside :func:`content_hidden`), else None."""
+    return _hidden[-1] if _hidden else None
+
+
+def warning_without_content(warn: Callable[[str], None], why: str) -> Callable[[str], None]:
+    """``warn`` for the warnings about a file that is not an input (see :func:`content_hidden`): what they
+    quote of it is blanked."""
+    def hidden(message: str) -> None:
+        warn(content_blanked(message, why))
+    return hidden
 
 
 class Interrupted(TreckitError):

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .errors import SHOWN_CHARS, InputError, shown_number
 from .model import Qrels, Run
 from .reading import RunReading, warn_python
 
@@ -259,8 +259,13 @@ def _ids(values: list, what: str, role: str) -> list[str]:
 
 def _number(v, what: str, role: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise InputError(f"{role}: {what} {v!r} is not a number", fix=f"give every {what} as a number")
-    return float(v)
+        shown = repr(v) if isinstance(v, (str, bytes, int, float, type(None))) else f"of type {type(v).__name__}"
+        raise InputError(f"{role}: {what} {shown[:SHOWN_CHARS]} is not a number", fix=f"give every {what} as a number")
+    try:
+        return float(v)
+    except OverflowError:                 # an integer beyond a double's range
+        raise InputError(f"{role}: a {what} that is {shown_number(v)} is too large for a double",
+                         fix=f"give every {what} as a number within a double's range (below 1.8e308)") from None
 
 
 def _grades(values: list, role: str) -> list[int]:
@@ -274,13 +279,16 @@ def _grades(values: list, role: str) -> list[int]:
 
 
 def _scores(values: list) -> list[float]:
-    out = []
-    for v in values:
-        f = _number(v, "score", "run")
-        if math.isnan(f):
-            raise InputError("run: a score is NaN", fix="give every document a real number; drop or rescore NaN rows")
-        out.append(f)
-    return out
+    return [score_value(v) for v in values]
+
+
+def score_value(v, role: str = "run") -> float:
+    """A score given in memory (a dict run, a retrieval function's answer), read one way everywhere: a real
+    number (not a bool, not text) within a double's range, not NaN."""
+    f = _number(v, "score", role)
+    if math.isnan(f):
+        raise InputError(f"{role}: a score is NaN", fix="give every document a real number; drop or rescore NaN rows")
+    return f
 
 
 def _integers(a: np.ndarray, what: str, role: str) -> np.ndarray:

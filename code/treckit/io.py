@@ -159,6 +159,8 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
                 raise _too_large(name, limit)
             with open(path, "rb") as fh:
                 data = fh.read() if stat.S_ISREG(st.st_mode) else _read_pipe(fh, name, limit)
+            if stat.S_ISREG(st.st_mode) and len(data) < st.st_size:
+                raise cut_short(name, len(data), st.st_size)
             if stat.S_ISFIFO(st.st_mode):
                 _stream_cache[key] = data
     except OSError as exc:
@@ -166,6 +168,14 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
     if data[:2] == b"\x1f\x8b":
         data = _gunzip(data, name, limit)
     return data
+
+
+def cut_short(name: str, got: int | None = None, expected: int | None = None) -> InputError:
+    """The error for a file that got shorter while it was read (another program truncating or rewriting it):
+    what was read is not the file, so nothing of it is used."""
+    sizes = f": {got:,} of {expected:,} bytes" if got is not None and expected is not None else ""
+    return InputError(f"the file was cut short (truncated) while it was read{sizes}", path=name,
+                      fix="read it once the program writing it has finished")
 
 
 def forget_stream(path: PathLike) -> None:
@@ -179,7 +189,14 @@ def _gunzip(data: bytes, name: str, limit: int) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
             return _read_bounded(gz, name, limit)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
+        raise _gzip_error(exc, name) from None
+
+
+def _gzip_error(exc: BaseException, name: str) -> InputError:
+    if isinstance(exc, EOFError):
+        return InputError("the gzip data is cut short (truncated): it ends before its end-of-stream marker", path=name,
+                          fix="re-create or re-download the .gz file (a copy or download may not have finished)")
+    return InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file")
 
 
 # digests of regular files, by (device, inode, size, modification time, change time): a file is read
@@ -215,7 +232,7 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
                 h.update(block)
             after = (*_identity(os.fstat(raw.fileno())), decompress)
     except (EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file") from None
+        raise _gzip_error(exc, name) from None
     except OSError as exc:
         raise os_error(exc, name) from None
     if known is not None and after == known:        # not changed while it was read
@@ -266,7 +283,10 @@ class Source:
 
     def data(self) -> bytes:
         if self._data is None:
-            self._data = read_bytes(self.path)
+            data = read_bytes(self.path)
+            if self.plain and len(data) < self.size:           # shorter than when it was first looked at
+                raise cut_short(display_name(self.path), len(data), self.size)
+            self._data = data
         return self._data
 
     def line_spans(self, block: int) -> list[tuple[int, int]]:
@@ -308,8 +328,7 @@ class Source:
                 while at < end:                      # pread may return fewer bytes than asked
                     got = os.pread(fd, end - at, at)
                     if not got:
-                        raise InputError("the file got shorter while it was read", path=display_name(self.path),
-                                         fix="evaluate it once the program writing it has finished")
+                        raise cut_short(display_name(self.path), at, self.size)
                     parts.append(got)
                     at += len(got)
             finally:
@@ -381,6 +400,12 @@ def _has_surrogate(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_surrogate(v) for v in value)
     return False
+
+
+def has_surrogate(value: Any) -> bool:
+    """Whether ``value`` (text, or a dict or list holding text) holds a lone UTF-16 surrogate, which no UTF-8
+    text can hold (a retrieval function's doc ids are checked with it)."""
+    return _has_surrogate(value)
 
 
 def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:

@@ -246,7 +246,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .compare import report
     from .compare.compare import System, compare
     from .compare.config import content_digest, file_digest, load_config, read_bytes_check
-    from .errors import content_hidden
+    from .errors import content_hidden, warning_without_content
     from .formats.common import head_lines
     from .progress import Steps
     from .reading import RunReading
@@ -273,10 +273,12 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                     say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
                     run = empty_run()
                 else:
-                    run = how.read(path, lean=True, warn=say, qrels_source=qrels, order_option=order_option).run
+                    run = how.read(path, lean=True, warn=warning_without_content(say, hidden) if hidden else say,
+                                   qrels_source=qrels, order_option=order_option).run
             return prepare(run) if prepare else run
         return load
 
+    cfgs = [load_config(p) for p in configs or []]          # every config checked before anything else is read
     ts = None
     if test_set is not None or str(qrels).endswith((".yaml", ".yml")):     # a test set in place of the qrels
         from .testsets import load_test_set
@@ -307,7 +309,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         {config's position: (its Run, its latency summary or None)}."""
         from .retrieval.system import System as Retrieval, latency_summary, run_systems
         from .testsets.runner import run_from_rankings
-        found = {i: Retrieval(c.settings, c.config_path.parent, c.name) for i, c in enumerate(cfgs) if c.run_path is None}
+        found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
+                 for i, c in enumerate(cfgs) if c.run_path is None}
         if not found:
             return {}
         texts = query_texts(any(r.needs_texts for r in found.values()))
@@ -318,7 +321,6 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                       latency_summary(final.latency_ms) if final.latency_ms else None)
         return ran
 
-    cfgs = [load_config(p) for p in configs or []]
     written = [out_json, out_csv, out_markdown, out_latex, out_plot]
     read = [qrels, *runs, *(configs or []), *(c.run_path for c in cfgs), corpus, queries, query_types]
     refuse_overwriting_inputs(read, written)

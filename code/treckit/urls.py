@@ -54,9 +54,39 @@ def _endpoint_from_environment() -> None:
         fsspec.config.set_conf_env(fsspec.config.conf)
 
 
+def connection_problem(exc: BaseException) -> str | None:
+    """What kept a connection from being made, found anywhere in ``exc``'s chain of causes (storage and HTTP
+    libraries wrap it, fsspec's HTTP even as FileNotFoundError): "connection refused", "host not found",
+    "timed out" or "cannot connect"; None when no connection failed."""
+    import socket
+
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and all(cause is not c for c in chain):
+        chain.append(cause)
+        reason = getattr(cause, "reason", None)          # urllib's URLError holds the socket's error as its reason
+        cause = reason if isinstance(reason, BaseException) else (cause.__cause__ or cause.__context__)
+    for kinds, problem in ((ConnectionRefusedError, "connection refused"), (socket.gaierror, "host not found"),
+                           ((TimeoutError, socket.timeout), "timed out"), (ConnectionError, "cannot connect")):
+        if any(isinstance(c, kinds) for c in chain):
+            return problem
+    if any(type(c).__name__ in ("ClientConnectorError", "ConnectTimeoutError", "EndpointConnectionError",
+                                "NewConnectionError") for c in chain):
+        return "cannot connect"
+    return None
+
+
 def _failure(exc: BaseException, url: str) -> TreckitError:
     """What went wrong reading ``url``, said so: a missing object, a refusal or missing credentials is bad input
-    (exit 2), a failing network or store a runtime failure (exit 3)."""
+    (exit 2), a failing network or store a runtime failure (exit 3).  A connection that could not be made is
+    said as such (exit 2: the address, or a server that is not running; a timeout is exit 3), never as a
+    missing file."""
+    problem = connection_problem(exc)
+    if problem == "timed out":                 # bad luck of the network, not a wrong address
+        return TreckitError(f"{url}: cannot read: the connection timed out; check the network and try again")
+    if problem is not None:
+        return InputError(f"cannot connect to the server ({problem})", path=url,
+                          fix="check the host and port in the URL, and that the server is running and reachable")
     if isinstance(exc, FileNotFoundError):
         return InputError("no such file or object", path=url, fix="check the URL (bucket, key, host)")
     if isinstance(exc, PermissionError):

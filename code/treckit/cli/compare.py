@@ -113,4 +113,6 @@ def compare_cmd(
 
 def register(app) -> None:
     from ..reading import with_reading_options
-    app.command("compare")(with_reading_options()(compare_cmd))    # runs are read as every command reads them
+    from .user_code import with_debug_option
+    # runs are read as every command reads them; --debug for the functions of configs describing systems
+    app.command("compare")(with_debug_option(with_reading_options()(compare_cmd)))

@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from .testsets import refuse_overwriting
+from .user_code import with_debug_option
 
 
 class Method(str, Enum):
@@ -53,12 +54,13 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
     from ..retrieval.ranking import run_of, through_ties, trec_ranked
     from ..retrieval.system import method_search
     from ..testsets.topics import read_queries
+    # the parameters are checked before anything is read
+    params = BM25Params(k1, b, variant, stopwords, stemmer) if method is Method.bm25 else None
     texts = read_queries(queries)
     with Steps([f"reading {corpus}", "indexing" if method is Method.bm25 else "building vectors",
                 f"retrieving {len(texts)} queries", f"writing {output}"]) as steps:
         docs = read_corpus(corpus)
         steps.next()
-        params = BM25Params(k1, b, variant, stopwords, stemmer) if method is Method.bm25 else None
         search = method_search(method.value, docs, params, index, progress=sys.stderr.isatty())
         steps.next()
         # the run holds the method's scores, the top k by trec_eval's rule: what a system's component ranks
@@ -81,7 +83,8 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
     from ..api import read_qrels, read_run, write_run
-    from ..retrieval.fusion import fuse, parse_weights, tune as tune_fusion
+    from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
+    check_rrf_k(k)                     # before any run is read
     from ..stages import say
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
@@ -102,6 +105,7 @@ system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Syste
 
 
 @system_app.command("eval")
+@with_debug_option
 def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (components, fusion, rerank)"),
                     test_set: Optional[str] = typer.Option(None, "--test-set", help="test-set YAML (path or name)"),
                     qrels: Optional[str] = typer.Option(None, "--qrels", help="qrels, with --queries, instead of a test set"),
@@ -116,9 +120,10 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
     refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
     from ..retrieval.evaluate import evaluate_system, stage_table
     from ..retrieval.system import load_system
+    system = load_system(config)          # the whole config checked before anything else is read
     ts = _test_set(test_set, qrels, queries, query_types)
     only = [c.strip() for c in components.split(",") if c.strip()] if components else None
-    results = evaluate_system(load_system(config), ts, k=k, measures=measure, only=only, cache=not no_cache)
+    results = evaluate_system(system, ts, k=k, measures=measure, only=only, cache=not no_cache)
     print(stage_table(results), end="")
     if out:
         from ..io import atomic_output

@@ -6,13 +6,19 @@ from typing import Optional
 
 import typer
 
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")      # uvicorn's
+
 
 def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to bind (default: this machine only)"),
               port: int = typer.Option(8000, "--port", min=1, max=65535),
               config: Optional[Path] = typer.Option(None, "--config", help="SERVER.yaml: system, metrics_prefix, data_dir, limits"),
-              log_level: str = typer.Option("info", "--log-level", help="uvicorn's log level")) -> None:
+              log_level: str = typer.Option("info", "--log-level", metavar="|".join(LOG_LEVELS),
+                                            help="uvicorn's log level")) -> None:
     """Serve POST /v1/evaluate, GET /v1/health and GET /metrics (set TRECKIT_API_TOKEN to require a bearer token)."""
     from ..errors import InputError
+    log_level = log_level.lower()
+    if log_level not in LOG_LEVELS:
+        raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:
         import uvicorn
         from ..service.app import create_app, load_settings

@@ -10,6 +10,8 @@ from typing import List, Optional
 
 import typer
 
+from .user_code import with_debug_option
+
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
 cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The cache of evaluations.")
@@ -138,6 +140,7 @@ def _load_system_config(path: str) -> dict:
 
 
 @testset_app.command("eval")
+@with_debug_option
 def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
                      run: Optional[str] = typer.Option(None, "--run", help="the run to evaluate (any run format)"),
                      function: Optional[str] = typer.Option(None, "--function",
@@ -169,6 +172,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
+    if pushgateway:
+        from ..service.metrics import check_pushgateway
+        check_pushgateway(pushgateway)
     from ..errors import InputError
     from ..testsets import load_test_set
     from ..testsets.report import holdout_gap, results_markdown, results_table
@@ -289,8 +295,9 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
     from ..testsets.lifecycle import refresh
     from ..testsets.topics import read_query_records
     cands = read_query_records(candidates)
+    from ..io import display_name
     nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
-                          seed=seed, threshold=threshold)
+                          seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
     print(json.dumps(report, indent=2))
 
@@ -312,7 +319,8 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     from ..errors import InputError, listing
     from ..testsets import load_test_set
     from ..stages import say
-    from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, rq
+    from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
+    check_threshold(threshold)
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
         raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")
@@ -355,6 +363,9 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
     refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
+    if pushgateway:
+        from ..service.metrics import check_pushgateway
+        check_pushgateway(pushgateway)
     from ..io import display_name, read_text
     from ..testsets.gate import check_results_file, gate, parse_drop
     from ..errors import InputError

@@ -142,7 +142,7 @@ def load_config(path: PathLike) -> SystemConfig:
     key = next((k for k in ("run", "run_path", "run_file") if data.get(k) is not None), None)
     if key is None and "components" in data:        # a retrieval system: run on the queries by compare
         from ..retrieval.system import System
-        System(data, Path(path).parent)              # checked now, before any work
+        System(data, Path(path).parent, source=name)  # checked now, before any work
         return SystemConfig(str(data.get("name") or Path(path).stem), None, None, Path(path), content_digest(data), data)
     if key is None:
         raise InputError("the config names no run file and no retrieval components", path=name,

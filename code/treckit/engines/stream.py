@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..errors import InputError, os_error
+from ..io import cut_short
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run, id_runs, repeated_column
@@ -177,7 +178,7 @@ class StreamEvaluation:
         thread while the caller evaluates this one."""
         from concurrent.futures import ThreadPoolExecutor
 
-        source = blocks(self.path, self.plan.block_bytes)
+        source = blocks(self.path, self.plan.block_bytes, self.plan.size)
         readings = block_readings(self.path)
 
         def read_next():
@@ -357,12 +358,17 @@ def _shard_error(exc: OSError, folder: str):
                       "file's size), or give the run sorted by query (it is then read without shards)")
 
 
-def blocks(path: str, size: int) -> Iterator[tuple[bytearray, int]]:
+def blocks(path: str, size: int, expected: int | None = None) -> Iterator[tuple[bytearray, int]]:
     """Blocks of about ``size`` bytes of whole lines of ``path`` (the block's last line read to its end), and
-    the line number of each block's first line.  Each block is read into its own buffer, never copied."""
+    the line number of each block's first line.  Each block is read into its own buffer, never copied.
+    A file that ends before ``expected`` bytes (default: its size when opened) was cut short while it was
+    read: an error, never a last line taken for a malformed one, nor a part taken for the whole."""
     line = 1
+    read = 0
     try:
         with open(path, "rb") as fh:
+            if expected is None:
+                expected = os.fstat(fh.fileno()).st_size
             while True:
                 block = bytearray(size)
                 n = fh.readinto(block)
@@ -371,11 +377,16 @@ def blocks(path: str, size: int) -> Iterator[tuple[bytearray, int]]:
                 del block[n:]
                 if not block.endswith(b"\n"):
                     block += fh.readline()              # the rest of the last line
+                read += len(block)
+                if read < expected and (n < size or not block.endswith(b"\n")):     # the end came early
+                    raise cut_short(path, read, expected)
                 yield block, line
                 line += block.count(b"\n")
                 del block
     except OSError as exc:
         raise os_error(exc, path) from None
+    if read < expected:
+        raise cut_short(path, read, expected)
 
 
 def _give_back_memory() -> None:

@@ -99,7 +99,9 @@ def _content_count(data: bytes) -> int:
 def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
-    print(f"treckit: {path}: {spell(message)}", file=sys.stderr)
+    from ..errors import content_blanked, hidden_because
+    why = hidden_because()                   # a file named by a config: none of its content is shown
+    print(f"treckit: {path}: {spell(message if why is None else content_blanked(message, why))}", file=sys.stderr)
 
 
 # A decimal number as C's atof would read it completely (no '1_000', no hex); inf allowed, nan refused.

@@ -9,6 +9,7 @@ definitions make.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -84,16 +85,28 @@ class Definition:
         return Definition(name, *(getattr(self, f.name) for f in fields(self)[1:]))
 
     @classmethod
-    def from_dict(cls, data: Any, where: str) -> "Definition":
-        """A definition read back from a result file (``where`` names it in errors)."""
+    def from_dict(cls, data: Any, where: str, name: str | None = None) -> "Definition":
+        """A definition read back from a result file (``where`` names it in errors, ``name`` the measure
+        whose definition it is), every field of its type."""
         names = [f.name for f in fields(cls)]
+        field_of = f"definitions.{name}" if name is not None else "a measure definition"
+        fix = "write the results again with this treckit version"
         if not isinstance(data, dict) or set(data) != set(names):
-            raise InputError(f"a measure definition must have exactly the fields {', '.join(names)}", path=where,
-                             fix="write the results again with this treckit version")
-        if data["query_set"] not in QUERY_SETS or data["ranking"] not in RANKINGS \
-                or (data["gain"] is not None and data["gain"] not in GAINS):
-            raise InputError("unknown query set, ranking or gain in a measure definition", path=where,
-                             fix="write the results again with this treckit version")
+            raise InputError(f"{field_of}: a measure definition must have exactly the fields {', '.join(names)}",
+                             path=where, fix=fix)
+        kinds = {"name": "text", "measure": "text", "params": "text", "relevance": "an integer",
+                 "cutoff": "a number or null", "gain": f"null or one of {', '.join(GAINS)}",
+                 "query_set": f"one of {', '.join(QUERY_SETS)}", "ranking": f"one of {', '.join(RANKINGS)}"}
+        for key, want in kinds.items():
+            v = data[key]
+            ok = {"name": isinstance(v, str), "measure": isinstance(v, str), "params": isinstance(v, str),
+                  "relevance": isinstance(v, int) and not isinstance(v, bool),
+                  "cutoff": v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)),
+                  "gain": v is None or (isinstance(v, str) and v in GAINS),
+                  "query_set": isinstance(v, str) and v in QUERY_SETS,
+                  "ranking": isinstance(v, str) and v in RANKINGS}[key]
+            if not ok:
+                raise InputError(f"{field_of}.{key}: must be {want}", path=where, fix=fix)
         return cls(**{n: data[n] for n in names})
 
 
@@ -161,4 +174,4 @@ def read_definitions(data: Any, where: str) -> dict[str, Definition]:
     if not isinstance(block, dict):
         raise InputError("'definitions' must be a mapping of measure names to definitions", path=where,
                          fix="write the results again with this treckit version")
-    return {str(name): Definition.from_dict(d, where) for name, d in block.items()}
+    return {str(name): Definition.from_dict(d, where, str(name)) for name, d in block.items()}

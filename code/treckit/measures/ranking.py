@@ -461,5 +461,10 @@ def _check_duplicates(rq, dupkeys, docid, qrel_qids, source: str, listed: np.nda
     repeat = first_repeat(rows[rq[rows] >= 0], rq, docid)
     if repeat is not None:
         _, q, d = repeat
-        raise InputError(f"the run lists doc {d!r} more than once for query {qrel_qids[q]!r}", path=source,
-                         fix=pass_options("run", "--duplicates keep-first|keep-max|keep-last"))
+        raise duplicate_doc(d, qrel_qids[q], source)
+
+
+def duplicate_doc(doc: str, qid: str, source: str | None) -> InputError:
+    """The error for a run listing ``doc`` twice for ``qid`` (trec_eval refuses it)."""
+    return InputError(f"the run lists doc {doc!r} more than once for query {qid!r}", path=source,
+                      fix=pass_options("run", "--duplicates keep-first|keep-max|keep-last"))

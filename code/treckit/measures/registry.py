@@ -17,12 +17,16 @@ means here what it means there.  ``rel`` defaults to ``-l`` (1) and ``judged_onl
 from __future__ import annotations
 
 import ast
+import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InputError
 from ..formats.common import atof as _atof, atol as _atol
 from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
+
+_ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -246,8 +250,40 @@ def _trec_columns(m: Measure, params: tuple, raw: str | None) -> tuple[str, ...]
     return (m.name,)
 
 
+LONG_MAX = (1 << 63) - 1         # trec_eval's largest cutoff (a C long)
+# the ranges of the numeric parameters whose meaning has one: (lowest, highest, whether the ends are allowed)
+PARAM_RANGES = {"iprec_at_recall": (0.0, 1.0, True), "11pt_avg": (0.0, 1.0, True), "relstring": (0.0, LONG_MAX, True),
+                "Rprec_mult": (0.0, 1e9, False), "set_F": (0.0, math.inf, True)}
+PERSISTENCE = ("rbp", "rbp_resid")     # p=X: the persistence, from 0 up to (not including) 1
+
+
+def _param_number(m: Measure, raw: str, text: str) -> float:
+    """A numeric parameter read as trec_eval's atof reads it (its number prefix), refused when it has no number
+    at all or is beyond a double's range, or outside the range the measure gives it a meaning in."""
+    if not _ATOF_PREFIX.match(text):
+        raise InputError(f"{m.name}.{raw}: {text!r} is not a number", fix=f"e.g. -m {_param_example(m)}")
+    value = _atof(text)
+    if not math.isfinite(value):
+        raise InputError(f"{m.name}.{raw}: {text!r} is beyond a double's range", fix=f"e.g. -m {_param_example(m)}")
+    low, high, ends = PARAM_RANGES.get(m.name, (-math.inf, math.inf, True))
+    if not (low <= value <= high if ends else low < value <= high):
+        where = f"from {low:g} to {high:g}" if ends else f"above {low:g}, at most {high:g}"
+        raise InputError(f"{m.name}.{raw}: {text} is outside the range of {m.name}'s parameters ({where})",
+                         fix=f"e.g. -m {_param_example(m)}")
+    return value
+
+
+def _param_example(m: Measure) -> str:
+    if m.name in PERSISTENCE:
+        return f"{m.name}.p=0.8"
+    if m.params == PAIRS:
+        return f"{m.name}.1=1,2=3"
+    return f"{m.name}." + ",".join(f"{v:g}" for v in m.default[:3]) if m.default else m.name
+
+
 def parse_params(m: Measure, raw: str) -> tuple:
-    """trec_eval's own parameter parsing for each kind (atol/atof, sorted cutoffs, pairs)."""
+    """trec_eval's own parameter parsing for each kind (atol/atof, sorted cutoffs, pairs), with bounds: a
+    cutoff fits a C long, every number is finite and within the range its measure gives it a meaning in."""
     if raw == "":
         raise InputError(f"{m.name}.: empty parameters", fix=f"give parameters after the dot, or use -m {m.name}")
     parts = raw.split(",")
@@ -255,16 +291,20 @@ def parse_params(m: Measure, raw: str) -> tuple:
         vals = sorted(_atol(p) for p in parts)
         if vals[0] <= 0:
             raise InputError(f"{m.name}.{raw}: cutoffs must be positive", fix=f"e.g. -m {m.name}.5,10")
+        if vals[-1] > LONG_MAX:
+            raise InputError(f"{m.name}.{raw}: a cutoff above {LONG_MAX} (the largest trec_eval reads; it would read "
+                             "a larger one as that)", fix=f"e.g. -m {m.name}.1000 (a cutoff beyond a run's depth "
+                                                           "counts every doc it retrieved)")
         if len(set(vals)) != len(vals):
             raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
         return tuple(vals)
     if m.params == DOUBLE_CUTS:
-        vals = sorted(_atof(p) for p in parts)
+        vals = sorted(_param_number(m, raw, p) for p in parts)
         if len(set(vals)) != len(vals):
             raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
         return tuple(vals)
     if m.params == DOUBLES:
-        vals = tuple(_atof(p) for p in parts)
+        vals = tuple(_param_number(m, raw, p) for p in parts)
         if len(vals) != len(m.default) and m.name == "utility":
             raise InputError(f"{m.name}.{raw}: utility takes exactly 4 coefficients", fix="e.g. -m utility.1,-1,0,0")
         return vals
@@ -274,7 +314,11 @@ def parse_params(m: Measure, raw: str) -> tuple:
             if "=" not in p or not p.partition("=")[0]:
                 raise InputError(f"{m.name}.{raw}: malformed pair parameters", fix=f"e.g. -m {m.name}.1=3,2=9")
             k, v = p.split("=", 1)
-            pairs.append((k, _atof(v)))
+            value = _param_number(m, raw, v)
+            if k == "p" and m.name in PERSISTENCE and not 0 <= value < 1:
+                raise InputError(f"{m.name}.{raw}: the persistence p must be from 0 up to (not including) 1",
+                                 fix=f"e.g. -m {m.name}.p=0.8")
+            pairs.append((k, value))
         return tuple(pairs)
     raise InputError(f"measure {m.name} takes no parameters", fix=f"use -m {m.name}")
 
@@ -439,8 +483,30 @@ def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
         ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
         if not ok or (p.choices is not None and v not in p.choices):
             want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
-            raise InputError(f"{text}: {pname}={v!r} is not valid for {name}: it must be {want} (as in ir_measures)",
+            raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
                              fix=f"e.g. {_example(name, spec)}")
+        values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
+        if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
+                or (pname == "beta" and v < 0):
+            raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
+                             + ("a recall level from 0 to 1" if pname == "recall" else
+                                "numbers must be finite, and integers at most 2^63 - 1 in size"),
+                             fix=f"e.g. {_example(name, spec)}")
+
+
+def _in_bounds(x) -> bool:
+    """A parameter value a computation can take: integers that fit a C long, finite floats."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return True
+    if isinstance(x, int):
+        return -LONG_MAX <= x <= LONG_MAX
+    return math.isfinite(x)
+
+
+def _brief(v) -> str:
+    from ..errors import shown_number
+    return f"<{shown_number(v)}>" if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64 \
+        else repr(v)[:200]
 
 
 def _example(name: str, spec: Irm) -> str:

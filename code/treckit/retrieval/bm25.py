@@ -18,10 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, finite_number
 from .corpus import Corpus
 
 VARIANTS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+# the stop-word lists bm25s has, by the names it takes
+STOPWORDS = ("en", "english", "en_plus", "english_plus", "de", "german", "nl", "dutch", "fr", "french", "es", "spanish",
+             "pt", "portuguese", "it", "italian", "ru", "russian", "sv", "swedish", "no", "norwegian", "zh", "chinese",
+             "tr", "turkish", "ko", "korean", "da", "danish")
 MANIFEST = "treckit-index.json"
 
 
@@ -39,8 +43,36 @@ class BM25Params:
                 object.__setattr__(self, name, None)
         if self.variant not in VARIANTS:
             raise InputError(f"unknown BM25 variant {self.variant!r}", fix=f"use one of {', '.join(VARIANTS)}")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1 (got k1={self.k1}, b={self.b})", fix="e.g. k1 0.9, b 0.4")
+        if not (finite_number(self.k1) and finite_number(self.b) and self.k1 >= 0 and 0 <= self.b <= 1):
+            raise InputError(f"BM25 needs numbers k1 >= 0 (finite) and 0 <= b <= 1 (got k1={self.k1!r:.40}, "
+                             f"b={self.b!r:.40})", fix="e.g. k1 0.9, b 0.4")
+        if isinstance(self.stopwords, str) and self.stopwords not in STOPWORDS:      # (a list is the words themselves)
+            raise InputError(f"no stop-word list for {str(self.stopwords)!r:.60}",
+                             fix=f"use one of {', '.join(STOPWORDS)}, or none")
+        if self.stemmer is not None and not known_stemmer(self.stemmer):
+            raise InputError(f"no Snowball stemmer for {str(self.stemmer)!r:.60}",
+                             fix="e.g. --stemmer english, or --stemmer none")
+
+
+def known_stemmer(name) -> bool:
+    """Whether PyStemmer has a Snowball stemmer of this name (a language, or one of its codes)."""
+    import Stemmer
+    try:
+        Stemmer.Stemmer(name)
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
+def _load_index(bm25s, index_dir):
+    """The saved index of ``index_dir``, or an error saying how to rebuild it when its files are damaged."""
+    try:
+        return bm25s.BM25.load(str(index_dir))
+    except (OSError, ValueError, EOFError, KeyError, TypeError) as exc:
+        # truncated .npy arrays, cut-short JSON, missing files: the manifest matched, the index does not
+        raise InputError(f"the saved BM25 index cannot be read ({type(exc).__name__}: damaged or cut short)",
+                         path=str(index_dir),
+                         fix="remove the index folder; it is built again (and saved) on the next run") from None
 
 
 def corpus_digest(corpus: Corpus) -> str:
@@ -105,6 +137,10 @@ class BM25Retriever:
         self.loaded = False
         changed = None
         index_dir = None if index_dir is None else Path(index_dir)
+        if index_dir is not None and index_dir.exists() and not index_dir.is_dir():
+            raise InputError("the index path is a file, not a folder", path=str(index_dir),
+                             fix="give the path of a folder for the index (made if missing, reused after), or "
+                                 "remove the file")
         if index_dir is not None and (index_dir / MANIFEST).is_file():
             try:
                 saved = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -113,7 +149,7 @@ class BM25Retriever:
             if isinstance(saved, dict) and {k: saved.get(k) for k in manifest} == manifest:
                 changed = _changed_file(index_dir, saved.get("files"))
                 if changed is None:
-                    self.model = bm25s.BM25.load(str(index_dir))
+                    self.model = _load_index(bm25s, index_dir)
                     self.loaded = True
                 else:
                     from ..reading import warn_python
@@ -122,6 +158,11 @@ class BM25Retriever:
         if not self.loaded:
             tokens = bm25s.tokenize(corpus.texts, stopwords=params.stopwords or [], stemmer=self._stem,
                                     return_ids=False, show_progress=progress)
+            if not any(tokens):
+                raise InputError("no document of the corpus has a word to index: every text is empty"
+                                 + (f" or stop words ({params.stopwords})" if params.stopwords else ""),
+                                 path=corpus.source, fix="check the corpus's text fields"
+                                 + (", or keep stop words (--stopwords none)" if params.stopwords else ""))
             self.model = bm25s.BM25(k1=params.k1, b=params.b, method=params.variant)
             self.model.index(tokens, show_progress=progress)
             if index_dir is not None:

@@ -19,12 +19,13 @@ class Corpus:
 
     ids: list[str]
     texts: list[str]
+    source: str | None = None          # the file it was read from, for messages
 
     def by_id(self) -> "Corpus":
         """The same documents sorted by id (byte order), for a retriever whose results must not depend on
         the file's order."""
         order = sorted(range(len(self.ids)), key=lambda i: self.ids[i].encode("utf-8", "surrogatepass"))
-        return Corpus([self.ids[i] for i in order], [self.texts[i] for i in order])
+        return Corpus([self.ids[i] for i in order], [self.texts[i] for i in order], self.source)
 
 
 def read_corpus(path: PathLike) -> Corpus:
@@ -55,4 +56,4 @@ def read_corpus(path: PathLike) -> Corpus:
         docs[doc_id] = " ".join(p for p in parts if p)
     if not docs:
         raise InputError("the corpus has no documents", path=name, fix="check the file")
-    return Corpus(list(docs), list(docs.values()))
+    return Corpus(list(docs), list(docs.values()), name)

@@ -21,13 +21,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown_number
 from ..spelling import pass_options
 
 METHODS = ("rrf", "weighted", "combsum", "combmnz", "max")
 NORMS = ("minmax", "zscore", "sum", "none")
 RRF_K = 60
+# RRF's largest k: beyond it, 1 / (k + rank) of neighbouring ranks differ by less than a double resolves
+# at the depths fused, and every document would tie
+RRF_K_MAX = 10 ** 9
 DEFAULT_DEPTH = 1000
+
+
+def check_rrf_k(k) -> None:
+    """RRF's k: a whole number from 0 to :data:`RRF_K_MAX`."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= RRF_K_MAX:
+        raise InputError(f"RRF's k must be a whole number from 0 to {RRF_K_MAX:,}, got {shown_number(k)[:200]}",
+                         fix="the usual value is 60")
 
 
 def _frame(runs):
@@ -78,15 +88,26 @@ def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str |
         raise InputError(f"unknown fusion method {method!r}", fix=f"use one of {', '.join(METHODS)}")
     if not runs:
         raise InputError("no runs to fuse", fix="give two runs or more")
+    if method == "rrf" and norm not in (None, "none"):
+        raise InputError(f"RRF fuses ranks: the normalisation {norm!r} does not apply to it",
+                         fix="leave out the normalisation, or use a score-based method (weighted, combsum, combmnz, max)")
     norm = norm or ("none" if method == "rrf" else "minmax")
     if norm not in NORMS:
         raise InputError(f"unknown normalisation {norm!r}", fix=f"use one of {', '.join(NORMS)}")
-    if k < 0:
-        raise InputError(f"RRF k must be >= 0, got {k}", fix="the usual value is 60")
-    w = np.ones(len(runs)) if weights is None else np.asarray(weights, np.float64)
-    if w.shape != (len(runs),) or not np.isfinite(w).all():
-        raise InputError(f"{len(runs)} runs need {len(runs)} finite weights, got {list(weights)}",
+    check_rrf_k(k)
+    if weights is not None and method not in ("rrf", "weighted"):
+        raise InputError(f"weights apply to rrf and weighted fusion, not {method}",
+                         fix="leave out the weights, or use the weighted method")
+    try:
+        w = np.ones(len(runs)) if weights is None else np.asarray(weights, np.float64)
+    except (TypeError, ValueError, OverflowError):
+        w = None
+    if w is None or w.shape != (len(runs),) or not np.isfinite(w).all():
+        raise InputError(f"{len(runs)} runs need {len(runs)} finite weights, got {repr(weights)[:200]}",
                          fix="one weight per run, in the order the runs are given")
+    if not w.any():
+        raise InputError("the weights are all 0, which scores every document 0",
+                         fix="give at least one run a weight other than 0")
     df = _frame(runs)
     if method == "rrf":
         df["part"] = w[df["run"].to_numpy()] / (k + df["rank"].to_numpy())

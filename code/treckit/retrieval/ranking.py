@@ -56,15 +56,22 @@ def run_of(rankings: dict[str, Hits], tag: str = "component"):
     return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], tag=tag)
 
 
-def rankings_of_run(run, qids: list[str], k: int) -> dict[str, Hits]:
-    """Per-query rankings of a Run in trec_eval's order, top ``k``, for ``qids`` (in that order)."""
+def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> dict[str, Hits]:
+    """Per-query rankings of a Run in trec_eval's order, top ``k``, for ``qids`` (in that order).  A doc listed
+    twice for one of ``qids`` is refused, as trec_eval refuses it (``source`` names the run)."""
     from ..trec_order import run_ranks
 
     t = run.table
     out: dict[str, Hits] = {q: [] for q in qids}
     rows = sorted(zip(t.column("qid").to_pylist(), run_ranks(run).tolist(), t.column("docid").to_pylist(),
                       t.column("score").to_pylist()))
+    seen: set[tuple[str, str]] = set()
     for q, r, d, s in rows:
-        if q in out and r < k:
-            out[q].append((d, s))
+        if q in out:
+            if (q, d) in seen:
+                from ..measures.ranking import duplicate_doc
+                raise duplicate_doc(d, q, source)
+            seen.add((q, d))
+            if r < k:
+                out[q].append((d, s))
     return out

@@ -40,13 +40,11 @@ from pathlib import Path
 from time import perf_counter            # looked up at each run: tests put a fake clock here
 from typing import Any, Callable
 
-from ..errors import InputError
+from ..errors import InputError, content_hidden, warning_without_content
 from ..io import PathLike
 from .ranking import rankings_of_run, run_of, through_ties, trec_ranked
+from .system_config import DEFAULT_RERANK_DEPTH, FUSION_KEYS, check_system_config
 
-COMPONENT_KINDS = ("method", "run", "callable", "dense")
-FUSION_KEYS = ("fusion_method", "rrf_k", "weights", "norm")
-TOP_KEYS = set(FUSION_KEYS) | {"components", "corpus", "rerank", "name", "depth"}
 WARMUP_QUERIES = 3           # queries every stage of every system answers untimed before the timed pass
 FUSION_ROUNDS = 3            # timings of each fusion call (over all queries), the systems in turns: the least counts
 
@@ -77,26 +75,14 @@ class _Plan:
 class System:
     """A retrieval system described by a config mapping (``base`` resolves its relative paths)."""
 
-    def __init__(self, config: dict, base: Path = Path("."), name: str | None = None):
+    def __init__(self, config: dict, base: Path = Path("."), name: str | None = None, source: str | None = None):
         from ..compare.config import content_digest
-        if not isinstance(config, dict):
-            raise InputError("a system config must be a mapping", fix="see the README: systems as configs")
-        unknown = set(config) - TOP_KEYS
-        if unknown:
-            raise InputError(f"unknown keys in the system config: {', '.join(sorted(unknown))}",
-                             fix=f"use {', '.join(sorted(TOP_KEYS))}")
-        self.config, self.base = config, base
+        check_system_config(config, source)           # the whole config, before anything is read or built
+        self.config, self.base, self.source = config, base, source
         self.name = name or str(config.get("name") or "system")
         self.digest = content_digest(config)
-        comps = config.get("components") or {}
-        if not isinstance(comps, dict) or not comps:
-            raise InputError("the system config names no components", fix="add components: {bm25: {method: bm25}}")
-        self.components = {str(n): self._component(str(n), spec) for n, spec in comps.items()}
+        self.components = {str(n): spec for n, spec in config["components"].items()}
         self.fusion = {k: config[k] for k in FUSION_KEYS if k in config} or None
-        if self.fusion and "fusion_method" not in self.fusion:
-            raise InputError("fusion settings without fusion_method", fix="add fusion_method: rrf (or weighted, ...)")
-        if self.fusion is None and len(self.components) > 1:
-            raise InputError("several components need a fusion_method", fix="add fusion_method: rrf")
         self.rerank = config.get("rerank")
         self._built: dict[str, tuple[str, Any]] = {}        # name -> (its corpus's digest, its search)
         self._callables: dict[str, Callable] = {}           # function spec -> the function, loaded once
@@ -107,11 +93,12 @@ class System:
         p = Path(str(p))
         return p if p.is_absolute() else self.base / p
 
-    def _component(self, name: str, spec) -> dict:
-        if not isinstance(spec, dict) or sum(k in spec for k in COMPONENT_KINDS) != 1:
-            raise InputError(f"component {name!r} must have exactly one of: {', '.join(COMPONENT_KINDS)}",
-                             fix=f"e.g. {name}: {{method: bm25}} or {name}: {{run: runs/{name}.trec}}")
-        return spec
+    def _named(self):
+        """A block in which a file the config names is read: its content is never shown, since it is no input."""
+        return content_hidden(self._why())
+
+    def _why(self) -> str:
+        return f"the file is named by the system config{' ' + self.source if self.source else ''}"
 
     @property
     def needs_texts(self) -> bool:
@@ -131,26 +118,30 @@ class System:
         built = self._built.get(name)
         if built is not None and built[0] == digest:
             return built[1]
-        if spec["method"] not in ("bm25", "bow"):
-            raise InputError(f"component {name!r}: unknown method {spec['method']!r}", fix="use bm25 or bow")
         params = None
         if spec["method"] == "bm25":
             from .bm25 import BM25Params
             params = BM25Params(**{k: spec[k] for k in ("k1", "b", "variant", "stopwords", "stemmer") if k in spec})
         index = self._path(spec["index"]) if spec.get("index") else None
-        search = method_search(spec["method"], read_corpus(self._path(corpus_path)), params, index)
+        with self._named():
+            search = method_search(spec["method"], read_corpus(self._path(corpus_path)), params, index)
         self._built[name] = (digest, search)
         return search
 
-    def callable(self, spec) -> Callable:
+    def callable(self, spec, role: str = "function", arguments: int | None = None) -> Callable:
         """The function ``spec`` (``module:function`` or ``file.py:function``) names, loaded once for this
-        system: the code its stages call is the code its cache key digests."""
+        system (the code its stages call is the code its cache key digests); with ``arguments``, its
+        signature checked for what treckit passes it as a ``role``."""
+        from .callables import check_arguments, load_callable
         spec = str(spec)
         with self._lock:
             if spec not in self._callables:
-                from .callables import load_callable
-                self._callables[spec] = load_callable(spec)
-            return self._callables[spec]
+                with self._named():
+                    self._callables[spec] = load_callable(spec, role)
+            fn = self._callables[spec]
+        if arguments is not None:
+            check_arguments(fn, arguments, role, spec)
+        return fn
 
     def inputs(self, only: list[str] | None = None) -> tuple[list[tuple[str, Path]], list[tuple[str, str]]]:
         """What running the stages (``only``: those components') reads and calls, as the config names it:
@@ -185,17 +176,20 @@ class System:
 
     def _ready(self, name: str, queries: dict[str, Any], k: int) -> _Component:
         """Component ``name`` built and loaded (untimed), ready to answer ``queries``."""
+        from ..testsets.runner import ask
         spec = self.components[name]
         if "run" in spec:
-            read = _rankings_of_run(self._path(spec["run"]), spec.get("format"), list(queries), k)   # once, untimed
+            # read once, untimed
+            read = _rankings_of_run(self._path(spec["run"]), spec.get("format"), list(queries), k, self._why())
             return _Component(whole=lambda qs, clock: StageResult({q: read[q] for q in qs}, None))
         if "dense" in spec:
             return self._dense(name, spec["dense"], queries, k)
         if "callable" in spec:
-            fn = self.callable(spec["callable"])
-            if spec.get("batch"):
+            batch = bool(spec.get("batch"))
+            fn = self.callable(spec["callable"], "batch function" if batch else "retrieval function", 1)
+            if batch:
                 return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
-            return _Component(one=lambda qid, text: fn(text), listed=True)
+            return _Component(one=lambda qid, text: ask(fn, qid, text), listed=True)
         search = self._retriever(name, spec)
         return _Component(one=lambda qid, text: through_ties(search, [text], k)[0])
 
@@ -203,24 +197,23 @@ class System:
         import numpy as np
 
         from .dense import DenseRetriever, load_matrix
-        docs, ids = load_matrix(self._path(spec["embeddings"]), self._path(spec["ids"]), "document")
+        with self._named():
+            docs, ids = load_matrix(self._path(spec["embeddings"]), self._path(spec["ids"]), "document")
         r = DenseRetriever(docs, ids, spec.get("similarity", "cosine"))
 
         def search(embeddings: list, n: int):
             return r.search(np.vstack(embeddings), n)
         if "query_embeddings" in spec:
-            qm, qids = load_matrix(self._path(spec["query_embeddings"]), self._path(spec["query_ids"]), "query")
+            with self._named():
+                qm, qids = load_matrix(self._path(spec["query_embeddings"]), self._path(spec["query_ids"]), "query")
             row = {q: i for i, q in enumerate(qids)}
             missing = [q for q in queries if q not in row]
             if missing:
                 raise InputError(f"component {name!r}: no query embedding for {', '.join(missing[:10])}",
                                  fix="embed every query of the test set")
             return _Component(one=lambda qid, text: through_ties(search, [qm[row[qid]][None, :]], k)[0])
-        if "query_encoder" in spec:
-            enc = self.callable(spec["query_encoder"])
-            return _Component(one=lambda qid, text: through_ties(search, [np.asarray(enc([text]))], k)[0])
-        raise InputError(f"component {name!r}: dense needs query_embeddings + query_ids, or a query_encoder",
-                         fix="precompute query embeddings, or name a function that embeds texts")
+        enc = self.callable(spec["query_encoder"], "query encoder", 1)
+        return _Component(one=lambda qid, text: through_ties(search, [_embedded(enc, qid, text)], k)[0])
 
     def _plan(self, queries: dict[str, Any], k: int, only: list[str] | None) -> _Plan:
         names = only or list(self.components)
@@ -230,7 +223,7 @@ class System:
         plan = _Plan({n: self._ready(n, queries, k) for n in names}, later_stages=not only)
         if self.rerank and not only:
             spec = self.rerank if isinstance(self.rerank, dict) else {"callable": self.rerank}
-            plan.rerank = (self.callable(spec["callable"]), int(spec.get("depth", 100)))
+            plan.rerank = (self.callable(spec["callable"], "reranker", 2), int(spec.get("depth", DEFAULT_RERANK_DEPTH)))
         return plan
 
     # -------------------------------------------------------------- stages
@@ -251,11 +244,7 @@ class System:
         names = list(self.components)
         runs = [run_of(stages[n].rankings) for n in names]
         w = self.fusion.get("weights")
-        if isinstance(w, dict):
-            missing = [n for n in names if n not in w]
-            if missing or set(w) - set(names):
-                raise InputError(f"weights name {sorted(w)} but the components are {names}",
-                                 fix="give every component one weight")
+        if w is not None:                  # one per component (checked with the config)
             w = [float(w[n]) for n in names]
         t0 = clock()
         fused = fuse(runs, str(self.fusion["fusion_method"]), k=int(self.fusion.get("rrf_k", RRF_K)), weights=w,
@@ -344,7 +333,7 @@ def _fuse(systems: list[System], plans: list[_Plan], out: list[dict[str, StageRe
 def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, StageResult]], queries: dict[str, Any],
             clock) -> None:
     """The rerank stages, the systems' reranker calls taking turns query by query."""
-    from ..testsets.runner import _as_ranking
+    from ..testsets.runner import _as_ranking, ask
     which = [i for i, p in enumerate(plans) if p.rerank]
     own: dict[int, dict] = {i: {} for i in which}
     answers: dict[int, dict] = {i: {} for i in which}
@@ -353,32 +342,50 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
             fn, depth = plans[i].rerank
             cands = out[i][systems[i]._reranked()].rankings[qid][:depth]
             t0 = clock()
-            answers[i][qid] = fn(text, cands)
+            answers[i][qid] = ask(fn, qid, text, cands, role="reranker")
             own[i][qid] = (clock() - t0) * 1000
     for i in which:
         stage = out[i][systems[i]._reranked()]
         depth = plans[i].rerank[1]
-        hits = {q: _as_ranking(answers[i][q], q, len(stage.rankings[q][:depth])) for q in queries}
+        hits = {q: _as_ranking(answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
         lat = {q: own[i][q] + (stage.latency_ms[q] if stage.latency_ms else 0.0) for q in queries}
         out[i][f"{systems[i]._reranked()}+rerank"] = StageResult(trec_ranked(hits, depth, listed=True), lat)
 
 
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
-    from ..testsets.runner import _as_ranking
+    from ..testsets.runner import _as_ranking, ask_batch
     t0 = clock()
-    out = list(fn(list(queries.values())))
+    out = ask_batch(fn, list(queries), list(queries.values()))
     each = (clock() - t0) * 1000 / max(len(queries), 1)
-    if len(out) != len(queries):
-        raise InputError(f"the batch function returned {len(out)} rankings for {len(queries)} queries",
-                         fix="return one ranking per query text, in the same order")
-    hits = {q: _as_ranking(r, q, k) for q, r in zip(queries, out)}
+    hits = {q: _as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
 
 
-def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int):
+def _embedded(enc, qid: str, text: str):
+    """A query encoder's embedding of one query text: a matrix of numbers (one row)."""
+    import numpy as np
+
+    from .callables import call, function_name
+
+    def work():
+        out = enc([text])
+        try:
+            return np.asarray(out, np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"the query encoder {function_name(enc)} returned a {type(out).__name__} for query "
+                             f"{qid!r}, not a matrix of numbers",
+                             fix="return one embedding (a row of numbers) per text") from None
+    return call(enc, "query encoder", f"for query {qid!r}", work)
+
+
+def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str):
     from ..api import read_run
-    return rankings_of_run(read_run(path, fmt, order_option=False), qids, k)     # a config names no order
+    from ..reading import warn_python
+    with content_hidden(why):          # a file named by a config is no input: its content is never shown
+        # a config names no order
+        run = read_run(path, fmt, order_option=False, warn=warning_without_content(warn_python, why))
+        return rankings_of_run(run, qids, k, str(path))
 
 
 def latency_summary(ms: dict[str, float]) -> dict[str, float]:
@@ -392,9 +399,10 @@ def latency_summary(ms: dict[str, float]) -> dict[str, float]:
 
 def load_system(path: PathLike) -> System:
     """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.yamlsafe`)."""
+    from ..io import display_name
     from ..yamlsafe import load_yaml_mapping
     data = load_yaml_mapping(path)
-    return System(data, Path(path).parent, name=str(data.get("name") or Path(path).stem))
+    return System(data, Path(path).parent, name=str(data.get("name") or Path(path).stem), source=display_name(path))
 
 
 def as_system(spec, name: str | None = None) -> System:

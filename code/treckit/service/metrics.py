@@ -95,11 +95,32 @@ def export(entries: list[tuple[str, str, dict[str, float | None]]], *, test_set:
             fh.write(generate_latest(registry))
     if pushgateway:
         from prometheus_client import push_to_gateway
+
+        from ..urls import connection_problem
+        check_pushgateway(pushgateway)
         try:
             push_to_gateway(pushgateway, job=job, registry=registry, timeout=10)
         except OSError as exc:
-            raise InputError(f"cannot push to the Pushgateway ({exc})", path=pushgateway,
+            status = getattr(exc, "code", None)              # urllib's HTTPError: the gateway answered
+            problem = connection_problem(exc) or (f"it answered HTTP {status}" if isinstance(status, int)
+                                                  else type(exc).__name__)
+            raise InputError(f"cannot push to the Pushgateway ({problem})", path=pushgateway,
                              fix="check the URL and that the Pushgateway is running") from None
+
+
+def check_pushgateway(url: str) -> None:
+    """A Pushgateway address as prometheus_client takes it: ``http(s)://host[:port][/path]``, or ``host[:port]``
+    (http is then assumed); checked before any work, so a typo costs no evaluation."""
+    from urllib.parse import urlsplit
+    full = url if "://" in url else f"http://{url}"
+    try:
+        parts = urlsplit(full)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:                                       # a port that is no number, a bad IPv6 address
+        ok = False
+    if not ok or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise InputError(f"--pushgateway {url[:200]!r} is not a Pushgateway address",
+                         fix="give http://HOST:PORT (e.g. http://localhost:9091)")
 
 
 def alert_rules(prefix: str = DEFAULT_PREFIX, threshold: float = 0.75, duration: str = "15m") -> str:

@@ -150,13 +150,23 @@ def merge_labels(qrels_a, qrels_b) -> tuple[dict[str, dict[str, int]], dict[str,
 
 
 def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a, qrels_b, *, seed: int = 0,
-            threshold: float = 0.6, weighted: str | None = None) -> tuple[TestSet, dict[str, Any]]:
+            threshold: float = 0.6, weighted: str | None = None,
+            source: str | None = None) -> tuple[TestSet, dict[str, Any]]:
     """Replace ``replace`` queries of ``ts`` by labelled candidates from production traffic.
 
     Refuses (InputError) when the annotators' kappa on the candidates' labels is at or below
     ``threshold``.  Which queries leave and which candidates come in are seeded hash draws (stable
-    under reordering of the files); only candidates with a doc of merged grade > 0 can come in.
+    under reordering of the files); only candidates with a doc of merged grade > 0 can come in.  Every
+    candidate must be a query a test set can hold (an id and a text, not empty); ``source`` names the
+    candidates' file in errors.
     """
+    for c in candidates:
+        for field in ("query_id", "query_text"):
+            if not isinstance(c.get(field), str) or not c[field]:
+                qid = c.get("query_id")
+                raise InputError(f"the candidate {'query ' + repr(qid) if qid else 'query'} has an empty {field}, "
+                                 "which a test set cannot hold", path=source,
+                                 fix=f"give every candidate a {field.replace('_', ' ')}, or leave the query out")
     agree = agreement(qrels_a, qrels_b, weighted, threshold)
     if not agree.passed:
         raise InputError(f"annotator agreement too low to refresh: kappa {agree.kappa} <= {threshold} "

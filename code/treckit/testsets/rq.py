@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError, finite_number
 from .load import TestSet
 from .measures import per_query_values
 
@@ -27,11 +28,19 @@ RUN_RANKING = "trec_eval"             # keys of treckit.measures.definitions.RAN
 BOW_RANKING = "bow-corpus-order"
 
 
+def check_threshold(threshold) -> None:
+    """The RQ threshold: a finite number (NaN would fail every run, whatever its MRR)."""
+    if not finite_number(threshold):
+        raise InputError(f"the RQ threshold must be a finite number, got {repr(threshold)[:40]}",
+                         fix="e.g. --threshold 0.6 (RQ passes when MRR@k is above it)")
+
+
 def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
        ranking: str = RUN_RANKING, warn=None) -> dict[str, Any]:
     """The RQ report for ``run`` (a Run) on ``test_set``; ``ranking`` says how the run ranks its docs
     (:data:`BOW_RANKING` for :func:`baseline_run`); the evaluation's warnings go to ``warn`` (None:
     InputWarning)."""
+    check_threshold(threshold)
     labelled = [q for q in test_set.queries if any(d.grade > 0 for d in q.relevant_docs)]
     unlabelled = [q.query_id for q in test_set.queries if not any(d.grade > 0 for d in q.relevant_docs)]
     cut = {q.query_id: q.topK or k for q in labelled}

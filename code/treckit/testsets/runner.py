@@ -9,7 +9,6 @@ breakdown and per-query latency.  Measures are computed by the one engine (see
 """
 from __future__ import annotations
 
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from .load import TestSet, load_test_set
 from ..measures.definitions import Definition
 from .measures import DEFAULT_MEASURES, canonical_name, definitions, per_query_values
@@ -71,28 +70,52 @@ def _percentile(values: list[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
-def _as_ranking(result, qid: str, k: int) -> list[tuple[str, float | None]]:
-    """A retrieval function's answer for one query as [(doc_id, score or None)], top k."""
-    if result is None:
-        raise InputError(f"the retrieval function returned None for query {qid!r}",
-                         fix="return a list of doc ids (or (doc_id, score) pairs) in rank order; [] for no results")
+def _as_ranking(result: list, qid: str, k: int, role: str = "retrieval function") -> list[tuple[str, float | None]]:
+    """A retrieval function's answer for one query (a list: :func:`ask`) as [(doc_id, score or None)], top k:
+    doc ids (non-empty text) or (doc_id, score) pairs, each doc once; a score is read as a dict run's is
+    (:func:`treckit.inputs.score_value`)."""
+    from ..inputs import score_value
+    from ..io import has_surrogate
     out: list[tuple[str, float | None]] = []
     seen: set[str] = set()
     for item in result:
         if isinstance(item, str):
             doc, score = item, None
         elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-            doc, score = item[0], float(item[1])
-            if math.isnan(score):
-                raise InputError(f"query {qid!r}: doc {doc!r} has a NaN score", fix="return real scores")
+            doc, score = item[0], score_value(item[1], f"query {qid!r}: the {role}'s doc {shown(item[0])}")
         else:
-            raise InputError(f"query {qid!r}: the retrieval function returned {type(item).__name__} items",
+            raise InputError(f"query {qid!r}: the {role} returned {type(item).__name__} items in its ranking",
                              fix="return doc ids as str, or (doc_id, score) pairs")
+        if not doc or has_surrogate(doc):
+            raise InputError(f"query {qid!r}: the {role} returned the doc id {shown(doc)}, "
+                             + ("an empty text" if not doc else "which is not Unicode text (a lone surrogate)"),
+                             fix="return doc ids as they are in the corpus and the judgments")
         if doc in seen:
-            raise InputError(f"query {qid!r}: doc {doc!r} is returned twice", fix="return each doc once")
+            raise InputError(f"query {qid!r}: doc {shown(doc)} is returned twice", fix="return each doc once")
         seen.add(doc)
         out.append((doc, score))
     return out[:k]
+
+
+def ask(fn: Callable, qid: str, *args, role: str = "retrieval function") -> list:
+    """``fn(*args)``, a function's answer for query ``qid``, as a list (checked: :mod:`treckit.retrieval.callables`)."""
+    from ..retrieval.callables import as_list, call, function_name
+    context = f"for query {qid!r}"
+    return call(fn, role, context, lambda: as_list(fn(*args), role, function_name(fn), context))
+
+
+def ask_batch(fn: Callable, qids: Sequence[str], texts: list[str], role: str = "batch function") -> list[list]:
+    """``fn(texts)``, a batch function's answers, one list per query (checked: one answer per query text)."""
+    from ..retrieval.callables import as_list, call, function_name
+    name, context = function_name(fn), f"for a batch of {len(texts)} queries"
+
+    def work() -> list[list]:
+        out = as_list(fn(texts), role, name, context, what="a list of rankings")
+        if len(out) != len(texts):
+            raise InputError(f"the {role} {name} returned {len(out)} rankings for {len(texts)} queries",
+                             fix="return one ranking per query text, in the same order")
+        return [as_list(r, role, name, f"for query {q!r}") for q, r in zip(qids, out)]
+    return call(fn, role, context, work)
 
 
 def run_from_rankings(rankings: dict[str, list[tuple[str, float | None]]], tag: str = "testset"):
@@ -162,6 +185,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
+    from ..retrieval.callables import check_arguments
     from .cache import ResultCache, cache_key, code_identity, say_once
 
     store = ResultCache(cache_dir) if (cache and config is not None) else None
@@ -181,19 +205,17 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     qids = ts.query_ids
     latencies: dict[str, float] = {}
     answers: dict[str, Any] = {}
+    check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
     if batch:
         t0 = time.perf_counter()
-        out = list(retrieval_fn(texts))
+        out = ask_batch(retrieval_fn, qids, texts)
         each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
-        if len(out) != len(texts):
-            raise InputError(f"the batch function returned {len(out)} rankings for {len(texts)} queries",
-                             fix="return one ranking per query text, in the same order")
         answers = dict(zip(qids, out))
         latencies = {q: each for q in qids}
     else:
         def one(i: int):
             t0 = time.perf_counter()
-            res = retrieval_fn(texts[i])
+            res = ask(retrieval_fn, qids[i], texts[i])
             return i, res, (time.perf_counter() - t0) * 1000
         if workers == 1:
             results = [one(i) for i in range(len(texts))]
