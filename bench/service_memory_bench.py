@@ -1,7 +1,7 @@
 """Memory of the evaluation service for one large request body: peak resident memory of the server
-(its process and its evaluation workers) above what it held when idle, for bodies of four shapes.
+(its process and its evaluation workers) above what each held when idle, for bodies of four shapes.
 
-    .venv/bin/python bench/service_memory_bench.py [--mb 15] [--shapes queries,dict-run,trec-run,testset]
+    .venv/bin/python bench/service_memory_bench.py [--mb 15] [--shapes queries,dict-run,trec-run,testset] [--parallel 1]
 
 Each shape gets a fresh `treckit serve` (defaults: max_body_bytes 16 MiB, max_queries 10,000) on a free
 127.0.0.1 port; one small request warms it up, then one body of about --mb MB is sent and the peak
@@ -79,7 +79,7 @@ def status_kb(pid: int, field: str) -> int:
     return 0
 
 
-def measure(shape: str, body: bytes) -> dict:
+def measure(shape: str, body: bytes, parallel: int = 1) -> dict:
     import httpx
     import yaml
     with socket.socket() as s:
@@ -108,13 +108,24 @@ def measure(shape: str, body: bytes) -> dict:
                 Path(f"/proc/{p}/clear_refs").write_text("5")
             idle = {p: status_kb(p, "VmRSS") for p in pids}
             t0 = time.perf_counter()
-            r = httpx.post(url + "/v1/evaluate", content=body, headers={"content-type": "application/json"}, timeout=600)
+
+            def one(_):
+                return httpx.post(url + "/v1/evaluate", content=body, headers={"content-type": "application/json"},
+                                  timeout=600).status_code
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(parallel) as pool:
+                statuses = list(pool.map(one, range(parallel)))
             took = time.perf_counter() - t0
             peaks = {p: status_kb(p, "VmHWM") for p in family(proc.pid)}
-            grown = sum(max(0, peaks[p] - idle.get(p, 0)) for p in peaks)
-            return {"shape": shape, "body_mb": round(len(body) / 1e6, 1), "status": r.status_code,
-                    "seconds": round(took, 2), "peak_above_idle_mb": round(grown / 1024, 1),
-                    "factor": round(grown * 1024 / len(body), 1), "processes": len(peaks)}
+            grown = {p: max(0, peaks[p] - idle.get(p, 0)) for p in peaks}
+            total = sum(grown.values())
+            workers = [grown[p] for p in peaks if p != proc.pid]
+            return {"shape": shape, "body_mb": round(len(body) / 1e6, 1), "parallel": parallel,
+                    "status": statuses[0] if parallel == 1 else statuses,
+                    "seconds": round(took, 2), "peak_above_idle_mb": round(total / 1024, 1),
+                    "factor": round(total * 1024 / len(body), 1),
+                    "server_mb": round(grown[proc.pid] / 1024, 1),
+                    "busiest_worker_mb": round(max(workers) / 1024, 1) if workers else None}
         finally:
             proc.terminate()
             try:
@@ -127,9 +138,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=15)
     ap.add_argument("--shapes", default="queries,dict-run,trec-run,testset")
+    ap.add_argument("--parallel", type=int, default=1, help="send the body this many times at once")
     a = ap.parse_args()
     for shape in a.shapes.split(","):
-        print(json.dumps(measure(shape, body_of(shape, int(a.mb * 1e6)))), flush=True)
+        print(json.dumps(measure(shape, body_of(shape, int(a.mb * 1e6)), a.parallel)), flush=True)
 
 
 if __name__ == "__main__":

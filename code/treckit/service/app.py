@@ -30,14 +30,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import InputError
-from .evaluator import (DEFAULT_MAX_BODY, DEFAULT_MAX_QUERIES, DEFAULT_MEASURES, EvaluateRequest,  # noqa: F401
-                        EvaluateResponse, RQRequest, ServerSettings, check_settings)
+from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
+from .metrics import OTHER
 
 TOKEN_ENV = "TRECKIT_API_TOKEN"
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
 ROUTES = ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics", "/openapi.json")
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
-OTHER = "other"                       # the label of every value outside a bounded set
 RETRY_AFTER_S = 5                     # what a 503 for a busy server asks the client to wait
 CLIENT_GONE = 499                     # counted for a request whose client disconnected before its answer
 
@@ -160,7 +159,7 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
 
     from .. import __version__
     from ..testsets.measures import canonical_name
-    from .metrics import QualityGauges
+    from .metrics import LabelBounds, QualityGauges
     from .workers import Saturated, WorkerFailed, WorkerPool
 
     s = settings or ServerSettings()
@@ -171,7 +170,9 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
         from ..retrieval.system import load_system
         system_name = load_system(s.system).name          # a broken config stops the start, not a request
     registry = CollectorRegistry()
-    gauges = QualityGauges(registry, s.metrics_prefix)
+    gauges = QualityGauges(registry, s.metrics_prefix, LabelBounds(
+        systems=frozenset(s.metrics_systems) | ({system_name} if system_name else frozenset()),
+        test_sets=frozenset(s.metrics_test_sets), measures=frozenset(canonical_name(m) for m in s.measures)))
     requests = Counter(f"{s.metrics_prefix}_http_requests_total", "HTTP requests", ("route", "method", "status"),
                        registry=registry)
     latency = Histogram(f"{s.metrics_prefix}_http_request_duration_seconds", "HTTP request latency", ("route",),
@@ -181,9 +182,6 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
                               ("evaluations_running", "evaluations running in worker processes", pool.running),
                               ("evaluations_waiting", "requests waiting for an evaluation worker", pool.waiting)):
         Gauge(f"{s.metrics_prefix}_{name}", what, registry=registry).set_function(count)
-    systems = set(s.metrics_systems) | ({system_name} if system_name else set())
-    test_sets = set(s.metrics_test_sets)
-    gauged = {canonical_name(m) for m in s.measures}
 
     @asynccontextmanager
     async def lifespan(app):
@@ -198,32 +196,20 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     app.add_middleware(Guard, token=token, max_body=s.max_body_bytes, requests=requests, latency=latency)
     app.openapi = _openapi_with_bodies(app, {"evaluate": EvaluateRequest, "rq": RQRequest})
 
-    def set_gauges(updates) -> None:
-        for test_set, system, component, metrics in updates:
-            gauges.set({m: v for m, v in metrics.items() if m in gauged},
-                       test_set=test_set if test_set in test_sets else OTHER,
-                       system=system if system in systems else OTHER, component=component)
-
     async def evaluated(request: Request, kind: str, params: dict):
-        """The worker's answer to the request, within the request's time; a client that leaves stops it."""
+        """The worker's answer to the request, within the request's time; a client that leaves stops it.  A worker
+        is taken before the body is read: a request waiting for one holds no body in memory."""
+        from starlette.requests import ClientDisconnect
         deadline = time.monotonic() + s.request_timeout_s
-        chunks = []
-        with anyio.move_on_after(s.request_timeout_s) as reading:
-            async for chunk in request.stream():
-                chunks.append(chunk)
-        if reading.cancelled_caught:
-            return JSONResponse({"detail": f"the body did not arrive within {s.request_timeout_s:g} s",
-                                 "fix": "send the body faster"}, status_code=408)
-        body = b"".join(chunks)
-        del chunks
         try:
             worker = await pool.acquire(deadline)
         except Saturated as exc:
             return JSONResponse({"detail": f"the server is busy: {exc}", "fix": f"try again in {RETRY_AFTER_S} s"},
                                 status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
-        answer, client_gone = None, False
+        body, answer, client_gone = None, None, False
         try:
             with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+                body = b"".join([chunk async for chunk in request.stream()])
                 async with anyio.create_task_group() as tasks:
                     async def watch_client():
                         nonlocal client_gone
@@ -238,9 +224,22 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
                     except WorkerFailed:
                         pass
                     tasks.cancel_scope.cancel()
-        except BaseException:
-            pool.discard(worker, replace=False)           # cancelled: the server is shutting down
+        except (_BodyTooLarge, ClientDisconnect) as exc:
+            pool.release(worker)                          # nothing was sent to it
+            if isinstance(exc, ClientDisconnect):
+                return Response(status_code=CLIENT_GONE)
             raise
+        except anyio.get_cancelled_exc_class():
+            pool.discard(worker, replace=False)           # the server is shutting down: the evaluation stops
+            raise
+        except BaseException:
+            pool.discard(worker)
+            raise
+        if body is None:
+            pool.release(worker)
+            return JSONResponse({"detail": f"the body did not arrive within {s.request_timeout_s:g} s",
+                                 "fix": "send the body faster"}, status_code=408)
+        del body
         if answer is not None and not answer[3]:
             pool.release(worker)
         else:
@@ -259,7 +258,8 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
         status, payload, updates, _ = answer
         if status != 200:
             return JSONResponse(payload, status_code=status)
-        set_gauges(updates)
+        for test_set, system, component, metrics in updates:
+            gauges.set(metrics, test_set=test_set, system=system, component=component)
         return payload
 
     @app.exception_handler(RequestValidationError)

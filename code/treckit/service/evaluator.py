@@ -284,13 +284,13 @@ class Evaluator:
         def warn_as(shown_name: str, path: Path):
             return lambda message: warnings.append(_for_request(message.replace(str(path), shown_name)))
         if req.run_file is not None:
+            from ..io import file_digest
             path = self._confined(req.run_file)
             try:
-                with open(path, "rb") as fh:
-                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
-            except OSError as exc:
-                raise InputError(f"cannot read run file {shown(req.run_file)} ({exc.strerror})",
-                                 fix="check the file's permissions") from None
+                digest = file_digest(path)
+            except (InputError, OSError):
+                raise InputError(f"cannot read run file {shown(req.run_file)}", fix="ask the server's operator to "
+                                 "check the file (its permissions, its content)") from None
             return read_run(path, reading=reading, warn=warn_as(req.run_file, path)), digest
         if isinstance(req.run, dict):
             run = as_run(req.run, reading, warn=lambda m: warnings.append(_for_request(m)))

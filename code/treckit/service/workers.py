@@ -9,8 +9,8 @@
   down, really stops: its worker is killed (with its temporary files) and a fresh one started.  A
   thread could only be abandoned, still computing.
 
-A worker is ``python -P -m treckit.service.workers FD``: it reads the settings, then requests (kind,
-params, body) from the connection on FD, and answers (status, payload, gauges) each.
+A worker is a Python process running :func:`serve` on a connection (file descriptor FD): it reads the
+settings, then requests (kind, params, body), and answers (status, payload, gauges, retire) each.
 """
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ import time
 import traceback
 from pathlib import Path
 
+# the worker's program: the current directory is not searched for modules (a treckit.py or pydantic.py lying where
+# the server was started is not imported)
+WORKER_MAIN = "import sys; sys.path.pop(0); from treckit.service.workers import serve; serve(int(sys.argv[1]))"
 STARTUP_TIMEOUT_S = 120         # importing the library and loading the system (its index) may take a while
+LARGE_BODY = 1 << 20           # after a body this large, the worker hands what it freed back to the system
 POLL_S = 0.02                   # how often a waiting request looks for a free worker
 
 
@@ -43,7 +47,7 @@ class Worker:
         package_root = str(Path(treckit.__file__).resolve().parents[1])      # the same treckit as the server's
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
         try:
-            self.proc = subprocess.Popen([sys.executable, "-P", "-m", "treckit.service.workers", str(theirs.fileno())],
+            self.proc = subprocess.Popen([sys.executable, "-c", WORKER_MAIN, str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          env={**os.environ, "PYTHONPATH": path, "TMPDIR": str(self.tmp)})
         finally:
@@ -246,9 +250,22 @@ def serve(fd: int) -> None:
         except Exception as exc:
             print(f"treckit: evaluation failed: {type(exc).__name__} at {_where(exc)}", file=sys.stderr, flush=True)
             answer = (500, {"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"}, [])
+        large = len(body) >= LARGE_BODY
         del body
         conn.send((*answer, False))
+        del answer
+        if large:
+            _give_back_memory()
 
 
-if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+def _give_back_memory() -> None:
+    """What one request freed goes back to the system, so that the next request's peak starts from the idle worker
+    (glibc keeps freed memory for reuse; the collector frees cycles first)."""
+    import gc
+    gc.collect()
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):             # not glibc: nothing to trim
+        pass
+
