@@ -344,6 +344,17 @@ def test_the_token_is_checked_before_the_body_is_read(token_server):
             assert sock.recv(100).startswith(f"HTTP/1.1 {status} ".encode())
 
 
+def test_the_token_is_not_in_a_workers_environment(token_server):
+    """Evaluations (and the user code a system config names) run in worker processes, without the server's secret."""
+    children = [int(c) for t in Path(f"/proc/{token_server.proc.pid}/task").iterdir()
+                for c in (t / "children").read_text().split()]
+    assert len(children) == 2
+    for pid in children:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        assert b"PYTHONPATH=" in environ and TOKEN_ENV.encode() not in environ and TOKEN.encode() not in environ
+    assert TOKEN.encode() in Path(f"/proc/{token_server.proc.pid}/environ").read_bytes()
+
+
 def test_the_bearer_scheme_is_case_insensitive(token_server):
     """RFC 6750: the scheme is case-insensitive, one or more spaces before the token."""
     for given, status in ((f"bearer {TOKEN}", 200), (f"BEARER {TOKEN}", 200), (f"Bearer   {TOKEN}", 200),
@@ -506,6 +517,27 @@ def test_sigterm_stops_within_the_grace_time_and_a_public_host_without_token_war
         assert took < 5, took                      # 1 s of grace and the shutdown; the request had 10 s more to go
         assert not Path(f"/proc/{worker}").exists()
         asked.join(10)
+    finally:
+        s.stop()
+
+
+def test_workers_do_not_outlive_a_killed_server_and_a_dead_worker_is_replaced(tmp_path):
+    """A worker killed while idle is replaced before a request meets it; the workers stop within seconds of the
+    server's SIGKILL, though no message tells them."""
+    s = Server(tmp_path, config="evaluation_workers: 1\n")
+    try:
+        [worker] = [int(c) for t in Path(f"/proc/{s.proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
+        os.kill(worker, signal.SIGKILL)
+        time.sleep(0.2)
+        assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
+        [fresh] = [int(c) for t in Path(f"/proc/{s.proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
+        assert fresh != worker
+        s.proc.kill()
+        s.proc.wait(10)
+        deadline = time.time() + 10
+        while Path(f"/proc/{fresh}").exists() and time.time() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{fresh}").exists()
     finally:
         s.stop()
 

@@ -30,10 +30,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import InputError
+from . import TOKEN_ENV
 from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
 from .metrics import OTHER
 
-TOKEN_ENV = "TRECKIT_API_TOKEN"
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
 ROUTES = ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics", "/openapi.json")
 METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")

@@ -42,7 +42,8 @@ class ServerSettings(BaseModel):
     measures: list[str] = Field(list(DEFAULT_MEASURES), min_length=1, max_length=MAX_MEASURES)
     cache_dir: Optional[str] = None
     cache: bool = True
-    request_timeout_s: float = Field(60.0, gt=0, le=86_400, description="an evaluation taking longer is stopped (504)")
+    request_timeout_s: float = Field(60.0, gt=0, le=86_400, description="a request's time (waiting for a worker, its "
+                                     "body, its evaluation); an evaluation past it is stopped (504)")
     evaluation_workers: int = Field(2, ge=1, le=64, description="evaluations running at once, each in its own process")
     max_waiting_requests: int = Field(16, ge=0, le=10_000,
                                       description="requests waiting for a worker; beyond them the answer is 503")

@@ -14,6 +14,7 @@ settings, then requests (kind, params, body), and answers (status, payload, gaug
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ import threading
 import time
 import traceback
 from pathlib import Path
+
+from . import TOKEN_ENV
 
 # the worker's program: the current directory is not searched for modules (a treckit.py or pydantic.py lying where
 # the server was started is not imported)
@@ -45,15 +48,17 @@ class Worker:
         ours, theirs = Pipe()
         self.tmp = Path(tempfile.mkdtemp(prefix="treckit-worker-"))
         package_root = str(Path(treckit.__file__).resolve().parents[1])      # the same treckit as the server's
-        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}        # user code runs in a worker: the
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)   # token is not
+        env["TMPDIR"] = str(self.tmp)                                        # in its environment
         try:
             self.proc = subprocess.Popen([sys.executable, "-c", WORKER_MAIN, str(theirs.fileno())],
                                          pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         env={**os.environ, "PYTHONPATH": path, "TMPDIR": str(self.tmp)})
+                                         env=env)
         finally:
             theirs.close()
         self.conn = ours
-        self.conn.send(settings_json)
+        self.conn.send_bytes(settings_json.encode())
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
         """Until the worker has loaded the settings' system; its start-up error as an InputError."""
@@ -61,7 +66,7 @@ class Worker:
         try:
             if not self.conn.poll(timeout):
                 raise WorkerFailed(f"an evaluation worker did not start in {timeout:g} s")
-            said = self.conn.recv()
+            said = _received(self.conn)
         except (EOFError, OSError):
             raise WorkerFailed("an evaluation worker stopped while starting (see its messages above)") from None
         if said[0] != "ready":
@@ -72,9 +77,9 @@ class Worker:
         """(status, payload, gauges, retire) of one request (blocking: run it in a thread); ``retire``: the worker
         has stopped after answering (it ran out of memory) and must be replaced."""
         try:
-            self.conn.send((kind, params))
+            _send(self.conn, [kind, params])
             self.conn.send_bytes(body)
-            return self.conn.recv()
+            return _received(self.conn)
         except (EOFError, OSError):
             raise WorkerFailed("the evaluation worker stopped") from None
 
@@ -137,8 +142,14 @@ class WorkerPool:
         return self._waiting
 
     def _take(self) -> Worker | None:
-        with self._lock:
-            return self._idle.pop() if self._idle else None
+        """An idle worker whose process is alive (one that died idle, e.g. by the OOM killer, is replaced)."""
+        while True:
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+                if worker is None or worker.proc.poll() is None:
+                    return worker
+                self._busy.add(worker)
+            self.discard(worker)
 
     async def acquire(self, deadline: float) -> Worker:
         import anyio
@@ -212,7 +223,26 @@ class WorkerPool:
             w.kill()
 
 
+def _send(conn, message) -> None:
+    """Messages are JSON both ways (never pickles: what a worker says cannot run code in the server)."""
+    conn.send_bytes(json.dumps(message).encode())
+
+
+def _received(conn):
+    return json.loads(conn.recv_bytes())
+
+
 # ------------------------------------------------------------------ the worker process
+def _die_with_the_server() -> None:
+    """The worker stops within a second of the server process's death, however it died (even mid-evaluation,
+    when no message would tell it).  Not prctl's death signal: that follows the thread that started the worker."""
+    server = os.getppid()
+
+    def watch():
+        while os.getppid() == server:
+            time.sleep(1)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="treckit-server-watch").start()
 def _where(exc: BaseException) -> str:
     """Where an exception was raised (file:line in function), never its text (it may carry data or secrets)."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -227,16 +257,17 @@ def serve(fd: int) -> None:
     from .evaluator import Evaluator, ServerSettings
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the server's to handle: it stops the workers
     conn = Connection(fd)
-    settings = ServerSettings.model_validate_json(conn.recv())
+    _die_with_the_server()
+    settings = ServerSettings.model_validate_json(conn.recv_bytes())
     try:
         evaluator = Evaluator(settings)
     except InputError as exc:
-        conn.send(("error", exc.reason if exc.path is None else f"{exc.path}: {exc.reason}", exc.fix))
+        _send(conn, ["error", exc.reason if exc.path is None else f"{exc.path}: {exc.reason}", exc.fix])
         return
-    conn.send(("ready",))
+    _send(conn, ["ready"])
     while True:
         try:
-            kind, params = conn.recv()
+            kind, params = _received(conn)
             body = conn.recv_bytes()
         except (EOFError, OSError):                  # the server is gone
             return
@@ -244,15 +275,15 @@ def serve(fd: int) -> None:
             answer = evaluator.answer(kind, body, params)
         except MemoryError:
             del body
-            conn.send((503, {"detail": "the evaluation ran out of memory; the server is still up",
-                             "fix": "send a smaller body, or try again when the server is less busy"}, [], True))
+            _send(conn, [503, {"detail": "the evaluation ran out of memory; the server is still up",
+                               "fix": "send a smaller body, or try again when the server is less busy"}, [], True])
             return                                     # a fresh worker takes this one's place
         except Exception as exc:
             print(f"treckit: evaluation failed: {type(exc).__name__} at {_where(exc)}", file=sys.stderr, flush=True)
             answer = (500, {"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"}, [])
         large = len(body) >= LARGE_BODY
         del body
-        conn.send((*answer, False))
+        _send(conn, [*answer, False])
         del answer
         if large:
             _give_back_memory()
