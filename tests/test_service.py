@@ -464,13 +464,14 @@ def test_health_answers_while_45_slow_evaluations_are_asked(slow):
         assert health.status_code == 200 and time.monotonic() - t0 < 1
         assert httpx.get(slow.url + "/metrics", timeout=2).status_code == 200
         answers = [a.result() for a in asked]
-    statuses = sorted(a.status_code for a in answers)
-    assert statuses == [503] * 43 + [504] * 2, statuses
+    statuses = [a.status_code for a in answers]
+    # (on a machine so busy that a request is sent after the first two were stopped, it meets a fresh worker: 504)
+    assert set(statuses) == {503, 504} and statuses.count(503) >= 41 and statuses.count(504) >= 2, statuses
     assert all(a.headers["retry-after"] == "5" for a in answers if a.status_code == 503)
     counted = samples_of(httpx.get(slow.url + "/metrics").text)
     post = (("method", "POST"), ("route", "/v1/evaluate"))
-    assert counted[("treckit_http_requests_total", (*post, ("status", "503")))] == 43
-    assert counted[("treckit_http_requests_total", (*post, ("status", "504")))] == 2
+    for status in (503, 504):
+        assert counted[("treckit_http_requests_total", (*post, ("status", str(status))))] == statuses.count(status)
 
 
 def test_an_evaluation_past_its_time_limit_is_stopped(slow):

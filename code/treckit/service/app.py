@@ -70,7 +70,7 @@ class Guard:
         if self.token is None or path in OPEN_PATHS:
             return True
         given = _bearer(header)
-        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+        return given is not None and hmac.compare_digest(given.encode("latin-1"), self.token.encode())   # the bytes sent
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -119,8 +119,8 @@ class Guard:
             status = status or 503                # stopped by the server's shutdown
             raise
         except Exception as exc:
-            from .workers import _where
-            print(f"treckit: request failed: {type(exc).__name__} at {_where(exc)}", file=sys.stderr, flush=True)
+            from .workers import raised_at
+            print(f"treckit: request failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
             if status is None:
                 await _send_json(counted, 500, {"detail": f"the request failed ({type(exc).__name__}); "
                                                 "the server is still up"})
@@ -129,7 +129,7 @@ class Guard:
             self.latency.labels(route).observe(time.perf_counter() - t0)
 
 
-def _openapi_with_bodies(app, bodies: dict[str, type]):
+def _openapi_with_bodies(app, bodies: tuple[type, ...]):
     """The OpenAPI schema, with the request bodies the routes read themselves (``/v1/evaluate`` and
     ``/v1/rq`` read their body within bounds in a worker, so FastAPI does not see their models)."""
     from fastapi.openapi.utils import get_openapi
@@ -138,7 +138,7 @@ def _openapi_with_bodies(app, bodies: dict[str, type]):
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             found = schema.setdefault("components", {}).setdefault("schemas", {})
-            for model in bodies.values():
+            for model in bodies:
                 js = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 for name, definition in js.pop("$defs", {}).items():
                     found.setdefault(name, definition)
@@ -194,7 +194,7 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     app = FastAPI(title="treckit evaluation service", version=__version__, lifespan=lifespan,
                   description="Evaluate runs or the configured system on a test set; Prometheus metrics at /metrics.")
     app.add_middleware(Guard, token=token, max_body=s.max_body_bytes, requests=requests, latency=latency)
-    app.openapi = _openapi_with_bodies(app, {"evaluate": EvaluateRequest, "rq": RQRequest})
+    app.openapi = _openapi_with_bodies(app, (EvaluateRequest, RQRequest))
 
     async def evaluated(request: Request, kind: str, params: dict):
         """The worker's answer to the request, within the request's time; a client that leaves stops it.  A worker

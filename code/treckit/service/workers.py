@@ -243,7 +243,7 @@ def _die_with_the_server() -> None:
             time.sleep(1)
         os._exit(1)
     threading.Thread(target=watch, daemon=True, name="treckit-server-watch").start()
-def _where(exc: BaseException) -> str:
+def raised_at(exc: BaseException) -> str:
     """Where an exception was raised (file:line in function), never its text (it may carry data or secrets)."""
     frames = traceback.extract_tb(exc.__traceback__)
     return " <- ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(frames[-4:]))
@@ -279,7 +279,7 @@ def serve(fd: int) -> None:
                                "fix": "send a smaller body, or try again when the server is less busy"}, [], True])
             return                                     # a fresh worker takes this one's place
         except Exception as exc:
-            print(f"treckit: evaluation failed: {type(exc).__name__} at {_where(exc)}", file=sys.stderr, flush=True)
+            print(f"treckit: evaluation failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
             answer = (500, {"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"}, [])
         large = len(body) >= LARGE_BODY
         del body
