@@ -562,6 +562,15 @@ def test_a_bad_server_config_stops_the_start(tmp_path, setting, said):
     assert "fix:" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_only_loopback_hosts_are_quiet_without_a_token():
+    from treckit.cli.service import exposure_warning, is_loopback
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "LOCALHOST"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.1.2.3", "192.168.0.7", "example.org", ""))
+    assert exposure_warning("0.0.0.0", None).startswith("treckit: WARNING: serving on 0.0.0.0 with no token")
+    assert exposure_warning("0.0.0.0", "") is not None          # an empty token is no token
+    assert exposure_warning("0.0.0.0", "t") is None and exposure_warning("::1", None) is None
+
+
 def test_a_bad_log_level_is_a_bad_flag(capsys):
     code, _, err = run_cli(["serve", "--log-level", "bogus"], capsys)
     assert code == 2 and "unknown log level 'bogus'" in err and "--log-level" in err
