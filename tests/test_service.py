@@ -533,12 +533,16 @@ def test_workers_do_not_outlive_a_killed_server_and_a_dead_worker_is_replaced(tm
         assert s.post({"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}).status_code == 200
         [fresh] = [int(c) for t in Path(f"/proc/{s.proc.pid}/task").iterdir() for c in (t / "children").read_text().split()]
         assert fresh != worker
+        own_tmp = next(Path(v.split(b"=", 1)[1].decode()) for v in Path(f"/proc/{fresh}/environ").read_bytes().split(b"\0")
+                       if v.startswith(b"TMPDIR="))
+        assert own_tmp.is_dir()
         s.proc.kill()
         s.proc.wait(10)
         deadline = time.time() + 10
         while Path(f"/proc/{fresh}").exists() and time.time() < deadline:
             time.sleep(0.1)
         assert not Path(f"/proc/{fresh}").exists()
+        assert not own_tmp.exists()                 # nor its temporary files
     finally:
         s.stop()
 

@@ -30,6 +30,7 @@ from . import TOKEN_ENV
 # the worker's program: the current directory is not searched for modules (a treckit.py or pydantic.py lying where
 # the server was started is not imported)
 WORKER_MAIN = "import sys; sys.path.pop(0); from treckit.service.workers import serve; serve(int(sys.argv[1]))"
+WORKER_TMP_PREFIX = "treckit-worker-"   # each worker's temporary directory, removed with it
 STARTUP_TIMEOUT_S = 120         # importing the library and loading the system (its index) may take a while
 LARGE_BODY = 1 << 20           # after a body this large, the worker hands what it freed back to the system
 POLL_S = 0.02                   # how often a waiting request looks for a free worker
@@ -46,7 +47,7 @@ class Worker:
         from multiprocessing import Pipe
         import treckit
         ours, theirs = Pipe()
-        self.tmp = Path(tempfile.mkdtemp(prefix="treckit-worker-"))
+        self.tmp = Path(tempfile.mkdtemp(prefix=WORKER_TMP_PREFIX))
         package_root = str(Path(treckit.__file__).resolve().parents[1])      # the same treckit as the server's
         env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}        # user code runs in a worker: the
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)   # token is not
@@ -241,12 +242,20 @@ def _die_with_the_server() -> None:
     def watch():
         while os.getppid() == server:
             time.sleep(1)
+        _remove_own_tmp()
         os._exit(1)
     threading.Thread(target=watch, daemon=True, name="treckit-server-watch").start()
 def raised_at(exc: BaseException) -> str:
     """Where an exception was raised (file:line in function), never its text (it may carry data or secrets)."""
     frames = traceback.extract_tb(exc.__traceback__)
     return " <- ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(frames[-4:]))
+
+
+def _remove_own_tmp() -> None:
+    """The worker's temporary directory, when the server that made it is gone and cannot remove it."""
+    own = os.environ.get("TMPDIR", "")
+    if Path(own).name.startswith(WORKER_TMP_PREFIX):
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def serve(fd: int) -> None:
@@ -270,6 +279,7 @@ def serve(fd: int) -> None:
             kind, params = _received(conn)
             body = conn.recv_bytes()
         except (EOFError, OSError):                  # the server is gone
+            _remove_own_tmp()
             return
         try:
             answer = evaluator.answer(kind, body, params)
