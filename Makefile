@@ -16,7 +16,7 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest serve test fuzz bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test fuzz fuzz-service bench clean venv
 
 demo: compare testsets
 
@@ -96,11 +96,19 @@ test: $(VENV)/.installed
 	$(PY) -m pytest tests
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
-# a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one
+# a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one;
+# then the service under schemathesis (fuzz-service)
 CASES ?= 5000
 START ?= 0
-fuzz: $(VENV)/.installed
+fuzz: $(VENV)/.installed fuzz-service
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
+
+# the evaluation service under schemathesis: SERVICE_CASES requests generated from its OpenAPI schema (seeded:
+# SERVICE_SEED), following it and breaking it, against a real `treckit serve`; any 5xx answer fails
+SERVICE_CASES ?= 1000
+SERVICE_SEED ?= 20
+fuzz-service: $(VENV)/.installed
+	$(PY) tests/fuzz_service.py --cases $(SERVICE_CASES) --seed $(SERVICE_SEED)
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'

@@ -367,6 +367,10 @@ system: system.yaml            # answers test sets sent without a run
 data_dir: .                    # run files a request may name (e.g. baseline_bow.trec)
 metrics_prefix: treckit
 max_queries: 1000
+request_timeout_s: 60          # an evaluation taking longer is stopped (504)
+evaluation_workers: 2          # evaluations at once, each in a process of its own
+metrics_systems: [bow]         # the gauges' system labels (the configured system's name is always one); others: other
+metrics_test_sets: [clinical]  # the gauges' test_set labels; others: other
 """
 BASELINE_DEPTH = 20
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SHOWN_CHARS, InputError, shown_number
+from .errors import InputError, shown
 from .model import Qrels, Run
 from .reading import RunReading, warn_python
 
@@ -259,13 +259,14 @@ def _ids(values: list, what: str, role: str) -> list[str]:
 
 def _number(v, what: str, role: str) -> float:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        shown = repr(v) if isinstance(v, (str, bytes, int, float, type(None))) else f"of type {type(v).__name__}"
-        raise InputError(f"{role}: {what} {shown[:SHOWN_CHARS]} is not a number", fix=f"give every {what} as a number")
+        said = shown(v) if isinstance(v, str) else repr(v) if v is None or isinstance(v, (bool, np.bool_)) \
+            else f"of type {type(v).__name__}"          # a list or dict may be megabytes
+        raise InputError(f"{role}: {what} {said} is not a number", fix=f"give every {what} as a number")
     try:
         return float(v)
-    except OverflowError:                 # an integer beyond a double's range
-        raise InputError(f"{role}: a {what} that is {shown_number(v)} is too large for a double",
-                         fix=f"give every {what} as a number within a double's range (below 1.8e308)") from None
+    except OverflowError:                  # an integer past a double's range (its digits are not printed: thousands)
+        raise InputError(f"{role}: a {what} of {int(v).bit_length()} bits is too large for a double",
+                         fix=f"give every {what} as a number within ±1.8e308") from None
 
 
 def _grades(values: list, role: str) -> list[int]:

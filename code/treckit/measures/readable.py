@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from .definitions import Definition
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
 GAIN_CHOICES = ("exp", "linear")
 _NAME = re.compile(r"(recall|ndcg|ndcg_cut|mrr|precision|map)(?:_at_(\d+)|_(\d+))?")
+MAX_CUTOFF = 2**31 - 1        # far beyond any run's length (a cutoff past a ranking's end counts every document)
 
 
 def canonical_name(name: str, gain: str = "exp") -> str:
@@ -40,6 +41,9 @@ def canonical_name(name: str, gain: str = "exp") -> str:
     n = re.sub(r"^(r)(?=_at_)", "recall", n)
     m = _NAME.fullmatch(n)
     kind, k = (m.group(1), m.group(2) or m.group(3)) if m else (None, None)
+    if k is not None and (len(k.lstrip("0")) > len(str(MAX_CUTOFF)) or int(k) > MAX_CUTOFF):
+        raise InputError(f"the cutoff of {shown(name)} is larger than {MAX_CUTOFF}",
+                         fix=f"use a cutoff of at most {MAX_CUTOFF} (a cutoff past a ranking's end counts every document)")
     if not m or (kind == "ndcg_cut") != (m.group(3) is not None) \
             or (kind in ("recall", "ndcg", "precision") and k is None) \
             or (kind == "map" and k) or (k is not None and int(k) < 1):

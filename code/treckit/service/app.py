@@ -1,290 +1,266 @@
-"""The FastAPI application: ``POST /v1/evaluate``, ``GET /v1/health``, ``GET /metrics``.
+"""The FastAPI application: ``POST /v1/evaluate``, ``POST /v1/rq``, ``GET /v1/health``, ``GET /metrics``.
 
 Safety: the server binds to localhost unless told otherwise; with ``TRECKIT_API_TOKEN`` set every
-route but health needs ``Authorization: Bearer <token>`` (the OpenAPI schema and the /docs and /redoc
-pages too, and any route added later: the check stands in front of every route); bodies and query
-counts are bounded; run files named in requests must lie inside the configured data directory (no
-absolute paths, no ``..``, no symlinks leading out); errors say what is wrong with the request and
-never echo a file's contents; an evaluation that fails answers 400/422 (bad input) or 500 (a bug),
-and the server stays up.
+route but health needs ``Authorization: Bearer <token>`` (the scheme in any case, RFC 6750; the
+OpenAPI schema and the /docs and /redoc pages too, and any route added later: the check stands in
+front of every route, before a byte of the body is read); bodies, query counts and each request's time
+are bounded; evaluations run in worker processes (:mod:`.workers`), so health and metrics answer
+however busy the server is, and an evaluation whose time is up or whose client left is stopped; run
+files named in requests must lie inside the configured data directory (no absolute paths, no ``..``,
+no symlinks leading out); errors say what is wrong with the request and never echo a file's contents;
+an evaluation that fails answers 400/422 (bad input) or 500 (a bug), and the server stays up.
+
+Metrics: every response is counted, 5xx included, under a bounded set of labels (route, method and
+status; the quality gauges' systems and test sets from the config's allow-lists, anything else
+``other``; gauges only for the config's ``measures``).
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import os
+import sys
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from ..errors import InputError
-from ..testsets.schema import QuerySetModel, TestSetModel
+from . import TOKEN_ENV
+from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
+from .metrics import OTHER
 
-TOKEN_ENV = "TRECKIT_API_TOKEN"
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
-DEFAULT_MAX_BODY = 16 << 20
-DEFAULT_MAX_QUERIES = 10_000
-DEFAULT_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
+ROUTES = ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics", "/openapi.json")
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")
+RETRY_AFTER_S = 5                     # what a 503 for a busy server asks the client to wait
+CLIENT_GONE = 499                     # counted for a request whose client disconnected before its answer
 
 
-class ServerSettings(BaseModel):
-    """``treckit serve --config SERVER.yaml``: every key optional."""
-
-    model_config = ConfigDict(extra="forbid")
-    system: Optional[str] = Field(None, description="systems config answering queries when a request has no run")
-    metrics_prefix: str = "treckit"
-    data_dir: Optional[str] = Field(None, description="run files named in requests must lie inside it")
-    max_body_bytes: int = Field(DEFAULT_MAX_BODY, ge=1024)
-    max_queries: int = Field(DEFAULT_MAX_QUERIES, ge=1)
-    measures: list[str] = list(DEFAULT_MEASURES)
-    cache_dir: Optional[str] = None
-    cache: bool = True
+class _BodyTooLarge(Exception):
+    pass
 
 
-class EvaluateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    test_set: TestSetModel
-    run: Optional[Union[str, dict[str, dict[str, float]]]] = Field(
-        None, description="TREC run text, or {qid: {doc_id: score}}; without a run (and run_file) the server's system answers")
-    run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
-    order: Optional[str] = Field(None, description="how the run is ranked, as --order: auto (default: a TREC run by "
-                                 "score, highest first, as trec_eval ranks it) | desc | asc | given (the rank column)")
-    measures: Optional[list[str]] = Field(None, description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
-    system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
+def _bearer(header: str | None) -> str | None:
+    """The credentials of an ``Authorization: Bearer <token>`` header, the scheme in any case (RFC 6750)."""
+    scheme, _, credentials = (header or "").partition(" ")
+    return credentials.lstrip(" ") if scheme.lower() == "bearer" else None
 
 
-class RQRequest(BaseModel):
-    """The RQ acceptance metric of a run on a query set (unlabelled queries allowed: listed and skipped)."""
-
-    model_config = ConfigDict(extra="forbid")
-    test_set: QuerySetModel
-    run: Optional[Union[str, dict[str, dict[str, float]]]] = Field(
-        None, description="TREC run text, or {qid: {doc_id: score}}")
-    run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
-    order: Optional[str] = Field(None, description="how the run is ranked, as --order (see /v1/evaluate)")
-    k: int = Field(5, ge=1, le=1_000_000, description="cutoff (a query's topK replaces it)")
-    threshold: float = Field(0.6, ge=-1e9, le=1e9, description="pass when MRR > threshold")
-    system: Optional[str] = Field(None, max_length=200, description="label of the run's system")
+async def _send_json(send, status: int, payload, headers: tuple = ()) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *headers]})
+    await send({"type": "http.response.body", "body": body})
 
 
-class EvaluateResponse(BaseModel):
-    metrics: dict[str, Optional[float]]
-    per_query_type: dict[str, dict[str, Any]]
-    num_queries: int
-    missing_queries: list[str]
-    warnings: list[str] = Field(default_factory=list, description="what reading the run found doubtful, with the "
-                                "fix (e.g. a rank column rising with the scores: send \"order\": \"asc\")")
-    test_set: dict[str, str]
-    system: str
-    cached: bool
-    components: Optional[dict[str, dict[str, Any]]] = None
-    definitions: dict[str, dict[str, Any]] = Field(
-        description="each metric's full definition: measure, cutoff, gain, relevance, query set, ranking")
+class Guard:
+    """In front of every route (ASGI): the token before anything is read, the body's size as it arrives,
+    and every response counted with its status, a 500 from an exception included."""
 
+    def __init__(self, app, *, token: str | None, max_body: int, requests, latency):
+        self.app, self.token, self.max_body, self.requests, self.latency = app, token, max_body, requests, latency
 
-def _for_request(message: str) -> str:
-    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
-    from ..reading import respelled
-    return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
+    def authorised(self, path: str, header: str | None) -> bool:
+        if self.token is None or path in OPEN_PATHS:
+            return True
+        given = _bearer(header)
+        return given is not None and hmac.compare_digest(given.encode("latin-1"), self.token.encode())   # the bytes sent
 
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        import anyio
+        t0 = time.perf_counter()
+        path = scope["path"]
+        route = path if path in ROUTES else OTHER
+        method = scope["method"] if scope["method"] in METHODS else OTHER
+        headers: dict[str, str] = {}
+        for k, v in scope["headers"]:
+            headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+        status = None
+        received = 0
 
-def _summary(result) -> dict[str, Any]:
-    return {"metrics": result.metrics, "per_query_type": result.per_query_type,
-            "latency_ms": result.latency_ms}
+        async def counted(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
 
+        async def bounded():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body:
+                    raise _BodyTooLarge
+            return message
 
-class Evaluator:
-    """What a request asks, done with the library (thread-safe: no shared mutable state but the
-    gauges and the cache, both safe)."""
-
-    def __init__(self, settings: ServerSettings, gauges):
-        self.s, self.gauges = settings, gauges
-        self._system = None
-        if settings.system:
-            from ..retrieval.system import load_system
-            self._system = load_system(settings.system)
-
-    def _confined(self, name: str) -> Path:
-        if not self.s.data_dir:
-            raise InputError("this server reads no run files", fix="send the run in the request body")
-        p = Path(name)
-        if p.is_absolute() or ".." in p.parts or not name:
-            raise InputError("run_file must be a relative path inside the data directory, without '..'",
-                             fix="name the file relative to the server's data directory")
-        root = Path(self.s.data_dir).resolve()
-        target = (root / p).resolve()
-        if root not in target.parents or not target.is_file():
-            raise InputError(f"no run file {name!r} in the data directory", fix="check the name")
-        return target
-
-    def _run(self, req: EvaluateRequest, warnings: list[str]):
-        """(the run of the request, read with its ``order``, the digest of its content); what the reading warns of
-        is added to ``warnings``, spelled for a request and naming the run as the request does."""
-        from ..api import read_run
-        from ..model import Run
-        from ..reading import RunReading
-        if req.run is not None and req.run_file is not None:
-            raise InputError("give run or run_file, not both", fix="send one of them")
+        length = headers.get("content-length")
+        too_large = {"detail": f"the body is larger than {self.max_body} bytes",
+                     "fix": "send a smaller body (the server's max_body_bytes)"}
         try:
-            reading = RunReading(order=req.order or "auto")
-        except InputError:
-            from ..reading import ORDER_ALIASES, ORDERS
-            raise InputError(f"unknown order {req.order!r}",
-                             fix=f'send "order" as one of: {", ".join(ORDERS + tuple(ORDER_ALIASES))}') from None
+            if not self.authorised(path, headers.get("authorization")):   # before the body: a stranger's upload is not read
+                await _send_json(counted, 401, {"detail": "a bearer token is required (Authorization: Bearer <token>)"},
+                                 ((b"www-authenticate", b"Bearer"),))
+            elif length is not None and (not length.isdigit() or int(length) > self.max_body):
+                await _send_json(counted, 413, too_large)
+            else:
+                await self.app(scope, bounded, counted)
+        except _BodyTooLarge:
+            if status is None:
+                await _send_json(counted, 413, too_large)
+        except anyio.get_cancelled_exc_class():
+            status = status or 503                # stopped by the server's shutdown
+            raise
+        except Exception as exc:
+            from .workers import raised_at
+            print(f"treckit: request failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
+            if status is None:
+                await _send_json(counted, 500, {"detail": f"the request failed ({type(exc).__name__}); "
+                                                "the server is still up"})
+        finally:
+            self.requests.labels(route, method, str(status or 500)).inc()
+            self.latency.labels(route).observe(time.perf_counter() - t0)
 
-        def warn_as(shown: str, path: Path):
-            return lambda message: warnings.append(_for_request(message.replace(str(path), shown)))
-        if req.run_file is not None:
-            from ..io import file_digest
-            path = self._confined(req.run_file)
-            before = file_digest(path)
-            run = read_run(path, reading=reading, warn=warn_as(req.run_file, path))
-            # the digest of what was read: a file replaced while it was read has none (not cached)
-            return run, (before if file_digest(path) == before else None)
-        if isinstance(req.run, dict):
-            digest = hashlib.sha256(json.dumps(req.run, sort_keys=True).encode()).hexdigest()
-            run = Run.from_dict(req.run, tag=req.system or "run")
-            return reading.apply(run, "memory", warn=lambda m: warnings.append(_for_request(m))).run, digest
-        import tempfile
-        with tempfile.TemporaryDirectory() as tmp:
-            f = Path(tmp) / "run.trec"
-            f.write_text(req.run, encoding="utf-8")
-            run = read_run(f, "trec", reading=reading, warn=warn_as("run", f))
-        return run, hashlib.sha256(req.run.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def rq(self, req: RQRequest) -> dict[str, Any]:
-        """RQ as ``treckit rq --run`` computes it, with what reading the run warned of."""
-        from ..testsets.load import TestSet, semantic_problems
-        from ..testsets.rq import rq
+def _openapi_with_bodies(app, bodies: tuple[type, ...]):
+    """The OpenAPI schema, with the request bodies the routes read themselves (``/v1/evaluate`` and
+    ``/v1/rq`` read their body within bounds in a worker, so FastAPI does not see their models)."""
+    from fastapi.openapi.utils import get_openapi
 
-        problems = semantic_problems(req.test_set.model_dump(mode="json"), {}, allow_unlabeled=True)
-        if problems:
-            raise InputError("; ".join(m for _, m in problems), fix="correct the query set")
-        ts = TestSet(req.test_set)
-        if len(ts.queries) > self.s.max_queries:
-            raise InputError(f"{len(ts.queries)} queries: this server takes at most {self.s.max_queries}",
-                             fix="split the query set")
-        if req.run is None and req.run_file is None:
-            raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
-                             "{qid: {doc: score}}) or run_file")
-        warnings: list[str] = []
-        run, _ = self._run(req, warnings)
-        return {**rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m))),
-                "warnings": warnings}
+    def openapi():
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            found = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in bodies:
+                js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, definition in js.pop("$defs", {}).items():
+                    found.setdefault(name, definition)
+                found[model.__name__] = js
+            app.openapi_schema = schema
+        return app.openapi_schema
+    return openapi
 
-    def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> dict[str, Any]:
-        from ..testsets.cache import ResultCache, cache_key
-        from ..testsets.load import TestSet, semantic_problems
-        from ..testsets.measures import canonical_name
-        from ..testsets.runner import evaluate_run, from_cached, missing_queries
 
-        problems = semantic_problems(req.test_set.model_dump(mode="json"), {})
-        if problems:
-            raise InputError("; ".join(m for _, m in problems), fix="correct the test set")
-        ts = TestSet(req.test_set)
-        if len(ts.queries) > self.s.max_queries:
-            raise InputError(f"{len(ts.queries)} queries: this server takes at most {self.s.max_queries}",
-                             fix="split the test set")
-        measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
-        block = None
-        warnings: list[str] = []
-        if req.order is not None and req.run is None and req.run_file is None:
-            raise InputError("order says how a run sent in the request is ranked; this request has none",
-                             fix="drop order, or send a run (or run_file)")
-        if req.run is None and req.run_file is None:
-            if self._system is None:
-                raise InputError("the request has no run and the server has no system configured",
-                                 fix="send a run (TREC text or {qid: {doc: score}}) or run_file")
-            from ..retrieval.evaluate import evaluate_system
-            stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
-                                     cache_dir=self.s.cache_dir)
-            final = stages[components[-1]] if components else stages[self._system.final_stage()]
-            result, system = final, req.system or self._system.name
-            block = {name: _summary(r) for name, r in stages.items()}
-            missing = []                     # the system is asked every query
-        else:
-            if components:
-                raise InputError("?components= applies to the server's system, not to a run in the request",
-                                 fix="drop ?components=, or send no run")
-            run, digest = self._run(req, warnings)
-            system = req.system or run.tag
-            store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
-            ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
-            key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
-            hit = store.get(key) if store else None
-            result = from_cached(hit, "exp", measures) if hit else None
-            if result is None:
-                result = evaluate_run(run, ts, measures)
-            if store is not None and not result.cached:
-                store.put(key, result.to_dict())
-            missing = missing_queries(run, ts.query_ids)
-        for name, summary in (block or {"all": {"metrics": result.metrics}}).items():
-            self.gauges.set(summary["metrics"], test_set=ts.name, system=system, component=name)
-        return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
-                "missing_queries": missing, "warnings": warnings,
-                "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
-                "system": system, "cached": result.cached, "components": block,
-                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}
+def _body_is(model: type) -> dict:
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
 
 
 def create_app(settings: ServerSettings | None = None, token: str | None = None):
-    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+    import anyio
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
     from .. import __version__
-    from .metrics import QualityGauges
+    from ..testsets.measures import canonical_name
+    from .metrics import LabelBounds, QualityGauges
+    from .workers import Saturated, WorkerFailed, WorkerPool
 
     s = settings or ServerSettings()
-    token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+    check_settings(s)
+    token = (token if token is not None else os.environ.get(TOKEN_ENV)) or None     # "": no token
+    system_name = None
+    if s.system:
+        from ..retrieval.system import load_system
+        system_name = load_system(s.system).name          # a broken config stops the start, not a request
     registry = CollectorRegistry()
-    gauges = QualityGauges(registry, s.metrics_prefix)
+    gauges = QualityGauges(registry, s.metrics_prefix, LabelBounds(
+        systems=frozenset(s.metrics_systems) | ({system_name} if system_name else frozenset()),
+        test_sets=frozenset(s.metrics_test_sets), measures=frozenset(canonical_name(m) for m in s.measures)))
     requests = Counter(f"{s.metrics_prefix}_http_requests_total", "HTTP requests", ("route", "method", "status"),
                        registry=registry)
     latency = Histogram(f"{s.metrics_prefix}_http_request_duration_seconds", "HTTP request latency", ("route",),
                         registry=registry)
-    evaluator = Evaluator(s, gauges)
-    app = FastAPI(title="treckit evaluation service", version=__version__,
+    pool = WorkerPool(s, s.evaluation_workers, s.max_waiting_requests)
+    for name, what, count in (("evaluation_workers", "evaluation worker processes started and ready", pool.ready),
+                              ("evaluations_running", "evaluations running in worker processes", pool.running),
+                              ("evaluations_waiting", "requests waiting for an evaluation worker", pool.waiting)):
+        Gauge(f"{s.metrics_prefix}_{name}", what, registry=registry).set_function(count)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        await anyio.to_thread.run_sync(pool.start)
+        try:
+            yield
+        finally:
+            pool.close()
+
+    app = FastAPI(title="treckit evaluation service", version=__version__, lifespan=lifespan,
                   description="Evaluate runs or the configured system on a test set; Prometheus metrics at /metrics.")
+    app.add_middleware(Guard, token=token, max_body=s.max_body_bytes, requests=requests, latency=latency)
+    app.openapi = _openapi_with_bodies(app, (EvaluateRequest, RQRequest))
 
-    def authorised(request: Request) -> bool:
-        if token is None or request.url.path in OPEN_PATHS:
-            return True
-        given = request.headers.get("authorization", "")
-        return given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), token.encode())
-
-    @app.middleware("http")
-    async def guarded_bounded_and_counted(request: Request, call_next):
-        t0 = time.perf_counter()
-        route = request.url.path if request.url.path in ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics",
-                                                         "/openapi.json") else "other"
-        length = request.headers.get("content-length")
-        if not authorised(request):          # before the body is read: a stranger's upload is not taken in
-            response = JSONResponse({"detail": "a bearer token is required (Authorization: Bearer <token>)"},
-                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        elif length is not None and (not length.isdigit() or int(length) > s.max_body_bytes):
-            response = JSONResponse({"detail": f"the body is larger than {s.max_body_bytes} bytes"}, status_code=413)
+    async def evaluated(request: Request, kind: str, params: dict):
+        """The worker's answer to the request, within the request's time; a client that leaves stops it.  A worker
+        is taken before the body is read: a request waiting for one holds no body in memory."""
+        from starlette.requests import ClientDisconnect
+        deadline = time.monotonic() + s.request_timeout_s
+        try:
+            worker = await pool.acquire(deadline)
+        except Saturated as exc:
+            return JSONResponse({"detail": f"the server is busy: {exc}", "fix": f"try again in {RETRY_AFTER_S} s"},
+                                status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+        body, answer, client_gone = None, None, False
+        try:
+            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+                body = b"".join([chunk async for chunk in request.stream()])
+                async with anyio.create_task_group() as tasks:
+                    async def watch_client():
+                        nonlocal client_gone
+                        while (await request.receive())["type"] != "http.disconnect":
+                            pass
+                        client_gone = True
+                        tasks.cancel_scope.cancel()
+                    tasks.start_soon(watch_client)
+                    try:
+                        answer = await anyio.to_thread.run_sync(worker.exchange, kind, params, body,
+                                                                abandon_on_cancel=True)
+                    except WorkerFailed:
+                        pass
+                    tasks.cancel_scope.cancel()
+        except (_BodyTooLarge, ClientDisconnect) as exc:
+            pool.release(worker)                          # nothing was sent to it
+            if isinstance(exc, ClientDisconnect):
+                return Response(status_code=CLIENT_GONE)
+            raise
+        except anyio.get_cancelled_exc_class():
+            pool.discard(worker, replace=False)           # the server is shutting down: the evaluation stops
+            raise
+        except BaseException:
+            pool.discard(worker)
+            raise
+        if body is None:
+            pool.release(worker)
+            return JSONResponse({"detail": f"the body did not arrive within {s.request_timeout_s:g} s",
+                                 "fix": "send the body faster"}, status_code=408)
+        del body
+        if answer is not None and not answer[3]:
+            pool.release(worker)
         else:
-            if length is None and request.method == "POST":
-                body = b""
-                async for chunk in request.stream():
-                    body += chunk
-                    if len(body) > s.max_body_bytes:
-                        response = JSONResponse({"detail": f"the body is larger than {s.max_body_bytes} bytes"},
-                                                status_code=413)
-                        break
-                else:
-                    request._body = body
-                    response = await call_next(request)
-            else:
-                response = await call_next(request)
-        requests.labels(route, request.method, str(response.status_code)).inc()
-        latency.labels(route).observe(time.perf_counter() - t0)
-        return response
+            pool.discard(worker)                          # time up, client gone or worker dead: it stops now
+        if client_gone:
+            return Response(status_code=CLIENT_GONE)
+        if answer is None:
+            if time.monotonic() >= deadline:
+                return JSONResponse({"detail": f"the evaluation took longer than the server's limit of "
+                                     f"{s.request_timeout_s:g} s and was stopped",
+                                     "fix": "send fewer queries or a smaller run (or raise request_timeout_s "
+                                            "in the server config)"}, status_code=504)
+            return JSONResponse({"detail": "the evaluation worker stopped (out of memory?); the server is still up",
+                                 "fix": f"try again in {RETRY_AFTER_S} s, or send a smaller body"},
+                                status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
+        status, payload, updates, _ = answer
+        if status != 200:
+            return JSONResponse(payload, status_code=status)
+        for test_set, system, component, metrics in updates:
+            gauges.set(metrics, test_set=test_set, system=system, component=component)
+        return payload
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -295,28 +271,23 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     async def bad_input(request: Request, exc: InputError):
         return JSONResponse({"detail": exc.reason, "line": exc.line, "fix": exc.fix}, status_code=400)
 
-    @app.exception_handler(Exception)
-    async def failure(request: Request, exc: Exception):
-        return JSONResponse({"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"},
-                            status_code=500)
-
     @app.get("/v1/health")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.post("/v1/evaluate", response_model=EvaluateResponse)
-    def evaluate(req: EvaluateRequest,
-                 components: Optional[str] = Query(None, description="evaluate only these components (comma-separated)")):
+    @app.post("/v1/evaluate", response_model=EvaluateResponse, openapi_extra=_body_is(EvaluateRequest))
+    async def evaluate(request: Request, components: Optional[str] = Query(
+            None, max_length=2000, description="evaluate only these components (comma-separated)")):
         only = [c.strip() for c in components.split(",") if c.strip()] if components else None
-        return evaluator.evaluate(req, only)
+        return await evaluated(request, "evaluate", {"components": only})
 
-    @app.post("/v1/rq")
-    def rq(req: RQRequest) -> dict[str, Any]:
+    @app.post("/v1/rq", openapi_extra=_body_is(RQRequest))
+    async def rq(request: Request) -> dict[str, Any]:
         """RQ (MRR@k over the labelled queries; null with none), as `treckit rq --run` computes it."""
-        return evaluator.rq(req)
+        return await evaluated(request, "rq", {})
 
     @app.get("/metrics", response_class=PlainTextResponse)
-    def metrics():
+    async def metrics():
         return PlainTextResponse(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
@@ -336,4 +307,8 @@ def load_settings(path) -> ServerSettings:
         value = getattr(s, key)
         if value is not None and not Path(value).is_absolute():
             setattr(s, key, str(base / value))
+    try:
+        check_settings(s)
+    except InputError as exc:
+        raise InputError(exc.reason, path=str(path), fix=exc.fix) from None
     return s

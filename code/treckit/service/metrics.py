@@ -3,16 +3,19 @@
 Gauges are named ``<prefix>_retrieval_recall_at_k{k, test_set, system, component}``,
 ``<prefix>_retrieval_ndcg_at_k{...}``, ``<prefix>_retrieval_mrr{...}`` (``prefix`` defaults to
 ``treckit``); other measures become ``<prefix>_retrieval_<name>``.  Outside the server the same gauges
-go to a node_exporter textfile (written atomically) or to a Pushgateway.
+go to a node_exporter textfile (written atomically) or to a Pushgateway.  In the server, label values come
+from bounded sets (:class:`LabelBounds`): a request never adds a series.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..errors import InputError
 
 DEFAULT_PREFIX = "treckit"
 LABELS = ("test_set", "system", "component")
+OTHER = "other"               # the label of every value outside a bounded set
 _PREFIX = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
@@ -49,11 +52,22 @@ def gauge_name(measure: str) -> tuple[str, str | None]:
     return measure, None
 
 
-class QualityGauges:
-    """The retrieval gauges in one prometheus_client registry."""
+@dataclass(frozen=True)
+class LabelBounds:
+    """What a server's gauges may be labelled with: their systems and test sets (anything else is ``other``) and
+    their measures (any other is not exported), so that no request can add a series to ``/metrics``."""
 
-    def __init__(self, registry, prefix: str = DEFAULT_PREFIX):
-        self.registry, self.prefix = registry, check_prefix(prefix)
+    systems: frozenset[str]
+    test_sets: frozenset[str]
+    measures: frozenset[str]
+
+
+class QualityGauges:
+    """The retrieval gauges in one prometheus_client registry; with ``bounds``, only bounded label values
+    (components are a server's own config's, or ``all``)."""
+
+    def __init__(self, registry, prefix: str = DEFAULT_PREFIX, bounds: LabelBounds | None = None):
+        self.registry, self.prefix, self.bounds = registry, check_prefix(prefix), bounds
         self._gauges: dict[str, object] = {}
 
     def _gauge(self, suffix: str, with_k: bool):
@@ -65,8 +79,12 @@ class QualityGauges:
         return self._gauges[suffix]
 
     def set(self, metrics: dict[str, float | None], *, test_set: str, system: str, component: str = "all") -> None:
+        b = self.bounds
+        if b is not None:
+            test_set = test_set if test_set in b.test_sets else OTHER
+            system = system if system in b.systems else OTHER
         for measure, value in metrics.items():
-            if value is None:
+            if value is None or (b is not None and measure not in b.measures):
                 continue
             suffix, k = gauge_name(measure)
             g = self._gauge(suffix, k is not None)

@@ -1,0 +1,105 @@
+"""A real `treckit serve` in a subprocess, on a free 127.0.0.1 port, over a copy of the sample data: for the
+service tests and `make fuzz-service`."""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
+BASELINE_RUN = ROOT / "data" / "test_sets" / "baseline_bow.trec"
+TOKEN_ENV = "TRECKIT_API_TOKEN"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sample_test_set() -> dict:
+    """The sample test set as a request sends it (a fresh copy: callers change it)."""
+    import copy
+    return copy.deepcopy(_sample())
+
+
+@functools.lru_cache(maxsize=1)
+def _sample() -> dict:
+    import yaml
+    return yaml.safe_load(SAMPLE.read_text())
+
+
+def negated(run_text: str) -> str:
+    """A TREC run with its scores negated and its ranks kept: rank 1 on the lowest score."""
+    out = []
+    for line in run_text.splitlines():
+        q, it, d, rank, score, tag = line.split()
+        out.append(f"{q} {it} {d} {rank} {-float(score)} {tag}\n")
+    return "".join(out)
+
+
+class Server:
+    """``config``: more lines of SERVER.yaml; ``system``: the systems config's text (default: BM25 and
+    bag-of-words over the sample corpus, fused)."""
+
+    def __init__(self, tmp: Path, token: str | None = None, prefix: str = "treckit", config: str = "",
+                 system: str | None = None, host: str = "127.0.0.1", wait: bool = True):
+        import httpx
+        self.tmp, self.port = tmp, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        data = tmp / "runs"
+        data.mkdir()
+        shutil.copy(BASELINE_RUN, data / "bow.trec")
+        (data / "negated.trec").write_text(negated(BASELINE_RUN.read_text()))
+        (tmp / "secret.txt").write_text("TOP-SECRET-LINE\n")
+        (data / "escape.trec").symlink_to(tmp / "secret.txt")
+        (data / "loop.trec").symlink_to(data / "loop.trec")                    # a symlink to itself
+        (tmp / "system.yaml").write_text(system or (
+            f"corpus: {ROOT / 'data/test_sets/documents.jsonl'}\n"
+            "components:\n  bm25: {method: bm25}\n  bow: {method: bow}\nfusion_method: rrf\n"))
+        cfg = tmp / "server.yaml"
+        cfg.write_text(f"system: {tmp / 'system.yaml'}\ndata_dir: runs\nmetrics_prefix: {prefix}\n"
+                       f"max_body_bytes: 200000\nmax_queries: 50\ncache_dir: {tmp / 'cache'}\n"
+                       "metrics_systems: [bow, weak, conc]\nmetrics_test_sets: [clinical]\n" + config)
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "code")}
+        env.pop(TOKEN_ENV, None)
+        if token:
+            env[TOKEN_ENV] = token
+        self.stderr_path = tmp / "server.stderr"
+        self.stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "treckit", "serve", "--host", host, "--port", str(self.port),
+                                      "--config", str(cfg), "--log-level", "warning"], env=env,
+                                     stdout=subprocess.DEVNULL, stderr=self.stderr)
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if not wait:
+            return
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            if self.proc.poll() is not None:
+                raise RuntimeError(self.stderr_path.read_text())
+        raise RuntimeError("the server did not start in 90 s")
+
+    def post(self, body, params=None, headers=None, path="/v1/evaluate", **kw):
+        import httpx
+        return httpx.post(self.url + path, json=body, params=params,
+                          headers=self.headers if headers is None else headers, timeout=kw.pop("timeout", 60), **kw)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.close()
