@@ -1542,6 +1542,7 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("service/evaluator.py: how the run is ranked, as --order", "a request field's description (the field is named order)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
     ("retrieval/system_config.py: is not a setting of a system: a stage's depth is the command's -k",
@@ -1587,7 +1588,6 @@ NOT_SUGGESTIONS = [
     ("measures/definitions.py: ties in the order the run lists them (--ties break)", "a ranking's definition in a report"),
     ("crosscheck.py: '--missing zero'", "an option the cross-check's fix names (tested with it)"),
     ("crosscheck.py: --cross-check recomputes numbers with ir_measures, which has no", "the error's reason (its fix is tested)"),
-    ("service/app.py: how the run is ranked, as --order", "the request field's description in the service's schema"),
 ]
 
 _SUGGESTING = re.compile(r"(?<![\w'\"/=.-])--[a-z{]|`treckit |\btreckit (?:qrels|run|eval|compare|testset|rq|gate|fuse|"

@@ -223,7 +223,7 @@ def test_a_file_cut_short_while_it_is_read_is_an_error_naming_it(tmp_path, monke
     p.write_bytes(b"".join(_run_lines(100)))          # ... and the file is cut short before it is read
     with pytest.raises(InputError) as err:
         trec._read_run_fast(src, 6, lean=True)
-    assert "shrinking-run" in str(err.value) and "got shorter while it was read" in str(err.value) and err.value.fix
+    assert "shrinking-run" in str(err.value) and "cut short (truncated) while it was read" in str(err.value) and err.value.fix
 
 
 @pytest.mark.parametrize("rank, arrow_reads_it", [

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, shown
+from .errors import InputError, shown, shown_number
 from .model import Qrels, Run
 from .reading import RunReading, warn_python
 
@@ -265,7 +265,7 @@ def _number(v, what: str, role: str) -> float:
     try:
         return float(v)
     except OverflowError:                  # an integer past a double's range (its digits are not printed: thousands)
-        raise InputError(f"{role}: a {what} of {int(v).bit_length()} bits is too large for a double",
+        raise InputError(f"{role}: a {what} that is {shown_number(v)} is too large for a double",
                          fix=f"give every {what} as a number within ±1.8e308") from None
 
 
