@@ -63,9 +63,11 @@ class BM25Retriever:
         manifest = {"corpus": digest, "params": asdict(params), "documents": len(corpus.ids)}
         self.loaded = False
         if index_dir is not None and (Path(index_dir) / MANIFEST).is_file():
+            from ..bounded import config_read_limit, read_json
             try:
-                saved = json.loads((Path(index_dir) / MANIFEST).read_text())
-            except (OSError, json.JSONDecodeError):
+                saved = read_json(Path(index_dir) / MANIFEST, limit=config_read_limit(), what="index manifest",
+                                  fix="remove the index folder; it is built again")
+            except InputError:               # unreadable: the index is built again
                 saved = None
             if saved == manifest:
                 self.model = bm25s.BM25.load(str(index_dir))

@@ -16,6 +16,8 @@ import sqlite3
 import warnings
 from pathlib import Path
 
+from ..io import loads_json
+
 CACHE_FILE = "evaluations.sqlite"
 STORED_FORMAT = 2        # the shape of a stored result (TestSetResult.to_dict): a new shape never reads an old one
 
@@ -79,7 +81,7 @@ class ResultCache:
     def get(self, key: str) -> dict | None:
         def read(con):
             row = con.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
-            return json.loads(row[0]) if row else None
+            return loads_json(row[0]) if row else None
         return self._guarded(read)
 
     def put(self, key: str, value: dict) -> None:
