@@ -910,3 +910,27 @@ def test_an_undefined_kappa_is_said_not_printed_as_none(tmp_path, capsys):
     with pytest.raises(InputError) as e:
         refresh(_many(3), [{"query_id": "n0", "query_text": "t"}], 1, same, same)
     assert "kappa is undefined" in str(e.value) and "None" not in str(e.value)
+
+
+def test_a_large_run_is_evaluated_as_it_is_read_with_the_same_numbers(tmp_path, capsys, monkeypatch):
+    """A TREC run too large for testset eval's budget is streamed, as treckit eval streams one: the same
+    values, the same queries said to be missing, the same notes (worded for a command without --order)."""
+    from treckit import thresholds
+    from treckit.testsets.runner import evaluate_run
+    ts = load_test_set(SAMPLE)
+    lines = []
+    for i, q in enumerate(ts.queries[:40]):                 # the last 10 queries have no line
+        docs = [d.doc_id for d in q.relevant_docs][:3] + [f"X{i}_{j}" for j in range(30)]
+        # ranks rise with the score in every fifth query: the mark of negated scores
+        lines += [f"{q.query_id} Q0 {d} {r} {(r if i % 5 == 0 else -r) + 100} t\n" for r, d in enumerate(docs, 1)]
+    (tmp_path / "run.trec").write_text("".join(lines))
+    said = {}
+    for budget in (thresholds.TESTSET_RUN_MEMORY, 4096):
+        monkeypatch.setattr(thresholds, "TESTSET_RUN_MEMORY", budget)
+        notes = []
+        res = evaluate_run(tmp_path / "run.trec", ts, warn=notes.append)
+        said[budget] = (res.aggregates, res.per_query, res.missing_queries, notes)
+    assert said[4096] == said[thresholds.MEMORY_LIMIT_DEFAULT // 2]
+    aggregates, _, missing, notes = said[4096]
+    assert missing == [q.query_id for q in ts.queries[40:]]
+    assert len(notes) == 1 and "rank 1 on the lowest score" in notes[0] and "pass --order" not in notes[0]

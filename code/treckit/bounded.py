@@ -73,24 +73,36 @@ __all__ = ["BAD", "DOCUMENT_READ_LIMIT", "LinesNeeded", "MAX_DEPTH", "MAX_LISTED
 
 
 # ------------------------------------------------------------------ problems
+class _Kept:
+    """A kept problem, ordered backwards, so that the heap of kept problems has the last one on top."""
+
+    __slots__ = ("key", "problem")
+
+    def __init__(self, key: tuple, problem: tuple) -> None:
+        self.key, self.problem = key, problem
+
+    def __lt__(self, other: "_Kept") -> bool:
+        return self.key > other.key
+
+
 class Problems:
     """(line, message) problems: every one counted, the first :data:`MAX_LISTED_PROBLEMS` by line kept.
 
-    Problems on one line keep the order of their ``rank`` (a reader's before a schema's), then the
-    order they were added in."""
+    Problems on one line keep the order of their ``rank`` (a tuple; a reader's problems are ranked
+    (0,), before a schema's), then the order they were added in."""
 
     def __init__(self, keep: int = MAX_LISTED_PROBLEMS) -> None:
         self.keep = keep
         self.total = 0
-        self._heap: list = []           # the kept ones, the last by (line, rank, order) on top
+        self._heap: list[_Kept] = []
 
-    def add(self, line: int | None, message: str, rank: int = 0) -> None:
+    def add(self, line: int | None, message: str, rank: tuple = (0,)) -> None:
         self.total += 1
-        item = (-(line or 0), -rank, -self.total, line, message)
+        kept = _Kept((line or 0, rank, self.total), (line, message))
         if len(self._heap) < self.keep:
-            heapq.heappush(self._heap, item)
-        elif item > self._heap[0]:
-            heapq.heapreplace(self._heap, item)
+            heapq.heappush(self._heap, kept)
+        elif kept.key < self._heap[0].key:
+            heapq.heapreplace(self._heap, kept)
 
     def __bool__(self) -> bool:
         return self.total > 0
@@ -100,7 +112,7 @@ class Problems:
 
     def listed(self) -> list[tuple[int | None, str]]:
         """The kept problems, by line."""
-        return [(p[3], p[4]) for p in sorted(self._heap, reverse=True)]
+        return [k.problem for k in sorted(self._heap, key=lambda k: k.key)]
 
     @property
     def unlisted(self) -> int:
@@ -678,6 +690,8 @@ class _BlockReader(_Reader):
                     plain = text if tag == _STR else None
                 else:
                     value = plain = text
+                if cut >= 0:
+                    plain = None                   # a comment ends the scalar: no line may continue it
             mapping[key] = value
             if lines is not None:
                 lines[top[2] + (key,)] = no
@@ -745,7 +759,7 @@ class _BlockReader(_Reader):
             raise _Decline
         tag = self.scalars.plain_tag(text)
         value = self.scalars.value(text, tag, line, raw)
-        return value, (text if tag == _STR else None)
+        return value, (text if tag == _STR and cut < 0 else None)       # a comment ends the scalar
 
     def _flow(self, rest: str, line: int, path: tuple, lines: dict):
         """A one-line ``{key: scalar, ...}`` or ``[scalar, ...]``."""

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from ..bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
 from ..errors import InputError
 from ..io import PathLike, display_name
+from ..startup import give_back_freed_memory
 from .schema import MAX_GRADE
 
 ID_KEYS = ("query_id", "doc_id")
@@ -60,35 +61,130 @@ class TestQuery(NamedTuple):
     relevant_docs: tuple[Judgment, ...]
 
 
-class _Columns:
-    """A test set's queries as columns (a list per field; the judged docs of query ``i`` are
-    ``doc_ids[doc_starts[i]:doc_starts[i + 1]]``): a few lists of strings instead of a Python object
-    per query and per judgment, which the garbage collector would walk again and again."""
+BLOCK_QUERIES = 1 << 16
+"""Queries gathered as Python objects before they join their test set's Arrow columns."""
 
-    __slots__ = ("query_ids", "query_texts", "query_types", "top_ks", "doc_starts", "doc_ids", "grades")
+
+class _Columns:
+    """A test set's queries as Arrow columns, one per field (the judged docs of query ``i`` are rows
+    ``doc_starts[i]:doc_starts[i + 1]`` of ``doc_ids`` and ``grades``): about a quarter of the memory of a
+    Python string per id and text, and nothing for the garbage collector to walk.  Filled by
+    :meth:`add` (or the lists of :meth:`filling`), a block of :data:`BLOCK_QUERIES` queries at a time;
+    read once :meth:`done`.  ``lines`` and ``positions`` (the line and index of each query in its file)
+    are kept for the check of unique ids, which :meth:`repeated_ids` makes once every id is in."""
 
     def __init__(self) -> None:
-        self.query_ids: list[str] = []
-        self.query_texts: list[str] = []
-        self.query_types: list[str] = []
-        self.top_ks: list[int | None] = []
-        self.doc_starts: list[int] = [0]
-        self.doc_ids: list[str] = []
-        self.grades: list[int] = []
+        # ids, lines, positions, texts, types, topKs, doc counts, doc ids, grades
+        self._lists: tuple[list, ...] = ([], [], [], [], [], [], [], [], [])
+        self._blocks: list[list] = [[] for _ in self._lists]
+        self._added = 0
 
-    def add(self, qid: str, text: str, qtype: str, top_k: int | None, docs) -> None:
+    def filling(self) -> tuple[list, ...]:
+        """The lists a block is gathered in: query ids, their lines and positions, texts, types, topKs,
+        numbers of judged docs, doc ids, grades; call :meth:`block_full` after each query."""
+        return self._lists
+
+    def block_full(self) -> None:
+        if len(self._lists[0]) >= BLOCK_QUERIES:
+            self._flush()
+
+    def add(self, qid: str, text: str, qtype: str, top_k: int | None, docs, line: int | None = None) -> None:
         """One query; ``docs``: (doc_id, grade) pairs."""
-        self.query_ids.append(qid)
-        self.query_texts.append(text)
-        self.query_types.append(qtype)
-        self.top_ks.append(top_k)
+        ids, lines, positions, texts, types, top_ks, counts, doc_ids, grades = self._lists
+        positions.append(self._added)
+        self._added += 1
+        ids.append(qid)
+        lines.append(line)
+        texts.append(text)
+        types.append(qtype)
+        top_ks.append(top_k)
+        n = len(doc_ids)
         for doc_id, grade in docs:
-            self.doc_ids.append(doc_id)
-            self.grades.append(grade)
-        self.doc_starts.append(len(self.doc_ids))
+            doc_ids.append(doc_id)
+            grades.append(grade)
+        counts.append(len(doc_ids) - n)
+        self.block_full()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        for lst, blocks, kind in zip(self._lists, self._blocks, _COLUMN_TYPES):
+            blocks.append(pa.array(lst, kind()))
+            lst.clear()
+
+    def done(self) -> "_Columns":
+        """The columns, read-only from here on."""
+        import numpy as np
+        import pyarrow as pa
+
+        self._flush()
+        ids, _, _, texts, types, top_ks, counts, doc_ids, grades = (
+            pa.chunked_array(b, kind()) for b, kind in zip(self._blocks, _COLUMN_TYPES))
+        self.query_ids, self.query_texts, self.query_types, self.top_ks = ids, texts, types, top_ks
+        self.doc_ids, self.grades = doc_ids, grades
+        self.doc_starts = np.concatenate([[0], np.cumsum(counts.to_numpy(), dtype=np.int64)])
+        del self._lists, self._blocks
+        return self
+
+    def repeated_ids(self):
+        """(line, position, id, first line, first position) of every query whose id an earlier query has."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self._flush()
+        ids, lines, positions = (pa.chunked_array(b, kind()).combine_chunks()
+                                 for b, kind in zip(self._blocks[:3], _COLUMN_TYPES))
+        if not len(ids):
+            return
+        codes = pc.dictionary_encode(ids).indices.to_numpy(zero_copy_only=False)
+        _, first = np.unique(codes, return_index=True)
+        repeats = np.flatnonzero(first[codes] != np.arange(codes.size))
+        if not repeats.size:
+            return
+        lines, positions = lines.to_pylist(), positions.to_pylist()
+        for at in repeats.tolist():
+            was = int(first[codes[at]])
+            yield lines[at], positions[at], ids[at].as_py(), lines[was], positions[was]
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def blocks(self, size: int = BLOCK_QUERIES):
+        """(query ids, texts, types, topKs, [(doc ids, grades) of each query]) as Python lists, a block of
+        ``size`` queries at a time."""
+        for a in range(0, len(self), size):
+            b = min(a + size, len(self))
+            lo, hi = int(self.doc_starts[a]), int(self.doc_starts[b])
+            doc_ids = self.doc_ids.slice(lo, hi - lo).to_pylist()
+            grades = self.grades.slice(lo, hi - lo).to_pylist()
+            starts = (self.doc_starts[a:b + 1] - lo).tolist()
+            docs = [(doc_ids[s:e], grades[s:e]) for s, e in zip(starts, starts[1:])]
+            yield (self.query_ids.slice(a, b - a).to_pylist(), self.query_texts.slice(a, b - a).to_pylist(),
+                   self.query_types.slice(a, b - a).to_pylist(), self.top_ks.slice(a, b - a).to_pylist(), docs)
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, _Columns) and all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
+        return isinstance(other, _Columns) and all(
+            getattr(self, f).equals(getattr(other, f)) for f in ("query_ids", "query_texts", "query_types", "top_ks",
+                                                                 "doc_ids", "grades"))
+
+
+def _string():
+    import pyarrow as pa
+    return pa.string()
+
+
+def _int64():
+    import pyarrow as pa
+    return pa.int64()
+
+
+def _int8():
+    import pyarrow as pa
+    return pa.int8()
+
+
+_COLUMN_TYPES = (_string, _int64, _int64, _string, _string, _int64, _int64, _string, _int8)
 
 
 class _Queries(Sequence):
@@ -98,13 +194,14 @@ class _Queries(Sequence):
         self._c = columns
 
     def __len__(self) -> int:
-        return len(self._c.query_ids)
+        return len(self._c)
 
     def _query(self, i: int) -> TestQuery:
         c = self._c
-        s, e = c.doc_starts[i], c.doc_starts[i + 1]
-        return TestQuery(c.query_ids[i], c.query_texts[i], c.query_types[i], c.top_ks[i],
-                         tuple(map(Judgment, c.doc_ids[s:e], c.grades[s:e])))
+        s, e = int(c.doc_starts[i]), int(c.doc_starts[i + 1])
+        return TestQuery(c.query_ids[i].as_py(), c.query_texts[i].as_py(), c.query_types[i].as_py(),
+                         c.top_ks[i].as_py(), tuple(map(Judgment, c.doc_ids.slice(s, e - s).to_pylist(),
+                                                        c.grades.slice(s, e - s).to_pylist())))
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -112,7 +209,9 @@ class _Queries(Sequence):
         return self._query(range(len(self))[i])
 
     def __iter__(self):
-        return map(self._query, range(len(self)))
+        for ids, texts, types, top_ks, docs in self._c.blocks():
+            for q in zip(ids, texts, types, top_ks, docs):
+                yield TestQuery(*q[:4], tuple(map(Judgment, *q[4])))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and len(self) == len(other) and all(a == b for a, b in zip(self, other))
@@ -138,7 +237,7 @@ class TestSetContent:
         c = _Columns()
         for q in queries:
             c.add(q.query_id, q.query_text, q.query_type, q.topK, ((d.doc_id, d.grade) for d in q.relevant_docs))
-        return cls(name, version, description, c)
+        return cls(name, version, description, c.done())
 
     @classmethod
     def from_model(cls, model) -> "TestSetContent":
@@ -178,15 +277,18 @@ class TestSet:
         so reformatting the YAML does not change it; hashed query by query."""
         from json.encoder import encode_basestring as js
 
-        m, c = self.model, self.model.columns
+        m = self.model
         h = hashlib.sha256()
         h.update(f'{{"description":{"null" if m.description is None else js(m.description)},"name":{js(m.name)},'
                  f'"queries":['.encode("utf-8"))
-        for i, (qid, text, qtype, top_k) in enumerate(zip(c.query_ids, c.query_texts, c.query_types, c.top_ks)):
-            s, e = c.doc_starts[i], c.doc_starts[i + 1]
-            docs = ",".join(f'{{"doc_id":{js(d)},"grade":{g}}}' for d, g in zip(c.doc_ids[s:e], c.grades[s:e]))
-            h.update(f'{"," if i else ""}{{"query_id":{js(qid)},"query_text":{js(text)},"query_type":{js(qtype)},'
-                     f'"relevant_docs":[{docs}],"topK":{"null" if top_k is None else top_k}}}'.encode("utf-8"))
+        first = True
+        for ids, texts, types, top_ks, docs in m.columns.blocks():
+            for qid, text, qtype, top_k, (doc_ids, grades) in zip(ids, texts, types, top_ks, docs):
+                judged = ",".join(f'{{"doc_id":{js(d)},"grade":{g}}}' for d, g in zip(doc_ids, grades))
+                h.update(f'{"" if first else ","}{{"query_id":{js(qid)},"query_text":{js(text)},'
+                         f'"query_type":{js(qtype)},"relevant_docs":[{judged}],'
+                         f'"topK":{"null" if top_k is None else top_k}}}'.encode("utf-8"))
+                first = False
         h.update(f'],"version":{js(m.version)}}}'.encode("utf-8"))
         return h.hexdigest()
 
@@ -204,7 +306,7 @@ class TestSet:
 
     @property
     def query_ids(self) -> list[str]:
-        return list(self.model.columns.query_ids)
+        return self.model.columns.query_ids.to_pylist()
 
     @property
     def num_judgments(self) -> int:
@@ -212,12 +314,12 @@ class TestSet:
 
     def query_types(self) -> dict[str, str]:
         c = self.model.columns
-        return dict(zip(c.query_ids, c.query_types))
+        return dict(zip(c.query_ids.to_pylist(), c.query_types.to_pylist()))
 
     def counts_by_type(self) -> dict[str, int]:
         """Queries per query type, types in order of first appearance."""
         out: dict[str, int] = {}
-        for t in self.model.columns.query_types:
+        for t in self.model.columns.query_types.to_pylist():
             out[t] = out.get(t, 0) + 1
         return out
 
@@ -228,11 +330,9 @@ class TestSet:
 
         from ..model import QRELS_SCHEMA, Qrels
         c = self.model.columns
-        per_query = np.diff(np.asarray(c.doc_starts, dtype=np.int64))
-        qids = pa.array(c.query_ids, pa.string()).take(pa.array(np.repeat(np.arange(per_query.size), per_query)))
-        return Qrels(pa.Table.from_arrays([qids, pa.array(["0"] * len(c.doc_ids), pa.string()),
-                                           pa.array(c.doc_ids, pa.string()), pa.array(c.grades, pa.int64())],
-                                          schema=QRELS_SCHEMA))
+        of_judgment = np.repeat(np.arange(len(c), dtype=np.int64), np.diff(c.doc_starts))
+        return Qrels(pa.Table.from_arrays([c.query_ids.take(pa.array(of_judgment)), pa.repeat("0", len(c.doc_ids)),
+                                           c.doc_ids, c.grades.cast(pa.int64())], schema=QRELS_SCHEMA))
 
     def to_mapping(self) -> dict[str, Any]:
         """The content as the schema writes it (fields in its order, empty optional fields left out)."""
@@ -302,8 +402,13 @@ def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> T
     ``relevant_docs`` or none of grade > 0 (every other check holds); by default each query needs a
     doc of grade > 0, as the test-set schema asks."""
     path = resolve_test_set(name_or_path) if str(name_or_path) != "-" else "-"
-    return parse_test_set(read_document(path, None, "test set"), display_name(path),
-                          allow_unlabeled=allow_unlabeled)
+    text = read_document(path, None, "test set")
+    size = len(text)
+    ts = parse_test_set(text, display_name(path), allow_unlabeled=allow_unlabeled)
+    del text
+    if size > 8 << 20:
+        give_back_freed_memory()          # the file's bytes and text, freed once read
+    return ts
 
 
 def parse_test_set(text: str, name: str = "<test set>", *, allow_unlabeled: bool = False) -> TestSet:
@@ -321,9 +426,10 @@ def _test_set(data: Any, lines: dict, problems: Problems, source: str, checker: 
     top level is checked here."""
     if data is not None and data is not BAD:
         _check_top(data, lines, problems, "QuerySetModel" if checker.allow_unlabeled else "TestSetModel")
+    columns = checker.finish()
     if problems:
         raise TestSetError(source, problems)
-    return TestSet(TestSetContent(data["name"], data["version"], data.get("description"), checker.columns), source)
+    return TestSet(TestSetContent(data["name"], data["version"], data.get("description"), columns), source)
 
 
 # ------------------------------------------------------------------ validation
@@ -339,8 +445,22 @@ _UNKNOWN = "unknown field (allowed: see the schema)"
 _QUERY_FIELDS = ("query_id", "query_text", "query_type", "topK", "relevant_docs")
 _DOC_FIELDS = ("doc_id", "grade")
 _TOP_FIELDS = ("name", "version", "description", "queries")
-# ranks: on one line, the reader's problems come first, then the schema's in its order, then the rest
-_SCHEMA_TOP, _SCHEMA_QUERY, _SCHEMA_EXTRA, _SEMANTIC = 1, 2, 3, 4
+# ranks of problems on one line (lines are None for plain data): the reader's first, then the schema's in its
+# order (the top level's fields, each query's, the top level's unknown fields), then, query by query, what
+# the schema cannot say (a repeated id first)
+_SCHEMA_TOP, _SCHEMA_EXTRA = (1, -1), (1, 1 << 62)
+
+
+def _schema_of_query(i: int) -> tuple:
+    return (1, i)
+
+
+def _repeated(i: int) -> tuple:
+    return (2, i, 0)
+
+
+def _semantics_of_query(i: int) -> tuple:
+    return (2, i, 1)
 
 
 def _not_dict(model: str) -> str:
@@ -382,12 +502,10 @@ class _QueryChecker:
 
     def __call__(self, problems: Problems):
         self.columns = columns = _Columns()
-        first_line: dict[str, int | None] = {}
+        self.problems = problems
         allow_unlabeled, model = self.allow_unlabeled, self.model
-        types: dict[str, str] = {}          # one string per query type, however many queries have it
-        ids, texts, qtypes, top_ks, starts, doc_ids, grades = (columns.query_ids, columns.query_texts,
-                                                                columns.query_types, columns.top_ks,
-                                                                columns.doc_starts, columns.doc_ids, columns.grades)
+        ids, id_lines, positions, texts, qtypes, top_ks, counts, doc_ids, grades = columns.filling()
+        block_full = columns.block_full
 
         def take(i: int, q: Any, lines: dict | None, line: int | None):
             if q is BAD:
@@ -395,10 +513,15 @@ class _QueryChecker:
             found = problems.total
             if type(q) is dict:
                 qid, text, qtype, top_k = q.get("query_id"), q.get("query_text"), q.get("query_type"), q.get("topK")
+                if type(qid) is str:               # every text id, for the check that no two are the same
+                    ids.append(qid)
+                    id_lines.append(line)
+                    positions.append(i)
+                    block_full()
                 docs = q.get("relevant_docs", [] if allow_unlabeled else None)
                 if (type(qid) is str and type(text) is str and type(qtype) is str and qid and text and qtype
                         and (top_k is None or (type(top_k) is int and top_k >= 1)) and type(docs) is list
-                        and (docs or allow_unlabeled) and len(q) <= 5 and qid not in first_line
+                        and (docs or allow_unlabeled) and len(q) <= 5
                         and (text.isascii() and qid.isascii() and qtype.isascii() or _utf8(qid, text, qtype))
                         and all(k in _QUERY_FIELDS for k in q)):
                     # the common case at once: every field as the schema wants it
@@ -414,34 +537,46 @@ class _QueryChecker:
                         seen.add(doc_id)
                     else:
                         if relevant:
-                            first_line[qid] = line
                             if not problems.total:
-                                ids.append(qid)
                                 texts.append(text)
-                                qtypes.append(types.setdefault(qtype, qtype))
+                                qtypes.append(qtype)
                                 top_ks.append(top_k)
                                 for d in docs:
                                     doc_ids.append(d["doc_id"])
                                     grades.append(d["grade"])
-                                starts.append(len(doc_ids))
+                                counts.append(len(docs))
                             return None
             if lines is None and line is not None:
                 raise LinesNeeded
-            self._report(i, q, lines or {}, line, problems, first_line)
+            self._report(i, q, lines or {}, line, problems)
             if problems.total == found:        # nothing wrong after all (only a check the common case skips)
                 if not problems.total:
-                    columns.add(q["query_id"], q["query_text"], types.setdefault(q["query_type"], q["query_type"]),
-                                q.get("topK"), ((d["doc_id"], d["grade"]) for d in q.get("relevant_docs") or ()))
+                    texts.append(q["query_text"])
+                    qtypes.append(q["query_type"])
+                    top_ks.append(q.get("topK"))
+                    docs = q.get("relevant_docs") or ()
+                    doc_ids.extend(d["doc_id"] for d in docs)
+                    grades.extend(d["grade"] for d in docs)
+                    counts.append(len(docs))
                 return None
             return BAD
         return take
 
-    def _report(self, i: int, q: Any, lines: dict, line: int | None, problems: Problems, first_line: dict) -> None:
+    def finish(self) -> _Columns | None:
+        """Once every query is read: the check that no two have the same id; the columns when there is
+        no problem."""
+        for line, at, qid, first_line, first_at in self.columns.repeated_ids():
+            first = f"line {first_line}" if first_line is not None else f"queries.{first_at}"
+            self.problems.add(line, f"query_id {qid!r} is used twice (first on {first})", _repeated(at))
+        return None if self.problems else self.columns.done()
+
+    def _report(self, i: int, q: Any, lines: dict, line: int | None, problems: Problems) -> None:
         """Every problem of query ``i``, in the schema's order, then the rest's."""
         where = f"queries.{i}"
 
         def add(loc: tuple, message: str) -> None:
-            problems.add(_line(lines, loc, line), f"{where}{''.join(f'.{p}' for p in loc)}: {message}", _SCHEMA_QUERY)
+            problems.add(_line(lines, loc, line), f"{where}{''.join(f'.{p}' for p in loc)}: {message}",
+                         _schema_of_query(i))
 
         if not isinstance(q, dict):
             add((), _not_dict(self.model))
@@ -482,8 +617,8 @@ class _QueryChecker:
         for k in q:
             if k not in _QUERY_FIELDS:
                 add((k,), _UNKNOWN)
-        for at, message in _query_semantics(q, first_line, line, self.allow_unlabeled, lines):
-            problems.add(at, message, _SEMANTIC)
+        for at, message in _query_semantics(q, line, self.allow_unlabeled, lines):
+            problems.add(at, message, _semantics_of_query(i))
 
 
 def _utf8(*texts: str) -> bool:
@@ -503,16 +638,10 @@ def _line(lines: dict, loc: tuple, line: int | None) -> int | None:
     return line
 
 
-def _query_semantics(q: dict, first_line: dict, line: int | None, allow_unlabeled: bool,
-                     lines: dict) -> list[tuple[int | None, str]]:
-    """What the schema cannot say about one query (see :class:`_QueryChecker`)."""
+def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: dict) -> list[tuple[int | None, str]]:
+    """What the schema cannot say about one query but unique ids (see :class:`_QueryChecker`)."""
     out = []
     qid = q.get("query_id")
-    if isinstance(qid, str):
-        if qid in first_line:
-            out.append((line, f"query_id {qid!r} is used twice (first on line {first_line[qid]})"))
-        else:
-            first_line[qid] = line
     docs = q.get("relevant_docs")
     if not isinstance(docs, list):
         return out
@@ -565,10 +694,19 @@ def semantic_problems(data, lines, *, allow_unlabeled: bool = False) -> list[tup
     queries = data.get("queries") if isinstance(data, dict) else None
     if not isinstance(queries, list):
         return []
-    first_line: dict[str, int | None] = {}
+    first: dict[str, int] = {}
     out = []
     for i, q in enumerate(queries):
         if isinstance(q, dict):
+            line = lines.get(("queries", i))
+            qid = q.get("query_id")
+            if isinstance(qid, str):
+                if qid in first:
+                    was = lines.get(("queries", first[qid]))
+                    out.append((line, f"query_id {qid!r} is used twice (first on "
+                                      f"{f'line {was}' if was is not None else f'queries.{first[qid]}'})"))
+                else:
+                    first[qid] = i
             rel = {p[2:]: ln for p, ln in lines.items() if p[:2] == ("queries", i)}
-            out.extend(_query_semantics(q, first_line, lines.get(("queries", i)), allow_unlabeled, rel))
+            out.extend(_query_semantics(q, line, allow_unlabeled, rel))
     return sorted(out, key=lambda p: p[0] or 0)
