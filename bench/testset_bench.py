@@ -10,7 +10,7 @@ query.  The run retrieves DEPTH docs per query (`--depth`, default 20: the deepe
 recall@20), the query's judged docs among them at seeded ranks, scores descending.  Each command runs as a
 fresh process (bench/run_bench.py's measuring shim): wall time (best of --repeat), user CPU time and peak
 RSS; the load average is printed with the figures, since the machine is shared.
-Target (the hardening issue): 100,000 queries validated and evaluated in at most 10 s and 500 MB each;
+Target: 100,000 queries validated and evaluated in at most 10 s and 500 MB each;
 1,000,000 within 2 GB.
 """
 from __future__ import annotations

@@ -9,7 +9,6 @@ import sys
 import time
 import tracemalloc
 import zlib
-from pathlib import Path
 
 import pytest
 import yaml

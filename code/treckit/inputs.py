@@ -21,7 +21,6 @@ an order option says otherwise, and by its ranks when it has ranks and no scores
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
