@@ -880,7 +880,8 @@ def test_kappa_with_many_distinct_grades_equals_scikit_learn(weights):
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
 def test_kappa_of_20000_distinct_grades_in_bounded_memory(weights):
-    """20,000 distinct grades took about 13 GB (three 20,000 x 20,000 matrices); now memory follows the pairs."""
+    """Memory follows the pairs, not the square of the distinct grades (three 20,000 x 20,000 matrices
+    would take about 10 GB)."""
     import tracemalloc
     from treckit.testsets.lifecycle import cohen_kappa
     rng = np.random.default_rng(7)
