@@ -153,3 +153,23 @@ CLASSIC_SHA256 = {
 def test_classic_mode_unchanged(tmp_path, shape):
     paths = gen.generate(tmp_path, 6, 10, shape=shape)
     assert {k: hashlib.sha256(v.read_bytes()).hexdigest() for k, v in paths.items()} == CLASSIC_SHA256[shape]
+
+
+def test_the_test_set_bench_writes_what_treckit_writes():
+    """bench/testset_bench.py's test set is seeded and written in the style `TestSet.to_yaml` writes (so the
+    figures are those of treckit's own files); its run names each query and ranks by score."""
+    import testset_bench as tsb
+    from treckit.testsets import parse_test_set
+
+    text = "".join(tsb.test_set_yaml(300))
+    assert text == "".join(tsb.test_set_yaml(300))
+    ts = parse_test_set(text, "bench.yaml")
+    assert len(ts.queries) == 300 and ts.to_yaml() == text
+    assert sum(q.topK is not None for q in ts.queries) == 30
+    run = [line.split() for line in "".join(tsb.run_lines(300, 20)).splitlines()]
+    assert {r[0] for r in run} == set(ts.query_ids)
+    by_query = defaultdict(list)
+    for qid, _, doc, rank, score, _ in run:
+        by_query[qid].append((int(rank), float(score), doc))
+    assert all([r for r, _, _ in rows] == list(range(1, len(rows) + 1)) and
+               [s for _, s, _ in rows] == sorted((s for _, s, _ in rows), reverse=True) for rows in by_query.values())

@@ -429,7 +429,7 @@ def test_yaml_alias_bomb(files, tmp_path, capsys):
     cfg = _config(tmp_path, "\n".join(lines) + "\nrun: run.trec\n")
     assert cfg.stat().st_size < 600
     code, _, err = _compare_config(tmp_path, files, cfg, capsys)
-    assert code == 2 and "more than 16 aliases" in err
+    assert code == 2 and "anchors and aliases (&, *) are not allowed in a config" in err
 
 
 @pytest.mark.parametrize("text, message", [
@@ -438,7 +438,7 @@ def test_yaml_alias_bomb(files, tmp_path, capsys):
     ("run: run.trec\nrun: other.trec\n", "the key 'run' appears twice"),
     ("run: run.trec\nx: " + "[" * 100 + "]" * 100 + "\n", "nested more than 32 levels"),
     ("run: run.trec\non: 1\n", "a key must be text"),
-    ("run: run.trec\nx: " + "1" * 5000 + "\n", "not a usable YAML value"),
+    ("run: run.trec\nx: " + "1" * 5000 + "\n", "c.yaml:2: a number of 5,000 characters"),
     ("run: [a, b]\n", "'run' must be a path"),
     ("run: run.trec\nformat: bogus\n", "unknown run format 'bogus'"),
 ])

@@ -720,3 +720,10 @@ def test_eval_textfile_never_overwrites_an_input(tmp_path, capsys, target):
                               tmp_path / "qrels", tmp_path / "run"], capsys)
     assert code == 2 and out == "" and "would overwrite an input" in err
     assert (tmp_path / target).read_bytes() == before
+
+
+def test_rq_with_a_topk_beyond_any_cutoff_is_a_bad_request(server):
+    ts = sample_test_set()
+    ts["queries"][0]["topK"] = 2**63
+    r = httpx.post(server.url + "/v1/rq", json={"test_set": ts, "run": BASELINE_RUN.read_text()}, timeout=60)
+    assert r.status_code == 422 and "topK" in r.text, r.text

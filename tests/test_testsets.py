@@ -8,13 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, run_cli
 from treckit.errors import InputError
 from treckit.measures.definitions import RANKINGS
 from treckit.testsets import TestSetError, load_test_set, parse_test_set
-from treckit.testsets.schema import Query, RelevantDoc, TestSetModel, json_schema
+from treckit.testsets.schema import Query, QuerySetModel, RelevantDoc, TestSetModel, json_schema
 from treckit.testsets.load import TestSet
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
@@ -93,7 +94,7 @@ def test_ids_are_the_text_as_written():
 @pytest.mark.parametrize("text, expected", [
     ("a: &x [1, 2]\nb: *x\n", "anchors and aliases"),
     ("name: !!binary aGVsbG8=\n", "binary"),
-    ("name: !!set {a, b}\n", "tag:yaml.org,2002:set"),
+    ("name: !!set {a, b}\n", "!!set has no place in a test set"),
     ("name: a\nname: b\n", "appears twice"),
     ("[" * 40 + "]" * 40, "nested more than"),
     ("name: [unclosed\n", "not valid YAML"),
@@ -780,7 +781,7 @@ def test_split_is_stratified_deterministic_and_order_free():
     ts = _many()
     train, hold = split(ts, 0.2, seed=0)
     assert len(hold.queries) == 4 and sorted(q.query_type for q in hold.queries) == ["x", "x", "y", "y"]
-    shuffled = TestSet(ts.model.model_copy(update={"queries": list(reversed(ts.queries))}))
+    shuffled = TestSet(ts.model.replace(queries=reversed(ts.queries)))
     assert set(split(shuffled, 0.2, 0)[1].query_ids) == set(hold.query_ids)
     assert set(split(ts, 0.2, 1)[1].query_ids) != set(hold.query_ids)
     assert set(train.query_ids) | set(hold.query_ids) == set(ts.query_ids)
@@ -969,3 +970,235 @@ def test_results_record_definitions_and_the_version(tmp_path, capsys):
                        "params": "", "query_set": "judged", "ranking": "trec_eval"},
         "mrr_at_5": {"name": "mrr_at_5", "measure": "recip_rank", "cutoff": 5, "gain": None, "relevance": 1,
                      "params": "", "query_set": "judged", "ranking": "trec_eval"}}
+
+
+# ------------------------------------------------------------------ checks equal to the schema, at any size
+def _schema_reference(data, lines, allow_unlabeled=False):
+    """What validating with the schema's models said (pydantic, then what the schema cannot say), each
+    problem with its line: the reference the query-by-query checks must equal."""
+    from pydantic import ValidationError
+    from treckit.bounded import BAD
+    from treckit.testsets.load import semantic_problems
+    from treckit.testsets.schema import QuerySetModel
+
+    def line_of(loc):
+        for n in range(len(loc), -1, -1):
+            if loc[:n] in lines:
+                return lines[loc[:n]]
+        return None
+    out = []
+    try:
+        (QuerySetModel if allow_unlabeled else TestSetModel).model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            if err.get("input") is BAD:
+                continue
+            where = ".".join(str(p) for p in err["loc"]) or "the file"
+            msg = "unknown field (allowed: see the schema)" if err["type"] == "extra_forbidden" else err["msg"]
+            out.append((line_of(tuple(err["loc"])), f"{where}: {msg}"))
+    problems = out + semantic_problems(data, lines, allow_unlabeled=allow_unlabeled)
+    return sorted(problems, key=lambda p: p[0] or 0)
+
+
+_ODD = st.one_of(st.sampled_from(["", "x", "q1", "d1", "d2", 0, 1, 3, 4, -1, True, None, 2.5, [], {}, ["a"],
+                                  {"k": 1}, "2024-01-31"]), st.text(max_size=4))
+
+
+@st.composite
+def _test_set_data(draw):
+    """A test set's content with anything wrong or right in any field."""
+    def maybe(value):
+        return draw(st.one_of(st.just(value), _ODD))
+
+    queries = []
+    for i in range(draw(st.integers(0, 4))):
+        q = {"query_id": maybe(draw(st.sampled_from(["q1", "q2", "q3"]))), "query_text": maybe("some text"),
+             "query_type": maybe("t")}
+        if draw(st.booleans()):
+            q["topK"] = maybe(5)
+        if draw(st.integers(0, 5)):
+            q["relevant_docs"] = maybe([{"doc_id": maybe(draw(st.sampled_from(["d1", "d2"]))), "grade": maybe(draw(st.integers(0, 3))),
+                                         **({"note": 1} if draw(st.integers(0, 9)) == 0 else {})}
+                                        for _ in range(draw(st.integers(0, 3)))])
+        if draw(st.integers(0, 9)) == 0:
+            q["colour"] = "red"
+        for key in draw(st.lists(st.sampled_from(list(q)), max_size=1)):
+            del q[key]
+        queries.append(maybe(q) if draw(st.integers(0, 9)) == 0 else q)
+    data = {"name": maybe("n"), "version": maybe("1"), "queries": maybe(queries)}
+    if draw(st.booleans()):
+        data["description"] = maybe("about")
+    if draw(st.integers(0, 9)) == 0:
+        data["owner"] = "me"
+    for key in draw(st.lists(st.sampled_from(list(data)), max_size=1)):
+        del data[key]
+    return data
+
+
+class _NoAliases(yaml.SafeDumper):
+    """Every value written out where it appears (data drawn with one object in two places gets no alias)."""
+
+    def ignore_aliases(self, data):
+        return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(_test_set_data(), st.booleans())
+def test_the_checks_say_what_the_schema_says(data, allow_unlabeled):
+    """Every problem the models and the semantic checks report, word for word and in their order, for
+    plain data (the API) and for the same data written as YAML (each with its line)."""
+    from treckit.testsets.load import test_set_from_mapping
+    expected = _schema_reference(data, {}, allow_unlabeled)
+    try:
+        test_set_from_mapping(data, allow_unlabeled=allow_unlabeled)
+        got = []
+    except TestSetError as e:
+        got = e.problems
+    assert got == expected[:100]
+
+    from treckit.bounded import yaml_tree
+    text = yaml.dump(data, Dumper=_NoAliases, sort_keys=False, allow_unicode=True)
+    tree, lines, reader_problems = yaml_tree(text, ("query_id", "doc_id"), what="test set")
+    expected = sorted(reader_problems.listed() + _schema_reference(tree, lines, allow_unlabeled), key=lambda p: p[0] or 0) \
+        if tree is not None else reader_problems.listed()
+    try:
+        parse_test_set(text, allow_unlabeled=allow_unlabeled)
+        got = []
+    except TestSetError as e:
+        got = e.problems
+    assert got == expected[:100]
+
+
+def test_at_most_100_problems_are_listed_the_rest_counted(tmp_path, capsys):
+    bad = "".join(f"  - query_id: q{i}\n    query_text: t\n    query_type: x\n    relevant_docs:\n"
+                  f"      - {{doc_id: d, grade: 9}}\n" for i in range(250))
+    (tmp_path / "bad.yaml").write_text("name: b\nversion: '1'\nqueries:\n" + bad)
+    with pytest.raises(TestSetError) as e:
+        load_test_set(tmp_path / "bad.yaml")
+    assert e.value.total == 250 and len(e.value.problems) == 100
+    assert e.value.problems[0] == (8, "queries.0.relevant_docs.0.grade: Input should be less than or equal to 3")
+    assert e.value.problems[-1] == (503, "queries.99.relevant_docs.0.grade: Input should be less than or equal to 3")
+    code, _, err = run_cli(["testset", "validate", tmp_path / "bad.yaml"], capsys)
+    assert code == 2 and "250 problems in the test set" in err
+    assert err.count("Input should be less than") == 100 and "... and 150 more (the first 100 are listed)" in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=6), st.text(min_size=1, max_size=8), st.sampled_from(["a", "é", "x y"]),
+                          st.one_of(st.none(), st.integers(1, 50)),
+                          st.dictionaries(st.text(min_size=1, max_size=5), st.integers(0, 3), min_size=1, max_size=3)),
+                unique_by=lambda q: q[0], min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=10)))
+def test_the_digest_is_the_schema_models_canonical_json(queries, description):
+    """The digest is what it was: SHA-256 of the schema model's canonical JSON, whatever the text."""
+    import hashlib
+    from treckit.testsets.load import test_set_from_mapping
+    data = {"name": "n", "version": "1", "description": description, "queries": [
+        {"query_id": q, "query_text": t, "query_type": k, "topK": top, "relevant_docs": [
+            {"doc_id": d, "grade": g} for d, g in docs.items()]} for q, t, k, top, docs in queries]}
+    model = QuerySetModel.model_validate(data)
+    canonical = json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    ts = test_set_from_mapping(data, allow_unlabeled=True)
+    assert ts.digest == TestSet(model).digest == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def test_the_sample_keeps_its_digest():
+    model = TestSetModel.model_validate(yaml.safe_load(SAMPLE.read_text()))
+    canonical = json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib
+    assert load_test_set(SAMPLE).digest == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def test_a_query_file_with_a_huge_number_is_an_error_naming_the_line(tmp_path, capsys):
+    from treckit.testsets.topics import read_queries
+    (tmp_path / "q.jsonl").write_text('{"_id": "1", "text": "a"}\n{"_id": ' + "1" * 5000 + ', "text": "b"}\n')
+    with pytest.raises(InputError, match="a number of 5000 characters") as e:
+        read_queries(tmp_path / "q.jsonl")
+    assert e.value.line == 2
+
+
+# ------------------------------------------------------------------ kappa in bounded memory
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 6), st.integers(-2, 6)), min_size=1, max_size=60),
+       st.sampled_from([None, "linear", "quadratic"]))
+def test_kappa_from_sums_over_pairs_equals_scikit_learn(pairs, weights):
+    """The kappa computed from counts and sums over the pairs (no matrix) is scikit-learn's, undefined
+    exactly where scikit-learn's is NaN."""
+    from sklearn.metrics import cohen_kappa_score
+    from treckit.testsets.lifecycle import cohen_kappa
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    ours = cohen_kappa(a, b, weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = cohen_kappa_score(a, b, weights=weights)
+    assert (ours is None) == math.isnan(theirs)
+    if ours is not None:
+        assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_with_many_distinct_grades_equals_scikit_learn(weights):
+    from sklearn.metrics import cohen_kappa_score
+    from treckit.testsets.lifecycle import cohen_kappa
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 1500, 4000)
+    b = np.where(rng.random(4000) < 0.6, a + rng.integers(-3, 4, 4000), rng.integers(0, 1500, 4000))
+    assert cohen_kappa(a, b, weights) == pytest.approx(cohen_kappa_score(a, b, weights=weights), abs=1e-12)
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_kappa_of_20000_distinct_grades_in_bounded_memory(weights):
+    """Memory follows the pairs, not the square of the distinct grades (three 20,000 x 20,000 matrices
+    would take about 10 GB)."""
+    import tracemalloc
+    from treckit.testsets.lifecycle import cohen_kappa
+    rng = np.random.default_rng(7)
+    a = rng.permutation(20_000)
+    b = np.where(rng.random(20_000) < 0.5, a, rng.permutation(20_000))
+    tracemalloc.start()
+    k = cohen_kappa(a, b, weights)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20                     # the pairs themselves take 0.5 MB
+    assert k == pytest.approx(cohen_kappa(b, a, weights), abs=1e-12)      # kappa is symmetric
+    assert cohen_kappa(a, a, weights) == 1.0
+
+
+def test_an_undefined_kappa_is_said_not_printed_as_none(tmp_path, capsys):
+    from treckit.model import Qrels
+    from treckit.testsets.lifecycle import refresh
+    (tmp_path / "a").write_text("1 0 d1 2\n1 0 d2 2\n")
+    (tmp_path / "b").write_text("1 0 d1 2\n1 0 d2 2\n")
+    code, out, err = run_cli(["testset", "kappa", tmp_path / "a", tmp_path / "b"], capsys)
+    rep = json.loads(out)
+    assert code == 1 and rep["kappa"] is None and rep["pass"] is None
+    assert rep["kappa_undefined"] == ("both annotators gave all 2 pairs they both judged the same grade (2), so "
+                                      "agreement by chance is total and kappa divides zero by zero")
+    assert "treckit: kappa is undefined: both annotators gave all 2 pairs" in err and "None" not in err
+    same = Qrels.from_dict({"n0": {"a": 1}, "n1": {"a": 1}})
+    with pytest.raises(InputError) as e:
+        refresh(_many(3), [{"query_id": "n0", "query_text": "t"}], 1, same, same)
+    assert "kappa is undefined" in str(e.value) and "None" not in str(e.value)
+
+
+def test_a_large_run_is_evaluated_as_it_is_read_with_the_same_numbers(tmp_path, capsys, monkeypatch):
+    """A TREC run too large for testset eval's budget is streamed, as treckit eval streams one: the same
+    values, the same queries said to be missing, the same notes (worded for a command without --order)."""
+    from treckit import thresholds
+    from treckit.testsets.runner import evaluate_run
+    ts = load_test_set(SAMPLE)
+    lines = []
+    for i, q in enumerate(ts.queries[:40]):                 # the last 10 queries have no line
+        docs = [d.doc_id for d in q.relevant_docs][:3] + [f"X{i}_{j}" for j in range(30)]
+        # ranks rise with the score in every fifth query: the mark of negated scores
+        lines += [f"{q.query_id} Q0 {d} {r} {(r if i % 5 == 0 else -r) + 100} t\n" for r, d in enumerate(docs, 1)]
+    (tmp_path / "run.trec").write_text("".join(lines))
+    said = {}
+    for budget in (thresholds.TESTSET_RUN_MEMORY, 4096):
+        monkeypatch.setattr(thresholds, "TESTSET_RUN_MEMORY", budget)
+        notes = []
+        res = evaluate_run(tmp_path / "run.trec", ts, warn=notes.append)
+        said[budget] = (res.aggregates, res.per_query, res.missing_queries, notes)
+    assert said[4096] == said[thresholds.MEMORY_LIMIT_DEFAULT // 2]
+    aggregates, _, missing, notes = said[4096]
+    assert missing == [q.query_id for q in ts.queries[40:]]
+    assert len(notes) == 1 and "rank 1 on the lowest score" in notes[0] and "pass --order" not in notes[0]

@@ -21,7 +21,6 @@ an order option says otherwise, and by its ranks when it has ranks and no scores
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -312,11 +311,11 @@ def _table_file(path):
     suffix = Path(name).suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq", ".json"):
         return None
-    from .io import read_bytes
+    from .io import loads_json, read_bytes
     data = read_bytes(path)
     if suffix == ".json":
         try:
-            obj = json.loads(data)
+            obj = loads_json(data, duplicate_keys=True)
         except (ValueError, UnicodeDecodeError):
             return None                      # JSON lines (or not JSON): the run and qrels readers decide
         if isinstance(obj, dict) and obj and all(isinstance(v, Mapping) for v in obj.values()):

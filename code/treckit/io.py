@@ -62,9 +62,11 @@ def whole_read_limit() -> int:
         return 64 << 30
 
 
-def _too_large(name: str, limit: int) -> InputError:
-    return InputError(f"more than {limit:,} bytes to read into memory", path=name,
-                      fix="pass an uncompressed regular file (it is streamed), or check that this is the right file")
+_STREAMED_FIX = "pass an uncompressed regular file (it is streamed), or check that this is the right file"
+
+
+def _too_large(name: str, limit: int, fix: str = _STREAMED_FIX) -> InputError:
+    return InputError(f"more than {limit:,} bytes to read into memory", path=name, fix=fix)
 
 
 def check_input(path: PathLike) -> os.stat_result | None:
@@ -94,14 +96,14 @@ def open_input(path: PathLike) -> IO[bytes]:
         raise os_error(exc, str(path)) from None
 
 
-def _read_bounded(fh: IO[bytes], name: str, limit: int) -> bytes:
+def _read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = _STREAMED_FIX) -> bytes:
     """Everything ``fh`` gives, in blocks (a read of ``limit`` bytes at once would reserve them)."""
     blocks, total = [], 0
     while block := fh.read(min(_BLOCK, limit + 1 - total) or 1):
         blocks.append(block)
         total += len(block)
         if total > limit:
-            raise _too_large(name, limit)
+            raise _too_large(name, limit, fix)
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
@@ -126,12 +128,12 @@ class _PipeReader:
         return os.read(self.fd, n)
 
 
-def _read_pipe(fh: IO[bytes], name: str, limit: int) -> bytes:
+def _read_pipe(fh: IO[bytes], name: str, limit: int, fix: str = _STREAMED_FIX) -> bytes:
     try:
         reader = _PipeReader(fh) if hasattr(select, "poll") else fh
     except (OSError, ValueError, io.UnsupportedOperation):
         reader = fh
-    return _read_bounded(reader, name, limit)
+    return _read_bounded(reader, name, limit, fix)
 
 
 # stdin and pipes can be read only once: their content is kept, so that detecting the format and
@@ -139,26 +141,29 @@ def _read_pipe(fh: IO[bytes], name: str, limit: int) -> bytes:
 _stream_cache: dict[str, bytes] = {}
 
 
-def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
+def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str = _STREAMED_FIX) -> bytes:
     """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
-    At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not."""
+    At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not; past it, an
+    error whose fix is ``too_large_fix``."""
     name = display_name(path)
     limit = whole_read_limit() if limit is None else limit
     key = str(path)
     try:
         if key in _stream_cache:
             data = _stream_cache[key]
+            if len(data) > limit:
+                raise _too_large(name, limit, too_large_fix)
         elif is_stdio(path):
-            data = _stream_cache[key] = _read_pipe(sys.stdin.buffer, name, limit)
+            data = _stream_cache[key] = _read_pipe(sys.stdin.buffer, name, limit, too_large_fix)
         elif is_url(path):          # read once (detection and parsing see the same bytes); forget_stream drops it
             from .urls import read_url
             data = _stream_cache[key] = read_url(key, limit)
         else:
             st = check_input(path)
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
-                raise _too_large(name, limit)
+                raise _too_large(name, limit, too_large_fix)
             with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(st.st_mode) else _read_pipe(fh, name, limit)
+                data = fh.read() if stat.S_ISREG(st.st_mode) else _read_pipe(fh, name, limit, too_large_fix)
             if stat.S_ISREG(st.st_mode) and len(data) < st.st_size:
                 raise cut_short(name, len(data), st.st_size)
             if stat.S_ISFIFO(st.st_mode):
@@ -166,7 +171,7 @@ def read_bytes(path: PathLike, *, limit: int | None = None) -> bytes:
     except OSError as exc:
         raise os_error(exc, name) from None
     if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, name, limit)
+        data = _gunzip(data, name, limit, too_large_fix)
     return data
 
 
@@ -184,10 +189,10 @@ def forget_stream(path: PathLike) -> None:
         _stream_cache.pop(str(path), None)
 
 
-def _gunzip(data: bytes, name: str, limit: int) -> bytes:
+def _gunzip(data: bytes, name: str, limit: int, fix: str = _STREAMED_FIX) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
-            return _read_bounded(gz, name, limit)
+            return _read_bounded(gz, name, limit, fix)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise _gzip_error(exc, name) from None
 
@@ -360,8 +365,8 @@ def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: PathLike, *, limit: int | None = None) -> str:
-    return decode_text(read_bytes(path, limit=limit), path)
+def read_text(path: PathLike, *, limit: int | None = None, too_large_fix: str = _STREAMED_FIX) -> str:
+    return decode_text(read_bytes(path, limit=limit, too_large_fix=too_large_fix), path)
 
 
 # ---------------------------------------------------------------- JSON

@@ -59,6 +59,24 @@ def keep_freed_memory() -> None:
     mallopt(_M_TOP_PAD, 64 << 20)
 
 
+def give_back_freed_memory() -> None:
+    """Return freed memory to the system: glibc keeps freed blocks below its (self-raising) mmap threshold
+    in its heaps (:func:`keep_freed_memory` raises it on purpose, for speed), so after a large transient
+    buffer (a part of a run, a document's text) the resident size would stay up by its worth."""
+    global _trim
+    if _trim is None:
+        try:
+            import ctypes
+            _trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _trim = False
+    if _trim:
+        _trim(0)
+
+
+_trim = None
+
+
 def native_library_defaults() -> None:
     """Settings of the native libraries under numpy that cost treckit's commands time on every start,
     made before numpy is first imported (they are read once, when it loads); only in our own

@@ -61,6 +61,9 @@ STREAM_BLOCK_SHARE = 16                 # a streamed run is read a block of (bud
                                         # lines; the carried-over last query comes on top; the next block is read
                                         # while one is evaluated)
 STREAM_BLOCK_MIN_BYTES = 1 << 16        # ... but never smaller than this
+TESTSET_RUN_MEMORY = MEMORY_LIMIT_DEFAULT // 2    # `testset eval --run` evaluates a TREC run within this budget
+                                        # (streamed beyond it, as treckit eval streams); the other half is the test
+                                        # set's and its per-query results' (a million queries: about 1 GiB)
 SHARD_SHARE = 4                         # an interleaved run is cut into shards of about (budget / this) bytes of
                                         # memory each (estimated as above) ...
 SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when

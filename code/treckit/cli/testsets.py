@@ -58,11 +58,13 @@ def _write_text(path, text: str) -> None:
 @testset_app.command("validate")
 def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file, or a name in $TRECKIT_TEST_SETS")) -> None:
     """Check a test set against the schema; every problem is listed with its line."""
+    from ..startup import defer_pandas
     from ..testsets import load_test_set
+    defer_pandas()                        # the test set's columns are Arrow arrays; nothing here needs pandas
     ts = load_test_set(test_set)
     counts = ts.counts_by_type()
     print(f"{ts.name} {ts.version}: {len(ts.queries)} queries, "
-          f"{sum(len(q.relevant_docs) for q in ts.queries)} judgments; valid")
+          f"{ts.num_judgments} judgments; valid")
     for t, n in counts.items():
         print(f"  {t:<24} {n}")
 
@@ -126,17 +128,8 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
 
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
-    import yaml
-    from ..errors import InputError
-    from ..io import display_name, read_text
-    try:
-        data = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML/JSON ({getattr(exc, 'problem', None) or 'syntax'})", path=display_name(path),
-                         fix="a mapping such as {fusion_method: rrf, rrf_k: 60}") from None
-    if not isinstance(data, dict):
-        raise InputError("a system config must be a mapping", path=display_name(path), fix="e.g. {fusion_method: rrf}")
-    return data
+    from ..bounded import load_yaml_mapping
+    return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
 
 
 @testset_app.command("eval")
@@ -275,6 +268,8 @@ def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
     from ..testsets.lifecycle import agreement
     ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
+    if ag.kappa is None:
+        _say(f"{ag.describe()}; no pass without a kappa")
     if not ag.passed:
         raise typer.Exit(1)
 
@@ -366,16 +361,12 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     if pushgateway:
         from ..service.metrics import check_pushgateway
         check_pushgateway(pushgateway)
-    from ..io import display_name, read_text
+    from ..bounded import read_json
+    from ..io import display_name
     from ..testsets.gate import check_results_file, gate, parse_drop
-    from ..errors import InputError
 
     def load(p):
-        try:
-            return check_results_file(json.loads(read_text(p)), display_name(p))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON ({exc.msg})", path=display_name(p), line=exc.lineno,
-                             fix="pass the --out file of `treckit testset eval`") from None
+        return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
                sources=(display_name(baseline), display_name(current)))
     from ..io import outputs

@@ -4,10 +4,11 @@ A config names a run file (``run: path``, relative to the config), optionally it
 a ``name``.  Its digest is the SHA-256 of its parsed, normalized content (sorted keys, compact
 JSON), so reformatting the YAML does not change it.  The evaluator never writes to a config.
 
-Configs are read with a bounded loader: at most :data:`CONFIG_READ_LIMIT` bytes, :data:`MAX_ALIASES`
-aliases (a "billion laughs" file of 600 bytes would otherwise expand to gigabytes) and
-:data:`MAX_DEPTH` levels of nesting; keys are text and appear once per mapping; dates stay the
-text they were written as; ``!!binary``, ``!!set`` and other tags without a JSON equivalent are errors.
+Configs are read as every YAML document is (:mod:`treckit.bounded`): at most
+:data:`~treckit.bounded.CONFIG_READ_LIMIT` bytes, no anchors or aliases (a "billion laughs" file of
+600 bytes would otherwise expand to gigabytes), at most :data:`~treckit.bounded.MAX_DEPTH` levels of
+nesting; keys are text and appear once per mapping; dates stay the text they were written as;
+``!!binary``, ``!!set`` and other tags without a JSON equivalent are errors.
 """
 from __future__ import annotations
 
@@ -17,15 +18,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from .. import io
+from ..bounded import load_yaml_mapping
 from ..errors import InputError
 from ..formats.detect import RUN_FORMATS
-from ..io import CONFIG_READ_LIMIT, PathLike, display_name, read_text
-
-MAX_ALIASES = 16
-MAX_DEPTH = 32
+from ..io import PathLike, display_name
 
 
 def file_digest(path: PathLike | None) -> str | None:
@@ -49,60 +46,6 @@ def content_digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-class _ConfigLoader(yaml.SafeLoader):
-    """PyYAML's safe loader with bounds on aliases and depth, and JSON-like values only."""
-
-    def __init__(self, stream) -> None:
-        super().__init__(stream)
-        self._aliases = 0
-        self._depth = 0
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                raise yaml.composer.ComposerError(None, None, f"more than {MAX_ALIASES} aliases (*name)",
-                                                  self.peek_event().start_mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
-                                                  self.peek_event().start_mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            self.flatten_mapping(node)
-            seen = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                if not isinstance(key, str):
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"a key must be text, found {type(key).__name__} {key_node.value!r} "
-                        "(quote it; in YAML, yes/no/on/off are booleans)", key_node.start_mark)
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} appears twice",
-                                                            key_node.start_mark)
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-def _as_written(loader, node):
-    return loader.construct_scalar(node)
-
-
-def _refused(loader, node):
-    raise yaml.constructor.ConstructorError(None, None, f"the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} has no place in a config",
-                                            node.start_mark)
-
-
-_ConfigLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
-for _tag in ("binary", "set", "omap", "pairs"):
-    _ConfigLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
-
-
 @dataclass(frozen=True)
 class SystemConfig:
     """A config naming a run (``run_path``), or describing a retrieval system (``components``:
@@ -115,30 +58,9 @@ class SystemConfig:
     settings: dict = field(default_factory=dict, compare=False)     # the parsed config, as read (never written back)
 
 
-_PLAIN_YAML = (f"a config is a plain mapping: text keys, each once, values as in JSON, at most {MAX_ALIASES} "
-               "aliases (*name)")
-
-
-def parse_config(text: str, name: str) -> dict:
-    """A config's content as a mapping, or an InputError naming the line."""
-    try:
-        data = yaml.load(text, Loader=_ConfigLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        syntax = isinstance(exc, (yaml.scanner.ScannerError, yaml.parser.ParserError))
-        raise InputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", path=name,
-                         line=mark.line + 1 if mark else None,
-                         fix="check the indentation and quoting" if syntax else _PLAIN_YAML) from None
-    except (ValueError, RecursionError) as exc:       # e.g. an integer of thousands of digits
-        raise InputError(f"not a usable YAML value ({exc})", path=name, fix="check the values in the config") from None
-    if not isinstance(data, dict):
-        raise InputError("a config must be a mapping (key: value lines)", path=name, fix="e.g. 'run: runs/bm25.trec'")
-    return data
-
-
 def load_config(path: PathLike) -> SystemConfig:
     name = display_name(path)
-    data = parse_config(read_text(path, limit=CONFIG_READ_LIMIT), name)
+    data = load_yaml_mapping(path)
     key = next((k for k in ("run", "run_path", "run_file") if data.get(k) is not None), None)
     if key is None and "components" in data:        # a retrieval system: run on the queries by compare
         from ..retrieval.system import System

@@ -39,6 +39,7 @@ from ..io import cut_short
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run, id_runs, repeated_column
+from ..startup import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
@@ -107,10 +108,11 @@ def plan(path, reading, memory_limit: int | None) -> StreamPlan:
 
 def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = None, reading=None, *,
                   memory_limit: int | None = -1, warn=None, qrels_source=None,
-                  on_part: Callable[[PartValues, Run], None] | None = None) -> EvalResult:
+                  on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True) -> EvalResult:
     """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
     than ``memory_limit`` (bytes; None: always in memory; default: thresholds.MEMORY_LIMIT_DEFAULT).  ``on_part(values, run_part)`` is called on each
-    part's values with the view kept (compare reads its hits there)."""
+    part's values with the view kept (compare reads its hits there).  ``order_option``: see
+    :meth:`treckit.reading.RunReading.read` (a caller that takes no ``--order``)."""
     from ..reading import RunReading
     from ..stages import say
 
@@ -121,7 +123,7 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     if not p.stream:
         if p.why:
             (warn or say)(f"{path}: read whole into memory, beyond --memory-limit ({p.why})")
-        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source, order_option=order_option).run
         if on_part is None:
             return evaluate_requests(qrels, run, requests, options, source=str(path), warn=warn)
         part = evaluate_part(qrels, run, requests, options, str(path), sanity=warn is not None, keep_view=True)
@@ -130,7 +132,7 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     import dataclasses
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
-                            warn, on_part).run()
+                            warn, on_part, order_option=order_option).run()
 
 
 class _Interleaved(Exception):
@@ -152,6 +154,7 @@ class StreamEvaluation:
     runid: str = "treckit"
     shard_dir: str | None = None
     rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
+    order_option: bool = True          # whether the warning of rising ranks may name --order
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
@@ -167,7 +170,8 @@ class StreamEvaluation:
         if self.rising.flagged:
             from ..reading import rising_ranks_warning
             from ..stages import say
-            (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries))
+            (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
+                                                    order_option=self.order_option))
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,
                            source=self.path, warn=self.warn)
 
@@ -220,7 +224,7 @@ class StreamEvaluation:
             part.view = None
         self.parts.append(part)
         del run
-        _give_back_memory()
+        give_back_freed_memory()           # else the resident size creeps up by a part's worth of arrays
 
     # ------------------------------------------------------------ grouped runs
     def _grouped(self) -> None:
@@ -387,24 +391,6 @@ def blocks(path: str, size: int, expected: int | None = None) -> Iterator[tuple[
         raise os_error(exc, path) from None
     if read < expected:
         raise cut_short(path, read, expected)
-
-
-def _give_back_memory() -> None:
-    """Return the freed memory of a part to the system: glibc keeps freed blocks below its (self-raising)
-    mmap threshold in its heaps (treckit's start-up raises it on purpose, for speed), so without a trim the
-    resident size creeps up by a part's worth of arrays."""
-    global _trim
-    if _trim is None:
-        try:
-            import ctypes
-            _trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _trim = False
-    if _trim:
-        _trim(0)
-
-
-_trim = None
 
 
 # ---------------------------------------------------------------- run tables as the streams keep them

@@ -142,9 +142,11 @@ class BM25Retriever:
                              fix="give the path of a folder for the index (made if missing, reused after), or "
                                  "remove the file")
         if index_dir is not None and (index_dir / MANIFEST).is_file():
+            from ..bounded import config_read_limit, read_json
             try:
-                saved = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                saved = read_json(index_dir / MANIFEST, limit=config_read_limit(), what="index manifest",
+                                  fix="remove the index folder; it is built again")
+            except InputError:               # unreadable: the index is built again
                 saved = None
             if isinstance(saved, dict) and {k: saved.get(k) for k in manifest} == manifest:
                 changed = _changed_file(index_dir, saved.get("files"))

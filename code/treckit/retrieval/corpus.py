@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..io import PathLike, display_name, read_text
+from ..io import PathLike, display_name, loads_json, read_text
 
 ID_FIELDS = ("_id", "id", "docid", "doc_id")
 
@@ -35,7 +35,7 @@ def read_corpus(path: PathLike) -> Corpus:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"not a JSON object ({exc.msg})", path=name, line=no,
                              fix="one JSON object per line: {\"_id\": ..., \"title\": ..., \"text\": ...}") from None

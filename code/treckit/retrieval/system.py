@@ -398,10 +398,10 @@ def latency_summary(ms: dict[str, float]) -> dict[str, float]:
 
 
 def load_system(path: PathLike) -> System:
-    """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.yamlsafe`)."""
+    """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.bounded`)."""
+    from ..bounded import load_yaml_mapping
     from ..io import display_name
-    from ..yamlsafe import load_yaml_mapping
-    data = load_yaml_mapping(path)
+    data = load_yaml_mapping(path, what="system config", example="components: {bm25: {method: bm25}}")
     return System(data, Path(path).parent, name=str(data.get("name") or Path(path).stem), source=display_name(path))
 
 

@@ -295,8 +295,8 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
 
 def load_settings(path) -> ServerSettings:
     from pydantic import ValidationError
-    from ..yamlsafe import load_yaml_mapping
-    data = load_yaml_mapping(path)
+    from ..bounded import load_yaml_mapping
+    data = load_yaml_mapping(path, what="server config", example="max_queries: 1000")
     base = Path(path).parent
     try:
         s = ServerSettings.model_validate(data)

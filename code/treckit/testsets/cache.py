@@ -37,6 +37,8 @@ from typing import Any, Callable
 
 from ..errors import InputError
 
+from ..io import loads_json
+
 CACHE_FILE = "evaluations.sqlite"
 STORED_FORMAT = 2        # the shape of a stored result (TestSetResult.to_dict): a new shape never reads an old one
 LOCK_WAIT_SECONDS = 10.0         # the longest wait for another process's lock on the cache file
@@ -245,8 +247,8 @@ class ResultCache:
         if text is None:
             return None
         try:
-            return json.loads(text)
-        except (ValueError, TypeError, RecursionError):      # not a result: a miss, replaced by the next store
+            return loads_json(text)
+        except (InputError, ValueError, TypeError, RecursionError):      # not a result: a miss, replaced by the next store
             return None
 
     def put(self, key: str, value: dict) -> None:

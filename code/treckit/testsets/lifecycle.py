@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .load import TestSet
-from .schema import Query, RelevantDoc, TestSetModel
+from .load import TestQuery, TestSet, test_set_from_mapping
 
 
 def _draw_key(seed: int, text: str) -> bytes:
@@ -19,8 +18,8 @@ def _draw_key(seed: int, text: str) -> bytes:
     return hashlib.sha256(f"{seed}\0{text}".encode("utf-8", "surrogatepass")).digest()
 
 
-def _with_queries(ts: TestSet, queries: list[Query], **changes) -> TestSet:
-    return TestSet(ts.model.model_copy(update={"queries": queries, **changes}))
+def _with_queries(ts: TestSet, queries: list[TestQuery], **changes) -> TestSet:
+    return TestSet(ts.model.replace(queries=queries, **changes))
 
 
 # ------------------------------------------------------------------ split
@@ -74,38 +73,70 @@ class Agreement:
     only_a: int
     only_b: int
     threshold: float
+    undefined: str | None = None          # why kappa is None
 
     @property
     def passed(self) -> bool | None:
         return None if self.kappa is None else self.kappa > self.threshold
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kappa": self.kappa, "weighted": self.weighted, "pairs_judged_by_both": self.both,
-                "only_in_a": self.only_a, "only_in_b": self.only_b, "threshold": self.threshold, "pass": self.passed}
+        out = {"kappa": self.kappa, "weighted": self.weighted, "pairs_judged_by_both": self.both,
+               "only_in_a": self.only_a, "only_in_b": self.only_b, "threshold": self.threshold, "pass": self.passed}
+        if self.kappa is None:
+            out["kappa_undefined"] = self.undefined
+        return out
+
+    def describe(self) -> str:
+        """The kappa as a sentence: its value, or why it has none."""
+        if self.kappa is None:
+            return f"kappa is undefined: {self.undefined}"
+        return f"kappa {self.kappa:.4f} on {self.both} pairs judged by both"
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray, weighted: str | None = None) -> float | None:
-    """Cohen's kappa of two raters' labels on the same items (Cohen 1960; weighted: Cohen 1968),
-    the categories being the labels that occur; None when agreement by chance is total."""
-    labels = np.union1d(a, b)
-    ia, ib = np.searchsorted(labels, a), np.searchsorted(labels, b)
-    n = labels.size
-    observed = np.zeros((n, n))
-    np.add.at(observed, (ia, ib), 1)
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
-    idx = np.arange(n)
-    if weighted is None:
-        w = (idx[:, None] != idx[None, :]).astype(float)
-    elif weighted == "linear":
-        w = np.abs(idx[:, None] - idx[None, :]).astype(float)
-    elif weighted == "quadratic":
-        w = ((idx[:, None] - idx[None, :]) ** 2).astype(float)
-    else:
+    """Cohen's kappa of two raters' labels on the same items (Cohen 1960; weighted: Cohen 1968), the
+    categories being the labels that occur, numbered 0 .. m-1 in sorted order as scikit-learn numbers
+    them; None when agreement by chance is total (one label, given by both raters to every item).
+
+    Computed from the labels' counts and sums over the pairs, in O(n + m) memory: never the m x m
+    matrices of the textbook formula (20,000 distinct labels would need gigabytes).  With n items,
+    a rater's counts A_i and B_j of label i, j, and weights w(i, j) = [i != j] (unweighted),
+    |i - j| (linear) or (i - j)^2 (quadratic),
+
+        kappa = 1 - n * O / E,   O = sum over items k of w(a_k, b_k),   E = sum_i sum_j A_i B_j w(i, j)
+
+    (scikit-learn's 1 - sum(w * observed) / sum(w * expected), expected = outer(A, B) / n), and E
+    takes one pass over the labels:
+
+        unweighted  E = n^2 - sum_i A_i B_i
+        quadratic   E = n sum_i A_i i^2 + n sum_j B_j j^2 - 2 (sum_i A_i i)(sum_j B_j j)
+        linear      E = sum_i A_i (2 i C_i - 2 D_i + J - i n), with C_i = sum_{j<i} B_j,
+                    D_i = sum_{j<i} j B_j, J = sum_j j B_j: the sum over j of B_j |i - j|, split at i.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    n = a.size
+    if weighted not in (None, "linear", "quadratic"):
         raise InputError(f"unknown weighting {weighted!r}", fix="use linear or quadratic")
-    chance = (w * expected).sum()
-    if chance == 0:
+    labels, ranks = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ia, ib = ranks[:n].astype(np.float64), ranks[n:].astype(np.float64)
+    m = labels.size
+    count_a = np.bincount(ranks[:n], minlength=m).astype(np.float64)
+    count_b = np.bincount(ranks[n:], minlength=m).astype(np.float64)
+    i = np.arange(m, dtype=np.float64)
+    if weighted is None:
+        observed = float(np.count_nonzero(ia != ib))
+        expected = float(n) * n - float(count_a @ count_b)
+    elif weighted == "quadratic":
+        observed = float(((ia - ib) ** 2).sum())
+        expected = n * float(count_a @ i ** 2) + n * float(count_b @ i ** 2) - 2 * float(count_a @ i) * float(count_b @ i)
+    else:
+        observed = float(np.abs(ia - ib).sum())
+        below = np.concatenate([[0.0], np.cumsum(count_b)[:-1]])            # C_i
+        below_ranks = np.concatenate([[0.0], np.cumsum(i * count_b)[:-1]])   # D_i
+        expected = float(count_a @ (2 * i * below - 2 * below_ranks + float(i @ count_b) - i * n))
+    if expected == 0:
         return None
-    return float(1 - (w * observed).sum() / chance)
+    return float(1 - n * observed / expected)
 
 
 def agreement(qrels_a, qrels_b, weighted: str | None = None, threshold: float = 0.6) -> Agreement:
@@ -117,8 +148,13 @@ def agreement(qrels_a, qrels_b, weighted: str | None = None, threshold: float = 
     if not both:
         raise InputError("the two annotators judged no (query, doc) pair in common",
                          fix="check that both files label the same queries and docs")
-    k = cohen_kappa(np.array([pa[p] for p in both]), np.array([pb[p] for p in both]), weighted)
-    return Agreement(k, weighted, len(both), len(set(pa) - set(pb)), len(set(pb) - set(pa)), threshold)
+    ga, gb = np.array([pa[p] for p in both]), np.array([pb[p] for p in both])
+    k = cohen_kappa(ga, gb, weighted)
+    undefined = None
+    if k is None:
+        undefined = (f"both annotators gave all {len(both)} pairs they both judged the same grade ({ga[0].item()}), "
+                     "so agreement by chance is total and kappa divides zero by zero")
+    return Agreement(k, weighted, len(both), len(set(pa) - set(pb)), len(set(pb) - set(pa)), threshold, undefined)
 
 
 # ------------------------------------------------------------------ refresh
@@ -168,8 +204,11 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
                                  "which a test set cannot hold", path=source,
                                  fix=f"give every candidate a {field.replace('_', ' ')}, or leave the query out")
     agree = agreement(qrels_a, qrels_b, weighted, threshold)
+    if agree.kappa is None:
+        raise InputError(f"annotator agreement cannot be measured: {agree.describe()}",
+                         fix="have both annotators label pairs of more than one grade")
     if not agree.passed:
-        raise InputError(f"annotator agreement too low to refresh: kappa {agree.kappa} <= {threshold} "
+        raise InputError(f"annotator agreement too low to refresh: kappa {agree.kappa:.4f} <= {threshold} "
                          f"on {agree.both} pairs", fix="resolve the disagreements and label again")
     labels, counts = merge_labels(qrels_a, qrels_b)
     have = set(ts.query_ids)
@@ -183,11 +222,12 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
                          f"{replace} are needed", fix="label more candidates or replace fewer queries")
     leaving = set(sorted(ts.query_ids, key=lambda i: _draw_key(seed, i))[:replace])
     coming = sorted(usable, key=lambda c: _draw_key(seed, c["query_id"]))[:replace]
-    kept = [q for q in ts.queries if q.query_id not in leaving]
-    new = [Query(query_id=c["query_id"], query_text=c["query_text"], query_type=c.get("query_type") or "production",
-                 relevant_docs=[RelevantDoc(doc_id=d, grade=g) for d, g in sorted(labels[c["query_id"]].items())])
+    kept = [q for q in ts.to_mapping()["queries"] if q["query_id"] not in leaving]
+    new = [{"query_id": c["query_id"], "query_text": c["query_text"], "query_type": c.get("query_type") or "production",
+            "relevant_docs": [{"doc_id": d, "grade": g} for d, g in sorted(labels[c["query_id"]].items())]}
            for c in coming]
     version = bump_version(ts.version)
-    nxt = TestSet(TestSetModel(name=ts.name, version=version, description=ts.model.description, queries=kept + new))
+    nxt = test_set_from_mapping({"name": ts.name, "version": version, "description": ts.model.description,
+                                 "queries": kept + new}, f"the refreshed {ts.name} {version}")
     return nxt, {"from_version": ts.version, "to_version": version, "removed": sorted(leaving),
                  "added": [c["query_id"] for c in coming], "agreement": agree.to_dict(), "merge": counts}

@@ -16,5 +16,10 @@ def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[
     if len(run) == 0:
         return {n: {q: 0.0 for q in qids} for n in names}
     df = evaluate(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc", warn=warn)
-    df = df[df["qid"] != "all"].set_index("qid")
-    return {n: {q: float(df.at[q, engine_column(n)]) for q in qids} for n in names}
+    df = df[df["qid"] != "all"]
+    rows = df["qid"].tolist()
+    out = {}
+    for n in names:
+        value_of = dict(zip(rows, df[engine_column(n)].to_numpy(dtype="float64").tolist()))
+        out[n] = {q: value_of[q] for q in qids}
+    return out

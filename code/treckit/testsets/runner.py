@@ -142,9 +142,12 @@ def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: 
             row["latency_ms"] = latencies[qid]
         rows.append(row)
     aggregates = {m: _stats([r[m] for r in rows]) for m in measures}
+    of_type: dict[str, list[dict[str, Any]]] = {t: [] for t in order}
+    for r in rows:                                  # one pass, however many types
+        of_type[r["query_type"]].append(r)
     per_type: dict[str, dict[str, Any]] = {}
     for t in order:
-        sel = [r for r in rows if r["query_type"] == t]
+        sel = of_type[t]
         per_type[t] = {"num_queries": len(sel), **{m: float(np.mean([r[m] for r in sel])) for m in measures}}
     lat = None
     if latencies is not None:
@@ -249,6 +252,11 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
     args = (ts.to_qrels(), run, names, ts.query_ids, warn)
     if engine == "local" and scheduler is None:
         values, missing = run_values(*args)
+        del args
+        import pyarrow as pa
+        from ..startup import give_back_freed_memory
+        pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
+        give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
     else:
         from ..engines.dask import check_engine, on_cluster
         check_engine(engine, scheduler)
@@ -261,11 +269,41 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
 def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
                warn=None) -> tuple[dict[str, dict[str, float]], list[str]]:
     """({measure: {qid: value}}, the ``query_ids`` without a line in the run) of a run (a path, read here
-    with ``warn`` (None: the library's InputWarning), or a Run)."""
+    with ``warn`` (None: the library's InputWarning), or a Run).  A TREC run file too large to read whole
+    within :data:`treckit.thresholds.TESTSET_RUN_MEMORY` is evaluated as it is read, as ``treckit eval``
+    streams one (the same numbers)."""
+    from .. import thresholds
     from ..inputs import as_run
-    from ..reading import warn_python
-    run = as_run(run, warn=warn or warn_python, order_option=False)       # no reading options here
+    from ..reading import RunReading, warn_python
+    warn = warn or warn_python
+    if not hasattr(run, "table"):
+        from ..engines.stream import plan
+        if plan(run, RunReading(), thresholds.TESTSET_RUN_MEMORY).stream:
+            return _streamed_run_values(qrels, run, names, query_ids, warn)
+    run = as_run(run, warn=warn, order_option=False)       # no reading options here
     return per_query_values(qrels, run, names, warn), missing_queries(run, query_ids)
+
+
+def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str], warn):
+    """:func:`run_values` of a TREC run file, evaluated a part at a time in bounded memory."""
+    from .. import thresholds
+    from ..engines.stream import evaluate_path
+    from ..evaluation import EvalOptions
+    from ..inputs import as_measures
+    from ..measures.registry import resolve
+    from ..reading import RunReading
+    from .measures import engine_column, engine_measure
+
+    answered: set[str] = set()
+
+    def note_answered(part, _run) -> None:
+        answered.update(q for q, a in zip(part.qids, part.answered.tolist()) if a)
+    requests = resolve(as_measures([engine_measure(n) for n in names]), first_params_win=False)
+    res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), RunReading(), warn=warn,
+                        memory_limit=thresholds.TESTSET_RUN_MEMORY, on_part=note_answered, order_option=False)
+    column = {c: i for i, c in enumerate(res.columns)}
+    values = {n: dict(zip(res.qids, res.values[:, column[engine_column(n)]].tolist())) for n in names}
+    return values, [q for q in query_ids if q not in answered]
 
 
 def missing_queries(run, query_ids: Sequence[str]) -> list[str]:

@@ -23,6 +23,8 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from ..measures.readable import MAX_CUTOFF
+
 MAX_GRADE = 3
 
 
@@ -39,7 +41,7 @@ class Query(BaseModel):
     query_id: StrictStr = Field(min_length=1)
     query_text: StrictStr = Field(min_length=1)
     query_type: StrictStr = Field(min_length=1, description="a free label such as exact_term, paraphrase")
-    topK: Optional[StrictInt] = Field(default=None, ge=1, description="this query's cutoff for the RQ metric")
+    topK: Optional[StrictInt] = Field(default=None, ge=1, le=MAX_CUTOFF, description="this query's cutoff for the RQ metric")
     relevant_docs: list[RelevantDoc] = Field(min_length=1)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
-from ..io import PathLike, display_name, read_text
+from ..io import PathLike, display_name, loads_json, read_text
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("text", "query_text", "query")
@@ -40,7 +40,7 @@ def read_query_records(path: PathLike) -> list[dict]:
             continue
         if line.lstrip().startswith("{"):
             try:
-                obj = json.loads(line)
+                obj = loads_json(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"not a JSON object ({exc.msg})", path=name, line=no, fix="one JSON object per line") from None
             qf = next((f for f in QUERY_ID_FIELDS if f in obj), None)

@@ -1,0 +1,376 @@
+"""The one bounded reader of YAML and JSON documents (treckit.bounded): every entry point refuses alias
+bombs, deep nesting, huge numbers and oversized content (after decompression, on stdin) at once, with
+the file, the line and the fix (exit 2); its two YAML readers read alike."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+import tracemalloc
+import zlib
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import ROOT, run_cli
+import treckit.io as tio
+from treckit import bounded
+from treckit.bounded import MAX_DEPTH, parse_json, yaml_tree
+from treckit.errors import InputError
+
+SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
+RETRIEVER = ROOT / "data" / "test_sets" / "sample_retriever.py"
+
+def _alias_bomb(levels: int) -> str:
+    """The "billion laughs": each level nine aliases of the one before (9 ** levels values from 300 bytes)."""
+    names = "abcdefghij"[:levels]
+    return "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip(names, names[1:]))
+
+
+@pytest.fixture
+def files(tmp_path):
+    q, r = tmp_path / "qrels", tmp_path / "run.trec"
+    q.write_text("1 0 d1 1\n")
+    r.write_text("1 Q0 d1 1 1.0 t\n")
+    return q, r
+
+
+# every command reading a YAML document, given the document's path
+YAML_ENTRIES = {
+    "test set": lambda p, f: ["testset", "validate", p],
+    "system config": lambda p, f: ["system", "eval", p, "--test-set", SAMPLE],
+    "server config": lambda p, f: ["serve", "--config", p],
+    "compare config": lambda p, f: ["compare", f[0], "--config", p, f[1], "-m", "map"],
+    "testset eval --config": lambda p, f: ["testset", "eval", SAMPLE, "--function", f"{RETRIEVER}:search", "--config", p],
+}
+
+
+def _refused(argv, capsys, *expected):
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2, err
+    assert "internal error" not in err and "Traceback" not in err
+    for e in expected:
+        assert e in err, err
+    return err
+
+
+def _at(err: str, path, line: int, message: str) -> None:
+    """``message`` is said of ``path`` at ``line``: as ``path:line: message``, or, in a test set's list of
+    problems, ``path: ... line N: message``."""
+    assert f"{path}:{line}: {message}" in err or (f"{path}: " in err and f"line {line}: {message}" in err), err
+
+
+@pytest.mark.parametrize("entry", YAML_ENTRIES)
+def test_an_alias_bomb_is_refused_by_every_yaml_reader(entry, files, tmp_path, capsys):
+    """Every reader refuses aliases outright (a bomb of nine levels expands to gigabytes; this one has four,
+    6,561 values, small enough that a reader expanding aliases answers instead of hanging)."""
+    p = tmp_path / "bomb.yaml"
+    p.write_text(_alias_bomb(4))
+    err = _refused(YAML_ENTRIES[entry](p, files), capsys, "fix:")
+    _at(err, p, 1, "YAML anchors and aliases (&, *) are not allowed")
+
+
+def test_the_342_byte_bomb_is_refused_at_once():
+    bomb = _alias_bomb(9)                        # 387,420,489 values
+    assert len(bomb) < 350
+    t0 = time.perf_counter()
+    data, _, problems = yaml_tree(bomb, what="config")
+    assert time.perf_counter() - t0 < 1
+    assert data is None and problems.listed() == [
+        (1, "YAML anchors and aliases (&, *) are not allowed in a config; write the values out")]
+
+
+def test_one_alias_is_refused_too(tmp_path, files, capsys):
+    p = tmp_path / "c.yaml"
+    p.write_text("base: &b {k1: 1.2}\nrun: run.trec\nother: *b\n")
+    _refused(YAML_ENTRIES["compare config"](p, files), capsys, "anchors and aliases")
+
+
+def _nested(depth: int, style: str) -> str:
+    if style == "flow":
+        return "x: " + "[" * depth + "]" * depth + "\n"
+    return '{"x": ' + "[" * depth + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+@pytest.mark.parametrize("style", ["flow", "json"])
+def test_deep_nesting_is_refused_while_parsing(depth, style):
+    """Depth is counted event by event, nothing recursing: 1,000 levels raise no RecursionError, and
+    100,000 are not read past the first level too many."""
+    text = _nested(depth, style)
+    t0 = time.perf_counter()
+    data, _, problems = yaml_tree(text, what="config")
+    assert time.perf_counter() - t0 < 1
+    assert data is None and problems.listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
+    if style == "json":
+        t0 = time.perf_counter()
+        with pytest.raises(InputError) as e:
+            parse_json(text, "deep.json", fix="f")
+        assert time.perf_counter() - t0 < 1
+        assert e.value.line == 1 and "deep.json:1:" in str(e.value)
+
+
+def test_deep_block_nesting_names_the_line_at_once():
+    text = "x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 1_000))     # 1,000 levels, each on its line
+    t0 = time.perf_counter()
+    data, _, problems = yaml_tree(text, what="config")
+    assert time.perf_counter() - t0 < 1
+    assert data is None and problems.listed() == [(MAX_DEPTH + 1, f"nested more than {MAX_DEPTH} levels deep")]
+    assert yaml_tree("- " * 100_000 + "x\n")[2].listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
+
+
+@pytest.mark.parametrize("entry", YAML_ENTRIES)
+def test_deep_nesting_exits_2_from_every_yaml_reader(entry, files, tmp_path, capsys):
+    p = tmp_path / "deep.yaml"
+    p.write_text("name: x\n" + _nested(1_000, "flow"))
+    _at(_refused(YAML_ENTRIES[entry](p, files), capsys, "fix:"), p, 2, f"nested more than {MAX_DEPTH} levels deep")
+
+
+@pytest.mark.parametrize("entry", YAML_ENTRIES)
+def test_a_5000_digit_integer_exits_2_with_its_line(entry, files, tmp_path, capsys):
+    """Python refuses to parse integers of more than 4,300 digits (ValueError deep inside the loader)."""
+    p = tmp_path / "big.yaml"
+    p.write_text("name: x\nlimit: " + "7" * 5000 + "\n")
+    _at(_refused(YAML_ENTRIES[entry](p, files), capsys, "quote it"), p, 2, "a number of 5,000 characters")
+
+
+def test_big_numbers_in_yaml_values():
+    _, _, problems = yaml_tree("a: " + "1" * 401 + "\nb: 1.0e+400\nc: -.inf\nd: '" + "9" * 5000 + "'\n")
+    assert problems.listed() == [(1, "a number of 401 characters: no number is that long; quote it to make it text"),
+                                 (2, "the number 1.0e+400 is beyond the range of a double; write .inf for infinity")]
+    data, _, _ = yaml_tree("c: -.inf\nd: '" + "9" * 5000 + "'\ne: " + "1" * 400 + "\n")
+    assert data["c"] == float("-inf") and data["d"] == "9" * 5000 and data["e"] == int("1" * 400)
+
+
+def _results(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_gate_results_files_are_bounded_json(tmp_path, capsys):
+    good = _results(tmp_path, "ok.json", "{}")
+    big = _results(tmp_path, "big.json", '{\n"schema": ' + "7" * 5000 + "}")
+    _refused(["gate", "--baseline", big, "--current", good], capsys, f"{big}:2: not JSON (a number of 5000 characters)")
+    deep = _results(tmp_path, "deep.json", "{\n" + '"a": ' + "[" * 1000 + "]" * 1000 + "}")
+    _refused(["gate", "--baseline", deep, "--current", good], capsys, f"{deep}:2: not JSON (nested too deeply)")
+    deep40 = _results(tmp_path, "deep40.json", '{"a":\n' + "[" * 40 + "]" * 40 + "}")
+    _refused(["gate", "--baseline", deep40, "--current", good], capsys, f"{deep40}:2: nested more than {MAX_DEPTH} levels")
+
+
+@pytest.mark.parametrize("what, make_argv", [
+    ("config", lambda p, f: ["compare", f[0], "--config", p, f[1], "-m", "map"]),
+    ("server config", lambda p, f: ["serve", "--config", p]),
+    ("test set", lambda p, f: ["testset", "validate", p]),
+    ("results file", lambda p, f: ["gate", "--baseline", p, "--current", p]),
+])
+def test_a_gzip_bomb_stops_at_the_bound(what, make_argv, files, tmp_path, capsys, monkeypatch):
+    """The bound holds after decompression: a small .gz (built here) that inflates far beyond it is cut
+    at the bound, in bounded memory."""
+    limit = 1 << 20
+    monkeypatch.setattr(tio, "CONFIG_READ_LIMIT", limit)
+    monkeypatch.setattr(bounded, "DOCUMENT_READ_LIMIT", limit)
+    pack = zlib.compressobj(9, zlib.DEFLATED, 31)           # wbits 31: the gzip format
+    block = b"# " + b"x" * (1 << 20) + b"\n"
+    bomb = b"".join(pack.compress(block) for _ in range(64)) + pack.flush()     # inflates to 64 MiB
+    assert len(bomb) < 200_000
+    p = tmp_path / "bomb.yaml.gz"
+    p.write_bytes(bomb)
+    tracemalloc.start()
+    _refused(make_argv(p, files), capsys, f"{p}: more than {limit:,} bytes", f"a {what} holds at most {limit:,} bytes")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40 << 20
+
+
+def test_the_real_config_bound_holds_on_a_gzip_bomb(files, tmp_path, capsys):
+    pack = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = b"".join(pack.compress(b" " * (1 << 20)) for _ in range(100)) + pack.flush()     # 100 MiB of spaces
+    p = tmp_path / "server.yaml"
+    p.write_bytes(bomb)
+    _refused(["serve", "--config", p], capsys, f"{p}: more than {tio.CONFIG_READ_LIMIT:,} bytes")
+
+
+class _Endless(io.RawIOBase):
+    """A stdin that never ends, counting what was read."""
+
+    def __init__(self) -> None:
+        self.read_bytes = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        chunk = b"name: x\n" * (len(buf) // 8)
+        buf[:len(chunk)] = chunk
+        self.read_bytes += len(chunk)
+        return len(chunk)
+
+
+def test_stdin_is_bounded(tmp_path, capsys, monkeypatch):
+    limit = 1 << 20
+    monkeypatch.setattr(bounded, "DOCUMENT_READ_LIMIT", limit)
+    endless = _Endless()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless)))
+    monkeypatch.setattr(tio, "_stream_cache", {})
+    _refused(["testset", "validate", "-"], capsys, f"<stdin>: more than {limit:,} bytes", "a test set holds at most")
+    assert endless.read_bytes < limit + (1 << 17)
+
+
+def test_memory_grows_linearly_within_the_stated_factor():
+    """A generated test set and a generated results file: what reading builds (Python objects, and the
+    test set's Arrow columns) stays within the stated factor of the input's size (its bytes and text
+    counted apart), at two sizes."""
+    import pyarrow as pa
+    sys.path.insert(0, str(ROOT / "bench"))
+    import testset_bench
+    from treckit.testsets import parse_test_set
+
+    parse_test_set("".join(testset_bench.test_set_yaml(10)), "warm-up.yaml")     # what is imported on first use
+    for n in (2_000, 8_000):
+        text = "".join(testset_bench.test_set_yaml(n))
+        arrow = pa.total_allocated_bytes()
+        tracemalloc.start()
+        ts = parse_test_set(text, "generated.yaml")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        columns = pa.total_allocated_bytes() - arrow          # the columns are built block by block, never copied
+        assert len(ts.queries) == n
+        assert peak + columns < (bounded.MEMORY_FACTOR - 2) * len(text)
+        results = json.dumps({"per_query": [{"qid": q.query_id, "recall_at_10": 0.25, "mrr": 1 / (i + 1)}
+                                            for i, q in enumerate(ts.queries)]}, indent=2)
+        tracemalloc.start()
+        parse_json(results, "r.json", fix="f")
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < (bounded.MEMORY_FACTOR - 2) * len(results)
+
+
+def test_a_streamed_document_builds_nothing_outside_its_list():
+    """A test set's other fields are text: a collection there is reported, never built."""
+    from treckit.testsets import TestSetError, parse_test_set
+    wide = "[" + ",".join(["[]"] * 50_000) + "]"
+    text = f"name: {wide}\nversion: '1'\nextra: {{a: [1, 2]}}\nqueries: {{a: 1}}\n"
+    tracemalloc.start()
+    with pytest.raises(TestSetError) as e:
+        parse_test_set(text)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert e.value.problems == [(1, "name: Input should be a valid string"),
+                                (3, "extra: unknown field (allowed: see the schema)"),
+                                (4, "queries: Input should be a valid list")]
+    assert peak < 2 * len(text)          # the text once more (the event parser reads it as UTF-8); 50,000 lists: 3 MB
+
+
+# ------------------------------------------------------------------ the two YAML readers read alike
+_SCALARS = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
+    st.sampled_from(["007", "1.5", "yes", "no", "on", "null", "~", "2024-01-31", "1e3", "0x1f", "-3", "+4",
+                     "a: b", "a #b", "#c", "- x", "'q'", '"d"', "[x]", "{y}", "x,y", "&a", "*b", "!t", "|", ">",
+                     "%", "@", "`", "1_000", "1:30", ".inf", "-.NaN", "", " lead", "trail ", "multi\nline"]),
+    st.integers(-10**6, 10**6), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False))
+_KEYS = st.one_of(st.sampled_from(["query_id", "doc_id", "grade", "name", "a", "on", "x_1"]),
+                  st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                         st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=25)
+
+
+def _both(text, raw=("query_id", "doc_id"), stream=None):
+    """(fast reader's result or None when it declines, the event reader's result)."""
+    def start():
+        return (stream[0], lambda problems: lambda i, v, lines, line: (i, v, line, dict(lines or {})))
+    try:
+        fast = bounded._BlockReader(text, raw, "file", False, start() if stream else None, item_lines=True).read()
+    except bounded._Decline:
+        fast = None
+    slow = bounded._EventReader(text, raw, "file", False, start() if stream else None).read()
+    return fast, slow
+
+
+def _same(fast, slow):
+    def norm(v):
+        if v is bounded.BAD:
+            return "<BAD>"
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        if isinstance(v, float) and v != v:
+            return "nan"
+        return v
+    assert norm(fast[0]) == norm(slow[0])
+    assert fast[1] == slow[1]
+    assert fast[2].listed() == slow[2].listed()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5), st.sampled_from([20, 40, 80, 100, 1000]),
+       st.integers(1, 4), st.booleans())
+def test_the_fast_reader_reads_as_pyyaml_does(data, width, indent, flow):
+    """Whatever the fast reader takes (safe_dump's block style at any width and indentation, wrapped
+    plain scalars, quoted ones, one-line flow collections), it reads as PyYAML's events do: same
+    values, lines and problems."""
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=width, indent=indent + 1,
+                          default_flow_style=None if flow else False)
+    fast, slow = _both(text)
+    if fast is not None:
+        _same(fast, slow)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([
+    "a: 1", "b: x y", "  c: z", "- p", "  - q: 1", "- {doc_id: 007, grade: 3}", "d: [1, two, '3']", "e:",
+    "  f: g", "    h", "# note", "", "  ", "i: 'it''s'", 'j: "k"', "l: m # n", "- - r", "o: p: q", "  t:", "- ",
+    "u: {}", "v: []", "w: ~", "x: yes", "q_1: 2024-01-31", "query_id: 12", "  - doc_id: d", "    grade: 2",
+    "y: [a, b", "z: a\tb", "-", "---", "a: &x 1", "b: *x", "c: !!str 1", "k: 1.0e+400", "k2: " + "9" * 401,
+    "  - x", "    - y", "      z", "m:  spaced  ", "n: 'a' # c", "p: -", "q: -1", "r: [ ]", "s: { }", "t: [a,b]",
+    "- a # c", "  more", "  # c2", "      w #", "g: [x] # c", "h: {a: b} #c", "- 'q'", "-  x: 1", "   y: 2",
+]), min_size=1, max_size=14))
+def test_the_fast_reader_takes_or_declines_any_line_soup(lines):
+    """Hand-written and broken documents: the fast reader either declines or reads as PyYAML does."""
+    text = "\n".join(lines) + "\n"
+    fast, slow = _both(text)
+    if fast is not None:
+        _same(fast, slow)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"query_id": _SCALARS, "query_text": _SCALARS,
+                                       "relevant_docs": st.lists(st.fixed_dictionaries(
+                                           {"doc_id": _SCALARS, "grade": _SCALARS}), max_size=3)}),
+                min_size=0, max_size=4), st.sampled_from([30, 100]))
+def test_streamed_items_are_handed_over_alike(queries, width):
+    text = yaml.safe_dump({"name": "n", "queries": queries}, sort_keys=False, allow_unicode=True, width=width)
+    fast, slow = _both(text, stream=("queries",))
+    if fast is not None:
+        _same(fast, slow)
+
+
+def test_the_project_s_files_take_the_fast_reader():
+    for path in [SAMPLE, *sorted((ROOT / "data" / "test_sets").glob("*.yaml"))]:
+        fast, slow = _both(path.read_text())
+        assert fast is not None, path
+        _same(fast, slow)
+
+
+def test_problems_keep_the_first_by_line_and_count_the_rest():
+    p = bounded.Problems(keep=3)
+    for line in (9, 4, 7, 1, 8, 4):
+        p.add(line, f"at {line}")
+    p.add(None, "no line")
+    assert p.listed() == [(None, "no line"), (1, "at 1"), (4, "at 4")]
+    assert p.total == 7 and p.unlisted == 4
+    assert p.lines_text().splitlines()[-1] == "  ... and 4 more (the first 3 are listed)"
+
+
+def test_a_json_document_too_dense_for_bounded_memory_is_refused(tmp_path, capsys):
+    """A file of empty lists would take 45 times its size once read; a results file takes about 3."""
+    p = tmp_path / "dense.json"
+    p.write_text("[" + ",".join(["[]"] * 600_000) + "]")
+    _refused(["gate", "--baseline", p, "--current", p], capsys,
+             f"{p}: 600,001 lists and objects in 1,800,001 characters: more than one per 16 characters")
+    brackets_in_text = json.dumps({"per_query": [{"qid": "[[[[{{{{" * 8, "mrr": 0.5}] * 20_000})
+    assert len(parse_json(brackets_in_text, "r.json", fix="f")["per_query"]) == 20_000
