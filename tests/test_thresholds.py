@@ -93,7 +93,8 @@ THRESHOLDS = [
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
                      "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
 # thresholds whose both sides are run by another test file (on a Dask cluster)
-ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py"}
+ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py",
+             "TESTSET_RUN_MEMORY": "test_testsets.py"}
 
 
 def test_every_threshold_is_listed_here():
