@@ -15,7 +15,7 @@ from treckit.io import read_text
 from treckit import trec_order
 from treckit.measures import ranking
 from treckit.measures.registry import resolve
-from treckit.strings import hash64
+from treckit.fast.strings import hash64
 
 
 @pytest.fixture(scope="module")

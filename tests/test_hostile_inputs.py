@@ -318,7 +318,7 @@ def _lean(path, **kw):
     """A run read for evaluation: the Arrow path keeps no ranks and one tag (null columns)."""
     import dataclasses
 
-    from treckit.model import repeated_column
+    from treckit.fast.arrow import repeated_column
 
     run = read_trec_run(path, lean=True, **kw)
     t = run.table

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treckit.parallel import for_each, numbers, ordered_map, pieces, usable_cores
-from treckit.strings import is_utf8, view_as_text
+from treckit.fast.parallel import for_each, numbers, ordered_map, pieces, usable_cores
+from treckit.fast.strings import is_utf8, view_as_text
 
 
 @settings(max_examples=60, deadline=None)

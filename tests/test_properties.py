@@ -78,7 +78,7 @@ def test_beir_tsv_reader(tmp_path_factory, judgments):
 @given(st.lists(st.text(max_size=30), min_size=1, max_size=40), st.integers(0, 39))
 def test_hash64_is_a_function_of_the_string_alone(values, cut):
     import pyarrow as pa
-    from treckit.strings import hash64
+    from treckit.fast.strings import hash64
     whole = hash64(pa.array(values)).tolist()
     cut = min(cut, len(values))
     parts = hash64(pa.chunked_array([pa.array(values[:cut], pa.string()), pa.array(values[cut:], pa.string())])).tolist()
@@ -107,7 +107,7 @@ small_ids = st.sampled_from(["1", "2", "10", "q b", "Zürich", ""])
 def test_id_runs_and_codes_describe_the_column(values, cuts, dictionary, grouped):
     """Whatever the chunking and encoding, codes number the ids by first appearance and map back to
     every row; runs start exactly where a value differs from the one before."""
-    from treckit.model import id_codes, id_runs
+    from treckit.fast.groups import id_codes, id_runs
     if grouped:
         values = sorted(values, key=values.index)        # each value's rows together
     col = _chunked(values, cuts, dictionary)
@@ -125,7 +125,7 @@ def test_id_runs_and_codes_describe_the_column(values, cuts, dictionary, grouped
        st.lists(st.integers(0, 49), max_size=80))
 def test_take_from_chunks_is_plain_indexing(values, cuts, idx):
     import numpy as np
-    from treckit.strings import take
+    from treckit.fast.strings import take
     idx = [i % len(values) for i in idx]
     assert take(_chunked(values, cuts), np.array(idx, np.int64)).to_pylist() == [values[i] for i in idx]
 
@@ -138,7 +138,7 @@ def test_repeat_finder_finds_exactly_the_repeated_pairs(pairs, together):
     query are together (matrix path) or not (whole-run path), even when every key collides."""
     import numpy as np
     import pyarrow as pa
-    from treckit.repeats import first_repeat, pair_keys, suspects
+    from treckit.fast.repeats import first_repeat, pair_keys, suspects
     if together:
         pairs = sorted(pairs, key=lambda p: p[0])
     group = np.array([p[0] for p in pairs], np.int64)
@@ -187,7 +187,7 @@ def test_hash64_of_short_strings_does_not_depend_on_their_neighbours_lengths(val
     """Chunks whose strings all fit one word take a shorter path; it must hash exactly as the
     general one does (the same strings beside a long one)."""
     import pyarrow as pa
-    from treckit.strings import hash64
+    from treckit.fast.strings import hash64
     alone = hash64(pa.array(values)).tolist()
     mixed = hash64(pa.array(values + ["a string much longer than sixteen bytes"])).tolist()[:-1]
     assert alone == mixed

@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from treckit import model, strings, thresholds, trec_order
+from treckit import thresholds, trec_order
+from treckit.fast import arrow, groups, matrix, strings
 from treckit.api import read_qrels, read_run, write_run
 from treckit.convert import convert_run
 from treckit.errors import InputError
@@ -182,9 +183,9 @@ def test_arrow_blocks_make_chunks(files, tmp_path, monkeypatch, name, kw):
 
 def test_constant_column_in_blocks(monkeypatch):
     monkeypatch.setattr(thresholds, "CONSTANT_COLUMN_BLOCK_ROWS", 3)
-    col = model.repeated_column(10, "t")
+    col = arrow.repeated_column(10, "t")
     assert [len(c) for c in col.chunks] == [3, 3, 3, 1] and col.to_pylist() == ["t"] * 10
-    assert model.repeated_column(0, "t").to_pylist() == []
+    assert arrow.repeated_column(0, "t").to_pylist() == []
 
 
 def test_rank_text_table_and_formatting_agree(monkeypatch):
@@ -207,25 +208,25 @@ def test_scattered_qids_take_the_dictionary_path(files, monkeypatch):
     import pyarrow.compute as pc
     col = read_run(files / "interleaved").table.column("qid")
     calls = _spy(monkeypatch, pc, "dictionary_encode")
-    few = model.id_runs(col)
+    few = groups.id_runs(col)
     assert not calls                                 # 12 queries' runs: few enough for the Python pass
     monkeypatch.setattr(thresholds, "FEW_RUNS_MIN", 0)
     monkeypatch.setattr(thresholds, "FEW_RUNS_FRACTION", BIG)
-    scattered = model.id_runs(col)
+    scattered = groups.id_runs(col)
     assert calls
     assert [x.tolist() if hasattr(x, "tolist") else x for x in scattered] == \
            [x.tolist() if hasattr(x, "tolist") else x for x in few]
-    assert model.id_codes(col)[0].tolist() == [few[2].index(q) for q in col.to_pylist()]
+    assert groups.id_codes(col)[0].tolist() == [few[2].index(q) for q in col.to_pylist()]
 
 
 def test_group_order_beyond_16_bits_equals_radix(monkeypatch):
     codes = np.random.default_rng(2).integers(0, 70_000, 5000)
     assert codes.max() >= 1 << 16                    # the comparison sort by default here
-    wide = model.group_order(codes)
+    wide = groups.group_order(codes)
     small = codes % 1000
-    radix = model.group_order(small)
+    radix = groups.group_order(small)
     monkeypatch.setattr(thresholds, "RADIX_MAX_CODES", 1)
-    assert model.group_order(small).tolist() == radix.tolist()
+    assert groups.group_order(small).tolist() == radix.tolist()
     assert wide.tolist() == np.argsort(codes, kind="stable").tolist()
     assert np.all(np.diff(small[radix]) >= 0)
 
@@ -240,27 +241,27 @@ def test_hash_slices_equal_one_piece(monkeypatch):
 
 def test_query_matrix_refuses_uneven_depths_below_its_limits(monkeypatch):
     lengths = np.array([8, 1, 1])                    # 3 x 8 = 24 cells for 10 values
-    assert model.query_matrix_pays(lengths, 10)                       # within the slack
+    assert matrix.query_matrix_pays(lengths, 10)                       # within the slack
     monkeypatch.setattr(thresholds, "QUERY_MATRIX_SLACK", 0)
-    assert not model.query_matrix_pays(lengths, 10)                   # 24 cells > 2 x 10 values
+    assert not matrix.query_matrix_pays(lengths, 10)                   # 24 cells > 2 x 10 values
     monkeypatch.setattr(thresholds, "QUERY_MATRIX_GROWTH", 3)
-    assert model.query_matrix_pays(lengths, 10)                       # 24 <= 3 x 10
+    assert matrix.query_matrix_pays(lengths, 10)                       # 24 <= 3 x 10
     monkeypatch.setattr(thresholds, "QUERY_MATRIX_MAX_QUERIES", 2)
-    assert not model.query_matrix_pays(lengths, 10)
+    assert not matrix.query_matrix_pays(lengths, 10)
 
 
 def test_queries_laid_out_in_slices(monkeypatch):
     values = np.arange(10.0)
     starts = np.array([0, 8, 9])                     # depths 8, 1, 1
-    assert model.laid_out(values, np.diff(np.append(starts, 10)), -1.0).tolist() == [
+    assert matrix.laid_out(values, np.diff(np.append(starts, 10)), -1.0).tolist() == [
         list(range(8)), [8] + [-1] * 7, [9] + [-1] * 7]
-    assert model.laid_out(values, np.array([5, 5]), -1.0).tolist() == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
-    assert model.query_slices(starts, 10) == [(range(0, 3), range(0, 10))]
+    assert matrix.laid_out(values, np.array([5, 5]), -1.0).tolist() == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert matrix.query_slices(starts, 10) == [(range(0, 3), range(0, 10))]
     monkeypatch.setattr(thresholds, "ROW_SORT_SLICE_CELLS", 8)        # one query (of width 8) per slice
-    assert model.query_slices(starts, 10) == [(range(0, 1), range(0, 8)), (range(1, 2), range(8, 9)),
+    assert matrix.query_slices(starts, 10) == [(range(0, 1), range(0, 8)), (range(1, 2), range(8, 9)),
                                               (range(2, 3), range(9, 10))]
     monkeypatch.setattr(thresholds, "ROW_SORT_SLICE_CELLS", 16)
-    assert model.query_slices(starts, 10) == [(range(0, 2), range(0, 9)), (range(2, 3), range(9, 10))]
+    assert matrix.query_slices(starts, 10) == [(range(0, 2), range(0, 9)), (range(2, 3), range(9, 10))]
 
 
 def test_ranking_switches_to_a_full_sort(files, monkeypatch):

@@ -251,7 +251,7 @@ def test_rank_only_checked_other_spellings_are_converted_as_before(tmp_path, mon
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(st.text("0123456789+- x", max_size=21), min_size=1, max_size=8))
 def test_short_whole_numbers_only_says_yes_to_what_fits_64_bits(values):
-    from treckit.strings import short_whole_numbers
+    from treckit.fast.strings import short_whole_numbers
 
     col = pa.chunked_array([pa.array([v.encode() for v in values], pa.binary())])
     if short_whole_numbers(col):

@@ -31,11 +31,13 @@ import pyarrow.compute as pc
 
 from .errors import InputError
 from .spelling import pass_options, spell
-from .model import RUN_SCHEMA, Run, group_order, id_runs, repeated_column, spread
-from .parallel import numbers
-from .repeats import first_repeat, pair_keys, suspects
+from .model import RUN_SCHEMA, Run
+from .fast.groups import group_order, id_runs, spread
+from .fast.arrow import repeated_column
+from .fast.parallel import numbers
+from .fast.repeats import first_repeat, pair_keys, suspects
 from . import trec_order
-from .strings import run_starts, take
+from .fast.strings import run_starts, take
 from .trec_order import DocTexts
 
 Order = Literal["auto", "desc", "asc", "given"]

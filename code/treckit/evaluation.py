@@ -156,7 +156,7 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     queries in no part count as not in the run): rows in trec_eval's order, the sanity warnings,
     --missing and -c, the no-shared-query error, -Z, and the summary over queries in that order."""
     from .measures.ranking import _evaluated, sanity_warnings
-    from .model import id_runs
+    from .fast.groups import id_runs
 
     o = options or EvalOptions()
     complete = o.complete or o.missing == "zero"

@@ -176,7 +176,7 @@ def _in_turn(qrels: Qrels, systems: list[System], score) -> Iterator[Scored]:
 
 def _hits(view, run: Run, k: int) -> list[list[str]]:
     """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
-    from ..strings import take
+    from ..fast.strings import take
 
     sel = np.flatnonzero((view.rel >= 1) & (view.pos < k))      # entries are sorted by (query, rank)
     docs = take(run.table.column("docid"), view.row[sel]).to_pylist() if sel.size else []

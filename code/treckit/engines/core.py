@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
-from ..model import Qrels, Run, id_runs, spread
+from ..model import Qrels, Run
+from ..fast.groups import id_runs, spread
 
 __all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "block_readings", "check_qrels", "empty_run", "evaluate_part",
            "bucket_order", "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query",

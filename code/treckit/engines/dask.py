@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError, TreckitError
-from ..parallel import usable_cores
+from ..fast.parallel import usable_cores
 from .. import spelling
 from ..spelling import spell
 from ..urls import INSTALL          # the one install hint, shared with the URL readers

@@ -38,7 +38,9 @@ from ..errors import InputError, os_error
 from ..io import cut_short
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
-from ..model import Qrels, Run, id_runs, repeated_column
+from ..model import Qrels, Run
+from ..fast.groups import id_runs
+from ..fast.arrow import repeated_column
 from ..startup import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 

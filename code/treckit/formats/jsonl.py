@@ -324,8 +324,8 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     import pyarrow.json as pj
 
     from ..io import Source
-    from ..model import repeated_column
-    from ..strings import has_empty, take
+    from ..fast.arrow import repeated_column
+    from ..fast.strings import has_empty, take
 
     src = Source(path)
     if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more

@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from .. import thresholds
-from ..arrow_calls import call, take as arrow_take
-from ..model import group_order, id_runs, spread
-from ..parallel import numbers
-from ..strings import run_starts, take
+from ..fast.arrow import call, take as arrow_take
+from ..fast.groups import group_order, id_runs, spread
+from ..fast.parallel import numbers
+from ..fast.strings import run_starts, take
 
 NOTE = "rising_ranks"        # Run.notes key of the evidence a reading gathered (see RunReading.read)
 

@@ -21,9 +21,11 @@ from ..spelling import pass_options
 from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name
-from ..parallel import ordered_map
-from ..model import Qrels, Run, as_string, repeated_column, positions
-from ..strings import contains_byte, has_empty, is_utf8, run_starts, short_whole_numbers, take, view_as_text
+from ..fast.parallel import ordered_map
+from ..model import Qrels, Run
+from ..fast.arrow import as_string, repeated_column
+from ..fast.groups import positions
+from ..fast.strings import contains_byte, has_empty, is_utf8, run_starts, short_whole_numbers, take, view_as_text
 from .common import (FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice,
                      parse_int, parse_score, score_problem, split_fields, text_lines)
 from .rising_ranks import NOTE as RISING_RANKS, RisingRanks

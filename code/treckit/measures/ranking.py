@@ -15,12 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from .. import thresholds
-from ..arrow_calls import call
+from ..fast.arrow import call
 from ..errors import InputError, shown
 from ..spelling import offered, pass_options
-from ..model import Qrels, Run, expand_ranges, id_runs, spread
-from ..repeats import first_repeat, suspects
-from ..strings import hash64, take
+from ..model import Qrels, Run
+from ..fast.groups import expand_ranges, id_runs, spread
+from ..fast.repeats import first_repeat, suspects
+from ..fast.strings import hash64, take
 from ..trec_order import DocTexts, ranks_of, sort_key
 
 NONPOOL = -1      # retrieved, not in the qrels

@@ -1,4 +1,7 @@
-"""Arrow compute functions called by name, without importing ``pyarrow.compute``.
+"""Arrow at less cost: compute functions called by name (without importing ``pyarrow.compute``), and columns
+that share one buffer.
+
+Compute functions by name:
 
 Importing ``pyarrow.compute`` builds a documented Python wrapper for each of its ~300 functions,
 about 60 ms: a sixth of a small evaluation.  The few functions the evaluation path needs go
@@ -11,6 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
+
+from .. import thresholds
 
 
 @lru_cache(maxsize=None)
@@ -32,3 +37,20 @@ def take(values, indices):
     if isinstance(indices, np.ndarray):
         indices = pa.array(indices, pa.int64())
     return call("take", values, indices)
+
+
+def as_string(column):
+    """A qid/docid/tag column as plain strings (readers may hand them over dictionary-encoded)."""
+    return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+
+
+def repeated_column(n: int, value, type_: pa.DataType = pa.string()) -> pa.ChunkedArray:
+    """A column of ``n`` copies of ``value`` (None: nulls) whose chunks share one buffer: a run
+    tag, or a reader's column nobody will read, costs next to no memory however long the run."""
+    block = min(n, thresholds.CONSTANT_COLUMN_BLOCK_ROWS)
+
+    def piece(k: int) -> pa.Array:
+        return pa.nulls(k, type_) if value is None else pa.repeat(pa.scalar(value, type_), k)
+
+    full = piece(block) if block else None
+    return pa.chunked_array([full] * (n // block if block else 0) + [piece(n % block if block else 0)], type_)

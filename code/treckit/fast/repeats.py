@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import thresholds
-from .model import by_query_slices, laid_out, query_matrix_pays
+from .. import thresholds
+from .matrix import by_query_slices, laid_out, query_matrix_pays
 from .strings import hash64, take_strings
 
 
