@@ -18,7 +18,7 @@ from conftest import ROOT, run_cli
 import treckit.io as tio
 from treckit import bounded
 from treckit.bounded import MAX_DEPTH, parse_json, yaml_tree
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 RETRIEVER = ROOT / "data" / "test_sets" / "sample_retriever.py"

@@ -323,7 +323,7 @@ def test_options_are_validated(tmp_path, capsys, argv, text):
 @pytest.mark.parametrize("bad", [dict(permutations=-5), dict(resamples=1), dict(alpha=2.0), dict(alpha=0.0),
                                  dict(k=0), dict(seed=-1), dict(tests=("bogus",)), dict(correction="none")])
 def test_options_are_validated_in_the_api(bad):
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     with pytest.raises(InputError):
         CompareOptions(**bad)
     assert CompareOptions(k=np.int64(3), permutations=np.int32(500), alpha=np.float64(0.1)).k == 3

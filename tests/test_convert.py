@@ -6,7 +6,7 @@ import pytest
 
 from treckit.api import read_run, write_qrels, write_run
 from treckit.convert import convert_run
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.model import Qrels, Run
 
 

@@ -214,7 +214,7 @@ def test_without_dask_the_error_says_how_to_install_it(data, capsys, monkeypatch
     code, out, err = run_cli(["eval", "--engine", "dask", data["qrels"], data["runs"][0]], capsys)
     assert code == 2 and "pip install 'treckit[dask]'" in err and out == ""
     from treckit import evaluate
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     with pytest.raises(InputError, match=r"treckit\[dask\]"):
         evaluate(data["qrels"], data["runs"][0], engine="dask")
 
@@ -545,7 +545,7 @@ def test_relative_run_paths_reach_workers_of_a_cluster_of_ones_own(tmp_path, mon
     """With --scheduler (workers started elsewhere, from their own directory) eval sends a relative run path
     absolute; compare and testset eval refuse it with the absolute path as the fix."""
     from treckit.engines.dask import check_shared_paths, for_workers
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run.trec").write_text("q1 Q0 d1 1 1.0 t\n")
@@ -563,7 +563,7 @@ def test_a_scheduler_without_workers_fails_clearly_instead_of_waiting_forever(mo
     import distributed
 
     import treckit.engines.dask as engine
-    from treckit.errors import TreckitError
+    from treckit.console.errors import TreckitError
 
     monkeypatch.setattr(engine, "WORKER_WAIT_SECONDS", 1)
     with distributed.LocalCluster(n_workers=0, dashboard_address="127.0.0.1:0", silence_logs=40) as cluster:

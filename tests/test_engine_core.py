@@ -16,7 +16,7 @@ import fuzz_cases
 from treckit.cli.evaluate import parse_args
 from treckit.engines.core import (QrelsByQuery, check_qrels, empty_run, evaluate_part, merge_parts, query_buckets,
                                   read_run_block, restrict_qrels, split_by_query, split_rows)
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.evaluation import EvalOptions, evaluate_requests, read_zscores
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run

@@ -8,7 +8,7 @@ import pytest
 
 from treckit import thresholds
 from treckit.api import read_qrels, read_run
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.evaluation import evaluate_requests
 from treckit.formats import jsonl, trec
 from treckit.io import read_text

@@ -27,7 +27,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 import treckit.io as tio
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 
 TREC_EVAL_FLAGS = ["-q", "-m", "-c", "-l", "-n", "-D", "-N", "-M", "-J", "-R", "-T", "-Z", "-v", "-h"]   # trec_eval -h
 QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 1\n2 0 d4 1\n"

@@ -103,7 +103,7 @@ def test_rbp_and_relstring(v):
 def test_repeated_judgments_and_repeated_run_docs_are_errors():
     """trec_eval refuses both; so do we, naming the doc and the query (only queries with judgments
     count on the run side, as trec_eval ignores the others)."""
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     qrels = Qrels.from_columns(["q", "q", "r"], ["A", "A", "A"], [1, 0, 1])
     with pytest.raises(InputError, match="qrels judge doc 'A' twice for query 'q'"):
         evaluate_requests(qrels, RUN, resolve(["map"]))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED, run_cli
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.formats import common, detect, jsonl, trec
 from treckit.formats.beir import read_beir_jsonl, read_beir_tsv
 from treckit.formats.jsonl import read_jsonl_run, read_quest

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 RESULTS = ROOT / "data" / "test_sets" / "baseline_results.json"     # a real results file of `testset eval`

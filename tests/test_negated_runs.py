@@ -24,8 +24,9 @@ from treckit import thresholds
 from treckit.formats import trec
 from treckit.formats.rising_ranks import NOTE, RisingRanks
 from treckit.formats.trec import read_trec_run
-from treckit.reading import InputWarning, rising_ranks_warning
-from treckit.spelling import PYTHON
+from treckit.console.messages import InputWarning
+from treckit.reading import rising_ranks_warning
+from treckit.console.spelling import PYTHON
 
 SAID = "rises as the score rises"
 

@@ -122,6 +122,6 @@ def test_columnar_round_trip_and_evaluate_accepts_it():
 
 def test_negative_grades_do_not_convert_silently():
     from treckit.model import Qrels as Columnar
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     with pytest.raises(InputError, match="negative grade"):
         Qrels.from_columnar(Columnar.from_columns(["1"], ["d"], [-1]))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from treckit.api import read_qrels, read_run, write_qrels
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.formats.jsonl import read_quest
 from treckit.formats.trec import read_trec_qrels, read_trec_run
 

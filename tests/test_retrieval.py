@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.model import Run
 from treckit.retrieval.corpus import Corpus, read_corpus
 from treckit.retrieval.fusion import fuse, parse_weights, tune

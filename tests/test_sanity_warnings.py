@@ -132,7 +132,7 @@ def test_warnings_do_not_change_the_numbers():
 def test_a_huge_id_is_quoted_cut_short_in_the_warning():
     """A doc id of a million characters (a hostile or broken file) is quoted in the warning cut to
     errors.SHOWN_CHARS characters, so the message stays a few hundred characters long."""
-    from treckit.errors import SHOWN_CHARS
+    from treckit.console.errors import SHOWN_CHARS
 
     huge = "d" + "x" * 1_000_000
     said = warnings_for({"1": {"a": 1}}, {"1": {huge: 1.0}})

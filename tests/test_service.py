@@ -353,7 +353,7 @@ def test_counts_are_checked_before_any_model_is_built():
     An accepted test set's parsed queries give way to their models one at a time (~14x)."""
     import tracemalloc
 
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     from treckit.service.evaluator import EvaluateRequest, read_request
     ts = sample_test_set()
     body = json.dumps({"test_set": dict(ts, queries=[dict(ts["queries"][0], query_id=f"x{i}") for i in range(1000)]),

@@ -422,7 +422,7 @@ def test_the_python_api_checks_memory_limit_whatever_the_run(tmp_path):
     import pandas as pd
 
     import treckit
-    from treckit.errors import InputError
+    from treckit.console.errors import InputError
     qrels = tmp_path / "qrels"
     qrels.write_text("q1 0 d1 1\nq1 0 d2 0\n")
     frame = pd.DataFrame({"qid": ["q1", "q1"], "docid": ["d1", "d2"], "score": [2.0, 1.0]})

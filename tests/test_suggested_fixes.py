@@ -28,7 +28,7 @@ from typing import Callable
 import pytest
 
 from conftest import ROOT, run_cli
-from treckit.errors import TreckitError
+from treckit.console.errors import TreckitError
 
 CODE = ROOT / "code"
 SCRIPTS = CODE / "evaluation"
@@ -311,7 +311,7 @@ RUN_OPTIONS = frozenset({"--run-format", "--order", "--ties", "--duplicates", "-
                          "--hit-score-field", "--query-field", "--skip-malformed", "--break-ties"})
 QRELS_OPTIONS = frozenset({"--qrels-format", "--layout", "--skip-malformed", "--duplicates", "--id-field", "--id-base"})
 # which reading options each command applies to which files (the rest reads them with the defaults; their
-# messages offer a conversion with treckit run / treckit qrels); the same as treckit.spelling.COMMANDS
+# messages offer a conversion with treckit run / treckit qrels); the same as treckit.console.spelling.COMMANDS
 # (test_the_spelling_module_knows_the_reading_options).  Where qrels and runs are read together, TREC qrels
 # take the run's --layout and --skip-malformed.
 QRELS_WITH_RUN = {"--layout", "--skip-malformed"}
@@ -1547,7 +1547,7 @@ NOT_SUGGESTIONS = [
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
     ("retrieval/system_config.py: is not a setting of a system: a stage's depth is the command's -k",
      "the error's reason, saying where a depth is set; its fix removes the key"),
-    ("spelling.py: ", "the mechanism that words the suggestions (tested through every reading case above)"),
+    ("console/spelling.py: ", "the mechanism that words the suggestions (tested through every reading case above)"),
     ("cli/evaluate.py: treckit eval [OPTIONS] QRELS RUN", "usage line of the help"),
     ("cli/evaluate.py: usage: treckit eval [flags] QRELS RUN", "usage in an error whose fix names no option"),
     ("cli/evaluate.py: Reading runs: the options of `treckit run`", "help text"),
@@ -1616,7 +1616,7 @@ def _wording(node) -> bool:
 
 def suggestion_texts() -> list[tuple[str, str]]:
     """(file under code/, source text) of every piece of wording in the code that names an option or a command
-    (a literal, or text joined with + and :func:`treckit.spelling.pass_options`): not docstrings, and not the
+    (a literal, or text joined with + and :func:`treckit.console.spelling.pass_options`): not docstrings, and not the
     options' own declarations and help (typer.Option, add_argument, ReadFlag, help=)."""
     found = []
     for path in sorted(CODE.rglob("*.py")):
@@ -1668,8 +1668,8 @@ def test_every_suggestion_is_in_the_table():
 
 
 def test_the_spelling_module_knows_the_reading_options():
-    """treckit.spelling's lists of reading options are the commands' (treckit.reading.FLAGS, treckit qrels's)."""
-    from treckit import spelling
+    """treckit.console.spelling's lists of reading options are the commands' (treckit.reading.FLAGS, treckit qrels's)."""
+    from treckit.console import spelling
     from treckit.reading import FLAGS
     assert spelling.RUN_OPTIONS == {f.flag for f in FLAGS} | {"--break-ties"} == RUN_OPTIONS
     assert spelling.QRELS_OPTIONS == QRELS_OPTIONS
@@ -1697,7 +1697,7 @@ def test_the_spelling_module_knows_the_reading_options():
     ("doc '--x' and path/--y", "doc '--x' and path/--y"),
 ])
 def test_options_as_python_keywords(text, keywords):
-    from treckit import spelling
+    from treckit.console import spelling
     assert spelling.PYTHON.spell(text) == keywords
 
 
@@ -1706,7 +1706,7 @@ def test_options_as_python_keywords(text, keywords):
     (["testset", "eval", "ts"], "treckit testset eval"), (["qrels", "q", "-o", "x"], "treckit qrels"),
     (["--version"], "treckit")])
 def test_the_command_that_speaks(argv, name):
-    from treckit import spelling
+    from treckit.console import spelling
     assert spelling.cli_command(argv).name == name
     assert spelling.command_named("preprocess_qrels.py").spell("pass --qrels-format X --id-base 2 (`treckit qrels "
                                                                "--qrels-format`)") == \

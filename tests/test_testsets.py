@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, run_cli
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.measures.definitions import RANKINGS
 from treckit.testsets import TestSetError, load_test_set, parse_test_set
 from treckit.testsets.schema import Query, QuerySetModel, RelevantDoc, TestSetModel, json_schema

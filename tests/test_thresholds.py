@@ -13,7 +13,7 @@ from treckit import thresholds, trec_order
 from treckit.fast import arrow, groups, matrix, strings
 from treckit.api import read_qrels, read_run, write_run
 from treckit.convert import convert_run
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.evaluation import evaluate_requests
 from treckit.formats import jsonl, trec
 from treckit.measures.registry import resolve

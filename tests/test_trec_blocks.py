@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treckit import thresholds
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 from treckit.formats import trec
 from treckit.formats.trec import read_trec_qrels, read_trec_run
 from treckit.io import Source

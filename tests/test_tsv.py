@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from treckit.api import read_run
-from treckit.errors import InputError
+from treckit.console.errors import InputError
 
 EXPECTED = {"1": {"d1": 2.5, "d2": 1.0}, "2": {"d9": -0.5}}
 TREC = "1 Q0 d1 1 2.5 t\n1 Q0 d2 2 1.0 t\n2 Q0 d9 1 -0.5 t\n"

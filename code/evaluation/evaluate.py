@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from treckit.io import refuse_overwriting_inputs  # noqa: E402
 from treckit.options import EVAL_MISSING, QRELS_FORMATS, positive_int  # noqa: E402
 from treckit.reading import add_reading_arguments, reading_from_values  # noqa: E402
-from treckit.stages import (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table,  # noqa: E402
-                            run_script, say, write_json)
+from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table, run_script, write_json
+from treckit.console.messages import say
 
 
 def main(argv=None) -> int:
@@ -56,5 +56,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from treckit.startup import exit_now
+    from treckit.console.process import exit_now
     exit_now(main())

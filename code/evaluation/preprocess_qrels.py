@@ -11,7 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.options import DUPLICATES, LAYOUTS, QRELS_FORMATS  # noqa: E402
-from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, run_script, say  # noqa: E402
+from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, run_script
+from treckit.console.messages import say  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -39,5 +40,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from treckit.startup import exit_now
+    from treckit.console.process import exit_now
     exit_now(main())

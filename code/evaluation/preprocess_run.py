@@ -37,5 +37,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from treckit.startup import exit_now
+    from treckit.console.process import exit_now
     exit_now(main())

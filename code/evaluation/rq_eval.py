@@ -104,7 +104,8 @@ def main(argv=None) -> int:
     from treckit.compare.config import load_config
     from treckit.convert import convert_run
     from treckit.io import atomic_output, outputs, refuse_overwriting_inputs
-    from treckit.stages import compare_stage, say
+    from treckit.stages import compare_stage
+    from treckit.console.messages import say
 
     k = a.k
     out = Path(a.out)
@@ -177,5 +178,5 @@ def _trace_lines(comp, name: str, ranked: dict) -> str:
 
 
 if __name__ == "__main__":
-    from treckit.startup import exit_now
+    from treckit.console.process import exit_now
     exit_now(main())

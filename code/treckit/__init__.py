@@ -22,8 +22,8 @@ _LAZY = {
     "Qrels": ("model", "Qrels"),
     "Run": ("model", "Run"),
     "QrelsBuilder": ("builder", "QrelsBuilder"),
-    "InputError": ("errors", "InputError"),
-    "InputWarning": ("reading", "InputWarning"),
+    "InputError": ("console.errors", "InputError"),
+    "InputWarning": ("console.messages", "InputWarning"),
     "RunReading": ("reading", "RunReading"),
     "EvalOptions": ("evaluation", "EvalOptions"),
 }

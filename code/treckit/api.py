@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import sys
 
-from .errors import InputError
+from .console.errors import InputError
 from .formats import beir, jsonl, trec
 from .formats.detect import QRELS_FORMATS, detect_qrels
 from .io import PathLike
 from .model import Qrels, Run
-from .reading import RunReading, warn_python
+from .reading import RunReading
+from .console.messages import warn_python
 
 
 def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,

@@ -36,7 +36,7 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
-from .errors import InputError
+from .console.errors import InputError
 from .io import JSON_MAX_NUMBER_DIGITS, PathLike, display_name, loads_json, read_text
 
 MAX_DEPTH = 32

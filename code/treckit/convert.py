@@ -29,8 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import InputError
-from .spelling import pass_options, spell
+from .console.errors import InputError
+from .console.spelling import pass_options, spell
 from .model import RUN_SCHEMA, Run
 from .fast.groups import group_order, id_runs, spread
 from .fast.arrow import repeated_column

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import EXIT_RUNTIME, InputError, TreckitError
+from .console.errors import EXIT_RUNTIME, InputError, TreckitError
 from .evaluation import EvalOptions, EvalResult
 
 TOLERANCE = 1e-9

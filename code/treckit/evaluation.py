@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from .console.errors import InputError
 from .measures.ranking import RankedJudged, RunFacts, rank_and_judge, seq_sum
 from .measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
 from .model import Qrels, Run
@@ -385,7 +385,7 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     import pandas as pd
 
     from .inputs import as_measures, as_qrels, as_run, split_options
-    from .reading import warn_python
+    from .console.messages import warn_python
 
     limit = options.pop("memory_limit", -1)
     if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it

@@ -29,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, shown, shown_number
+from .console.errors import InputError, shown, shown_number
 from .model import Qrels, Run
-from .reading import RunReading, warn_python
+from .reading import RunReading
+from .console.messages import warn_python
 
 IRDS_PREFIX = "irds:"
 

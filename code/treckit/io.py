@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from .errors import InputError, os_error
+from .console.errors import InputError, os_error
 from .urls import is_url        # inputs named by URL (s3://, gs://, http(s)://) are read through fsspec
 
 PathLike = str | os.PathLike

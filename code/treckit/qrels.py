@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Generic, Iterable, Literal, Sequence, TypeVar
 
-from .errors import InputError, listing
+from .console.errors import InputError, listing
 
 R = TypeVar("R")
 OnDuplicate = Literal["error", "keep_max", "keep_last"]

@@ -39,14 +39,14 @@ import dataclasses
 import functools
 import inspect
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-from .errors import InputError
+from .console.errors import InputError
 from .io import PathLike
-from .spelling import pass_options
+from .console.spelling import pass_options
+from .console.messages import warn_python
 
 # (no pyarrow at import: the command-line help builds its options from this module)
 
@@ -60,43 +60,6 @@ LAYOUTS = ("auto", "docid-spaces", "extra-columns")
 # runs whose scores mean "higher first" as written: TREC 6-column files (trec_eval's reading) and runs
 # handed over in Python (pytrec_eval, ranx, ir_measures and PyTerrier all rank by score descending)
 AS_WRITTEN = ("trec", "memory")
-
-
-class InputWarning(UserWarning):
-    """A reading that is allowed but may not be what was meant (filter it with :mod:`warnings`)."""
-
-
-def warn_python(message: str, category: type[Warning] = InputWarning) -> None:
-    """The library's way to warn: a catchable ``category`` (:class:`InputWarning` unless another is
-    given), attributed to the caller's code (the first frame outside treckit), naming options as the
-    Python API's keywords.  Inside one of treckit's commands (a command reading a run through the
-    API's defaults), said on stderr as the command's other warnings are, with its options
-    (:mod:`treckit.spelling`)."""
-    import os
-    import sys
-
-    from . import spelling
-    if spelling.command_running():
-        print(f"treckit: {spelling.spell(message)}", file=sys.stderr)
-        return
-    package = os.path.dirname(os.path.abspath(__file__))
-    level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(spelling.spell(message), category, stacklevel=level)
-
-
-_FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")
-
-
-def respelled(message: str, spell: Callable[[str, str | None], str | None]) -> str:
-    """``message`` with each command-line option (``--name [value]``) written ``spell(name, value)`` (None: as
-    it is); a command quoted in backticks (`` `treckit run RUN --order asc` ``) is left as the shell command it is."""
-    def one(m: re.Match) -> str:
-        got = spell(m.group(1), m.group(2))
-        return m.group(0) if got is None else got
-    spans = message.split("`")
-    return "`".join(span if i % 2 else _FLAG.sub(one, span) for i, span in enumerate(spans))
 
 
 def _choice(value, allowed: tuple[str, ...], what: str, flag: str, aliases: Mapping[str, str] | None = None) -> str:

@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from .console.errors import InputError
+from .console.messages import say
 from .io import PathLike, atomic_output, derived_output, outputs, refuse_overwriting_inputs
 
 
@@ -23,18 +24,12 @@ DOCUMENT_LAYOUT_WHY = ("the pipeline document's rule: a doc id is everything bet
 DEFAULT_RUN_NAME = "run"
 
 
-def say(msg: str) -> None:
-    """A warning or a note on stderr, naming options as the command that is running spells them."""
-    from .spelling import spell
-    print(f"treckit: {spell(msg)}", file=sys.stderr)
-
-
 def run_script(body) -> int:
     """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
     exit code (never a traceback), as in the CLI; messages name the options as the script spells them
-    (the script is the caller's file: :data:`treckit.spelling.COMMANDS`)."""
-    from . import spelling
-    from .startup import exit_code_of, prepare_process
+    (the script is the caller's file: :data:`treckit.console.spelling.COMMANDS`)."""
+    from .console import spelling
+    from .console.process import exit_code_of, prepare_process
 
     prepare_process()
     script = Path(sys._getframe(1).f_code.co_filename).name
@@ -117,7 +112,7 @@ def run_stage(input: PathLike, output: PathLike | None = None, *, run_name: str 
     not that name).  Without ``output`` the run is written beside the input (:func:`default_run_output`) and
     the path is said."""
     from .api import write_run
-    from .progress import Steps
+    from .console.progress import Steps
     from .reading import RunReading
 
     reading = reading or RunReading.from_options(**options)
@@ -246,9 +241,9 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     from .compare import report
     from .compare.compare import System, compare
     from .compare.config import content_digest, file_digest, load_config, read_bytes_check
-    from .errors import content_hidden, warning_without_content
+    from .console.errors import content_hidden, warning_without_content
     from .formats.common import head_lines
-    from .progress import Steps
+    from .console.progress import Steps
     from .reading import RunReading
 
     reading = reading or RunReading()
@@ -402,7 +397,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
 def _query_set(queries: PathLike | None, qrels) -> list[str]:
     """The query ids of ``queries``, saying on stderr which have no judgments (they score 0) and which
     judged queries are not among them (they are left out)."""
-    from .errors import listing
+    from .console.errors import listing
     from .testsets.topics import read_queries
     if queries is None:
         raise InputError("the query set is the queries file, and none was given", fix="pass --queries QUERIES.tsv")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import InputError, TreckitError
+from .console.errors import InputError, TreckitError
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 INSTALL = "pip install 'treckit[dask]'"

@@ -79,8 +79,9 @@ def compare_cmd(
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
     from ..compare.compare import CompareOptions
     from ..compare.report import table
-    from ..startup import defer_pandas
-    from ..stages import compare_stage, say
+    from ..console.process import defer_pandas
+    from ..stages import compare_stage
+    from ..console.messages import say
     defer_pandas()
     from ..engines.stream import memory_limit_of
     limit = memory_limit_of(memory_limit)
@@ -92,7 +93,7 @@ def compare_cmd(
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed)
     if qrels is None and test_set is None:
-        from ..errors import InputError
+        from ..console.errors import InputError
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set TS.yaml --config A.yaml --config B.yaml")
     runs = list(runs or [])

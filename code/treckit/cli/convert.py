@@ -32,8 +32,9 @@ def qrels_cmd(
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
-    from ..startup import defer_pandas
-    from ..stages import qrels_stage, say
+    from ..console.process import defer_pandas
+    from ..stages import qrels_stage
+    from ..console.messages import say
     defer_pandas()
     r = qrels_stage(input, output, format=format, id_base=id_base, id_field=id_field, raw_ids=raw_ids,
                     duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed, layout=layout)
@@ -51,7 +52,7 @@ def _run_cmd(
     reading=None,
 ) -> None:
     """A run in any supported format -> canonical TREC run that trec_eval reads in the intended order."""
-    from ..startup import defer_pandas
+    from ..console.process import defer_pandas
     from ..stages import run_stage
     defer_pandas()
     run_stage(input, output, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)

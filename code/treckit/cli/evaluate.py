@@ -7,7 +7,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..options import EVAL_FORMATS, QRELS_FORMATS
 from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
@@ -286,8 +286,8 @@ def print_eval_help() -> None:
     console = Console()
 
     def closed() -> None:            # rich would exit 1 on a closed pipe (`| head`): end quietly, as every command
-        from ..errors import OutputClosed
-        from ..startup import silence_stdout
+        from ..console.errors import OutputClosed
+        from ..console.process import silence_stdout
         silence_stdout()
         raise OutputClosed()
     console.on_broken_pipe = closed
@@ -350,7 +350,7 @@ def eval_main(argv: list[str]) -> None:
         return
     a = parse_args(argv)
     if a.rel_format != "qrels":
-        from .. import spelling
+        from ..console import spelling
         spelling.now("treckit eval -R")        # runs read by their format only (cli/evaluate_prefs.py)
     run_eval(_check_choices(a))
 
@@ -360,7 +360,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
     from ..evaluation import read_zscores
     from ..measures.registry import resolve
     from ..output.records import write
-    from ..stages import say
+    from ..console.messages import say
 
     out = out or sys.stdout
     from ..io import refuse_overwriting_inputs

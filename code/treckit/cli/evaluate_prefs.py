@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import InputError
+from ..console.errors import InputError
 
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 DEFAULT_MEASURES = {"prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "qrels_jg"}
@@ -37,7 +37,7 @@ def run_eval_prefs(a, out=None) -> None:
     from ..formats.prefs import prefs_from_qrels, read_prefs
     from ..measures import prefs as pm
     from ..output.records import render
-    from ..stages import say
+    from ..console.messages import say
 
     out = out or sys.stdout
     fmt_in = a.rel_format

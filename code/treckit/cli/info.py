@@ -48,7 +48,7 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
                role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}")) -> None:
     """Say which format a file is read as, and why."""
     from ..formats.detect import detect_qrels, detect_run
-    from ..startup import defer_pandas
+    from ..console.process import defer_pandas
     defer_pandas()
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")

@@ -9,7 +9,7 @@ import functools
 import sys
 from functools import lru_cache
 
-from ..errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, OutputClosed
+from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, OutputClosed
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -107,7 +107,7 @@ def get_app():
 
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["eval"]:
-        from ..startup import defer_pandas
+        from ..console.process import defer_pandas
         from .evaluate import eval_main
         defer_pandas()
         eval_main(argv[1:])
@@ -137,8 +137,8 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .. import spelling
-    from ..startup import exit_code_of, keep_freed_memory, native_library_defaults
+    from ..console import spelling
+    from ..console.process import exit_code_of, keep_freed_memory, native_library_defaults
 
     argv = sys.argv[1:] if argv is None else list(argv)
     native_library_defaults()                   # before numpy and pyarrow are first imported
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    from ..startup import exit_now
+    from ..console.process import exit_now
     exit_now(main())
 
 

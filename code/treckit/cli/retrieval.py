@@ -48,7 +48,7 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
     """Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."""
     refuse_overwriting([corpus, queries], [output])
     from ..api import write_run
-    from ..progress import Steps
+    from ..console.progress import Steps
     from ..retrieval.bm25 import BM25Params
     from ..retrieval.corpus import read_corpus
     from ..retrieval.ranking import run_of, through_ties, trec_ranked
@@ -85,7 +85,7 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     from ..api import read_qrels, read_run, write_run
     from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
     check_rrf_k(k)                     # before any run is read
-    from ..stages import say
+    from ..console.messages import say
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     w = parse_weights(weights, names)
@@ -132,7 +132,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
 
 
 def _test_set(test_set, qrels, queries, query_types):
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..testsets import load_test_set
     if test_set is not None:
         if qrels or queries:

@@ -39,7 +39,7 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
     bearer token)."""
     import os
 
-    from ..errors import InputError
+    from ..console.errors import InputError
     if log_level.lower() not in LOG_LEVELS:
         raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:

@@ -34,7 +34,7 @@ def _say(msg: str) -> None:
 
 def refuse_overwriting(inputs, outputs) -> None:
     """No output may be one of the inputs (test sets named by name included): checked before any work."""
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..io import refuse_overwriting_inputs
     from ..testsets.load import resolve_test_set
 
@@ -58,7 +58,7 @@ def _write_text(path, text: str) -> None:
 @testset_app.command("validate")
 def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file, or a name in $TRECKIT_TEST_SETS")) -> None:
     """Check a test set against the schema; every problem is listed with its line."""
-    from ..startup import defer_pandas
+    from ..console.process import defer_pandas
     from ..testsets import load_test_set
     defer_pandas()                        # the test set's columns are Arrow arrays; nothing here needs pandas
     ts = load_test_set(test_set)
@@ -94,7 +94,7 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
     ts = load_test_set(test_set)
     for q in ts.queries:
         if "\t" in q.query_text or "\n" in q.query_text:
-            from ..errors import InputError
+            from ..console.errors import InputError
             raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
                              fix="remove it from the query text")
     from ..io import outputs
@@ -168,11 +168,11 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if pushgateway:
         from ..service.metrics import check_pushgateway
         check_pushgateway(pushgateway)
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..testsets import load_test_set
     from ..testsets.report import holdout_gap, results_markdown, results_table
     from ..testsets.runner import evaluate, evaluate_run
-    from ..stages import say
+    from ..console.messages import say
     if engine != "local" or scheduler is not None:         # checked before any file is read
         from ..engines.dask import check_engine, check_shared_paths
         check_engine(engine, scheduler)
@@ -185,7 +185,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if run is not None:
         res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say)
         if res.missing_queries:
-            from ..errors import listing
+            from ..console.errors import listing
             _say(f"the run has no line for {len(res.missing_queries)} of the {len(ts.queries)} queries (each scores 0): "
                  f"{listing(res.missing_queries)}")
     else:
@@ -311,9 +311,9 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 on
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
-    from ..errors import InputError, listing
+    from ..console.errors import InputError, listing
     from ..testsets import load_test_set
-    from ..stages import say
+    from ..console.messages import say
     from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
     check_threshold(threshold)
     ts = load_test_set(test_set, allow_unlabeled=True)

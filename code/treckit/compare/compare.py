@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..model import Qrels, Run
 from . import stats
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import io
 from ..bounded import load_yaml_mapping
-from ..errors import InputError
+from ..console.errors import InputError
 from ..formats.detect import RUN_FORMATS
 from ..io import PathLike, display_name
 

@@ -15,7 +15,7 @@ import shutil
 
 import numpy as np
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, atomic_output
 from .compare import SCHEMA_VERSION, Comparison, significant
 

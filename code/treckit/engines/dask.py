@@ -35,10 +35,10 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import InputError, TreckitError
+from ..console.errors import InputError, TreckitError
 from ..fast.parallel import usable_cores
-from .. import spelling
-from ..spelling import spell
+from ..console import spelling
+from ..console.spelling import spell
 from ..urls import INSTALL          # the one install hint, shared with the URL readers
 
 ENGINES = ("local", "dask")
@@ -108,13 +108,13 @@ def prepare_own_workers(client) -> None:
 
 def _as_treckit_process() -> None:
     """In a worker: glibc's malloc keeps freed memory as in the command's own process
-    (:func:`treckit.startup.keep_freed_memory`: Dask's workers trim eagerly, and evaluating a run there then
+    (:func:`treckit.console.process.keep_freed_memory`: Dask's workers trim eagerly, and evaluating a run there then
     spends half its time in page faults); and Ctrl-C, which reaches every process of the terminal's group, is
     left to the command, which closes its workers itself -- without a traceback from each."""
     import signal
     import threading
 
-    from ..startup import keep_freed_memory
+    from ..console.process import keep_freed_memory
     keep_freed_memory()
     if threading.current_thread() is threading.main_thread():      # the worker's event loop: its main thread
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -135,7 +135,7 @@ class Outcome:
 def captured(fn: Callable, *args, speaking=None, **kwargs) -> Outcome:
     """Run ``fn`` on a worker, its stderr and warnings captured (a worker runs one task at a time:
     threads_per_worker=1 for the clusters started here), its messages worded for the command that submitted
-    it (``speaking``: :func:`treckit.spelling.current` on the client)."""
+    it (``speaking``: :func:`treckit.console.spelling.current` on the client)."""
     err = io.StringIO()
     out = Outcome()
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err), \
@@ -348,7 +348,7 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
 def evaluate_api(qrels, run, requests, options, reading, *, qrels_source=None, scheduler=None, client=None):
     """:func:`treckit.evaluate` on the Dask engine: the run (a path, URL, table file or object) read and evaluated
     on a worker, a huge TREC run file partitioned by query; its EvalResult."""
-    from ..reading import warn_python
+    from ..console.messages import warn_python
     if not isinstance(qrels_source, (str, os.PathLike)):       # only a file's name matters to the reader
         qrels_source = None
     return evaluate_runs(qrels, [run], requests, options, reading, qrels_source=qrels_source, scheduler=scheduler,

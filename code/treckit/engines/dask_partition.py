@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import spelling
+from ..console import spelling
 from .dask import captured, cluster_failure, unwrap
 
 TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
@@ -57,7 +57,7 @@ def plan(path, reading, options) -> Plan | None:
     is the whole file's).  Anything unusual -- a missing file, a folder -- is left to the one-task path, which
     reports it as the local engine does."""
     from .. import thresholds
-    from ..errors import TreckitError
+    from ..console.errors import TreckitError
 
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or reading.skip_malformed:
         return None
@@ -145,7 +145,7 @@ class Block:
 
 
 def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
-    from ..errors import InputError, TreckitError
+    from ..console.errors import InputError, TreckitError
     from ..formats.rising_ranks import NOTE
     from .core import block_readings, bucket_order, read_run_block, split_by_query, split_rows
 
@@ -250,7 +250,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
     """(run tag, EvalResult) of a partitioned run: the blocks' counts, the reduce tasks, the merge."""
     import numpy as np
 
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..evaluation import merge_parts
     from ..formats.rising_ranks import RisingRanks
     from .core import QrelsByQuery, check_qrels, query_buckets
@@ -291,7 +291,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
         rising.add(settled)
     if rising.flagged:
         from ..reading import rising_ranks_warning
-        from ..stages import say
+        from ..console.messages import say
         (warn or say)(rising_ranks_warning(plan.path, rising.flagged, rising.queries))
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
     return tag, merge_parts(list(parts), qrels, requests, options, runid=tag, source=plan.path, warn=warn)

@@ -34,14 +34,14 @@ import numpy as np
 import pyarrow as pa
 
 from .. import thresholds
-from ..errors import InputError, os_error
+from ..console.errors import InputError, os_error
 from ..io import cut_short
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run
 from ..fast.groups import id_runs
 from ..fast.arrow import repeated_column
-from ..startup import give_back_freed_memory
+from ..console.process import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
@@ -116,7 +116,7 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
     :meth:`treckit.reading.RunReading.read` (a caller that takes no ``--order``)."""
     from ..reading import RunReading
-    from ..stages import say
+    from ..console.messages import say
 
     reading = reading or RunReading()
     if memory_limit == -1:
@@ -161,7 +161,7 @@ class StreamEvaluation:
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
         self.index = QrelsByQuery(self.qrels)
-        from ..progress import Meter
+        from ..console.progress import Meter
         with Meter(f"evaluating {self.path}", self.plan.size) as self.meter:
             try:
                 self._grouped()
@@ -171,7 +171,7 @@ class StreamEvaluation:
                 self._sharded()
         if self.rising.flagged:
             from ..reading import rising_ranks_warning
-            from ..stages import say
+            from ..console.messages import say
             (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
                                                     order_option=self.order_option))
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,

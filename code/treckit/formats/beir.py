@@ -1,7 +1,7 @@
 """BEIR qrels: ``qrels/*.tsv`` (header ``query-id corpus-id score``) and the same as JSON lines."""
 from __future__ import annotations
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..model import Qrels
 from .common import FIELD_SEPARATORS, LineErrors, is_blank, parse_int, text_lines

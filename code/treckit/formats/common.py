@@ -6,9 +6,9 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ..errors import InputError, SkipCounter
+from ..console.errors import InputError, SkipCounter
 from ..ids import unescape_id
-from ..spelling import pass_options, spell
+from ..console.spelling import pass_options, spell
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
 # trec_eval splits on; any other character (NBSP, U+2028, U+0085, \x1c..\x1f, ...) is part of a field.
@@ -99,7 +99,7 @@ def _content_count(data: bytes) -> int:
 def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
-    from ..errors import content_blanked, hidden_because
+    from ..console.errors import content_blanked, hidden_because
     why = hidden_because()                   # a file named by a config: none of its content is shown
     print(f"treckit: {path}: {spell(message if why is None else content_blanked(message, why))}", file=sys.stderr)
 

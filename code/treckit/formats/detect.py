@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, loads_json
-from ..spelling import pass_options
+from ..console.spelling import pass_options
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")

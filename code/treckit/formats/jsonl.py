@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .. import thresholds
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, atomic_output, display_name, json_number, read_text
 from ..model import Qrels, Run
-from ..spelling import pass_options
+from ..console.spelling import pass_options
 from .common import LineErrors, head_lines, notice, text_lines
 
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..model import Qrels
 from .common import LineErrors, parse_score

@@ -16,8 +16,8 @@ from typing import Any, Callable, Literal
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
-from ..spelling import pass_options
+from ..console.errors import InputError
+from ..console.spelling import pass_options
 from ..ids import (WHITESPACE_RE2, keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id,
                    written_ids)
 from ..io import PathLike, Source, atomic_output, atomic_path, decode_text, display_name

@@ -5,7 +5,7 @@ Without a header, three columns are ``qid docid score``; with ``third="rank"`` (
 """
 from __future__ import annotations
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, read_text
 from ..model import Run
 from .common import FIELD_SEPARATORS, LineErrors, check_score, is_blank, is_comment, parse_int, parse_score, text_lines

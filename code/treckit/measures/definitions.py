@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ..errors import InputError
+from ..console.errors import InputError
 
 # gain of a judged doc of grade g in the DCG family
 GAINS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from ..console.errors import InputError
 from .ranking import UNJUDGED
 
 

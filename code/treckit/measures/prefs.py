@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InputError
-from ..spelling import pass_options
+from ..console.errors import InputError
+from ..console.spelling import pass_options
 from ..formats.prefs import Prefs, byte_order, string_array
 from ..trec_order import sort_key
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request

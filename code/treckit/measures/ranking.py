@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..fast.arrow import call
-from ..errors import InputError, shown
-from ..spelling import offered, pass_options
+from ..console.errors import InputError, shown
+from ..console.spelling import offered, pass_options
 from ..model import Qrels, Run
 from ..fast.groups import expand_ranges, id_runs, spread
 from ..fast.repeats import first_repeat, suspects

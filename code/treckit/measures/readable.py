@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError, shown
+from ..console.errors import InputError, shown
 from .definitions import Definition
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")

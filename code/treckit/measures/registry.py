@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..formats.common import atof as _atof, atol as _atol
 from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
 
@@ -504,7 +504,7 @@ def _in_bounds(x) -> bool:
 
 
 def _brief(v) -> str:
-    from ..errors import shown_number
+    from ..console.errors import shown_number
     return f"<{shown_number(v)}>" if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64 \
         else repr(v)[:200]
 

@@ -70,7 +70,7 @@ def render(results, fmt: str, *, per_query: bool = False, summary: bool = True) 
                     if c in res.summary:
                         w.writerow([tag, "all", c, repr(float(res.summary[c])), path])
         return buf.getvalue()
-    from ..errors import InputError
+    from ..console.errors import InputError
     raise InputError(f"unknown output format {fmt!r}", fix="use trec_eval, table, json, csv or jsonl")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, finite_number
+from ..console.errors import InputError, finite_number
 from .corpus import Corpus
 
 VARIANTS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -106,7 +106,7 @@ def _index_files(index_dir: Path) -> dict[str, str]:
 def _changed_file(index_dir: Path, files) -> str | None:
     """The first of ``files`` ({name: digest}, from the manifest) whose content differs or is missing; None: all
     as saved."""
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..io import file_digest
     if not isinstance(files, dict) or not files:
         return MANIFEST
@@ -154,7 +154,7 @@ class BM25Retriever:
                     self.model = _load_index(bm25s, index_dir)
                     self.loaded = True
                 else:
-                    from ..reading import warn_python
+                    from ..console.messages import warn_python
                     warn_python(f"the BM25 index in {index_dir} is not as it was saved ({changed} changed): "
                                 "rebuilding it from the corpus")
         if not self.loaded:
@@ -173,7 +173,7 @@ class BM25Retriever:
     def _save(self, index_dir: Path, manifest: dict, changed: str | None) -> None:
         """The index saved with its manifest, which is written last (an index cut short has none, and is
         rebuilt).  A folder that cannot be written is an error naming it."""
-        from ..errors import InputError
+        from ..console.errors import InputError
         from ..io import atomic_output
         try:
             index_dir.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..errors import InputError, TreckitError
+from ..console.errors import InputError, TreckitError
 
 T = TypeVar("T")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, loads_json, read_text
 
 ID_FIELDS = ("_id", "id", "docid", "doc_id")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..console.errors import InputError
 
 DOC_CHUNK_ROWS = 65_536      # documents scored at once: bounds the (queries x chunk) score block
 

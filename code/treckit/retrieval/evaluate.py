@@ -48,7 +48,7 @@ def system_inputs(sysm, only=None) -> dict | None:
     (:func:`treckit.testsets.cache.code_identity`) and, with a BM25 component, the versions of the
     libraries that tokenize and index.  None: not to be cached (a function whose code is not in a file,
     said once; a file that cannot be read, which the evaluation reports)."""
-    from ..errors import InputError
+    from ..console.errors import InputError
     from ..io import file_digest
     from ..testsets.cache import code_identity, say_once
     files, functions = sysm.inputs(only)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, shown_number
-from ..spelling import pass_options
+from ..console.errors import InputError, shown_number
+from ..console.spelling import pass_options
 
 METHODS = ("rrf", "weighted", "combsum", "combmnz", "max")
 NORMS = ("minmax", "zscore", "sum", "none")

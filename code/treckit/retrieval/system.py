@@ -40,7 +40,7 @@ from pathlib import Path
 from time import perf_counter            # looked up at each run: tests put a fake clock here
 from typing import Any, Callable
 
-from ..errors import InputError, content_hidden, warning_without_content
+from ..console.errors import InputError, content_hidden, warning_without_content
 from ..io import PathLike
 from .ranking import rankings_of_run, run_of, through_ties, trec_ranked
 from .system_config import DEFAULT_RERANK_DEPTH, FUSION_KEYS, check_system_config
@@ -381,7 +381,7 @@ def _embedded(enc, qid: str, text: str):
 
 def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str):
     from ..api import read_run
-    from ..reading import warn_python
+    from ..console.messages import warn_python
     with content_hidden(why):          # a file named by a config is no input: its content is never shown
         # a config names no order
         run = read_run(path, fmt, order_option=False, warn=warning_without_content(warn_python, why))

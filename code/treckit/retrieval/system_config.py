@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError, finite_number
+from ..console.errors import InputError, finite_number
 from .fusion import METHODS, NORMS, RRF_K_MAX
 
 COMPONENT_KINDS = ("method", "run", "callable", "dense")
@@ -237,10 +237,10 @@ def _kind(value: Any) -> str:
 
 
 def _value(value: Any) -> str:
-    from ..errors import shown
+    from ..console.errors import shown
     return shown(value) if isinstance(value, str) else _kind(value)
 
 
 def _number_text(value: Any) -> str:
-    from ..errors import shown_number
+    from ..console.errors import shown_number
     return shown_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _kind(value)

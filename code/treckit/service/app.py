@@ -29,7 +29,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from ..errors import InputError
+from ..console.errors import InputError
 from . import TOKEN_ENV
 from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
 from .metrics import OTHER

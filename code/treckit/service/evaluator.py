@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
-from ..errors import InputError, shown
+from ..console.errors import InputError, shown
 from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
 
 DEFAULT_MAX_BODY = 16 << 20
@@ -228,7 +228,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
 # ------------------------------------------------------------------ evaluation
 def _for_request(message: str) -> str:
     """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
-    from ..reading import respelled
+    from ..console.spelling import respelled
     return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
 
 

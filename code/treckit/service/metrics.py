@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..console.errors import InputError
 
 DEFAULT_PREFIX = "treckit"
 LABELS = ("test_set", "system", "component")

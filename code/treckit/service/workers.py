@@ -63,7 +63,7 @@ class Worker:
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
         """Until the worker has loaded the settings' system; its start-up error as an InputError."""
-        from ..errors import InputError
+        from ..console.errors import InputError
         try:
             if not self.conn.poll(timeout):
                 raise WorkerFailed(f"an evaluation worker did not start in {timeout:g} s")
@@ -262,7 +262,7 @@ def serve(fd: int) -> None:
     import signal
     from multiprocessing.connection import Connection
 
-    from ..errors import InputError
+    from ..console.errors import InputError
     from .evaluator import Evaluator, ServerSettings
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the server's to handle: it stops the workers
     conn = Connection(fd)

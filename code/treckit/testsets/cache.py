@@ -35,7 +35,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import InputError
+from ..console.errors import InputError
 
 from ..io import loads_json
 
@@ -99,7 +99,7 @@ def say_once(message: str, about: str | None = None) -> None:
 
 
 def warn(message: str) -> None:
-    from ..reading import warn_python
+    from ..console.messages import warn_python
     warn_python(message, CacheWarning)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, finite_number, shown_number
+from ..console.errors import InputError, finite_number, shown_number
 from .measures import canonical_name
 
 DEFAULT_GATED = ("recall_at_10", "ndcg_at_10")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..console.errors import InputError
 from .load import TestQuery, TestSet, test_set_from_mapping
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
-from ..startup import give_back_freed_memory
+from ..console.process import give_back_freed_memory
 from .schema import MAX_GRADE
 
 ID_KEYS = ("query_id", "doc_id")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, finite_number
+from ..console.errors import InputError, finite_number
 from .load import TestSet
 from .measures import per_query_values
 

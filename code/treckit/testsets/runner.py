@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError, shown
+from ..console.errors import InputError, shown
 from .load import TestSet, load_test_set
 from ..measures.definitions import Definition
 from .measures import DEFAULT_MEASURES, canonical_name, definitions, per_query_values
@@ -254,7 +254,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
         values, missing = run_values(*args)
         del args
         import pyarrow as pa
-        from ..startup import give_back_freed_memory
+        from ..console.process import give_back_freed_memory
         pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
         give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
     else:
@@ -274,7 +274,8 @@ def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
     streams one (the same numbers)."""
     from .. import thresholds
     from ..inputs import as_run
-    from ..reading import RunReading, warn_python
+    from ..reading import RunReading
+    from ..console.messages import warn_python
     warn = warn or warn_python
     if not hasattr(run, "table"):
         from ..engines.stream import plan

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..errors import InputError
+from ..console.errors import InputError
 from ..io import PathLike, display_name, loads_json, read_text
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")

@@ -5,7 +5,7 @@ The entry points (the CLI, the staged scripts) say which command is running (:fu
 :class:`Command` knows how it spells an option (the staged scripts write ``--id_base``, ``treckit
 qrels`` calls the qrels format ``--format``) and which reading options it applies to which files.
 With no command running the caller is the Python API, and options are named as its keywords
-(``layout='docid-spaces'``).  :class:`treckit.errors.InputError` spells its fix this way, and so do
+(``layout='docid-spaces'``).  :class:`treckit.console.errors.InputError` spells its fix this way, and so do
 the warnings said on stderr and :class:`treckit.InputWarning`.
 
 A reading option that the running command does not apply to the file in question is never offered as
@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 # The reading options of runs: treckit.reading.FLAGS and --break-ties (tests/test_suggested_fixes.py
 # checks that they agree).
@@ -208,3 +208,16 @@ def pass_options(role: str, *options: str, convert: bool = True) -> str | None:
 def offered(option: str) -> bool:
     """Whether the command that is speaking has ``option`` (for hints that only some commands can take)."""
     return current().offers(option)
+
+
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: ([a-z0-9][\w.|-]*|[A-Z]+)\b)?")
+
+
+def respelled(message: str, spell: Callable[[str, str | None], str | None]) -> str:
+    """``message`` with each command-line option (``--name [value]``) written ``spell(name, value)`` (None: as
+    it is); a command quoted in backticks (`` `treckit run RUN --order asc` ``) is left as the shell command it is."""
+    def one(m: re.Match) -> str:
+        got = spell(m.group(1), m.group(2))
+        return m.group(0) if got is None else got
+    spans = message.split("`")
+    return "`".join(span if i % 2 else _FLAG.sub(one, span) for i, span in enumerate(spans))

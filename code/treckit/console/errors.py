@@ -62,7 +62,7 @@ class TreckitError(Exception):
 
 class InputError(TreckitError):
     """Bad input: a file that cannot be read as asked, with where and how to fix it.  The fix names
-    options as the command that is running spells them (or as the Python API's keywords: :mod:`treckit.spelling`)."""
+    options as the command that is running spells them (or as the Python API's keywords: :mod:`treckit.console.spelling`)."""
 
     exit_code = EXIT_BAD_INPUT
 
