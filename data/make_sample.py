@@ -385,7 +385,7 @@ def write_test_set(root: Path = Path(__file__).resolve().parent) -> None:
 
     from treckit import write_run
     from treckit.cli.main import main as treckit
-    from treckit.io import atomic_output
+    from treckit.output.files import atomic_output
     from treckit.retrieval.bow import BowRetriever
     from treckit.retrieval.corpus import read_corpus
     from treckit.testsets.runner import run_from_rankings

@@ -1,4 +1,4 @@
-"""The one bounded reader of YAML and JSON documents (treckit.bounded): every entry point refuses alias
+"""The one bounded reader of YAML and JSON documents (treckit.inputs.bounded): every entry point refuses alias
 bombs, deep nesting, huge numbers and oversized content (after decompression, on stdin) at once, with
 the file, the line and the fix (exit 2); its two YAML readers read alike."""
 from __future__ import annotations
@@ -15,9 +15,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, run_cli
-import treckit.io as tio
-from treckit import bounded
-from treckit.bounded import MAX_DEPTH, parse_json, yaml_tree
+import treckit.inputs.limits as tlimits
+import treckit.inputs.sources as tio
+from treckit.inputs import bounded
+from treckit.inputs.bounded import MAX_DEPTH, parse_json, yaml_tree
 from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
@@ -171,7 +172,7 @@ def test_a_gzip_bomb_stops_at_the_bound(what, make_argv, files, tmp_path, capsys
     """The bound holds after decompression: a small .gz (built here) that inflates far beyond it is cut
     at the bound, in bounded memory."""
     limit = 1 << 20
-    monkeypatch.setattr(tio, "CONFIG_READ_LIMIT", limit)
+    monkeypatch.setattr(tlimits, "CONFIG_READ_LIMIT", limit)
     monkeypatch.setattr(bounded, "DOCUMENT_READ_LIMIT", limit)
     pack = zlib.compressobj(9, zlib.DEFLATED, 31)           # wbits 31: the gzip format
     block = b"# " + b"x" * (1 << 20) + b"\n"
@@ -191,7 +192,7 @@ def test_the_real_config_bound_holds_on_a_gzip_bomb(files, tmp_path, capsys):
     bomb = b"".join(pack.compress(b" " * (1 << 20)) for _ in range(100)) + pack.flush()     # 100 MiB of spaces
     p = tmp_path / "server.yaml"
     p.write_bytes(bomb)
-    _refused(["serve", "--config", p], capsys, f"{p}: more than {tio.CONFIG_READ_LIMIT:,} bytes")
+    _refused(["serve", "--config", p], capsys, f"{p}: more than {tlimits.CONFIG_READ_LIMIT:,} bytes")
 
 
 class _Endless(io.RawIOBase):

@@ -15,7 +15,8 @@ import pytest
 from conftest import ROOT, run_cli
 from treckit.compare import stats
 from treckit.compare.compare import CompareOptions, System, compare
-from treckit.compare.config import content_digest, load_config
+from treckit.inputs.sources import content_digest
+from treckit.compare.config import load_config
 from treckit.compare import report
 from treckit.model import Qrels, Run
 
@@ -245,7 +246,7 @@ def test_markdown_and_latex_reports():
 
 
 def test_trec_eval_data_against_a_perturbed_copy(shared, tmp_path, capsys):
-    from treckit.evaluation import evaluate
+    from treckit.api import evaluate
     rows = [line.split("\t") for line in (shared / "trec_eval" / "results.test").read_text().splitlines()]
     # a real change: every doc of query 301 scored as its negation (its ranking reversed), new tag
     out = ["\t".join(f[:4] + [str(-float(f[4])) if f[0] == "301" else f[4], "PERTURBED"]) for f in rows]

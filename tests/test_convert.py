@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from treckit.api import read_run, write_qrels, write_run
-from treckit.convert import convert_run
+from treckit.ranking.convert import convert_run
 from treckit.console.errors import InputError
 from treckit.model import Qrels, Run
 

@@ -125,7 +125,7 @@ def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatc
     text = Path(data["runs"][1]).read_text()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     code, out, err = run_cli(["eval", *argv], capsys)
-    from treckit import io as tio
+    from treckit.inputs import sources as tio
     tio._stream_cache.clear()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)

@@ -21,7 +21,8 @@ from treckit.evaluation import EvalOptions, evaluate_requests, read_zscores
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 from treckit.output.trec_eval import format_trec_eval
-from treckit.reading import RunReading
+from treckit.inputs.options import RunReading
+from treckit.inputs.reading import read_with
 
 IRM = ["nDCG@10", "R@100", "RR@10", "AP", "P(rel=2)@5", "Judged@10", "gm_map", "gm_bpref"]
 
@@ -35,7 +36,7 @@ def _setup(c: fuzz_cases.Case, tmp, extra: list[str] = ()):
             return None
         requests = resolve(a.measures)
         qrels = read_qrels(a.files[0])
-        run = a.reading.read(a.files[1], lean=True, warn=None).run
+        run = read_with(a.reading, a.files[1], lean=True, warn=None).run
         z = read_zscores(a.zscore) if a.zscore else None
     except InputError:
         return None                         # refused while reading: before any engine

@@ -10,10 +10,11 @@ from treckit import thresholds
 from treckit.api import read_qrels, read_run
 from treckit.console.errors import InputError
 from treckit.evaluation import evaluate_requests
-from treckit.formats import jsonl, trec
-from treckit.io import read_text
-from treckit import trec_order
-from treckit.measures import ranking
+from treckit.inputs.formats import jsonl, trec
+from treckit.output import trec as trec_out
+from treckit.inputs.sources import read_text
+from treckit.ranking import order as trec_order
+from treckit.ranking import judged as ranking
 from treckit.measures.registry import resolve
 from treckit.fast.strings import hash64
 
@@ -196,11 +197,11 @@ def test_comment_line_that_splits_like_data_is_still_a_comment(big, tmp_path):
 
 def test_parallel_writer_gives_the_same_bytes(big, tmp_path, monkeypatch):
     from treckit.api import write_run
-    from treckit.convert import convert_run
+    from treckit.ranking.convert import convert_run
     out, _ = convert_run(read_run(big / "run"), order="desc")
     parts = []
-    real = trec._csv_part
-    monkeypatch.setattr(trec, "_csv_part", lambda t, dest: parts.append(t.num_rows) or real(t, dest))
+    real = trec_out._csv_part
+    monkeypatch.setattr(trec_out, "_csv_part", lambda t, dest: parts.append(t.num_rows) or real(t, dest))
     write_run(out, tmp_path / "one")
     assert parts == [len(out)]                                  # one piece below the threshold
     monkeypatch.setattr(thresholds, "PARALLEL_WRITE_MIN_ROWS", 10)

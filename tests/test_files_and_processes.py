@@ -26,7 +26,10 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-import treckit.io as tio
+import treckit.inputs.bounded as tjson
+import treckit.inputs.limits as tlimits
+import treckit.inputs.sources as tio
+import treckit.output.files as tout
 from treckit.console.errors import InputError
 
 TREC_EVAL_FLAGS = ["-q", "-m", "-c", "-l", "-n", "-D", "-N", "-M", "-J", "-R", "-T", "-Z", "-v", "-h"]   # trec_eval -h
@@ -350,10 +353,10 @@ def test_a_failed_rename_rolls_the_group_back(tmp_path, monkeypatch):
         real_replace(src, dst)
     monkeypatch.setattr(tio.os, "replace", replace)
     with pytest.raises(Exception, match="cannot write"):
-        with tio.outputs(a, b):
-            with tio.atomic_output(a) as fh:
+        with tout.outputs(a, b):
+            with tout.atomic_output(a) as fh:
                 fh.write("new a\n")
-            with tio.atomic_output(b) as fh:
+            with tout.atomic_output(b) as fh:
                 fh.write("new b\n")
     monkeypatch.undo()
     assert a.read_text() == "old a\n" and not b.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a"]
@@ -448,7 +451,8 @@ def test_hostile_yaml_configs(files, tmp_path, capsys, text, message):
 
 
 def test_yaml_dates_stay_as_written(tmp_path):
-    from treckit.compare.config import content_digest, load_config
+    from treckit.inputs.sources import content_digest
+    from treckit.compare.config import load_config
     cfg = load_config(_config(tmp_path, "run: run.trec\ndate: 2024-01-31\n"))
     assert cfg.config_digest == content_digest({"run": "run.trec", "date": "2024-01-31"})
 
@@ -468,7 +472,7 @@ def test_corpus_digest_is_streamed(tmp_path, monkeypatch):
     corpus = tmp_path / "corpus.jsonl"
     data = b"".join(b'{"_id": "d%d", "text": "some words"}\n' % i for i in range(20000))
     corpus.write_bytes(data)
-    monkeypatch.setattr(tio, "WHOLE_READ_LIMIT", 1 << 12)      # reading it whole is refused ...
+    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 1 << 12)      # reading it whole is refused ...
     with pytest.raises(InputError, match="more than 4,096 bytes"):
         tio.read_bytes(corpus)
     assert tio.file_digest(corpus) == hashlib.sha256(data).hexdigest()      # ... hashing streams it
@@ -504,7 +508,7 @@ def test_a_fifo_input_is_read_once_and_gives_the_file_numbers(files, tmp_path, c
 
 def test_absurd_sizes_are_refused_where_read_whole(files, tmp_path, monkeypatch, capsys):
     q, r = files
-    monkeypatch.setattr(tio, "WHOLE_READ_LIMIT", 1000)
+    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 1000)
     bomb = tmp_path / "run.gz"
     bomb.write_bytes(gzip.compress(RUN.encode() * 100))       # 600 bytes compressed, 15 kB inside
     assert bomb.stat().st_size < 1000
@@ -526,9 +530,9 @@ def test_hostile_json_lines(tmp_path, capsys, line, message):
 
 
 def test_loads_json_keeps_valid_pairs_and_big_floats():
-    assert tio.loads_json('{"a": "\\ud83d\\ude00", "b": 1e308}') == {"a": "\U0001F600", "b": 1e308}
+    assert tjson.loads_json('{"a": "\\ud83d\\ude00", "b": 1e308}') == {"a": "\U0001F600", "b": 1e308}
     with pytest.raises(json.JSONDecodeError, match="appears twice"):
-        tio.loads_json('{"a": 1, "a": 2}')
+        tjson.loads_json('{"a": 1, "a": 2}')
 
 
 def test_query_types_file_with_bad_json(files, tmp_path, capsys):
@@ -564,8 +568,9 @@ def test_bad_option_values_are_refused(files, capsys, argv):
 
 
 def test_option_choices_match_the_library():
-    from treckit import convert, options
-    from treckit.formats import detect, trec
+    from treckit.ranking import convert
+    from treckit import options
+    from treckit.inputs.formats import detect, trec
     assert options.ORDERS == convert.ORDERS and options.DUPLICATES == convert.DUPLICATES
     assert options.QRELS_FORMATS == detect.QRELS_FORMATS and options.RUN_FORMATS == detect.RUN_FORMATS
     assert options.LAYOUTS == typing.get_args(trec.RunLayout)

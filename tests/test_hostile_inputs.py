@@ -14,10 +14,10 @@ import pytest
 
 from conftest import SHARED, run_cli
 from treckit.console.errors import InputError
-from treckit.formats import common, detect, jsonl, trec
-from treckit.formats.beir import read_beir_jsonl, read_beir_tsv
-from treckit.formats.jsonl import read_jsonl_run, read_quest
-from treckit.formats.trec import read_trec_qrels, read_trec_run
+from treckit.inputs.formats import common, detect, jsonl, trec
+from treckit.inputs.formats.beir import read_beir_jsonl, read_beir_tsv
+from treckit.inputs.formats.jsonl import read_jsonl_run, read_quest
+from treckit.inputs.formats.trec import read_trec_qrels, read_trec_run
 from treckit.ids import WHITESPACE
 
 TREC_EVAL = SHARED.parent / "tools" / "trec_eval"

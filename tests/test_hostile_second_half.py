@@ -607,7 +607,7 @@ def test_a_run_cut_short_while_streamed_is_reported_as_truncated(tmp_path, monke
     from treckit.api import read_qrels
     from treckit.engines import stream
     from treckit.measures.registry import resolve
-    from treckit.reading import RunReading
+    from treckit.inputs.options import RunReading
 
     text = _run_lines(40, 50)
     (tmp_path / "q").write_text("".join(f"q{q} 0 d{q} 1\n" for q in range(40)))
@@ -633,8 +633,8 @@ def test_a_run_cut_short_while_streamed_is_reported_as_truncated(tmp_path, monke
 
 def test_a_file_cut_short_between_a_look_and_the_read_is_reported_as_truncated(tmp_path, monkeypatch):
     """The readers look at a file (its size, its first lines), then read it whole: a file cut short meanwhile."""
-    from treckit import io as tio
-    from treckit.formats.trec import read_trec_run
+    from treckit.inputs import sources as tio
+    from treckit.inputs.formats.trec import read_trec_run
 
     path = tmp_path / "run.trec"
     path.write_text(_run_lines(3, 5))

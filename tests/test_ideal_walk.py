@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from treckit.evaluation import EvalOptions
 from treckit.measures import ndcg
 from treckit.measures.gains import gain_pairs
-from treckit.measures.ranking import build_view
+from treckit.ranking.judged import build_view
 from treckit.model import Qrels, Run
 
 

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treckit.evaluation import EvalOptions, evaluate, evaluate_requests
+from treckit.evaluation import EvalOptions, evaluate_requests
+from treckit.api import evaluate
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 

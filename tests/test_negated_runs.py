@@ -1,6 +1,6 @@
 """TREC runs whose rank column rises as the score rises (negated scores) never pass silently.
 
-The rule (treckit.formats.rising_ranks): a query with two distinct scores at least is flagged when for every two
+The rule (treckit.inputs.formats.rising_ranks): a query with two distinct scores at least is flagged when for every two
 of its lines with score_i < score_j, rank_i < rank_j.  Such a run is still ranked as trec_eval ranks it (highest
 score first); every reader says so once, naming the count and the fix, and the fix (--order asc / given) gives
 trec_eval's numbers on the run written the agreed way (scores negated back).
@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, run_cli
 from treckit import thresholds
-from treckit.formats import trec
-from treckit.formats.rising_ranks import NOTE, RisingRanks
-from treckit.formats.trec import read_trec_run
+from treckit.inputs.formats import trec
+from treckit.inputs.formats.rising_ranks import NOTE, RisingRanks
+from treckit.inputs.formats.trec import read_trec_run
 from treckit.console.messages import InputWarning
-from treckit.reading import rising_ranks_warning
+from treckit.inputs.reading import rising_ranks_warning
 from treckit.console.spelling import PYTHON
 
 SAID = "rises as the score rises"

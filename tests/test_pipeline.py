@@ -466,7 +466,7 @@ def test_cross_check_of_a_run_evaluated_in_bounded_memory(tmp_path, capsys, monk
     was read (stdin too), never read twice."""
     from treckit import crosscheck
     from treckit.engines.stream import plan
-    from treckit.reading import RunReading
+    from treckit.inputs.options import RunReading
     from treckit.stages import cutoff_table
 
     qrels, run = tmp_path / "q", tmp_path / "r"
@@ -480,7 +480,7 @@ def test_cross_check_of_a_run_evaluated_in_bounded_memory(tmp_path, capsys, monk
     assert len(reread) == 1 and ": 7 numbers agree with ir_measures" in capsys.readouterr().err
     whole = cutoff_table(qrels, run, [1, 10], memory_limit=None, cross_check=True)
     assert len(reread) == 1 and whole == streamed
-    from treckit import io as tio
+    from treckit.inputs import sources as tio
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(run.read_bytes())))
     try:
         code, _, err = run_cli(["eval", "--cross-check", "-m", "map", qrels, "-"], capsys)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from treckit.api import read_qrels, read_run, write_qrels, write_run
-from treckit.convert import convert_run
+from treckit.ranking.convert import convert_run
 from treckit.ids import escape_id, unescape_id
 from treckit.model import Qrels, Run
 
@@ -164,7 +164,7 @@ def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, dat
     those of a sort by (score desc, docid desc), trec_eval's order, for any judged rows."""
     import numpy as np
     import pyarrow as pa
-    from treckit.trec_order import _ranks_in_listed_order, _ranks_in_query_rows
+    from treckit.ranking.order import _ranks_in_listed_order, _ranks_in_query_rows
     rows, starts = [], []
     for q in queries:
         starts.append(len(rows))

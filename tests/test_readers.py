@@ -8,8 +8,8 @@ import pytest
 
 from treckit.api import read_qrels, read_run, write_qrels
 from treckit.console.errors import InputError
-from treckit.formats.jsonl import read_quest
-from treckit.formats.trec import read_trec_qrels, read_trec_run
+from treckit.inputs.formats.jsonl import read_quest
+from treckit.inputs.formats.trec import read_trec_qrels, read_trec_run
 
 
 def test_quest_test_qrels_parse_and_raw_roundtrip(shared, tmp_path):
@@ -170,7 +170,7 @@ def test_every_layout_takes_the_vectorized_path_for_clean_runs(tmp_path, monkeyp
     6 takes the vectorized reader under any layout (the staged scripts read docid-spaces by default), and
     reads what the line parser reads."""
     from treckit import thresholds
-    from treckit.formats import trec
+    from treckit.inputs.formats import trec
     path = tmp_path / "run"
     path.write_text("".join(f"{q} Q0 d{q}_{d} {d + 1} {9 - d}.25 t\n" for q in range(1, 4) for d in range(8)))
     slow = read_trec_run(path, layout=layout)

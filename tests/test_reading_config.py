@@ -1,4 +1,4 @@
-"""One reader configuration (treckit.reading.RunReading): `run`, `eval`, `compare`, the staged scripts and
+"""One reader configuration (treckit.inputs.options.RunReading): `run`, `eval`, `compare`, the staged scripts and
 the Python API read a run the same way, so evaluating a file and evaluating its conversion give the same
 bytes; TREC runs are ranked by score as written (trec_eval), rank-valued files by rank."""
 from __future__ import annotations
@@ -343,7 +343,8 @@ def test_one_table_of_reading_options():
 
     from treckit.cli.evaluate import _READ
     from treckit.cli.main import get_app
-    from treckit.reading import FLAGS, RunReading, add_reading_arguments
+    from treckit.inputs.options import FLAGS, RunReading
+    from treckit.stages import add_reading_arguments
     import typer.main
 
     app = typer.main.get_command(get_app())

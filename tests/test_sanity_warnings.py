@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from treckit.evaluation import EvalOptions, evaluate_requests
-from treckit.measures import ranking
-from treckit.measures.ranking import build_view
+from treckit.ranking import judged as ranking
+from treckit.ranking.judged import build_view
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 

@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 import fuzz_cases
 from treckit import thresholds
 from treckit.engines import stream
-from treckit.reading import RunReading
+from treckit.inputs.options import RunReading
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -226,7 +226,7 @@ def test_ctrl_c_exits_130_and_leaves_no_shards(tmp_path):
 
 
 def test_plan_streams_only_large_plain_trec_runs(tmp_path, monkeypatch):
-    from treckit.reading import RunReading
+    from treckit.inputs.options import RunReading
     (tmp_path / "r").write_text("q Q0 d 1 1 t\n" * 100)
     (tmp_path / "j").write_text('{"qid": "q", "docs": ["d"], "scores": [1]}\n' * 100)
     size = os.path.getsize(tmp_path / "r")
@@ -337,12 +337,12 @@ def test_staged_script_and_python_api_stream_too(tiny, tmp_path):
 
 
 def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_path, monkeypatch):
-    from treckit import io as tio
+    from treckit.inputs import limits as tlimits
     qrels, run = _grouped_case(4, True)
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
     whole = treckit(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
-    monkeypatch.setattr(tio, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
+    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
     assert os.path.getsize(tmp_path / "run") > 2000 > os.path.getsize(tmp_path / "qrels")
     refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
     assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]

@@ -977,7 +977,7 @@ def _schema_reference(data, lines, allow_unlabeled=False):
     """What validating with the schema's models said (pydantic, then what the schema cannot say), each
     problem with its line: the reference the query-by-query checks must equal."""
     from pydantic import ValidationError
-    from treckit.bounded import BAD
+    from treckit.inputs.bounded import BAD
     from treckit.testsets.load import semantic_problems
     from treckit.testsets.schema import QuerySetModel
 
@@ -1056,7 +1056,7 @@ def test_the_checks_say_what_the_schema_says(data, allow_unlabeled):
         got = e.problems
     assert got == expected[:100]
 
-    from treckit.bounded import yaml_tree
+    from treckit.inputs.bounded import yaml_tree
     text = yaml.dump(data, Dumper=_NoAliases, sort_keys=False, allow_unicode=True)
     tree, lines, reader_problems = yaml_tree(text, ("query_id", "doc_id"), what="test set")
     expected = sorted(reader_problems.listed() + _schema_reference(tree, lines, allow_unlabeled), key=lambda p: p[0] or 0) \

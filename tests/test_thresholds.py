@@ -9,13 +9,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from treckit import thresholds, trec_order
+from treckit import thresholds
+from treckit.ranking import order as trec_order
 from treckit.fast import arrow, groups, matrix, strings
 from treckit.api import read_qrels, read_run, write_run
-from treckit.convert import convert_run
+from treckit.ranking.convert import convert_run
 from treckit.console.errors import InputError
 from treckit.evaluation import evaluate_requests
-from treckit.formats import jsonl, trec
+from treckit.inputs.formats import jsonl, trec
+from treckit.output import trec as trec_out
 from treckit.measures.registry import resolve
 
 BIG, SMALL = 1 << 62, 0
@@ -190,13 +192,13 @@ def test_constant_column_in_blocks(monkeypatch):
 
 def test_rank_text_table_and_formatting_agree(monkeypatch):
     ranks = pa.chunked_array([pa.array([1, 2, 10, 0, 99_999], pa.int64())])
-    table = trec._rank_text(ranks).to_pylist()
+    table = trec_out._rank_text(ranks).to_pylist()
     monkeypatch.setattr(thresholds, "RANK_TEXT_TABLE_MAX", -1)
-    assert trec._rank_text(ranks).to_pylist() == table == ["1", "2", "10", "0", "99999"]
+    assert trec_out._rank_text(ranks).to_pylist() == table == ["1", "2", "10", "0", "99999"]
 
 
 def test_parallel_writer_splits_above_its_threshold(files, tmp_path, monkeypatch):
-    calls = _spy(monkeypatch, trec, "_csv_part")
+    calls = _spy(monkeypatch, trec_out, "_csv_part")
     run = read_run(files / "listed")
     write_run(run, tmp_path / "one")
     monkeypatch.setattr(thresholds, "PARALLEL_WRITE_MIN_ROWS", 2)

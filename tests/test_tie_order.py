@@ -1,5 +1,5 @@
 """trec_eval orders tied documents on the bytes of the file (docno descending, strcmp); treckit's one
-ranking order (treckit.trec_order) does the same on each id's written form -- the text of the TREC
+ranking order (treckit.ranking.order) does the same on each id's written form -- the text of the TREC
 file it was read from, or for ids built in memory their escape -- in evaluation, conversion and
 comparison.  Every expectation here is trec_eval 10.0's own output on the same files, or the order
 trec_eval's comparison gives, written out in Python on the bytes."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from treckit import thresholds
 from treckit.api import read_qrels, read_run, write_qrels, write_run
-from treckit.convert import convert_run
+from treckit.ranking.convert import convert_run
 from treckit.evaluation import evaluate_requests
 from treckit.ids import escape_id, unescape_id, written_ids
 from treckit.measures.registry import resolve

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from treckit import thresholds
 from treckit.console.errors import InputError
-from treckit.formats import trec
-from treckit.formats.trec import read_trec_qrels, read_trec_run
-from treckit.io import Source
+from treckit.inputs.formats import trec
+from treckit.inputs.formats.trec import read_trec_qrels, read_trec_run
+from treckit.inputs.sources import Source
 
 BLOCK = 1 << 15                   # bytes per block: about 900 lines of the runs below; the third block starts
 LINES = 10_000                    # past the first 64 KiB, which the reader looks at before reading (about 10 blocks)

@@ -35,7 +35,7 @@ def test_detected_as_tsv(tmp_path):
 def test_rank_column_orders_the_run(tmp_path):
     """MS MARCO's ``qid pid rank``: ranked by rank, lower first.  The reader gives positive scores
     (highest rank + 1 - rank), so no order rule can flip them, and the note says so."""
-    from treckit.formats.tsv import read_tsv_run
+    from treckit.inputs.formats.tsv import read_tsv_run
     raw = read_tsv_run(_write(tmp_path, "r", "1\tdB\t2\n1\tdA\t1\n2\tdC\t1\n"), third="rank")
     assert raw.to_dict() == {"1": {"dB": 1.0, "dA": 2.0}, "2": {"dC": 2.0}}
     assert raw.notes.get("scores_from_rank") is True and raw.table.column("rank").to_pylist() == [2, 1, 1]

@@ -102,8 +102,8 @@ def main(argv=None) -> int:
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
     from treckit.compare.config import load_config
-    from treckit.convert import convert_run
-    from treckit.io import atomic_output, outputs, refuse_overwriting_inputs
+    from treckit.ranking.convert import convert_run
+    from treckit.output.files import atomic_output, outputs, refuse_overwriting_inputs
     from treckit.stages import compare_stage
     from treckit.console.messages import say
 

@@ -1,32 +1,16 @@
 """treckit: TREC-format conversion and scoring, with trec_eval 10.0's exact numbers.
 
-The public API is small; heavy modules load on first use so ``import treckit`` stays fast::
+The public API is :mod:`treckit.api`, named here and loaded on first use so ``import treckit`` stays fast::
 
     from treckit import read_qrels, read_run, convert_run, write_run, evaluate
-
-``read_run`` and ``evaluate`` read runs with :class:`RunReading`, the reader configuration every
-command shares; ``evaluate`` also takes DataFrames, dicts, ranx and ir_measures objects
-(:mod:`treckit.inputs`) and ``irds:<dataset-id>`` qrels.  Warnings are :class:`InputWarning`.
 """
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "read_qrels": ("api", "read_qrels"),
-    "read_run": ("api", "read_run"),
-    "write_qrels": ("api", "write_qrels"),
-    "write_run": ("api", "write_run"),
-    "convert_run": ("convert", "convert_run"),
-    "evaluate": ("evaluation", "evaluate"),
-    "Qrels": ("model", "Qrels"),
-    "Run": ("model", "Run"),
-    "QrelsBuilder": ("builder", "QrelsBuilder"),
-    "InputError": ("console.errors", "InputError"),
-    "InputWarning": ("console.messages", "InputWarning"),
-    "RunReading": ("reading", "RunReading"),
-    "EvalOptions": ("evaluation", "EvalOptions"),
-}
+_PUBLIC = ("read_qrels", "read_run", "write_qrels", "write_run", "convert_run", "evaluate", "Qrels", "Run",
+           "QrelsBuilder", "InputError", "InputWarning", "RunReading", "EvalOptions")
+_LAZY = {name: ("api", name) for name in _PUBLIC}       # treckit.api is the public API; loaded on first use
 __all__ = sorted(_LAZY)
 
 

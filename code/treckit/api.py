@@ -1,72 +1,84 @@
-"""Reading and writing by format name, with automatic detection when none is given.
+"""treckit's public Python API, in one module: everything ``import treckit`` offers is defined or named here
+(``treckit/__init__.py`` loads it on first use, so ``import treckit`` stays fast)::
 
-Runs are read through :class:`treckit.reading.RunReading`, the one reader configuration every
-command shares: :func:`read_run` returns the run as ``treckit eval`` ranks it.
+    from treckit import read_qrels, read_run, convert_run, write_run, evaluate
+
+``read_run`` and ``evaluate`` read runs with :class:`RunReading`, the reader configuration every command
+shares; ``evaluate`` also takes DataFrames, dicts, ranx and ir_measures objects
+(:mod:`treckit.inputs.objects`) and ``irds:<dataset-id>`` qrels.  Warnings are :class:`InputWarning`.
+The typed qrels builder and its checks are :mod:`treckit.qrels`; test sets :mod:`treckit.testsets`.
 """
 from __future__ import annotations
 
-import sys
+import os
 
 from .console.errors import InputError
-from .formats import beir, jsonl, trec
-from .formats.detect import QRELS_FORMATS, detect_qrels
-from .io import PathLike
+from .console.messages import InputWarning, warn_python
+from .engines.dask import check_engine, evaluate_api
+from .engines.stream import evaluate_path, parse_memory_limit
+from .evaluation import EvalOptions, evaluate_requests
+from .inputs import irds
+from .inputs.objects import as_measures, as_qrels, as_run, is_table_file, split_options
+from .inputs.options import RunReading
+from .inputs.reading import read_qrels, read_run
+from .measures.registry import resolve
 from .model import Qrels, Run
-from .reading import RunReading
-from .console.messages import warn_python
+from .output.trec import write_trec_qrels as write_qrels, write_trec_run as write_run
+from .qrels import QrelsBuilder
+from .ranking.convert import convert_run
+
+__all__ = ["EvalOptions", "InputError", "InputWarning", "Qrels", "QrelsBuilder", "Run", "RunReading", "convert_run",
+           "evaluate", "read_qrels", "read_run", "write_qrels", "write_run"]
 
 
-def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = True, skip_malformed: bool = False,
-               layout: str = "auto", verbose: bool = False) -> Qrels:
-    """Qrels from TREC, BEIR TSV/JSONL, QUEST JSONL (every listed doc relevant), or ``irds:<dataset-id>``
-    (the dataset's qrels through ir_datasets).  ``layout``: TREC lines with more than 4 fields, as
-    ``treckit qrels --layout`` reads them (README: Reading rules)."""
-    if isinstance(path, str) and path.startswith("irds:"):
-        from .inputs import irds_qrels
-        return irds_qrels(path)
-    fmt = format
-    if fmt is None:
-        det = detect_qrels(path)
-        fmt = det.format
-        if verbose:
-            print(f"treckit: {path}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
-    if fmt == "trec":
-        return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout)
-    if fmt == "beir-tsv":
-        return beir.read_beir_tsv(path, skip_malformed=skip_malformed)
-    if fmt == "beir-jsonl":
-        return beir.read_beir_jsonl(path)
-    if fmt == "quest":
-        return jsonl.read_quest(path).qrels
-    raise InputError(f"unknown qrels format {fmt!r}", fix=f"use one of {', '.join(QRELS_FORMATS)}")
+def _run_file(run) -> bool:
+    """Whether ``run`` is a run file read by the one reader (not a table file the API reads itself)."""
+    return isinstance(run, (str, os.PathLike)) and not irds.is_irds(run) and not is_table_file(run)
 
 
-def read_run(path: PathLike, format: str | None = None, *, reading: RunReading | None = None, verbose: bool = False,
-             lean: bool = False, ranks: bool = True, warn=warn_python, qrels_source: PathLike | None = None,
-             order_option: bool = True, **options) -> Run:
-    """A run from TREC (6 or 3 columns), TSV or JSONL, as every treckit command reads it.
+def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
+             engine: str = "local", client=None, scheduler: str | None = None, warn=None, **options):
+    """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
+    ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
+    ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
+    :mod:`treckit.inputs`).  ``measures`` takes trec_eval names (``ndcg_cut.10``), ir_measures names
+    (``nDCG@10``) and ir_measures measure objects.  ``options`` are :class:`EvalOptions`' and the reading
+    options of :class:`treckit.inputs.options.RunReading` (``order``, ``gold``, ``tsv_third`` ...), as on the
+    command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module), or go to ``warn`` (a
+    function taking the message) when given.
+    Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
+    ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
+    over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
+    ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
+    address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
+    and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
+    starts a LocalCluster so needs the ``if __name__ == "__main__":`` guard (its workers are new processes).
 
-    ``options`` are :class:`treckit.reading.RunReading`'s (``order``, ``gold``, ``tsv_third``, ``fields`` or
-    ``id_field=``..., ``duplicates``, ``id_base``, ``layout``, ``skip_malformed``, ``decode_ids``,
-    ``query_to_qid``), or pass a ready ``reading``.  A TREC 6-column run comes back as written; any other
-    run comes back converted (:func:`treckit.convert_run`): ranked as it is meant, with scores that
-    trec_eval ranks that way.  ``lean``: skip a TREC run's rank and tag columns (evaluation does not
-    read them).  Warnings (e.g. JSONL lines numbered by line) are :class:`treckit.InputWarning`, or go to
-    ``warn``; a caller whose own users cannot pass ``order`` says so with ``order_option=False`` (a warning then
-    offers a conversion as the fix).
+    Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
-    if reading is None:
-        reading = RunReading.from_options(format=format, **options)
-    elif format is not None or options:
-        import dataclasses
-        reading = dataclasses.replace(reading, **({"format": format} if format else {}), **options)
-    return reading.read(path, lean=lean, ranks=ranks, warn=warn, qrels_source=qrels_source, verbose=verbose,
-                        order_option=order_option).run
+    import pandas as pd
 
-
-def write_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:
-    trec.write_trec_qrels(qrels, path, escape_ids=escape_ids, sort=sort)
-
-
-def write_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: str | None = None) -> None:
-    trec.write_trec_run(run, path, escape_ids=escape_ids, tag=tag)
+    limit = options.pop("memory_limit", -1)
+    if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it
+        limit = parse_memory_limit(limit)
+    warn = warn or warn_python
+    reading, options = split_options(options)
+    opts = EvalOptions(**options)
+    requests = resolve(as_measures(measures), first_params_win=False)
+    if engine != "local" or client is not None or scheduler is not None:
+        check_engine(engine, scheduler if client is None else "client")
+        res = evaluate_api(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, scheduler=scheduler,
+                           client=client)
+    else:
+        q = as_qrels(qrels)
+        if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
+            res = evaluate_path(q, run, requests, opts, reading, warn=warn, memory_limit=limit,
+                                qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+        else:
+            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels, warn=warn), requests, opts, warn=warn)
+    cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
+    df = res.to_pandas()[["qid"] + cols]
+    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
+    if not per_query:
+        df = df[df["qid"] == "all"].reset_index(drop=True)
+    return df

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from .console.errors import EXIT_RUNTIME, InputError, TreckitError
 from .evaluation import EvalOptions, EvalResult
+from .inputs.reading import read_with
 
 TOLERANCE = 1e-9
 TOLERANCE_TEXT = "1e-9"
@@ -391,4 +392,4 @@ def evaluate_path_checked(qrels, path, requests, options: EvalOptions, reading, 
 
 def read_for_check(path, reading, qrels_source=None):
     """The run ``path`` as the evaluation read it (its warnings were said then)."""
-    return reading.read(path, lean=True, warn=None, qrels_source=qrels_source).run
+    return read_with(reading, path, lean=True, warn=None, qrels_source=qrels_source).run

@@ -5,15 +5,14 @@ Semantics are trec_eval 10.0's unless an option names another convention.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .console.errors import InputError
-from .measures.ranking import RankedJudged, RunFacts, rank_and_judge, seq_sum
-from .measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
+from .ranking.judged import RankedJudged, RunFacts, rank_and_judge, seq_sum
+from .measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request
 from .model import Qrels, Run
 
 MISSING_ZSCORE = -1000000.0
@@ -155,7 +154,7 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     """The evaluation of a whole run from the values of its parts (each query in one part; judged
     queries in no part count as not in the run): rows in trec_eval's order, the sanity warnings,
     --missing and -c, the no-shared-query error, -Z, and the summary over queries in that order."""
-    from .measures.ranking import _evaluated, sanity_warnings
+    from .ranking.judged import _evaluated, sanity_warnings
     from .fast.groups import id_runs
 
     o = options or EvalOptions()
@@ -321,8 +320,8 @@ def _te_search(name_at, first: int, count: int, total: int, key: str) -> int | N
 
 
 def read_zscores(path) -> ZScores:
-    from .formats.common import atof
-    from .io import display_name, read_text
+    from .inputs.formats.common import atof
+    from .inputs.sources import display_name, read_text
     rows = []
     for no, line in enumerate(read_text(path).splitlines(), 1):
         f = line.split()
@@ -351,66 +350,3 @@ def read_zscores(path) -> ZScores:
         count[-1] += 1
         lines.append((meas, mu, sd))
     return ZScores(qids, first, count, lines)
-
-
-# ------------------------------------------------------------------ the Python API
-def _run_file(run) -> bool:
-    """Whether ``run`` is a run file read by the one reader (not a table file the API reads itself)."""
-    from pathlib import Path
-    return (isinstance(run, (str, os.PathLike)) and not str(run).startswith("irds:")
-            and Path(str(run)).suffix.lower() not in (".csv", ".parquet", ".pq", ".json"))
-
-
-
-def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
-             engine: str = "local", client=None, scheduler: str | None = None, warn=None, **options):
-    """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
-    ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
-    ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
-    :mod:`treckit.inputs`).  ``measures`` takes trec_eval names (``ndcg_cut.10``), ir_measures names
-    (``nDCG@10``) and ir_measures measure objects.  ``options`` are :class:`EvalOptions`' and the reading
-    options of :class:`treckit.reading.RunReading` (``order``, ``gold``, ``tsv_third`` ...), as on the
-    command line; warnings are :class:`treckit.InputWarning` (the :mod:`warnings` module), or go to ``warn`` (a
-    function taking the message) when given.
-    Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
-    ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
-    over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
-    ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
-    address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
-    and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
-    starts a LocalCluster so needs the ``if __name__ == "__main__":`` guard (its workers are new processes).
-
-    Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
-    """
-    import pandas as pd
-
-    from .inputs import as_measures, as_qrels, as_run, split_options
-    from .console.messages import warn_python
-
-    limit = options.pop("memory_limit", -1)
-    if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it
-        from .engines.stream import parse_memory_limit
-        limit = parse_memory_limit(limit)
-    warn = warn or warn_python
-    reading, options = split_options(options)
-    opts = EvalOptions(**options)
-    requests = resolve(as_measures(measures), first_params_win=False)
-    if engine != "local" or client is not None or scheduler is not None:
-        from .engines.dask import check_engine, evaluate_api
-        check_engine(engine, scheduler if client is None else "client")
-        res = evaluate_api(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, scheduler=scheduler,
-                           client=client)
-    else:
-        q = as_qrels(qrels)
-        if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
-            from .engines.stream import evaluate_path
-            res = evaluate_path(q, run, requests, opts, reading, warn=warn, memory_limit=limit,
-                                qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
-        else:
-            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels, warn=warn), requests, opts, warn=warn)
-    cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
-    df = res.to_pandas()[["qid"] + cols]
-    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
-    if not per_query:
-        df = df[df["qid"] == "all"].reset_index(drop=True)
-    return df

@@ -10,98 +10,26 @@ default), and :class:`QrelsVerification` checks the topics against the ones you 
     qrels.verify(expected_topic_ids=topics)                 # raises QrelsVerificationError, naming every topic
     write_qrel_file(qrel_out_file=Path("test.qrels"), qrels=qrels)
 
-This row-oriented :class:`Qrels` converts to and from the columnar :class:`treckit.model.Qrels` the
-engine uses (:meth:`Qrels.to_columnar`, :meth:`Qrels.from_columnar`), and ``treckit.evaluate`` takes
-either.
+The qrels built are the one :class:`treckit.model.Qrels` type every reader returns and ``treckit.evaluate``
+takes (its :attr:`~treckit.model.Qrels.rows` are the :class:`QrelRow` objects built).  :class:`QrelsBuilder`
+builds the same qrels a judgment at a time.
 """
 from __future__ import annotations
 
 import hashlib
-import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generic, Iterable, Literal, Sequence, TypeVar
+from typing import Callable, Generic, Iterable, Literal, TypeVar
 
-from .console.errors import InputError, listing
+from .console.errors import InputError
+from .model import QrelRow, Qrels, QrelsVerification, QrelsVerificationError
+from .output.trec import write_trec_qrels
+
+__all__ = ["QrelRow", "Qrels", "QrelsBuilder", "QrelsSpec", "QrelsVerification", "QrelsVerificationError",
+           "build_qrels", "doc_id_md5", "verify_qrels_topics", "write_qrel_file"]
 
 R = TypeVar("R")
 OnDuplicate = Literal["error", "keep_max", "keep_last"]
-_SHOWN = 50            # offending topics/pairs listed in one message before "... and N more"
-
-
-class QrelsVerificationError(ValueError):
-    """Qrels that failed a check; ``problems`` lists every offending topic or pair."""
-
-    def __init__(self, message: str, problems: Sequence[str] = ()):
-        self.problems = list(problems)
-        super().__init__(message)
-
-
-@dataclass(frozen=True)
-class QrelRow:
-    """One judgment: ``grade`` (a non-negative int) of ``doc_id`` for ``topic_id``."""
-
-    topic_id: str
-    doc_id: str
-    grade: int
-
-    def __post_init__(self) -> None:
-        for name in ("topic_id", "doc_id"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"QrelRow.{name} must be a non-empty str, got {value!r}")
-        if isinstance(self.grade, bool) or not isinstance(self.grade, int) or self.grade < 0:
-            raise ValueError(f"QrelRow.grade must be a non-negative int, got {self.grade!r} "
-                             f"(topic {self.topic_id!r}, doc {self.doc_id!r})")
-
-
-@dataclass(frozen=True)
-class Qrels:
-    """Judgments as rows, in the order given (duplicates are kept: :meth:`verify` finds them)."""
-
-    rows: Sequence[QrelRow]
-
-    def __post_init__(self) -> None:
-        rows = tuple(self.rows)
-        for i, row in enumerate(rows):
-            if not isinstance(row, QrelRow):
-                raise TypeError(f"Qrels rows must be QrelRow objects; row {i} is {type(row).__name__}")
-        object.__setattr__(self, "rows", rows)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __iter__(self):
-        return iter(self.rows)
-
-    @property
-    def topic_ids(self) -> list[str]:
-        """The topics with at least one row, in order of first appearance."""
-        return list(dict.fromkeys(r.topic_id for r in self.rows))
-
-    def verify(self, expected_topic_ids: Iterable[str], warn: bool = False) -> "Qrels":
-        """Every check of :class:`QrelsVerification` (complete topics, no extras, no duplicates)."""
-        QrelsVerification(self, expected_topic_ids=expected_topic_ids, warn=warn).all()
-        return self
-
-    def to_columnar(self):
-        """The engine's columnar :class:`treckit.model.Qrels` (same rows, same order, iter ``0``)."""
-        from .model import Qrels as Columnar
-        return Columnar.from_columns([r.topic_id for r in self.rows], [r.doc_id for r in self.rows],
-                                     [r.grade for r in self.rows])
-
-    @classmethod
-    def from_columnar(cls, qrels) -> "Qrels":
-        """From the engine's columnar qrels; a negative grade (trec_eval's "pooled, unjudged") has no
-        place in a QrelRow and is an error rather than a silent change."""
-        t = qrels.table
-        rows = []
-        for q, d, g in zip(t.column("qid").to_pylist(), t.column("docid").to_pylist(), t.column("grade").to_pylist()):
-            if g < 0:
-                raise InputError(f"query {q!r} doc {d!r} has the negative grade {g}, which a QrelRow cannot hold",
-                                 fix="drop or re-grade the negative judgments before converting")
-            rows.append(QrelRow(q, d, g))
-        return cls(rows)
 
 
 @dataclass(frozen=True)
@@ -118,13 +46,48 @@ class QrelsSpec(Generic[R]):
             raise ValueError(f"on_duplicate must be 'error', 'keep_max' or 'keep_last', got {self.on_duplicate!r}")
 
 
+@dataclass
+class QrelsBuilder:
+    """Collect judgments one by one; a repeated (qid, docid) is an error unless ``duplicates`` says otherwise.
+
+    >>> b = QrelsBuilder(); b.add("q1", "Rio 2", 1); len(b.build())
+    1
+    """
+
+    duplicates: str = "error"          # error | keep-first | keep-max | keep-last
+    _grades: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add(self, qid: str, docid: str, grade: int = 1) -> "QrelsBuilder":
+        if not isinstance(qid, str) or not isinstance(docid, str) or not qid or not docid:
+            raise InputError(f"qid and docid must be non-empty strings, got {qid!r}, {docid!r}", fix="pass ids as str")
+        if isinstance(grade, bool) or not isinstance(grade, int):
+            raise InputError(f"grade must be an int, got {grade!r}", fix="pass an integer grade")
+        key = (qid, docid)
+        if key in self._grades:
+            old = self._grades[key]
+            if self.duplicates == "error":
+                raise InputError(f"doc {docid!r} judged twice for query {qid!r}", fix="judge each doc once, or pick a duplicates policy")
+            grade = {"keep-first": old, "keep-max": max(old, grade), "keep-last": grade}[self.duplicates]
+        self._grades[key] = grade
+        return self
+
+    def add_relevant(self, qid: str, docids, grade: int = 1) -> "QrelsBuilder":
+        for d in docids:
+            self.add(qid, d, grade)
+        return self
+
+    def build(self) -> Qrels:
+        keys = list(self._grades)
+        return Qrels.from_columns([k[0] for k in keys], [k[1] for k in keys], list(self._grades.values()))
+
+
 def build_qrels(*, records: Iterable[R], spec: QrelsSpec[R]) -> Qrels:
     """Rows from ``records`` by ``spec``, in order of first appearance of each (topic, doc) pair.
 
     A repeated pair fails at once by default, naming the pair and both records' positions;
     ``keep_max`` keeps the larger grade, ``keep_last`` the later record's.
     """
-    grades: dict[tuple[str, str], int] = {}
+    built = QrelsBuilder(duplicates=spec.on_duplicate.replace("_", "-"))
     first_seen: dict[tuple[str, str], int] = {}
     for i, record in enumerate(records):
         try:
@@ -132,16 +95,13 @@ def build_qrels(*, records: Iterable[R], spec: QrelsSpec[R]) -> Qrels:
         except ValueError as exc:
             raise ValueError(f"record {i}: {exc}") from None
         key = (row.topic_id, row.doc_id)
-        if key in grades:
-            if spec.on_duplicate == "error":
-                raise QrelsVerificationError(
-                    f"record {i}: (topic {key[0]!r}, doc {key[1]!r}) was already judged by record {first_seen[key]}",
-                    [f"{key[0]}/{key[1]}"])
-            grades[key] = max(grades[key], row.grade) if spec.on_duplicate == "keep_max" else row.grade
-        else:
-            grades[key] = row.grade
-            first_seen[key] = i
-    return Qrels([QrelRow(t, d, g) for (t, d), g in grades.items()])
+        if key in first_seen and spec.on_duplicate == "error":
+            raise QrelsVerificationError(
+                f"record {i}: (topic {key[0]!r}, doc {key[1]!r}) was already judged by record {first_seen[key]}",
+                [f"{key[0]}/{key[1]}"])
+        first_seen.setdefault(key, i)
+        built.add(row.topic_id, row.doc_id, row.grade)
+    return built.build()
 
 
 def doc_id_md5(text: str) -> str:
@@ -149,87 +109,13 @@ def doc_id_md5(text: str) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
-class QrelsVerification:
-    """Chainable checks of qrels (these rows, or the engine's columnar qrels) against the topics you expect.  Each check raises
-    :class:`QrelsVerificationError` naming every offending topic or pair (``warn=True``: a
-    ``UserWarning`` instead), and returns ``self`` so checks chain::
-
-        QrelsVerification(qrels, expected_topic_ids=topics).complete_topics().no_duplicates()
-    """
-
-    def __init__(self, qrels: Qrels, expected_topic_ids: Iterable[str], warn: bool = False):
-        self.qrels = qrels
-        self.expected = list(dict.fromkeys(expected_topic_ids))
-        self.warn = warn
-        if isinstance(qrels, Qrels):
-            self._pairs = [(r.topic_id, r.doc_id) for r in qrels.rows]
-        else:                                   # the engine's columnar qrels (negative grades and all)
-            t = qrels.table
-            self._pairs = list(zip(t.column("qid").to_pylist(), t.column("docid").to_pylist()))
-        self._topics = list(dict.fromkeys(t for t, _ in self._pairs))
-
-    # each check: (what the message says, the function finding the offenders)
-    _CHECKS = {
-        "complete": "expected topics have no judgments",
-        "extras": "topics are judged but not expected",
-        "duplicates": "(topic/doc) pairs are judged more than once",
-    }
-
-    def _offenders(self, check: str) -> list[str]:
-        if check == "complete":
-            have = set(self._topics)
-            return [t for t in self.expected if t not in have]
-        if check == "extras":
-            want = set(self.expected)
-            return [t for t in self._topics if t not in want]
-        seen: set[tuple[str, str]] = set()
-        dups: dict[tuple[str, str], None] = {}
-        for key in self._pairs:
-            if key in seen:
-                dups[key] = None
-            seen.add(key)
-        return [f"{t}/{d}" for t, d in dups]
-
-    def _run(self, *checks: str) -> "QrelsVerification":
-        """Run ``checks`` and report every offender of every one in one error (or warning)."""
-        problems, parts = [], []
-        for check in checks:
-            found = self._offenders(check)
-            if found:
-                parts.append(f"{len(found)} {self._CHECKS[check]}: {listing(found, _SHOWN)}")
-                problems.extend(found)
-        if parts:
-            if self.warn:
-                warnings.warn("; ".join(parts), UserWarning, stacklevel=3)
-            else:
-                raise QrelsVerificationError("; ".join(parts), problems)
-        return self
-
-    def complete_topics(self) -> "QrelsVerification":
-        """Every expected topic has at least one row."""
-        return self._run("complete")
-
-    def no_extra_topics(self) -> "QrelsVerification":
-        """No row belongs to a topic that is not expected."""
-        return self._run("extras")
-
-    def no_duplicates(self) -> "QrelsVerification":
-        """No (topic, doc) pair is judged twice."""
-        return self._run("duplicates")
-
-    def all(self) -> "QrelsVerification":
-        """All three checks, reported together: one error lists every problem of every kind."""
-        return self._run("complete", "extras", "duplicates")
-
-
 def verify_qrels_topics(*, expected_topic_ids: Iterable[str], qrels: Qrels, require_no_extras: bool = True) -> None:
     """Every expected topic is judged and, with ``require_no_extras``, no other topic is."""
     check = QrelsVerification(qrels, expected_topic_ids=expected_topic_ids)
-    check._run("complete", *(["extras"] if require_no_extras else []))
+    check.run("complete", *(["extras"] if require_no_extras else []))
 
 
 def write_qrel_file(*, qrel_out_file: Path, qrels: Qrels) -> None:
     """TREC qrels ``topic_id 0 doc_id grade``, sorted by (topic_id, doc_id), ids escaped like every
     treckit writer (so ids with spaces survive trec_eval), written atomically."""
-    from .formats.trec import write_trec_qrels
-    write_trec_qrels(qrels.to_columnar(), qrel_out_file, escape_ids=True, sort=True)
+    write_trec_qrels(qrels, qrel_out_file, escape_ids=True, sort=True)

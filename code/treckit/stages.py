@@ -8,10 +8,14 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from .console.errors import InputError
 from .console.messages import say
-from .io import PathLike, atomic_output, derived_output, outputs, refuse_overwriting_inputs
+from .inputs.sources import PathLike
+from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
+from .inputs.options import FLAGS, python_name
+from .inputs.reading import read_with
 
 
 # The pipeline document's reading of TREC files, the staged scripts' default ``--layout``: a qrels line's doc id
@@ -51,12 +55,14 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
     """Ground truth in any qrels format -> TREC qrels.  ``duplicates`` applies to every format (a
     (qid, docid) judged twice); what it dropped is counted and said.  ``layout``: TREC lines with
     more than 4 fields (README: Reading rules)."""
-    from .api import read_qrels, write_qrels
-    from .formats.common import check_layout, drop_repeated_judgments
-    from .formats.detect import detect_qrels
-    from .formats.jsonl import check_duplicates_policy, read_quest, write_id_added
-    from .formats.trec import read_trec_qrels
-    from .io import display_name
+    from .inputs.reading import read_qrels
+    from .output.trec import write_trec_qrels
+    from .inputs.formats.common import check_layout, drop_repeated_judgments
+    from .inputs.formats.detect import detect_qrels
+    from .inputs.formats.jsonl import check_duplicates_policy, read_quest
+    from .output.quest import write_id_added
+    from .inputs.formats.trec import read_trec_qrels
+    from .inputs.sources import display_name
 
     check_duplicates_policy(duplicates)
     check_layout(layout)
@@ -78,7 +84,7 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
             qrels = read_qrels(input, fmt, skip_malformed=skip_malformed)
         qrels, more = drop_repeated_judgments(qrels, duplicates, display_name(input))
         dropped += more
-        write_qrels(qrels, output, escape_ids=not raw_ids)
+        write_trec_qrels(qrels, output, escape_ids=not raw_ids)
     if written_ids is not None:
         say(f"the input had no ids: wrote the id-added JSONL to {written_ids} (qid = line number, base {id_base})")
     if dropped:
@@ -97,35 +103,35 @@ def default_id_added_path(input: PathLike, output: PathLike) -> Path:
 
 def gold_query_map(gold: PathLike, id_base: int = 1) -> dict[str, str]:
     """query text -> qid from a QUEST-style gold file (ids from its id field, else line numbers) or ``irds:<id>``."""
-    from .reading import gold_query_map as by_text
+    from .inputs.reading import gold_query_map as by_text
     return by_text(gold, id_base)
 
 
 def run_stage(input: PathLike, output: PathLike | None = None, *, run_name: str | None = None,
               untagged_name: str | None = None, reading=None, depth: int | None = None, raw_ids: bool = False,
               **options):
-    """Read ``input`` with the reader configuration (:class:`treckit.reading.RunReading`, or its options as
+    """Read ``input`` with the reader configuration (:class:`treckit.inputs.options.RunReading`, or its options as
     keywords), convert it and write the TREC run; the conversion's report goes to stderr.
 
     ``run_name``: the run tag written on every line.  ``untagged_name``: the tag written only when the input
     names no run (JSONL, TSV and 3-column files); a TREC 6-column file keeps its own tags (said when they are
     not that name).  Without ``output`` the run is written beside the input (:func:`default_run_output`) and
     the path is said."""
-    from .api import write_run
+    from .output.trec import write_trec_run
     from .console.progress import Steps
-    from .reading import RunReading
+    from .inputs.options import RunReading
 
     reading = reading or RunReading.from_options(**options)
     defaulted = output is None
     output = default_run_output(input) if defaulted else output
     refuse_overwriting_inputs([input, reading.gold], [output])
     with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
-        got = reading.read(input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
+        got = read_with(reading, input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
         steps.next()
         tag = run_name
         if tag is None and untagged_name is not None:
             tag = None if got.format == "trec" else untagged_name
-        write_run(got.run, output, escape_ids=not raw_ids, tag=tag)
+        write_trec_run(got.run, output, escape_ids=not raw_ids, tag=tag)
         steps.next()
     for line in got.report.lines():
         say(line)
@@ -156,11 +162,11 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
     ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
     (:mod:`treckit.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
-    from .api import read_qrels
+    from .inputs.reading import read_qrels
     from .crosscheck import check_options, evaluate_path_checked
     from .evaluation import EvalOptions
     from .measures.registry import resolve
-    from .reading import RunReading
+    from .inputs.options import RunReading
 
     reading = reading or RunReading.from_options(**options)
     opts = EvalOptions(missing=missing)
@@ -212,7 +218,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   empty_run_retrieves_nothing: bool = False, ranking: str | None = None, order_option: bool = True):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
-    Each run is read (``reading``: a :class:`treckit.reading.RunReading`, as ``treckit eval`` reads
+    Each run is read (``reading``: a :class:`treckit.inputs.options.RunReading`, as ``treckit eval`` reads
     runs), evaluated once and dropped in turn (progress on a terminal); the files' digests are
     computed beside that, on another thread.  Every output is rendered before the first one is
     written, and all are written or none.  ``prepare`` (optional) turns each read Run into the Run to
@@ -231,20 +237,21 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     is left out (both said on stderr).  ``empty_run_retrieves_nothing`` (the old rq_eval's rule): a run file
     without run lines is a system that retrieved nothing (every query scores 0), not an error.
     ``order_option``: whether the caller takes ``--order`` (else a warning about how a run is ordered offers a
-    conversion with ``treckit run``, as :meth:`treckit.reading.RunReading.read` says).
+    conversion with ``treckit run``, as :func:`treckit.inputs.reading.read_with` says).
     """
     import contextlib
     import dataclasses
     from concurrent.futures import ThreadPoolExecutor
 
-    from .api import read_qrels
+    from .inputs.reading import read_qrels
     from .compare import report
     from .compare.compare import System, compare
-    from .compare.config import content_digest, file_digest, load_config, read_bytes_check
+    from .inputs.sources import content_digest, file_digest, check_readable as read_bytes_check
+    from .compare.config import load_config
     from .console.errors import content_hidden, warning_without_content
-    from .formats.common import head_lines
+    from .inputs.formats.common import head_lines
     from .console.progress import Steps
-    from .reading import RunReading
+    from .inputs.options import RunReading
 
     reading = reading or RunReading()
     ranking = ranking or reading.ranking
@@ -268,7 +275,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                     say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
                     run = empty_run()
                 else:
-                    run = how.read(path, lean=True, warn=warning_without_content(say, hidden) if hidden else say,
+                    run = read_with(how, path, lean=True, warn=warning_without_content(say, hidden) if hidden else say,
                                    qrels_source=qrels, order_option=order_option).run
             return prepare(run) if prepare else run
         return load
@@ -349,7 +356,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         if str(path).startswith("irds:"):
             if key == "qrels":
                 return content_digest(read_qrels(path).to_dict())
-            from .inputs import irds_queries
+            from .inputs.irds import irds_queries
             return content_digest(irds_queries(str(path)))
         return file_digest(path)
 
@@ -430,7 +437,8 @@ def _scorer(engine: str, scheduler: str | None):
 
 def read_query_types(path: PathLike) -> dict[str, str]:
     """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
-    from .io import loads_json, read_text
+    from .inputs.bounded import loads_json
+    from .inputs.sources import read_text
     text = read_text(path)
     out: dict[str, str] = {}
     for no, line in enumerate(text.splitlines(), 1):
@@ -455,3 +463,24 @@ def read_query_types(path: PathLike) -> dict[str, str]:
                                  fix="separate qid and type with a tab")
             out[f[0]] = f[1].strip()
     return out
+
+
+def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None = None,
+                          notes: Mapping[str, str] | None = None) -> None:
+    """The reading options on an argparse parser (the staged scripts), each also spelled with
+    underscores (``--id_base``), the scripts' older style.  ``defaults``: ``{python name: (value, why)}``
+    for the options whose default differs in these scripts (said in their help); ``notes``: ``{python name:
+    text}`` added to an option's help."""
+    for f in FLAGS:
+        names = [f.flag] + ([f.flag.replace("-", "_").replace("__", "--", 1)] if "-" in f.flag[2:] else [])
+        note = (notes or {}).get(python_name(f))
+        if f.kind is bool:
+            parser.add_argument(*names, dest=python_name(f), action="store_true",
+                                help=f.help + (f" ({note})" if note else ""))
+        else:
+            default, why = (defaults or {}).get(python_name(f), (None, ""))
+            help_ = f.help + (f" ({note})" if note else "") + (f" (default: {default}, {why})" if default is not None else "")
+            parser.add_argument(*names, dest=python_name(f), type=f.kind, default=default, help=help_,
+                                metavar=f.flag[2:].upper().replace("-", "_"))
+    parser.add_argument("--break-ties", "--break_ties", dest="break_ties", action="store_true",
+                        help="the same as --ties break")

@@ -113,7 +113,7 @@ def compare_cmd(
 
 
 def register(app) -> None:
-    from ..reading import with_reading_options
-    from .user_code import with_debug_option
+    from .common import with_reading_options
+    from .common import with_debug_option
     # runs are read as every command reads them; --debug for the functions of configs describing systems
     app.command("compare")(with_debug_option(with_reading_options()(compare_cmd)))

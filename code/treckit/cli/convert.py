@@ -59,7 +59,7 @@ def _run_cmd(
 
 
 def register(app) -> None:
-    from ..reading import with_reading_options
+    from .common import with_reading_options
     app.command("qrels")(qrels_cmd)
-    # the reading options are every run-reading command's (treckit.reading.FLAGS); here --format too
+    # the reading options are every run-reading command's (treckit.inputs.options.FLAGS); here --format too
     app.command("run")(with_reading_options({"format": ("--format",)})(_run_cmd))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..console.errors import InputError
 from ..options import EVAL_FORMATS, QRELS_FORMATS
-from ..reading import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
+from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -19,7 +19,7 @@ _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosum
 _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
         "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway",
         "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler"}
-# how runs are read: the options every run-reading command shares (treckit.reading.FLAGS)
+# how runs are read: the options every run-reading command shares (treckit.inputs.options.FLAGS)
 _READ = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
 
@@ -164,7 +164,7 @@ def parse_args(argv: list[str]) -> EvalArgs:
 
 
 def _integer(flag: str, text: str) -> int:
-    from ..formats.common import parse_int
+    from ..inputs.formats.common import parse_int
     n = parse_int(text.strip())
     if n is None:
         raise InputError(f"{flag} takes an integer, got {text!r}", fix=f"e.g. {flag} 1")
@@ -313,7 +313,7 @@ def version_line() -> str:
 
 def _check_choices(a: EvalArgs) -> EvalArgs:
     """treckit's own enumerated options, checked before any file is read."""
-    from ..options import EVAL_MISSING     # the reading options are checked by treckit.reading
+    from ..options import EVAL_MISSING     # the reading options are checked by treckit.inputs.options
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
@@ -356,14 +356,14 @@ def eval_main(argv: list[str]) -> None:
 
 
 def run_eval(a: EvalArgs, out=None) -> None:
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..evaluation import read_zscores
     from ..measures.registry import resolve
     from ..output.records import write
     from ..console.messages import say
 
     out = out or sys.stdout
-    from ..io import refuse_overwriting_inputs
+    from ..output.files import refuse_overwriting_inputs
     refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile])     # before anything is read
     if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
         from .evaluate_prefs import run_eval_prefs
@@ -404,7 +404,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.prometheus_textfile or a.pushgateway:
-        from ..io import outputs
+        from ..output.files import outputs
         from ..service.metrics import export, gauge_measures
         from pathlib import Path
         with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither

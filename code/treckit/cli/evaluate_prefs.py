@@ -32,9 +32,9 @@ def check_measures_for_qrels(measures: list[str]) -> None:
 
 def run_eval_prefs(a, out=None) -> None:
     """Evaluate ``a.files[1:]`` against the judgments ``a.files[0]`` read as ``a.rel_format``."""
-    from ..api import read_qrels, read_run
+    from ..inputs.reading import read_qrels, read_run
     from ..evaluation import EvalOptions, read_zscores
-    from ..formats.prefs import prefs_from_qrels, read_prefs
+    from ..inputs.formats.prefs import prefs_from_qrels, read_prefs
     from ..measures import prefs as pm
     from ..output.records import render
     from ..console.messages import say

@@ -47,7 +47,7 @@ def measures_cmd() -> None:
 def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to look at ('-' = stdin)"),
                role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}")) -> None:
     """Say which format a file is read as, and why."""
-    from ..formats.detect import detect_qrels, detect_run
+    from ..inputs.formats.detect import detect_qrels, detect_run
     from ..console.process import defer_pandas
     defer_pandas()
     d = detect_qrels(path) if role == "qrels" else detect_run(path)

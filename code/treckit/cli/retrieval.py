@@ -9,8 +9,8 @@ from typing import List, Optional
 
 import typer
 
-from .testsets import refuse_overwriting
-from .user_code import with_debug_option
+from .common import refuse_overwriting
+from .common import with_debug_option
 
 
 class Method(str, Enum):
@@ -47,7 +47,7 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  run_name: Optional[str] = typer.Option(None, "--run-name", help="run tag (default: the method)")) -> None:
     """Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."""
     refuse_overwriting([corpus, queries], [output])
-    from ..api import write_run
+    from ..output.trec import write_trec_run
     from ..console.progress import Steps
     from ..retrieval.bm25 import BM25Params
     from ..retrieval.corpus import read_corpus
@@ -66,7 +66,7 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
         # the run holds the method's scores, the top k by trec_eval's rule: what a system's component ranks
         rankings = trec_ranked(dict(zip(texts, through_ties(search, list(texts.values()), k))), k)
         steps.next()
-        write_run(run_of(rankings, run_name or method.value), output)
+        write_trec_run(run_of(rankings, run_name or method.value), output)
         steps.next()
 
 
@@ -82,7 +82,8 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
              measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
-    from ..api import read_qrels, read_run, write_run
+    from ..inputs.reading import read_qrels, read_run
+    from ..output.trec import write_trec_run
     from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
     check_rrf_k(k)                     # before any run is read
     from ..console.messages import say
@@ -98,7 +99,7 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
         else:
             w = report["best"]["weights"]
     fused = fuse(rs, method.value, k=kk, weights=w, norm=norm.value if norm else None, depth=depth, tag=run_name)
-    write_run(fused, output)
+    write_trec_run(fused, output)
 
 
 system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Systems described by YAML configs.")
@@ -126,7 +127,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
     results = evaluate_system(system, ts, k=k, measures=measure, only=only, cache=not no_cache)
     print(stage_table(results), end="")
     if out:
-        from ..io import atomic_output
+        from ..output.files import atomic_output
         with atomic_output(out) as fh:
             fh.write(json.dumps({s: r.to_dict() for s, r in results.items()}, indent=2, ensure_ascii=False) + "\n")
 
@@ -140,7 +141,7 @@ def _test_set(test_set, qrels, queries, query_types):
         return load_test_set(test_set)
     if not (qrels and queries):
         raise InputError("name the queries and their judgments", fix="--test-set TS.yaml, or --qrels Q --queries Q.tsv")
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..stages import read_query_types
     from ..testsets.load import test_set_from_judgments
     from ..testsets.topics import read_queries

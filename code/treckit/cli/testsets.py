@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from .user_code import with_debug_option
+from .common import refuse_overwriting, with_debug_option
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -32,24 +32,8 @@ def _say(msg: str) -> None:
     print(f"treckit: {msg}", file=sys.stderr)
 
 
-def refuse_overwriting(inputs, outputs) -> None:
-    """No output may be one of the inputs (test sets named by name included): checked before any work."""
-    from ..console.errors import InputError
-    from ..io import refuse_overwriting_inputs
-    from ..testsets.load import resolve_test_set
-
-    def path_of(x):
-        if x is None or str(x) == "-" or str(x).startswith("irds:") or Path(str(x)).exists():
-            return x
-        try:
-            return resolve_test_set(x)
-        except InputError:                # no such file nor test set: the command itself says so
-            return None
-    refuse_overwriting_inputs([path_of(x) for x in inputs], outputs)
-
-
 def _write_text(path, text: str) -> None:
-    from ..io import atomic_output
+    from ..output.files import atomic_output
     with atomic_output(path) as fh:
         fh.write(text)
 
@@ -89,7 +73,7 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
                types: Optional[Path] = typer.Option(None, "--types", help="query types TSV to write (qid<TAB>type)")) -> None:
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
     refuse_overwriting([test_set], [qrels, queries, types])
-    from ..api import write_qrels
+    from ..output.trec import write_trec_qrels
     from ..testsets import load_test_set
     ts = load_test_set(test_set)
     for q in ts.queries:
@@ -97,9 +81,9 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
             from ..console.errors import InputError
             raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
                              fix="remove it from the query text")
-    from ..io import outputs
+    from ..output.files import outputs
     with outputs(qrels, queries, types):                 # every file or none
-        write_qrels(ts.to_qrels(), qrels)
+        write_trec_qrels(ts.to_qrels(), qrels)
         if queries:
             _write_text(queries, "".join(f"{q.query_id}\t{q.query_text}\n" for q in ts.queries))
         if types:
@@ -116,7 +100,7 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
                output: Path = typer.Option(..., "--output", "-o", help="test-set YAML to write")) -> None:
     """Build a test set from qrels and queries (and query types); it is validated before it is written."""
     refuse_overwriting([qrels, queries, types], [output])
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..stages import read_query_types
     from ..testsets.load import test_set_from_judgments
     from ..testsets.topics import read_queries
@@ -128,7 +112,7 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
 
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
-    from ..bounded import load_yaml_mapping
+    from ..inputs.bounded import load_yaml_mapping
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
 
 
@@ -200,7 +184,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     report = results_markdown(data) if markdown else None           # everything rendered before the first write
-    from ..io import outputs
+    from ..output.files import outputs
     with outputs(out, markdown, prometheus_textfile):                # every output or none
         if out:
             from ..stages import write_json
@@ -232,7 +216,7 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
     refuse_overwriting([test_set], [t_out, h_out])
     train, hold = split(load_test_set(src), holdout, seed)
     texts = train.to_yaml(), hold.to_yaml()
-    from ..io import outputs
+    from ..output.files import outputs
     with outputs(t_out, h_out):                          # both parts or neither
         _write_text(t_out, texts[0])
         _write_text(h_out, texts[1])
@@ -264,7 +248,7 @@ def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
               threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..testsets.lifecycle import agreement
     ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
@@ -285,12 +269,12 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..testsets import load_test_set
     from ..testsets.lifecycle import refresh
     from ..testsets.topics import read_query_records
     cands = read_query_records(candidates)
-    from ..io import display_name
+    from ..inputs.sources import display_name
     nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
                           seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
@@ -325,7 +309,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
         from ..retrieval.corpus import read_corpus
         r, ranking = baseline_run(ts, read_corpus(corpus), k), BOW_RANKING
     else:
-        from ..api import read_run
+        from ..inputs.reading import read_run
         r, ranking = read_run(run, warn=say, order_option=False), RUN_RANKING      # rq takes no reading options
     report = rq(ts, r, k=k, threshold=threshold, ranking=ranking, warn=say)
     verdict = {True: "PASS", False: "FAIL", None: "skipped (no labelled queries)"}[report["pass"]]
@@ -361,15 +345,15 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     if pushgateway:
         from ..service.metrics import check_pushgateway
         check_pushgateway(pushgateway)
-    from ..bounded import read_json
-    from ..io import display_name
+    from ..inputs.bounded import read_json
+    from ..inputs.sources import display_name
     from ..testsets.gate import check_results_file, gate, parse_drop
 
     def load(p):
         return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
                sources=(display_name(baseline), display_name(current)))
-    from ..io import outputs
+    from ..output.files import outputs
     with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
         if markdown:
             _write_text(markdown, res.markdown())
@@ -401,7 +385,7 @@ def qrels_verify_cmd(qrels: str = typer.Argument(..., help="qrels to check"),
                      topics: str = typer.Option(..., "--topics", help="expected topics: queries TSV/JSONL, test set or qrels"),
                      no_extras: bool = typer.Option(False, "--no-extras", help="also fail on judged topics not expected")) -> None:
     """Check that every expected topic is judged (and, with --no-extras, no other); exit 1 with the list."""
-    from ..api import read_qrels
+    from ..inputs.reading import read_qrels
     from ..qrels import QrelsVerificationError, verify_qrels_topics
     from ..testsets.topics import read_topic_ids
     expected = read_topic_ids(topics)

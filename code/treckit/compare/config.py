@@ -4,46 +4,21 @@ A config names a run file (``run: path``, relative to the config), optionally it
 a ``name``.  Its digest is the SHA-256 of its parsed, normalized content (sorted keys, compact
 JSON), so reformatting the YAML does not change it.  The evaluator never writes to a config.
 
-Configs are read as every YAML document is (:mod:`treckit.bounded`): at most
-:data:`~treckit.bounded.CONFIG_READ_LIMIT` bytes, no anchors or aliases (a "billion laughs" file of
-600 bytes would otherwise expand to gigabytes), at most :data:`~treckit.bounded.MAX_DEPTH` levels of
+Configs are read as every YAML document is (:mod:`treckit.inputs.bounded`): at most
+:data:`~treckit.inputs.limits.CONFIG_READ_LIMIT` bytes, no anchors or aliases (a "billion laughs" file of
+600 bytes would otherwise expand to gigabytes), at most :data:`~treckit.inputs.bounded.MAX_DEPTH` levels of
 nesting; keys are text and appear once per mapping; dates stay the text they were written as;
 ``!!binary``, ``!!set`` and other tags without a JSON equivalent are errors.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import io
-from ..bounded import load_yaml_mapping
 from ..console.errors import InputError
-from ..formats.detect import RUN_FORMATS
-from ..io import PathLike, display_name
-
-
-def file_digest(path: PathLike | None) -> str | None:
-    """SHA-256 of a file's content, streamed (None for no file)."""
-    return None if path is None else io.file_digest(path)
-
-
-def read_bytes_check(path: PathLike) -> None:
-    """The errors reading ``path`` would give (missing, a directory, unreadable), without reading it."""
-    p = Path(path)
-    name = display_name(path)
-    if not p.exists():
-        raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)")
-    if p.is_dir():
-        raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
-    if not os.access(p, os.R_OK):
-        raise InputError("permission denied", path=name, fix="make the file readable")
-
-
-def content_digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).hexdigest()
+from ..inputs.bounded import load_yaml_mapping
+from ..inputs.formats import RUN_FORMATS
+from ..inputs.sources import PathLike, content_digest, display_name
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import shutil
 import numpy as np
 
 from ..console.errors import InputError
-from ..io import PathLike, atomic_output
+from ..inputs.sources import PathLike
+from ..output.files import atomic_output
 from .compare import SCHEMA_VERSION, Comparison, significant
 
 

@@ -144,7 +144,7 @@ def report_failure(exc: BaseException) -> int:
     elif isinstance(exc, BrokenPipeError) and exc.filename is None:
         exc = OutputClosed()
     elif isinstance(exc, OSError) and not isinstance(exc, TreckitError):
-        # outputs name their own path (treckit.io); a write error naming no file is standard output's
+        # outputs name their own path (treckit.output.files); a write error naming no file is standard output's
         stdout_error = exc.filename is None and exc.errno in _WRITE_ERRNOS
         exc = os_error(exc, "<stdout>", "write") if stdout_error else os_error(exc)
     if isinstance(exc, OutputClosed):

@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
 from ..model import Qrels, Run
 from ..fast.groups import id_runs, spread
+from ..inputs.reading import read_with
 
 __all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "block_readings", "check_qrels", "empty_run", "evaluate_part",
            "bucket_order", "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query",
@@ -100,7 +101,7 @@ class QrelsByQuery:
 def check_qrels(qrels: Qrels) -> None:
     """The checks of the judgments that look at all of them (a doc judged twice for a query, too many
     distinct grades), done once before a run is evaluated in parts (each part sees only its queries)."""
-    from ..measures.ranking import _qrels_side
+    from ..ranking.judged import _qrels_side
     _qrels_side(qrels)
 
 
@@ -110,10 +111,10 @@ def read_run_block(data: bytes, path: str, first_line: int, reading, *, lean: bo
     :func:`block_readings` of the file, where lines read by an explicit rule (doc ids with spaces, extra
     columns) are counted, to be said once for the whole file (``readings.report()``); without it each
     block says its own."""
-    return reading.read(path, data=data, first_line=first_line, lean=lean, warn=None, readings=readings).run
+    return read_with(reading, path, data=data, first_line=first_line, lean=lean, warn=None, readings=readings).run
 
 
 def block_readings(path: str, columns: int = 6):
     """The counter of a file's lines read by an explicit rule, for :func:`read_run_block`."""
-    from ..formats.trec import RunReadings
+    from ..inputs.formats.trec import RunReadings
     return RunReadings(str(path), columns)

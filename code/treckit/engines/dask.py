@@ -39,7 +39,8 @@ from ..console.errors import InputError, TreckitError
 from ..fast.parallel import usable_cores
 from ..console import spelling
 from ..console.spelling import spell
-from ..urls import INSTALL          # the one install hint, shared with the URL readers
+from ..inputs.urls import INSTALL          # the one install hint, shared with the URL readers
+from ..inputs.reading import read_with
 
 ENGINES = ("local", "dask")
 SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
@@ -237,7 +238,7 @@ def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, a
     ``run``, tables and objects included), evaluate it; (run tag, EvalResult).  ``run``: already read
     (stdin or a pipe, which only the client can read)."""
     from ..evaluation import evaluate_requests
-    from ..io import forget_stream
+    from ..inputs.sources import forget_stream
 
     if run is None:
         run = read_run(path, reading, qrels_source, warn, api)
@@ -248,9 +249,9 @@ def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, a
 
 def read_run(path, reading, qrels_source, warn, api: bool):
     if api:
-        from ..inputs import as_run
+        from ..inputs.objects import as_run
         return as_run(path, reading, qrels_source=qrels_source, warn=warn)
-    return reading.read(path, lean=True, warn=warn, qrels_source=qrels_source).run
+    return read_with(reading, path, lean=True, warn=warn, qrels_source=qrels_source).run
 
 
 def wait_for_a_worker(c, scheduler: str) -> None:
@@ -271,7 +272,7 @@ def for_workers(path, remote: bool):
     """The name a worker opens the run ``path`` by: on a cluster of one's own (``--scheduler``, a client given)
     a relative local path is made absolute, since its workers resolve paths from their own directory; the
     workers of the LocalCluster started for the job share this process's directory."""
-    from ..urls import is_url
+    from ..inputs.urls import is_url
     if remote and isinstance(path, (str, os.PathLike)) and not is_url(str(path)) and not readable_here_only(path):
         return os.path.abspath(path)
     return path
@@ -280,8 +281,8 @@ def for_workers(path, remote: bool):
 def check_shared_paths(paths, scheduler: str | None) -> None:
     """With ``--scheduler``, the run files are opened by workers that may run elsewhere, from another directory:
     a relative local path is refused with the fix (an absolute path on a file system the workers share, or a URL)."""
-    from ..io import is_stdio
-    from ..urls import is_url
+    from ..inputs.sources import is_stdio
+    from ..inputs.urls import is_url
     if not scheduler:
         return
     for p in paths:
@@ -297,8 +298,8 @@ def readable_here_only(path) -> bool:
     run sent to a worker."""
     import stat
 
-    from ..io import is_stdio
-    from ..urls import is_url
+    from ..inputs.sources import is_stdio
+    from ..inputs.urls import is_url
     if is_stdio(path):
         return True
     if not isinstance(path, (str, os.PathLike)) or is_url(path):

@@ -7,7 +7,7 @@ futures: each *map* task splits its block's lines into ``n`` buckets by a stable
 (:func:`treckit.engines.core.split_by_query`), each *reduce* task ``k`` concatenates bucket ``k`` of every block
 (in file order) -- every line of its queries -- and evaluates it against those queries' judgments
 (:func:`treckit.evaluation.evaluate_part`); it also settles the reader's evidence of queries whose rank
-column rises with the score (:mod:`treckit.formats.rising_ranks`), which the map tasks split by bucket beside
+column rises with the score (:mod:`treckit.inputs.formats.rising_ranks`), which the map tasks split by bucket beside
 the lines.  The per-query values and those counts come back to the client, where
 :func:`treckit.evaluation.merge_parts` applies what looks at the whole run (trec_eval's query order, -c,
 --missing, the sanity warnings, -Z, the summary, the run tag), exactly as for a run evaluated in one piece, and
@@ -79,8 +79,8 @@ def plan(path, reading, options) -> Plan | None:
 
 
 def _size(path: str) -> int:
-    from ..io import check_input
-    from ..urls import is_url, url_size
+    from ..inputs.sources import check_input
+    from ..inputs.urls import is_url, url_size
     if is_url(path):
         return url_size(path)
     st = check_input(path)
@@ -88,15 +88,15 @@ def _size(path: str) -> int:
 
 
 def _read_range(path: str, start: int, end: int) -> bytes:
-    from ..urls import read_range
+    from ..inputs.urls import read_range
     return read_range(path, start, end)
 
 
 def _detected(path: str, head: bytes) -> str | None:
     """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
-    from ..formats.detect import detect_run
-    from ..io import _stream_cache
-    from ..urls import is_url
+    from ..inputs.formats.detect import detect_run
+    from ..inputs.sources import _stream_cache
+    from ..inputs.urls import is_url
     if not is_url(path):
         return detect_run(path).format
     if path in _stream_cache:
@@ -146,7 +146,7 @@ class Block:
 
 def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
     from ..console.errors import InputError, TreckitError
-    from ..formats.rising_ranks import NOTE
+    from ..inputs.formats.rising_ranks import NOTE
     from .core import block_readings, bucket_order, read_run_block, split_by_query, split_rows
 
     data = owned_lines(path, start, end, size)
@@ -210,7 +210,7 @@ def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options
     import pyarrow as pa
 
     from ..evaluation import empty_run, evaluate_part
-    from ..formats.rising_ranks import RisingRanks
+    from ..inputs.formats.rising_ranks import RisingRanks
 
     rising = RisingRanks()
     for p in pieces:
@@ -252,7 +252,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
 
     from ..console.errors import InputError
     from ..evaluation import merge_parts
-    from ..formats.rising_ranks import RisingRanks
+    from ..inputs.formats.rising_ranks import RisingRanks
     from .core import QrelsByQuery, check_qrels, query_buckets
 
     plan = job.plan
@@ -290,7 +290,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
     for settled in buckets:
         rising.add(settled)
     if rising.flagged:
-        from ..reading import rising_ranks_warning
+        from ..inputs.reading import rising_ranks_warning
         from ..console.messages import say
         (warn or say)(rising_ranks_warning(plan.path, rising.flagged, rising.queries))
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")

@@ -15,7 +15,7 @@ the output is the same bytes.  Only TREC 6-column runs read as trec_eval reads t
 --skip-malformed, whose count of skipped lines is reported once for the whole file); any other run, and
 stdin, pipes and .gz files, are read whole, with a one-line note when the budget would have asked for streaming.
 
-The reader's evidence of queries whose rank column rises with the score (:mod:`treckit.formats.rising_ranks`)
+The reader's evidence of queries whose rank column rises with the score (:mod:`treckit.inputs.formats.rising_ranks`)
 is settled as queries end -- after each block, but for the carried-over query; when interleaved, shard by
 shard, from a rank shard written beside each shard -- and the warning is said once for the file, as the
 in-memory reading says it.
@@ -35,14 +35,15 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..console.errors import InputError, os_error
-from ..io import cut_short
+from ..inputs.sources import cut_short
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
-from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
+from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run
 from ..fast.groups import id_runs
 from ..fast.arrow import repeated_column
 from ..console.process import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
+from ..inputs.reading import read_with
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -94,7 +95,7 @@ def plan(path, reading, memory_limit: int | None) -> StreamPlan:
         return StreamPlan(False)
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
-    from ..reading import detect_run_format
+    from ..inputs.reading import detect_run_format
     fmt = reading.format or detect_run_format(path)
     if gz:
         why = "a .gz run is read whole"
@@ -114,8 +115,8 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
     than ``memory_limit`` (bytes; None: always in memory; default: thresholds.MEMORY_LIMIT_DEFAULT).  ``on_part(values, run_part)`` is called on each
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
-    :meth:`treckit.reading.RunReading.read` (a caller that takes no ``--order``)."""
-    from ..reading import RunReading
+    :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``)."""
+    from ..inputs.options import RunReading
     from ..console.messages import say
 
     reading = reading or RunReading()
@@ -125,7 +126,7 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     if not p.stream:
         if p.why:
             (warn or say)(f"{path}: read whole into memory, beyond --memory-limit ({p.why})")
-        run = reading.read(path, lean=True, warn=warn, qrels_source=qrels_source, order_option=order_option).run
+        run = read_with(reading, path, lean=True, warn=warn, qrels_source=qrels_source, order_option=order_option).run
         if on_part is None:
             return evaluate_requests(qrels, run, requests, options, source=str(path), warn=warn)
         part = evaluate_part(qrels, run, requests, options, str(path), sanity=warn is not None, keep_view=True)
@@ -170,7 +171,7 @@ class StreamEvaluation:
                 self.meter.restart(f"partitioning {self.path} (queries interleaved)")
                 self._sharded()
         if self.rising.flagged:
-            from ..reading import rising_ranks_warning
+            from ..inputs.reading import rising_ranks_warning
             from ..console.messages import say
             (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
                                                     order_option=self.order_option))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .counts import num_rel_ret
-from .ranking import RankedJudged
+from ..ranking.judged import RankedJudged
 from .segments import safe_div
 
 MIN_GEO_MEAN = 0.00001

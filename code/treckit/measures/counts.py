@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ranking import RankedJudged
+from ..ranking.judged import RankedJudged
 from .segments import safe_div
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..console.errors import InputError
-from .ranking import UNJUDGED
+from ..ranking.judged import UNJUDGED
 
 
 def gain_pairs(pairs) -> dict[int, float]:

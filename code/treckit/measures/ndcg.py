@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .gains import entry_gains, gain_pairs, level_gains
-from .ranking import RankedJudged, seq_segment_sum
+from ..ranking.judged import RankedJudged, seq_segment_sum
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
 
 

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from ..console.errors import InputError
 from ..console.spelling import pass_options
-from ..formats.prefs import Prefs, byte_order, string_array
-from ..trec_order import sort_key
+from ..inputs.formats.prefs import Prefs, byte_order, string_array
+from ..ranking.order import sort_key
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request
 
 PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (boolean closure matrix, 16 MB)
@@ -40,7 +40,7 @@ PAIR_BLOCK_CELLS = 1 << 20   # (doc, doc) cells per block when prefs_pair* count
 CLASS_LIMIT = 2048            # classes of unretrieved docs (same level in every jg) compared class by class
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
 JG_FORMAT = "qrels_jg"
-NONPOOL, UNJUDGED = -1, -2    # as in measures.ranking: retrieved but not judged / judged with a negative grade
+NONPOOL, UNJUDGED = -1, -2    # as in ranking.judged: retrieved but not judged / judged with a negative grade
 
 
 # ------------------------------------------------------------------ per judgment group counts
@@ -604,7 +604,7 @@ def _with_placeholder(docs) -> pa.Array:
 
 
 def _evaluated_queries(all_qids: list[str], ranked: dict, options, source: str, warn) -> list[str]:
-    from .ranking import _evaluated
+    from ..ranking.judged import _evaluated
     present = np.array([q in ranked for q in all_qids])
     ev = _evaluated(present, options, [q for q in all_qids if q not in ranked], source, warn)
     qids = [q for q, e in zip(all_qids, ev) if e]
@@ -717,7 +717,7 @@ def evaluate_qrels_jg(qrels, run, requests: list[Request], options, *, source: s
 
 def _result(qids, runid, per_query, requests, options, ranked, call):
     from ..evaluation import EvalResult, _to_zscores, mean
-    from .ranking import seq_sum
+    from ..ranking.judged import seq_sum
     Q = len(qids)
     columns, blocks, kinds, perq = [], [], {}, set()
     for req in requests:

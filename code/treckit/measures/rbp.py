@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .gains import entry_gains, gain_pairs, level_gains
-from .ranking import RankedJudged
+from ..ranking.judged import RankedJudged
 from .segments import powers
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..console.errors import InputError
-from ..formats.common import atof as _atof, atol as _atol
+from ..inputs.formats.common import atof as _atof, atol as _atol
 from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one

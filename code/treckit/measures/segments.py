@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ranking import RankedJudged
+from ..ranking.judged import RankedJudged
 
 
 def rel_at(v: RankedJudged, cutoff, mask: np.ndarray | None = None) -> np.ndarray:

@@ -98,7 +98,7 @@ def library_versions() -> dict[str, str | None]:
 
 def _index_files(index_dir: Path) -> dict[str, str]:
     """{file name: content digest} of every file of a saved index but the manifest."""
-    from ..io import file_digest
+    from ..inputs.sources import file_digest
     return {p.name: file_digest(p, decompress=False) for p in sorted(index_dir.iterdir())
             if p.name != MANIFEST and p.is_file()}
 
@@ -107,7 +107,7 @@ def _changed_file(index_dir: Path, files) -> str | None:
     """The first of ``files`` ({name: digest}, from the manifest) whose content differs or is missing; None: all
     as saved."""
     from ..console.errors import InputError
-    from ..io import file_digest
+    from ..inputs.sources import file_digest
     if not isinstance(files, dict) or not files:
         return MANIFEST
     for name, digest in files.items():
@@ -142,7 +142,7 @@ class BM25Retriever:
                              fix="give the path of a folder for the index (made if missing, reused after), or "
                                  "remove the file")
         if index_dir is not None and (index_dir / MANIFEST).is_file():
-            from ..bounded import config_read_limit, read_json
+            from ..inputs.bounded import config_read_limit, read_json
             try:
                 saved = read_json(index_dir / MANIFEST, limit=config_read_limit(), what="index manifest",
                                   fix="remove the index folder; it is built again")
@@ -174,7 +174,7 @@ class BM25Retriever:
         """The index saved with its manifest, which is written last (an index cut short has none, and is
         rebuilt).  A folder that cannot be written is an error naming it."""
         from ..console.errors import InputError
-        from ..io import atomic_output
+        from ..output.files import atomic_output
         try:
             index_dir.mkdir(parents=True, exist_ok=True)
             (index_dir / MANIFEST).unlink(missing_ok=True)

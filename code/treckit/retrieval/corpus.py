@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 
 from ..console.errors import InputError
-from ..io import PathLike, display_name, loads_json, read_text
+from ..inputs.sources import PathLike, display_name, read_text
+from ..inputs.bounded import loads_json
 
 ID_FIELDS = ("_id", "id", "docid", "doc_id")
 

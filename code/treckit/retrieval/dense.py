@@ -17,7 +17,7 @@ DOC_CHUNK_ROWS = 65_536      # documents scored at once: bounds the (queries x c
 
 
 def read_ids(path) -> list[str]:
-    from ..io import read_text
+    from ..inputs.sources import read_text
     ids = [line.rstrip("\r") for line in read_text(path).split("\n")]
     while ids and ids[-1] == "":
         ids.pop()

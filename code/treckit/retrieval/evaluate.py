@@ -49,7 +49,7 @@ def system_inputs(sysm, only=None) -> dict | None:
     libraries that tokenize and index.  None: not to be cached (a function whose code is not in a file,
     said once; a file that cannot be read, which the evaluation reports)."""
     from ..console.errors import InputError
-    from ..io import file_digest
+    from ..inputs.sources import file_digest
     from ..testsets.cache import code_identity, say_once
     files, functions = sysm.inputs(only)
     digests = {}

@@ -44,7 +44,7 @@ def _frame(runs):
     """One DataFrame of every run's rows with its run index and its rank (trec_eval's order)."""
     import pandas as pd
 
-    from ..trec_order import run_ranks as trec_ranks
+    from ..ranking.order import run_ranks as trec_ranks
     parts = []
     for i, run in enumerate(runs):
         t = run.table
@@ -130,7 +130,7 @@ def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str |
 def _top(df, depth: int):
     """Each query's rows in trec_eval's order with their ranks, cut at ``depth``."""
     from ..model import Run
-    from ..trec_order import run_ranks as trec_ranks
+    from ..ranking.order import run_ranks as trec_ranks
     run = Run.from_columns(df["qid"].tolist(), df["docid"].tolist(), df["score"].tolist())
     df = df.assign(rank=trec_ranks(run) + 1)
     first = {q: i for i, q in enumerate(dict.fromkeys(df["qid"]))}     # queries in order of first appearance
@@ -161,7 +161,7 @@ def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | 
          grid_step: float = 0.1, rrf_ks=(1, 5, 10, 20, 40, 60, 80, 100)) -> dict:
     """Grid search on training qrels: RRF's k, or the weights of ``weighted`` (a simplex grid with
     ``grid_step``).  Returns the best setting, its score and every setting tried (ties: the first)."""
-    from ..evaluation import evaluate
+    from ..api import evaluate
 
     def score(fused) -> float:
         df = evaluate(qrels, fused, [measure], complete=True, per_query=False)

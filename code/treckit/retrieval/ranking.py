@@ -1,6 +1,6 @@
 """Where a component's answers become rankings: the one rule every retrieval stage is ranked by.
 
-A stage's ranking is trec_eval's order of its scores (:mod:`treckit.trec_order`: score descending,
+A stage's ranking is trec_eval's order of its scores (:mod:`treckit.ranking.order`: score descending,
 then doc id descending on its written form, the escaped id), top ``k`` -- the order ``treckit eval``
 gives the run the stage is written to, so a stage measured in memory and its run measured from the
 file agree.  Every stage ends in :func:`rankings_of_run`: BM25, bag-of-words and dense answers through
@@ -59,7 +59,7 @@ def run_of(rankings: dict[str, Hits], tag: str = "component"):
 def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> dict[str, Hits]:
     """Per-query rankings of a Run in trec_eval's order, top ``k``, for ``qids`` (in that order).  A doc listed
     twice for one of ``qids`` is refused, as trec_eval refuses it (``source`` names the run)."""
-    from ..trec_order import run_ranks
+    from ..ranking.order import run_ranks
 
     t = run.table
     out: dict[str, Hits] = {q: [] for q in qids}
@@ -69,7 +69,7 @@ def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> 
     for q, r, d, s in rows:
         if q in out:
             if (q, d) in seen:
-                from ..measures.ranking import duplicate_doc
+                from ..ranking.judged import duplicate_doc
                 raise duplicate_doc(d, q, source)
             seen.add((q, d))
             if r < k:

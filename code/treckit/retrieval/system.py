@@ -41,7 +41,7 @@ from time import perf_counter            # looked up at each run: tests put a fa
 from typing import Any, Callable
 
 from ..console.errors import InputError, content_hidden, warning_without_content
-from ..io import PathLike
+from ..inputs.sources import PathLike
 from .ranking import rankings_of_run, run_of, through_ties, trec_ranked
 from .system_config import DEFAULT_RERANK_DEPTH, FUSION_KEYS, check_system_config
 
@@ -76,7 +76,7 @@ class System:
     """A retrieval system described by a config mapping (``base`` resolves its relative paths)."""
 
     def __init__(self, config: dict, base: Path = Path("."), name: str | None = None, source: str | None = None):
-        from ..compare.config import content_digest
+        from ..inputs.sources import content_digest
         check_system_config(config, source)           # the whole config, before anything is read or built
         self.config, self.base, self.source = config, base, source
         self.name = name or str(config.get("name") or "system")
@@ -109,7 +109,7 @@ class System:
     def _retriever(self, name: str, spec: dict):
         """The component's ``search(texts, n)`` (:func:`method_search`), built once for each content of its
         corpus file (a system kept by a server rebuilds it when the file changes)."""
-        from ..io import file_digest
+        from ..inputs.sources import file_digest
         from .corpus import read_corpus
         corpus_path = spec.get("corpus") or self.config.get("corpus")
         if corpus_path is None:
@@ -380,7 +380,7 @@ def _embedded(enc, qid: str, text: str):
 
 
 def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str):
-    from ..api import read_run
+    from ..inputs.reading import read_run
     from ..console.messages import warn_python
     with content_hidden(why):          # a file named by a config is no input: its content is never shown
         # a config names no order
@@ -398,9 +398,9 @@ def latency_summary(ms: dict[str, float]) -> dict[str, float]:
 
 
 def load_system(path: PathLike) -> System:
-    """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.bounded`)."""
-    from ..bounded import load_yaml_mapping
-    from ..io import display_name
+    """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.inputs.bounded`)."""
+    from ..inputs.bounded import load_yaml_mapping
+    from ..inputs.sources import display_name
     data = load_yaml_mapping(path, what="system config", example="components: {bm25: {method: bm25}}")
     return System(data, Path(path).parent, name=str(data.get("name") or Path(path).stem), source=display_name(path))
 

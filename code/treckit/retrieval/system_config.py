@@ -130,7 +130,7 @@ class Checker:
         if kind == "run":
             self.text(spec["run"], f"{key}.run", "runs/bm25.trec")
             if spec.get("format") is not None:
-                from ..formats.detect import RUN_FORMATS
+                from ..inputs.formats import RUN_FORMATS
                 self.choice(spec["format"], f"{key}.format", RUN_FORMATS, "run format")
         elif kind == "callable":
             self.text(spec["callable"], f"{key}.callable", "my_pkg.search:search")

@@ -295,7 +295,7 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
 
 def load_settings(path) -> ServerSettings:
     from pydantic import ValidationError
-    from ..bounded import load_yaml_mapping
+    from ..inputs.bounded import load_yaml_mapping
     data = load_yaml_mapping(path, what="server config", example="max_queries: 1000")
     base = Path(path).parent
     try:

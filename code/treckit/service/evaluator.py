@@ -7,7 +7,7 @@ from it: the body is decoded (strict UTF-8; a lone surrogate, escaped or not, is
 by the C JSON parser; the number of queries is checked on the parsed lists, before a single model is
 built; queries are then validated one at a time, each replacing its parsed dict, so the parsed body
 and its models never coexist in full.  A dict run is not copied by validation: it is read as the
-Python API reads a dict (:func:`treckit.inputs.as_run`: one reading; NaN, booleans and strings as
+Python API reads a dict (:func:`treckit.inputs.objects.as_run`: one reading; NaN, booleans and strings as
 scores are errors).  ``bench/service_memory_bench.py`` measures what a body costs.
 """
 from __future__ import annotations
@@ -270,22 +270,22 @@ class Evaluator:
     def _run(self, req, warnings: list[str]):
         """(the run of the request, read with its ``order``, the digest of its content); what the reading warns of
         is added to ``warnings``, spelled for a request and naming the run as the request does."""
-        from ..api import read_run
-        from ..inputs import as_run
-        from ..reading import RunReading
+        from ..inputs.reading import read_run
+        from ..inputs.objects import as_run
+        from ..inputs.options import RunReading
         if req.run is not None and req.run_file is not None:
             raise InputError("give run or run_file, not both", fix="send one of them")
         try:
             reading = RunReading(order=req.order or "auto")
         except InputError:
-            from ..reading import ORDER_ALIASES, ORDERS
+            from ..inputs.options import ORDER_ALIASES, ORDERS
             raise InputError(f"unknown order {shown(req.order)}",
                              fix=f'send "order" as one of: {", ".join(ORDERS + tuple(ORDER_ALIASES))}') from None
 
         def warn_as(shown_name: str, path: Path):
             return lambda message: warnings.append(_for_request(message.replace(str(path), shown_name)))
         if req.run_file is not None:
-            from ..io import file_digest
+            from ..inputs.sources import file_digest
             path = self._confined(req.run_file)
             try:
                 digest = file_digest(path)

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from ..console.errors import InputError
 
-from ..io import loads_json
+from ..inputs.bounded import loads_json
 
 CACHE_FILE = "evaluations.sqlite"
 STORED_FORMAT = 2        # the shape of a stored result (TestSetResult.to_dict): a new shape never reads an old one
@@ -346,7 +346,7 @@ def code_identity(fn) -> list[str] | None:
     files = code_files(fn)
     digests = None
     if files is not None:
-        from ..io import file_digest
+        from ..inputs.sources import file_digest
         try:
             digests = tuple(sorted({file_digest(f) for f in files}))
         except (InputError, OSError):

@@ -1,8 +1,8 @@
 """Loading and validating YAML test sets: every problem reported at once (the first
-:data:`~treckit.bounded.MAX_LISTED_PROBLEMS` listed, the rest counted), each with its YAML line.
+:data:`~treckit.inputs.bounded.MAX_LISTED_PROBLEMS` listed, the rest counted), each with its YAML line.
 Ids are the text as written: ``query_id: 007`` is the id ``007``, not the number 7.
 
-The YAML is read by :mod:`treckit.bounded`, query by query: each query is checked as it is read,
+The YAML is read by :mod:`treckit.inputs.bounded`, query by query: each query is checked as it is read,
 with plain code that says what the schema's models (:mod:`treckit.testsets.schema`) say, word for
 word, and kept in columns (a list per field, :class:`TestSetContent`), so a test set of a million
 queries is read in bounded time and memory; ``TestSet.queries`` gives each as a :class:`TestQuery`.
@@ -20,9 +20,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
+from ..inputs.bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
 from ..console.errors import InputError
-from ..io import PathLike, display_name
+from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
 from .schema import MAX_GRADE
@@ -397,7 +397,7 @@ def resolve_test_set(name_or_path: PathLike) -> Path:
 
 def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> TestSet:
     """Load and validate a test set by path or by name (see :func:`resolve_test_set`); ``.gz`` and
-    ``-`` (stdin) are read too, within :data:`~treckit.bounded.DOCUMENT_READ_LIMIT` bytes.
+    ``-`` (stdin) are read too, within :data:`~treckit.inputs.bounded.DOCUMENT_READ_LIMIT` bytes.
 
     ``allow_unlabeled``: read it as the RQ metric reads a query set, where a query may have no
     ``relevant_docs`` or none of grade > 0 (every other check holds); by default each query needs a

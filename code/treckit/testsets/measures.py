@@ -10,7 +10,7 @@ def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[
     """{measure: {qid: value}} for every query in ``qrels`` (a query the run misses scores 0, as
     with trec_eval -c), computed by the engine, the run ranked by trec_eval's rule; its warnings go to
     ``warn`` (None: InputWarning)."""
-    from ..evaluation import evaluate
+    from ..api import evaluate
 
     qids = sorted(set(qrels.table.column("qid").to_pylist()))
     if len(run) == 0:

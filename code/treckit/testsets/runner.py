@@ -74,8 +74,8 @@ def _as_ranking(result: list, qid: str, k: int, role: str = "retrieval function"
     """A retrieval function's answer for one query (a list: :func:`ask`) as [(doc_id, score or None)], top k:
     doc ids (non-empty text) or (doc_id, score) pairs, each doc once; a score is read as a dict run's is
     (:func:`treckit.inputs.score_value`)."""
-    from ..inputs import score_value
-    from ..io import has_surrogate
+    from ..inputs.values import score_value
+    from ..inputs.bounded import has_surrogate
     out: list[tuple[str, float | None]] = []
     seen: set[str] = set()
     for item in result:
@@ -273,8 +273,8 @@ def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
     within :data:`treckit.thresholds.TESTSET_RUN_MEMORY` is evaluated as it is read, as ``treckit eval``
     streams one (the same numbers)."""
     from .. import thresholds
-    from ..inputs import as_run
-    from ..reading import RunReading
+    from ..inputs.objects import as_run
+    from ..inputs.options import RunReading
     from ..console.messages import warn_python
     warn = warn or warn_python
     if not hasattr(run, "table"):
@@ -290,9 +290,9 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
     from .. import thresholds
     from ..engines.stream import evaluate_path
     from ..evaluation import EvalOptions
-    from ..inputs import as_measures
+    from ..inputs.objects import as_measures
     from ..measures.registry import resolve
-    from ..reading import RunReading
+    from ..inputs.options import RunReading
     from .measures import engine_column, engine_measure
 
     answered: set[str] = set()

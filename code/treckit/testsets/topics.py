@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from ..console.errors import InputError
-from ..io import PathLike, display_name, loads_json, read_text
+from ..inputs.sources import PathLike, display_name, read_text
+from ..inputs.bounded import loads_json
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("text", "query_text", "query")
@@ -26,7 +27,7 @@ def read_query_records(path: PathLike) -> list[dict]:
     """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
     name = display_name(path)
     if str(path).startswith("irds:"):                 # an ir_datasets id (the irds extra)
-        from ..inputs import irds_queries
+        from ..inputs.irds import irds_queries
         return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(str(path))]
     if _is_test_set(path):
         from .load import load_test_set
@@ -73,12 +74,12 @@ def read_query_records(path: PathLike) -> list[dict]:
 def read_topic_ids(path: PathLike) -> list[str]:
     """Topic ids from a queries file, a test set, or a qrels file (detected as such)."""
     if not _is_test_set(path):
-        from ..formats.detect import detect_qrels
+        from ..inputs.formats.detect import detect_qrels
         try:
             fmt = detect_qrels(path).format
         except InputError:
             fmt = None
         if fmt in ("trec", "beir-tsv", "beir-jsonl"):
-            from ..api import read_qrels
+            from ..inputs.reading import read_qrels
             return list(dict.fromkeys(read_qrels(path, fmt).table.column("qid").to_pylist()))
     return list(read_queries(path))

@@ -1,9 +1,9 @@
 """BEIR qrels: ``qrels/*.tsv`` (header ``query-id corpus-id score``) and the same as JSON lines."""
 from __future__ import annotations
 
-from ..console.errors import InputError
-from ..io import PathLike, display_name, read_text
-from ..model import Qrels
+from ...console.errors import InputError
+from ..sources import PathLike, display_name, read_text
+from ...model import Qrels
 from .common import FIELD_SEPARATORS, LineErrors, is_blank, parse_int, text_lines
 from .jsonl import _as_id, iter_json_lines
 

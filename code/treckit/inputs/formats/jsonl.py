@@ -19,11 +19,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .. import thresholds
-from ..console.errors import InputError
-from ..io import PathLike, atomic_output, display_name, json_number, read_text
-from ..model import Qrels, Run
-from ..console.spelling import pass_options
+from ... import thresholds
+from ...console.errors import InputError
+from ..sources import PathLike, display_name, read_text
+from ..bounded import json_number
+from ...model import Qrels, Run
+from ...console.spelling import pass_options
+from . import JsonlFields
 from .common import LineErrors, head_lines, notice, text_lines
 
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
@@ -32,19 +34,6 @@ SCORES_FIELDS = ("scores",)
 HITS_FIELDS = ("retrieved", "results", "hits", "ctxs")
 HIT_DOC_FIELDS = ("docid", "doc_id", "id", "title")
 HIT_SCORE_FIELDS = ("score",)
-
-
-@dataclass
-class JsonlFields:
-    """Field names for JSONL runs; None means: detect."""
-
-    id: str | None = None
-    docs: str | None = None
-    scores: str | None = None
-    hits: str | None = None
-    hit_doc: str | None = None
-    hit_score: str | None = None
-    query: str = "query"
 
 
 class _Refused(ValueError):
@@ -166,7 +155,7 @@ class GroundTruth:
 
 
 def check_duplicates_policy(policy: str) -> None:
-    from ..convert import DUPLICATES
+    from ...ranking import DUPLICATES
 
     if policy not in DUPLICATES:
         raise InputError(f"unknown duplicates policy {policy!r}", fix=f"use one of {', '.join(DUPLICATES)}")
@@ -230,18 +219,11 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
                        repeats_dropped=dropped, empty_queries=empty)
 
 
-def write_id_added(gt: GroundTruth, path: PathLike) -> None:
-    """The input lines with ``"id"`` added first, written as QUEST writes (json.dumps defaults)."""
-    with atomic_output(path) as fh:
-        for (qid, _), obj in zip(gt.queries, gt.objects):
-            fh.write(json.dumps({"id": qid, **obj}) + "\n")
-
-
 # ---------------------------------------------------------------- runs
 def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_to_qid: dict[str, str] | None = None,
                    id_base: int = 1, skip_malformed: bool = False) -> Run:
     """A JSONL run.  Every line has an id field or none does (then the gold file's query text, else
-    the 1-based line number, is the id: counted in ``run.notes``, which :class:`treckit.reading.RunReading`
+    the 1-based line number, is the id: counted in ``run.notes``, which :class:`treckit.inputs.options.RunReading`
     says with how to join the lines by text instead).  A line with no documents keeps no row
     (a TREC run cannot hold an empty query): its qid is counted on stderr and listed in
     ``run.notes["empty_queries"]``."""
@@ -323,9 +305,9 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    from ..io import Source
-    from ..fast.arrow import repeated_column
-    from ..fast.strings import has_empty, take
+    from ..sources import Source
+    from ...fast.arrow import repeated_column
+    from ...fast.strings import has_empty, take
 
     src = Source(path)
     if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more

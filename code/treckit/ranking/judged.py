@@ -22,7 +22,7 @@ from ..model import Qrels, Run
 from ..fast.groups import expand_ranges, id_runs, spread
 from ..fast.repeats import first_repeat, suspects
 from ..fast.strings import hash64, take
-from ..trec_order import DocTexts, ranks_of, sort_key
+from .order import DocTexts, ranks_of, sort_key
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged

@@ -5,9 +5,9 @@ Without a header, three columns are ``qid docid score``; with ``third="rank"`` (
 """
 from __future__ import annotations
 
-from ..console.errors import InputError
-from ..io import PathLike, display_name, read_text
-from ..model import Run
+from ...console.errors import InputError
+from ..sources import PathLike, display_name, read_text
+from ...model import Run
 from .common import FIELD_SEPARATORS, LineErrors, check_score, is_blank, is_comment, parse_int, parse_score, text_lines
 
 _Q = ("qid", "query_id", "query-id", "query")

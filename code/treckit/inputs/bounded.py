@@ -2,7 +2,7 @@
 results files -- is read here, within bounds that hold whatever the file holds.
 
 - Size: at most ``limit`` bytes of content, counted after decompression (``.gz``) and on stdin
-  (``-``): :data:`treckit.io.CONFIG_READ_LIMIT` for configs, :data:`DOCUMENT_READ_LIMIT` for test sets and
+  (``-``): :data:`treckit.inputs.limits.CONFIG_READ_LIMIT` for configs, :data:`DOCUMENT_READ_LIMIT` for test sets and
   results files.
 - Plain data only: mappings with text keys (each once), lists, strings, numbers, booleans and null.
   YAML anchors and aliases (the "billion laughs" bomb), tags other than the plain ones (``!!binary``,
@@ -36,8 +36,75 @@ import math
 import re
 from typing import Any, Callable, Iterator
 
-from .console.errors import InputError
-from .io import JSON_MAX_NUMBER_DIGITS, PathLike, display_name, loads_json, read_text
+from ..console.errors import InputError
+from . import limits
+from .sources import PathLike, display_name, read_text
+
+JSON_MAX_NUMBER_DIGITS = 400
+"""Longer numbers in JSON input are refused (a double has 17 significant digits; Python's own
+limit for integers is 4300 digits, past which it fails deep inside the parser)."""
+
+_LONE_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def json_number(text: str, kind):
+    """A JSON number's value; hostile lengths (CPython's int parsing is quadratic) are refused."""
+    if len(text) > JSON_MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of {len(text)} characters")
+    return kind(text)
+
+
+def _no_duplicate_keys(pairs):
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {dup!r} appears twice in one object")
+    return obj
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def has_surrogate(value: Any) -> bool:
+    """Whether ``value`` (text, or a dict or list holding text) holds a lone UTF-16 surrogate, which no UTF-8
+    text can hold (a retrieval function's doc ids are checked with it)."""
+    return _has_surrogate(value)
+
+
+def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
+    """``json.loads`` for input that may be hostile: every failure is a ``json.JSONDecodeError``
+    (numbers of more than :data:`JSON_MAX_NUMBER_DIGITS` characters, nesting too deep for the
+    parser, lone UTF-16 surrogates such as ``"\\ud800"`` which no UTF-8 text can hold, and, unless
+    ``duplicate_keys``, a key twice in one object), so callers report one kind of error."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError(f"not UTF-8 (byte offset {exc.start})", "", 0) from None
+    try:
+        value = json.loads(text, parse_int=lambda s: json_number(s, int), parse_float=lambda s: json_number(s, float),
+                           object_pairs_hook=None if duplicate_keys else _no_duplicate_keys)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except ValueError as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from None
+    if _LONE_SURROGATE_HINT.search(text) and _has_surrogate(value):
+        raise json.JSONDecodeError("a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair)", text, 0)
+    return value
 
 MAX_DEPTH = 32
 """Levels of nesting (a mapping or list in a mapping or list ...); the top level is level 1."""
@@ -136,7 +203,7 @@ def read_document(path: PathLike, limit: int | None, what: str) -> str:
 
 
 def parse_json(text: str, name: str, *, fix: str) -> Any:
-    """A JSON document's value (:func:`treckit.io.loads_json`: no long numbers, duplicate keys or lone
+    """A JSON document's value (:func:`loads_json`: no long numbers, duplicate keys or lone
     surrogates), at most :data:`MAX_DEPTH` deep and with at most one list or object per
     :data:`JSON_BYTES_PER_CONTAINER` bytes, or an InputError naming the line."""
     _check_json_density(text, name, fix)
@@ -236,9 +303,8 @@ def load_yaml_mapping(path: PathLike, *, what: str = "config", example: str = "'
 
 
 def config_read_limit() -> int:
-    """:data:`treckit.io.CONFIG_READ_LIMIT`, read when a config is read (tests lower it)."""
-    from . import io
-    return io.CONFIG_READ_LIMIT
+    """:data:`treckit.inputs.limits.CONFIG_READ_LIMIT`, read when a config is read (tests lower it)."""
+    return limits.CONFIG_READ_LIMIT
 
 
 def _kind(value: Any) -> str:

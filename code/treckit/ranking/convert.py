@@ -12,7 +12,7 @@ Rules (each documented with an example in the README):
   with the order, else writes rank-derived scores ``n, n-1, ..., 1``.
 * **ties** (equal scores inside a query) are counted and reported; trec_eval breaks them
   by docno descending on the bytes of the file, and the output ranks say so: the order is
-  :mod:`treckit.trec_order`'s, on each id's written form (``a b`` is written ``a%20b``, which
+  :mod:`treckit.ranking.order`'s, on each id's written form (``a b`` is written ``a%20b``, which
   ranks above ``a!``; an id read from a TREC file keeps its text).  ``ties="break"`` keeps the
   input order among tied docs instead, by writing rank-derived scores; ``ties="docid-asc"``
   orders tied docs by doc id ascending (the convention of some older evaluators, on the ids
@@ -29,16 +29,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .console.errors import InputError
-from .console.spelling import pass_options, spell
-from .model import RUN_SCHEMA, Run
-from .fast.groups import group_order, id_runs, spread
-from .fast.arrow import repeated_column
-from .fast.parallel import numbers
-from .fast.repeats import first_repeat, pair_keys, suspects
-from . import trec_order
-from .fast.strings import run_starts, take
-from .trec_order import DocTexts
+from ..console.errors import InputError
+from ..console.spelling import pass_options, spell
+from ..model import RUN_SCHEMA, Run
+from ..fast.groups import group_order, id_runs, spread
+from ..fast.arrow import repeated_column
+from ..fast.parallel import numbers
+from ..fast.repeats import first_repeat, pair_keys, suspects
+from . import order as trec_order
+from ..fast.strings import run_starts, take
+from .order import DocTexts
 
 Order = Literal["auto", "desc", "asc", "given"]
 Ties = Literal["keep", "break", "docid-asc"]
@@ -85,7 +85,7 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
                 raw_ids: bool = False) -> tuple[Run, ConversionReport]:
     """The run in its intended order, with the scores and ranks to write (see the module's rules).
     Ties are ordered as trec_eval will order them in the written file: on the ids' written form
-    (:mod:`treckit.trec_order`), or with ``raw_ids`` (the file will hold the ids unescaped) on the ids."""
+    (:mod:`treckit.ranking.order`), or with ``raw_ids`` (the file will hold the ids unescaped) on the ids."""
     if order not in ORDERS:
         raise InputError(f"unknown order {order!r}", fix=f"use one of {', '.join(ORDERS)}")
     if duplicates not in DUPLICATES:

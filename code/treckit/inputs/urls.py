@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import re
 
-from .console.errors import InputError, TreckitError
+from ..console.errors import InputError, TreckitError
+from .limits import read_bounded
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 INSTALL = "pip install 'treckit[dask]'"
@@ -116,12 +117,10 @@ def url_size(url: str) -> int:
 
 def read_url(url: str, limit: int) -> bytes:
     """The whole content of ``url`` (at most ``limit`` bytes: beyond that, the error of any whole read)."""
-    from .io import _read_bounded
-
     fs, path = filesystem(url)
     try:
         with fs.open(path, "rb") as fh:
-            return _read_bounded(fh, url, limit)
+            return read_bounded(fh, url, limit)
     except TreckitError:
         raise
     except Exception as exc:                   # noqa: BLE001

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..console.errors import InputError
-from ..io import PathLike, display_name, read_text
-from ..model import Qrels
+from ...console.errors import InputError
+from ..sources import PathLike, display_name, read_text
+from ...model import Qrels
 from .common import LineErrors, parse_score
 
 # trec_eval splits fields on C's isspace(), not on every Unicode space

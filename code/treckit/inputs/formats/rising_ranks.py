@@ -22,13 +22,13 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .. import thresholds
-from ..fast.arrow import call, take as arrow_take
-from ..fast.groups import group_order, id_runs, spread
-from ..fast.parallel import numbers
-from ..fast.strings import run_starts, take
+from ... import thresholds
+from ...fast.arrow import call, take as arrow_take
+from ...fast.groups import group_order, id_runs, spread
+from ...fast.parallel import numbers
+from ...fast.strings import run_starts, take
 
-NOTE = "rising_ranks"        # Run.notes key of the evidence a reading gathered (see RunReading.read)
+NOTE = "rising_ranks"        # Run.notes key of the evidence a reading gathered (see inputs.reading.read_with)
 
 _PENDING = pa.schema([("qid", pa.string()), ("score", pa.float64()), ("rank", pa.int64())])
 

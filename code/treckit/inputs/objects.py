@@ -14,13 +14,15 @@ Qrels and runs may be given as:
 * an iterable of ir_measures ``Qrel`` / ``ScoredDoc`` namedtuples, or of ``(qid, docid, value)`` tuples.
 
 Grades must be integers and scores real numbers: a grade of 0.5 or a NaN score is an error, never
-a silent 0 or a first place.  A run from a file is read by :class:`treckit.reading.RunReading`
+a silent 0 or a first place.  A run from a file is read by :class:`treckit.inputs.options.RunReading`
 like every command reads it; a run given in memory (dict, DataFrame, ranx, tuples) is ranked by
 score descending -- what pytrec_eval, ranx, ir_measures and PyTerrier mean by a score -- unless
 an order option says otherwise, and by its ranks when it has ranks and no scores.
 """
 from __future__ import annotations
 
+import dataclasses
+import io
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -29,12 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from .console.errors import InputError, shown, shown_number
-from .model import Qrels, Run
-from .reading import RunReading
-from .console.messages import warn_python
+from ..console.errors import InputError
+from ..console.messages import warn_python
+from ..model import Qrels, Run
+from . import irds
+from .bounded import loads_json
+from .options import FLAGS, RunReading
+from .reading import as_meant, read_qrels, read_with
+from .sources import read_bytes
+from .values import grades, scores
 
-IRDS_PREFIX = "irds:"
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json")     # files read as tables (columns, or ranx's JSON)
 
 _QID_COLUMNS = ("qid", "query_id", "query-id", "topic", "topic_id")
 _DOC_COLUMNS = ("docno", "docid", "doc_id", "corpus-id", "corpus_id", "pid", "did")
@@ -51,9 +58,6 @@ _RUN_KINDS = ("a path, a {qid: {docid: score}} dict, a pandas DataFrame (qid, do
 def split_options(options: Mapping[str, Any]) -> tuple[RunReading, dict[str, Any]]:
     """(the reading options as a RunReading, the rest) of an API call's keywords: ``reading=`` a ready
     RunReading, or its fields (``order``, ``gold``, ``tsv_third``, ``id_field`` ... and ``break_ties``)."""
-    import dataclasses
-
-    from .reading import FLAGS
     rest = dict(options)
     given = rest.pop("reading", None)
     names = {f.name for f in dataclasses.fields(RunReading)} | {"break_ties"} | {
@@ -102,17 +106,16 @@ def as_qrels(x) -> Qrels:
         return x
     if isinstance(x, (str, os.PathLike)):
         return _qrels_from_path(x)
-    from .qrels import Qrels as RowQrels
+    from ..qrels import Qrels as RowQrels
     if isinstance(x, RowQrels):                  # the typed builder's rows (treckit.qrels)
         return x.to_columnar()
     q, d, g = _triples(x, "qrels", _QRELS_KINDS, _GRADE_COLUMNS, value_fields=("relevance", "label", "grade"))
-    return Qrels.from_columns(q, d, _grades(g, "qrels"))
+    return Qrels.from_columns(q, d, grades(g, "qrels"))
 
 
 def _qrels_from_path(path) -> Qrels:
-    from .api import read_qrels
-    if str(path).startswith(IRDS_PREFIX):
-        return irds_qrels(str(path))
+    if irds.is_irds(path):
+        return irds.irds_qrels(str(path))
     table = _table_file(path)
     return read_qrels(path) if table is None else as_qrels(table)
 
@@ -121,16 +124,16 @@ def _qrels_from_path(path) -> Qrels:
 def as_run(x, reading: RunReading | None = None, *, qrels_source=None, warn=warn_python,
            order_option: bool = True) -> Run:
     """A run from any of the module's kinds of input, read with ``reading`` (default options);
-    ``order_option``: see :meth:`RunReading.read`."""
+    ``order_option``: see :func:`treckit.inputs.reading.read_with`."""
     reading = reading or RunReading()
     if isinstance(x, (str, os.PathLike)):
         table = _table_file(x)
         if table is None:
             src = qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None
-            return reading.read(x, lean=True, warn=warn, qrels_source=src, order_option=order_option).run
+            return read_with(reading, x, lean=True, warn=warn, qrels_source=src, order_option=order_option).run
         x = table
     run = x if isinstance(x, Run) else _run_in_memory(x)
-    return reading.apply(run, "memory", source="run", warn=warn).run
+    return as_meant(reading, run, "memory", source="run", warn=warn).run
 
 
 def _run_in_memory(x) -> Run:
@@ -140,7 +143,7 @@ def _run_in_memory(x) -> Run:
     if _is_frame(x):
         return _run_from_frame(x)
     q, d, s = _triples(x, "run", _RUN_KINDS, _SCORE_COLUMNS, value_fields=("score",))
-    return Run.from_columns(q, d, _scores(s), tag=tag)
+    return Run.from_columns(q, d, scores(s), tag=tag)
 
 
 def _run_from_frame(df) -> Run:
@@ -159,7 +162,7 @@ def _run_from_frame(df) -> Run:
         run.notes["scores_from_rank"] = True
         return run
     tag = df[cols["tag"]].astype(str).tolist() if "tag" in cols else "treckit"
-    return Run.from_columns(q, d, _scores(df[score_col].tolist()), None if rank is None else rank.tolist(), tag)
+    return Run.from_columns(q, d, scores(df[score_col].tolist()), None if rank is None else rank.tolist(), tag)
 
 
 # ---------------------------------------------------------------- shared shapes
@@ -257,41 +260,6 @@ def _ids(values: list, what: str, role: str) -> list[str]:
     return [_id(v, what, role) for v in values]
 
 
-def _number(v, what: str, role: str) -> float:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        said = shown(v) if isinstance(v, str) else repr(v) if v is None or isinstance(v, (bool, np.bool_)) \
-            else f"of type {type(v).__name__}"          # a list or dict may be megabytes
-        raise InputError(f"{role}: {what} {said} is not a number", fix=f"give every {what} as a number")
-    try:
-        return float(v)
-    except OverflowError:                  # an integer past a double's range (its digits are not printed: thousands)
-        raise InputError(f"{role}: a {what} that is {shown_number(v)} is too large for a double",
-                         fix=f"give every {what} as a number within ±1.8e308") from None
-
-
-def _grades(values: list, role: str) -> list[int]:
-    out = []
-    for v in values:
-        f = _number(v, "grade", role)
-        if not (math.isfinite(f) and f.is_integer()):
-            raise InputError(f"{role}: grade {v!r} is not an integer", fix="relevance grades are integers (0, 1, 2 ...)")
-        out.append(int(f))
-    return out
-
-
-def _scores(values: list) -> list[float]:
-    return [score_value(v) for v in values]
-
-
-def score_value(v, role: str = "run") -> float:
-    """A score given in memory (a dict run, a retrieval function's answer), read one way everywhere: a real
-    number (not a bool, not text) within a double's range, not NaN."""
-    f = _number(v, "score", role)
-    if math.isnan(f):
-        raise InputError(f"{role}: a score is NaN", fix="give every document a real number; drop or rescore NaN rows")
-    return f
-
-
 def _integers(a: np.ndarray, what: str, role: str) -> np.ndarray:
     try:
         f = a.astype(np.float64)
@@ -303,16 +271,19 @@ def _integers(a: np.ndarray, what: str, role: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- table files: CSV, Parquet, ranx JSON
+def is_table_file(path) -> bool:
+    """Whether ``path`` is read as a table (CSV, Parquet, a ``.json`` file of ranx's) rather than by the one reader."""
+    return (isinstance(path, (str, os.PathLike)) and not irds.is_irds(path)
+            and Path(str(path)).suffix.lower() in TABLE_SUFFIXES)
+
+
 def _table_file(path):
     """A DataFrame for a CSV or Parquet file, the dict of a ``.json`` file holding one ``{qid: {docid: value}}``
     object (ranx's files), else None: the file is read like every command reads it."""
+    if not is_table_file(path):
+        return None
     name = str(path)
-    if name.startswith(IRDS_PREFIX):
-        return None
     suffix = Path(name).suffix.lower()
-    if suffix not in (".csv", ".parquet", ".pq", ".json"):
-        return None
-    from .io import loads_json, read_bytes
     data = read_bytes(path)
     if suffix == ".json":
         try:
@@ -322,8 +293,6 @@ def _table_file(path):
         if isinstance(obj, dict) and obj and all(isinstance(v, Mapping) for v in obj.values()):
             return obj
         return None
-    import io
-
     import pandas as pd
     try:
         if suffix == ".csv":
@@ -334,46 +303,3 @@ def _table_file(path):
                          fix="check the file (CSV with a header row, or Parquet)") from None
 
 
-# ---------------------------------------------------------------- ir_datasets
-def _irds_dataset(spec: str):
-    dataset_id = spec[len(IRDS_PREFIX):]
-    if not dataset_id:
-        raise InputError(f"{spec!r} names no dataset", fix="write irds:<dataset-id>, e.g. irds:beir/scifact/test")
-    try:
-        import ir_datasets
-    except ImportError:
-        raise InputError(f"{spec}: reading ir_datasets needs the ir_datasets package, which is not installed",
-                         fix="pip install 'treckit[irds]' (or pip install ir_datasets)") from None
-    try:
-        return ir_datasets.load(dataset_id)
-    except KeyError:
-        raise InputError(f"ir_datasets has no dataset {dataset_id!r}", path=spec,
-                         fix="check the id in ir_datasets' catalogue (e.g. beir/scifact/test)") from None
-
-
-def irds_qrels(spec: str) -> Qrels:
-    """The qrels of ``irds:<dataset-id>``."""
-    ds = _irds_dataset(spec)
-    if not ds.has_qrels():
-        raise InputError("the dataset has no qrels", path=spec, fix="name a dataset with relevance judgments (a test split)")
-    try:
-        rows = [(r.query_id, r.doc_id, r.relevance, getattr(r, "iteration", "0")) for r in ds.qrels_iter()]
-    except (OSError, IOError) as exc:
-        raise InputError(f"ir_datasets could not provide the qrels: {exc}", path=spec,
-                         fix="check that the dataset's files are available to ir_datasets") from None
-    if not rows:
-        raise InputError("the dataset's qrels are empty", path=spec, fix="name a dataset with relevance judgments")
-    return Qrels.from_columns([r[0] for r in rows], [r[1] for r in rows], _grades([r[2] for r in rows], spec),
-                              [str(r[3]) for r in rows])
-
-
-def irds_queries(spec: str) -> list[tuple[str, str]]:
-    """(qid, text) of the queries of ``irds:<dataset-id>``."""
-    ds = _irds_dataset(spec)
-    if not ds.has_queries():
-        raise InputError("the dataset has no queries", path=spec, fix="name a dataset with queries")
-    try:
-        return [(q.query_id, q.default_text()) for q in ds.queries_iter()]
-    except (OSError, IOError) as exc:
-        raise InputError(f"ir_datasets could not provide the queries: {exc}", path=spec,
-                         fix="check that the dataset's files are available to ir_datasets") from None

@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..console.errors import InputError
-from ..io import PathLike, display_name, loads_json
-from ..console.spelling import pass_options
+from ...console.errors import InputError
+from ..sources import PathLike, display_name
+from ..bounded import loads_json
+from ...console.spelling import pass_options
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
 QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")

@@ -1,0 +1,105 @@
+"""What several commands share: the reading options as parameters (:func:`with_reading_options`), ``--debug``
+for the commands that call the user's functions (:func:`with_debug_option`), the outputs checked against the
+inputs before any work (:func:`refuse_overwriting`), and how choices are listed in help (:func:`one_of`).
+
+Each command's module imports the library inside its command (the CLI loads a command's code only when it
+runs, so that ``treckit --help`` and ``treckit eval`` start fast); the choices and flags its options declare come
+from the library's light modules (:mod:`treckit.inputs.options`, :mod:`treckit.inputs.formats`,
+:mod:`treckit.ranking`, ...), never re-declared here.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from pathlib import Path
+from typing import Mapping, Optional
+
+from ..inputs.options import FLAGS, python_name, reading_from_values
+
+
+def one_of(values) -> str:
+    return " | ".join(values)
+
+
+def with_reading_options(extra: Mapping[str, tuple[str, ...]] | None = None):
+    """Decorate a typer command: the reading options become its parameters (from
+    :data:`treckit.inputs.options.FLAGS`), and the command receives them as one ``reading: RunReading`` keyword.  ``extra`` adds names for a
+    flag (``{"format": ("--format",)}``)."""
+    import typer
+
+    def deco(func):
+        hints = typing.get_type_hints(func)          # resolved in the command's module
+        sig = inspect.signature(func)
+        params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+                  if p.name != "reading"]
+        added = []
+        for f in FLAGS:
+            names = (f.flag,) + tuple((extra or {}).get(f.field, ()))
+            help_ = f.help
+            if f.kind is bool:
+                added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                               default=typer.Option(False, *names, help=help_)))
+                continue
+            annotation = Optional[int] if f.kind is int else Optional[str]
+            if f.default is not None:
+                help_ += f" (default: {f.default})"
+            added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                                           default=typer.Option(None, *names, help=help_, show_default=False)))
+        added.append(inspect.Parameter("break_ties", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                       default=typer.Option(False, "--break-ties", help="the same as --ties break")))
+        names = {p.name for p in added}
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            values = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+            return func(*args, reading=reading_from_values(values), **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=params + added)
+        wrapper.__annotations__ = {p.name: p.annotation for p in params + added}
+        del wrapper.__wrapped__            # typer must see the new signature, not the original's
+        return wrapper
+    return deco
+
+
+
+def with_debug_option(func):
+    """Decorate a typer command (the commands that call the user's functions: ``testset eval --function``,
+    ``system eval``, ``compare --config``): it gains ``--debug``, and an exception a function raises is then shown
+    with its message and traceback (:func:`treckit.retrieval.callables.debugging`; by default only its type and
+    where it was raised, since its message may hold secrets)."""
+    import typer
+
+    hints = typing.get_type_hints(func)          # resolved in the command's module
+    sig = inspect.signature(func)
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
+    debug = inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+        False, "--debug", help="show the message and traceback of an exception raised by a function of yours "
+                               "(it may hold secrets; hidden by default; also TRECKIT_DEBUG=1)"))
+
+    @functools.wraps(func)
+    def wrapper(*args, debug: bool = False, **kwargs):
+        from ..retrieval.callables import debugging
+        with debugging(debug):
+            return func(*args, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params + [debug])
+    wrapper.__annotations__ = {p.name: p.annotation for p in params + [debug]}
+    del wrapper.__wrapped__            # typer must see the new signature, not the original's
+    return wrapper
+
+
+def refuse_overwriting(inputs, outputs) -> None:
+    """No output may be one of the inputs (test sets named by name included): checked before any work."""
+    from ..console.errors import InputError
+    from ..output.files import refuse_overwriting_inputs
+    from ..testsets.load import resolve_test_set
+
+    def path_of(x):
+        if x is None or str(x) == "-" or str(x).startswith("irds:") or Path(str(x)).exists():
+            return x
+        try:
+            return resolve_test_set(x)
+        except InputError:                # no such file nor test set: the command itself says so
+            return None
+    refuse_overwriting_inputs([path_of(x) for x in inputs], outputs)

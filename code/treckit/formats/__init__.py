@@ -1,1 +1,0 @@
-"""Readers and writers, one module per family of formats; :mod:`.detect` picks one."""

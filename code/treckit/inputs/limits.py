@@ -1,0 +1,74 @@
+"""How much of an input is read into memory whole, and reading it within that bound: a file object read a
+block at a time, a pipe (stdin, a FIFO) read so that Ctrl-C still gets through."""
+from __future__ import annotations
+
+import io
+import os
+import select
+from typing import IO
+
+from ..console.errors import InputError
+
+WHOLE_READ_LIMIT: int | None = None
+"""At most this many bytes are read into memory whole (stdin, pipes, ``.gz`` content, the line
+parsers' input); ``None``: the machine's physical memory.  Plain files above it are still read by
+the streaming (Arrow) paths; tests lower it."""
+
+CONFIG_READ_LIMIT = 1 << 20
+"""Small side files (configs): at most 1 MiB."""
+
+
+def whole_read_limit() -> int:
+    if WHOLE_READ_LIMIT is not None:
+        return WHOLE_READ_LIMIT
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 64 << 30
+
+
+STREAMED_FIX = "pass an uncompressed regular file (it is streamed), or check that this is the right file"
+
+
+def too_large(name: str, limit: int, fix: str = STREAMED_FIX) -> InputError:
+    return InputError(f"more than {limit:,} bytes to read into memory", path=name, fix=fix)
+
+
+def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
+    """Everything ``fh`` gives, in blocks (a read of ``limit`` bytes at once would reserve them)."""
+    blocks, total = [], 0
+    while block := fh.read(min(_BLOCK, limit + 1 - total) or 1):
+        blocks.append(block)
+        total += len(block)
+        if total > limit:
+            raise too_large(name, limit, fix)
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+_BLOCK = 1 << 24
+_POLL_MS = 200
+
+
+class _PipeReader:
+    """Reads a pipe (stdin, a FIFO) waiting at most :data:`_POLL_MS` at a time between returns to
+    Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
+    that blocks in the main thread is never interrupted and Python never runs its handler;
+    coming back now and then lets the KeyboardInterrupt through."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fd = fh.fileno()
+        self.poll = select.poll()
+        self.poll.register(self.fd, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
+
+    def read(self, n: int) -> bytes:
+        while not self.poll.poll(_POLL_MS):
+            pass
+        return os.read(self.fd, n)
+
+
+def read_pipe(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
+    try:
+        reader = _PipeReader(fh) if hasattr(select, "poll") else fh
+    except (OSError, ValueError, io.UnsupportedOperation):
+        reader = fh
+    return read_bounded(reader, name, limit, fix)

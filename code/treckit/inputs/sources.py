@@ -1,0 +1,308 @@
+"""Inputs named by path: regular files, pipes (``-`` for stdin, ``<(cmd)``), ``.gz`` and URLs (:mod:`.urls`).
+
+Folders and devices are refused, and what is read whole into memory is bounded
+(:data:`treckit.inputs.limits.WHOLE_READ_LIMIT`).  Every OS error names the path.  Stdin, pipes and URLs
+are read once and their content kept, so that detecting the format and reading it see the same bytes.
+:class:`Source` hands the vectorized readers a plain file by path (Arrow streams it) and anything else
+as bytes; :func:`file_digest` and :func:`content_digest` identify inputs.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import IO
+
+from ..console.errors import InputError, os_error
+from .limits import STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
+from .urls import is_url, read_url
+
+PathLike = str | os.PathLike
+
+
+def display_name(path: PathLike) -> str:
+    return "<stdin>" if str(path) == "-" else str(path)
+
+
+def is_stdio(path: PathLike | None) -> bool:
+    return path is not None and str(path) == "-"
+
+
+def check_input(path: PathLike) -> os.stat_result | None:
+    """Stat an input path, refusing what cannot be read as a file: folders and devices (``/dev/zero``
+    would never end).  Regular files and pipes pass.  ``-`` (stdin) is not checked (None)."""
+    if is_stdio(path):
+        return None
+    name = str(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError("is a folder, not a file", path=name, fix="pass the path of a file")
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise InputError("is a device or socket, not a file", path=name,
+                         fix="pass a regular file (or '-' and pipe the data in)")
+    return st
+
+
+def open_input(path: PathLike) -> IO[bytes]:
+    """A binary file object for an input path (checked as by :func:`check_input`)."""
+    check_input(path)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise os_error(exc, str(path)) from None
+
+
+# stdin and pipes can be read only once: their content is kept, so that detecting the format and
+# reading it see the same bytes
+_stream_cache: dict[str, bytes] = {}
+
+
+def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX) -> bytes:
+    """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
+    At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not; past it, an
+    error whose fix is ``too_large_fix``."""
+    name = display_name(path)
+    limit = whole_read_limit() if limit is None else limit
+    key = str(path)
+    try:
+        if key in _stream_cache:
+            data = _stream_cache[key]
+            if len(data) > limit:
+                raise too_large(name, limit, too_large_fix)
+        elif is_stdio(path):
+            data = _stream_cache[key] = read_pipe(sys.stdin.buffer, name, limit, too_large_fix)
+        elif is_url(path):          # read once (detection and parsing see the same bytes); forget_stream drops it
+            data = _stream_cache[key] = read_url(key, limit)
+        else:
+            st = check_input(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                raise too_large(name, limit, too_large_fix)
+            with open(path, "rb") as fh:
+                data = fh.read() if stat.S_ISREG(st.st_mode) else read_pipe(fh, name, limit, too_large_fix)
+            if stat.S_ISREG(st.st_mode) and len(data) < st.st_size:
+                raise cut_short(name, len(data), st.st_size)
+            if stat.S_ISFIFO(st.st_mode):
+                _stream_cache[key] = data
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    if data[:2] == b"\x1f\x8b":
+        data = _gunzip(data, name, limit, too_large_fix)
+    return data
+
+
+def cut_short(name: str, got: int | None = None, expected: int | None = None) -> InputError:
+    """The error for a file that got shorter while it was read (another program truncating or rewriting it):
+    what was read is not the file, so nothing of it is used."""
+    sizes = f": {got:,} of {expected:,} bytes" if got is not None and expected is not None else ""
+    return InputError(f"the file was cut short (truncated) while it was read{sizes}", path=name,
+                      fix="read it once the program writing it has finished")
+
+
+def forget_stream(path: PathLike) -> None:
+    """Drop the kept content of a URL read by :func:`read_bytes` (a worker reading many runs in turn)."""
+    if is_url(path):
+        _stream_cache.pop(str(path), None)
+
+
+def _gunzip(data: bytes, name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
+            return read_bounded(gz, name, limit, fix)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise _gzip_error(exc, name) from None
+
+
+def _gzip_error(exc: BaseException, name: str) -> InputError:
+    if isinstance(exc, EOFError):
+        return InputError("the gzip data is cut short (truncated): it ends before its end-of-stream marker", path=name,
+                          fix="re-create or re-download the .gz file (a copy or download may not have finished)")
+    return InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file")
+
+
+# digests of regular files, by (device, inode, size, modification time, change time): a file is read
+# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time)
+_digests: dict[tuple, str] = {}
+_DIGESTS_KEPT = 4096
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def file_digest(path: PathLike, *, decompress: bool = True) -> str:
+    """SHA-256 of a file's content (``.gz`` decompressed, unless not ``decompress``), read in blocks (memory
+    stays small whatever its size).  A regular file's digest is remembered while the file stays the same
+    (:data:`_digests`)."""
+    name = display_name(path)
+    h = hashlib.sha256()
+    if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
+        h.update(read_bytes(path))
+        return h.hexdigest()
+    st = check_input(path)
+    known = (*_identity(st), decompress) if stat.S_ISREG(st.st_mode) else None
+    if known in _digests:
+        return _digests[known]
+    try:
+        with open_input(path) as raw:
+            gz = decompress and raw.peek(2)[:2] == b"\x1f\x8b"
+            fh = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            while block := fh.read(1 << 20):
+                h.update(block)
+            after = (*_identity(os.fstat(raw.fileno())), decompress)
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise _gzip_error(exc, name) from None
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    if known is not None and after == known:        # not changed while it was read
+        if len(_digests) >= _DIGESTS_KEPT:
+            _digests.pop(next(iter(_digests)))
+        _digests[known] = h.hexdigest()
+    return h.hexdigest()
+
+
+class Source:
+    """An input for the vectorized readers: a plain file is handed to Arrow by path (it streams it in
+    blocks, so the whole file never sits in memory); stdin, pipes and .gz are read into memory first.
+    ``head``/``tail`` are the first/last 64 KiB, ``data()`` the whole content for the line parsers."""
+
+    def __init__(self, path: PathLike):
+        self.path = path
+        self._data = None
+        plain = False
+        if not is_stdio(path) and not is_url(path) and str(path) not in _stream_cache:
+            st = check_input(path)
+            if stat.S_ISREG(st.st_mode):
+                try:
+                    with open(path, "rb") as fh:
+                        self.head = fh.read(1 << 16)
+                        plain = self.head[:2] != b"\x1f\x8b"
+                        if plain:
+                            self.size = os.fstat(fh.fileno()).st_size
+                            fh.seek(max(0, self.size - (1 << 16)))
+                            self.tail = fh.read()
+                except OSError as exc:
+                    raise os_error(exc, str(path)) from None
+        if not plain:
+            self._data = read_bytes(path)
+            self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
+        self.plain = plain
+
+    @classmethod
+    def of_bytes(cls, data: bytes, path: PathLike) -> "Source":
+        """The content ``data`` (e.g. a block of whole lines of ``path``) as an input named ``path``."""
+        src = cls.__new__(cls)
+        src.path, src._data, src.plain = path, data, False
+        src.head, src.tail, src.size = data[: 1 << 16], data[-(1 << 16):], len(data)
+        return src
+
+    def arrow(self):
+        import pyarrow as pa
+        return str(self.path) if self.plain else pa.py_buffer(self._data)
+
+    def data(self) -> bytes:
+        if self._data is None:
+            data = read_bytes(self.path)
+            if self.plain and len(data) < self.size:           # shorter than when it was first looked at
+                raise cut_short(display_name(self.path), len(data), self.size)
+            self._data = data
+        return self._data
+
+    def line_spans(self, block: int) -> list[tuple[int, int]]:
+        """The content cut into byte ranges of whole lines, each about ``block`` bytes: a range ends
+        just after the first newline at or past its nominal end, the last one at the end.  Of a
+        plain file only a little around each cut is read."""
+        spans, start = [], 0
+        while start < self.size:
+            end = self._line_end(min(self.size, start + max(1, block)) - 1)
+            spans.append((start, end))
+            start = end
+        return spans
+
+    def _line_end(self, at: int) -> int:
+        """Just past the first newline at or after offset ``at`` (the size if there is none)."""
+        if not self.plain:
+            cut = self._data.find(b"\n", at)
+            return self.size if cut < 0 else cut + 1
+        step = 1 << 16
+        while at < self.size:
+            window = self.span(at, min(self.size, at + step))
+            cut = window.find(b"\n")
+            if cut >= 0:
+                return at + cut + 1
+            at += len(window)
+        return self.size
+
+    def span(self, start: int, end: int) -> bytes | memoryview:
+        """The bytes ``start:end`` of the content: read from a plain file (a copy; ``os.pread`` lets
+        other threads run meanwhile), a view of content held in memory.  A file is read, never
+        mapped: a mapped file cut short by another program while it is read kills the process
+        (SIGBUS) where a read only comes back short, which is reported."""
+        if not self.plain:
+            return memoryview(self._data)[start:end]
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                parts, at = [], start
+                while at < end:                      # pread may return fewer bytes than asked
+                    got = os.pread(fd, end - at, at)
+                    if not got:
+                        raise cut_short(display_name(self.path), at, self.size)
+                    parts.append(got)
+                    at += len(got)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise os_error(exc, str(self.path)) from None
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def holds_any(self, data: bytes | memoryview, span: tuple[int, int], needles: tuple[bytes, ...]) -> bool:
+        """Whether ``data`` (this content's :meth:`span` ``span``) holds any of the bytes ``needles``."""
+        within, bounds = (data, ()) if isinstance(data, bytes) else (self._data, span)
+        return any(within.find(n, *bounds) >= 0 for n in needles)
+
+
+def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
+    """UTF-8 text (a BOM is dropped); a wrong encoding names the line (``data`` starting at line
+    ``first_line`` of ``path``) and the byte offset."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + first_line
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        snippet = data[start:end if end >= 0 else len(data)].decode("utf-8", "backslashreplace")
+        raise InputError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})", path=display_name(path),
+                         line=line, text=snippet, fix="convert the file to UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX) -> str:
+    return decode_text(read_bytes(path, limit=limit, too_large_fix=too_large_fix), path)
+
+
+def check_readable(path: PathLike) -> None:
+    """The errors reading ``path`` would give (missing, a directory, unreadable), without reading it."""
+    p = Path(path)
+    name = display_name(path)
+    if not p.exists():
+        raise InputError("no such file", path=name, fix="check the path (relative paths start from the current directory)")
+    if p.is_dir():
+        raise InputError("is a directory, not a file", path=name, fix="pass the path of a file")
+    if not os.access(p, os.R_OK):
+        raise InputError("permission denied", path=name, fix="make the file readable")
+
+
+def content_digest(obj) -> str:
+    """SHA-256 of a value's JSON (sorted keys, compact): the digest of what a config or a dataset holds, however
+    it was written."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).hexdigest()
