@@ -333,7 +333,7 @@ def test_options_are_validated_in_the_api(bad):
 
 # ---------------------------------------------------------------- one evaluation per run
 def test_each_run_is_read_and_evaluated_once(monkeypatch):
-    import treckit.evaluation as ev
+    import treckit.engines.memory as ev
     calls = []
     real = ev.evaluate_requests
     monkeypatch.setattr(ev, "evaluate_requests", lambda *a, **k: calls.append(1) or real(*a, **k))

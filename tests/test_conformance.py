@@ -44,7 +44,7 @@ def test_judged_only_and_level_against_pytrec_eval(shared):
     """-J and -l, per query, against trec_eval's C code through pytrec_eval (doubles: exact scores here)."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     from treckit.api import read_qrels, read_run
-    from treckit.evaluation import EvalOptions, evaluate_requests
+    from treckit.engines.memory import EvalOptions, evaluate_requests
     from treckit.measures.registry import resolve
     q = read_qrels(shared / "trec_eval" / "qrels.rel_level")
     r = read_run(shared / "trec_eval" / "results.test")

@@ -228,7 +228,7 @@ def test_the_default_engine_imports_no_dask(tmp_path):
                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "code")}, check=True)
     assert out.stdout.split() == ["map", "all", "1.0000"]
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
-    assert {"treckit.engines.stream", "treckit.evaluation", "pyarrow"} <= imported       # the listing is real
+    assert {"treckit.engines.stream", "treckit.engines.memory", "pyarrow"} <= imported       # the listing is real
     imported = {name.split(".")[0] for name in imported}
     assert not imported & {"dask", "distributed", "fsspec", "s3fs", "botocore"}
 

@@ -17,7 +17,7 @@ from treckit.cli.evaluate import parse_args
 from treckit.engines.core import (QrelsByQuery, check_qrels, empty_run, evaluate_part, merge_parts, query_buckets,
                                   read_run_block, restrict_qrels, split_by_query, split_rows)
 from treckit.console.errors import InputError
-from treckit.evaluation import EvalOptions, evaluate_requests, read_zscores
+from treckit.engines.memory import EvalOptions, evaluate_requests, read_zscores
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 from treckit.output.trec_eval import format_trec_eval

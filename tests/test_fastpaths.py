@@ -9,7 +9,7 @@ import pytest
 from treckit import thresholds
 from treckit.api import read_qrels, read_run
 from treckit.console.errors import InputError
-from treckit.evaluation import evaluate_requests
+from treckit.engines.memory import evaluate_requests
 from treckit.inputs.formats import jsonl, trec
 from treckit.output import trec as trec_out
 from treckit.inputs.sources import read_text

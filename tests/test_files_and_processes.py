@@ -569,7 +569,7 @@ def test_bad_option_values_are_refused(files, capsys, argv):
 
 def test_option_choices_match_the_library():
     from treckit.ranking import convert
-    from treckit import options
+    from treckit.cli import common as options          # the choices the commands offer
     from treckit.inputs.formats import detect, trec
     assert options.ORDERS == convert.ORDERS and options.DUPLICATES == convert.DUPLICATES
     assert options.QRELS_FORMATS == detect.QRELS_FORMATS and options.RUN_FORMATS == detect.RUN_FORMATS

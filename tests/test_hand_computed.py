@@ -10,7 +10,7 @@ from math import log2
 
 import pytest
 
-from treckit.evaluation import evaluate_requests
+from treckit.engines.memory import evaluate_requests
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 

@@ -445,7 +445,7 @@ def test_a_reading_notice_about_a_file_a_config_names_shows_none_of_it(tmp_path,
 def test_a_damaged_cache_row_is_evaluated_again(tmp_path, row):
     import sqlite3
 
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.testsets.cache import TABLE
     from treckit.testsets import load_test_set
     from treckit.testsets.runner import evaluate

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from treckit.evaluation import EvalOptions
+from treckit.engines.memory import EvalOptions
 from treckit.measures import ndcg
 from treckit.measures.gains import gain_pairs
 from treckit.ranking.judged import build_view

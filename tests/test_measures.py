@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from treckit.evaluation import EvalOptions, evaluate_requests
+from treckit.engines.memory import EvalOptions, evaluate_requests
 from treckit.api import evaluate
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run

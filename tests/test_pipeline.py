@@ -445,8 +445,8 @@ def judged_runs(draw):
 def test_cross_check_agrees_on_random_runs(case, level, judged_only):
     """Every measure with an equal in ir_measures, on random data, at -l 1 and 2, with and without -J: the check
     passes, so treckit's numbers (as --float32 reads them) are ir_measures' through pytrec_eval."""
-    from treckit.crosscheck import cross_check
-    from treckit.evaluation import EvalOptions, evaluate_requests
+    from treckit.engines.crosscheck import cross_check
+    from treckit.engines.memory import EvalOptions, evaluate_requests
     from treckit.measures.registry import resolve
     from treckit.model import Qrels, Run
 
@@ -464,7 +464,7 @@ def test_cross_check_agrees_on_random_runs(case, level, judged_only):
 def test_cross_check_of_a_run_evaluated_in_bounded_memory(tmp_path, capsys, monkeypatch):
     """A run streamed under --memory-limit is read again, whole, for the check; one read whole is checked as it
     was read (stdin too), never read twice."""
-    from treckit import crosscheck
+    from treckit.engines import crosscheck
     from treckit.engines.stream import plan
     from treckit.inputs.options import RunReading
     from treckit.stages import cutoff_table

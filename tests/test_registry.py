@@ -157,7 +157,7 @@ def test_zscore_lookup_reads_one_past_the_query_as_trec_eval(small, capsys):
 def test_grades_counted_per_distinct_grade(tmp_path, capsys):
     """A grade of 10**7 costs trec_eval a 80 MB table; here one column per distinct grade. 999999999999 too."""
     from treckit.api import read_qrels, read_run
-    from treckit.evaluation import EvalOptions
+    from treckit.engines.memory import EvalOptions
     from treckit.ranking.judged import build_view
     (tmp_path / "q").write_text("1 0 a 10000000\n1 0 b 1\n1 0 c 0\n2 0 d 999999999999\n2 0 e 3\n")
     (tmp_path / "r").write_text("1 Q0 b 1 3 t\n1 Q0 a 2 2 t\n1 Q0 z 3 1 t\n2 Q0 e 1 2 t\n2 Q0 d 2 1 t\n")

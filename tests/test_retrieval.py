@@ -224,13 +224,13 @@ def _system(tmp_path, body: str) -> Path:
 
 def test_seed_configs_run_as_written(tmp_path):
     from treckit import write_run
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.retrieval.system import load_system
     from treckit.testsets import load_test_set
     ts = load_test_set(SAMPLE)
     docs = ROOT / "data/test_sets/documents.jsonl"
     from treckit.retrieval.bow import BowRetriever
-    from treckit.testsets.runner import run_from_rankings
+    from treckit.retrieval.ranking import run_from_rankings
     bow = BowRetriever(read_corpus(docs))
     write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 20) for q in ts.queries}), tmp_path / "splade.trec")
     write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 5) for q in ts.queries}), tmp_path / "dense.trec")
@@ -278,7 +278,7 @@ def _slow_module(tmp_path, delay_ms: float) -> str:
 
 
 def test_latency_is_monotone_in_injected_delays(tmp_path):
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.testsets import load_test_set
     ts = load_test_set(SAMPLE)
     p50 = []
@@ -289,7 +289,7 @@ def test_latency_is_monotone_in_injected_delays(tmp_path):
 
 
 def test_rerank_stage_and_its_latency(tmp_path):
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.testsets import load_test_set
     ts = load_test_set(SAMPLE)
     mod = _slow_module(tmp_path, 5)
@@ -498,7 +498,7 @@ def test_stage_latency_is_warmed_up_and_timed_in_turns(fake_clock, tmp_path):
     """Component a costs 250 ms a call, b 500 ms, the reranker 125 ms, each a second more on its first
     call, and the first full-size fusion a second more: none of those seconds is timed.  Components
     take turns (a then b, then b then a, ...); fusion = a + b, fusion+rerank = fusion + 125 ms."""
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.retrieval.system import WARMUP_QUERIES
     from treckit.testsets import load_test_set
     ts = load_test_set(ROOT / "data/test_sets/clinical_v1.yaml")
@@ -602,7 +602,7 @@ CONFIG_INPUTS = {
 def test_a_replaced_file_a_config_names_is_not_answered_from_the_cache(tmp_path, kind):
     """Every file a system config names (run, corpus, embeddings, ids, a function's code) is in its cache key:
     after a change the new numbers (MRR by hand, and as evaluated without the cache), not the stored ones."""
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.testsets import parse_test_set
     files, config, change, before, after = CONFIG_INPUTS[kind]
     for name, data in files.items():
@@ -661,7 +661,7 @@ def test_a_system_function_not_in_a_file_is_not_cached_and_said_once(tmp_path, m
     import sys
     import types
     import warnings
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.testsets import parse_test_set
     from treckit.testsets.cache import CacheWarning
     module = types.ModuleType("typed_at_a_prompt")

@@ -56,7 +56,7 @@ def test_bag_of_words_ties_make_the_tie_rule_matter():
     from treckit.retrieval.bow import BowRetriever
     from treckit.retrieval.corpus import read_corpus
     from treckit.testsets.measures import per_query_values
-    from treckit.testsets.runner import run_from_rankings
+    from treckit.retrieval.ranking import run_from_rankings
 
     ts = load_test_set(SAMPLE)
     bow = BowRetriever(read_corpus(DATA / "documents.jsonl"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from treckit.evaluation import EvalOptions, evaluate_requests
+from treckit.engines.memory import EvalOptions, evaluate_requests
 from treckit.ranking import judged as ranking
 from treckit.ranking.judged import build_view
 from treckit.measures.registry import resolve

@@ -135,7 +135,7 @@ def test_the_configured_system_and_components(server):
 def test_the_system_is_not_answered_from_the_cache_when_a_file_it_names_is_replaced(tmp_path):
     """The server's system names a run and a corpus: each replaced, the next answer is the new files' numbers
     (as evaluated without the cache), not the stored ones; unchanged, it is answered from the cache."""
-    from treckit.retrieval.evaluate import evaluate_system
+    from treckit.testsets.systems import evaluate_system
     from treckit.retrieval.system import load_system
     from treckit.testsets import load_test_set
     shutil.copy(ROOT / "data/test_sets/documents.jsonl", tmp_path / "docs.jsonl")

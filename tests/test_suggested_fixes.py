@@ -218,7 +218,7 @@ READINGS = [
     Reading("run-duplicates-fused", "retrieval/fusion.py: pass_options('run', '--duplicates", "run", "lists doc 'd1' twice",
             {"RUN": RUN + "1 Q0 d1 4 0.5 t\n"}, "", "", ("--duplicates", "keep-first"), {}, ("fuse",),
             convert="--duplicates keep-first|keep-max|keep-last"),
-    Reading("run-duplicates-prefs", "measures/prefs.py: pass_options('run', '--duplicates", "run",
+    Reading("run-duplicates-prefs", "engines/prefs.py: pass_options('run', '--duplicates", "run",
             "the run lists doc 'd1' more than once", {"RUN": RUN + "1 Q0 d1 4 0.5 t\n"}, "", "",
             ("--duplicates", "keep-first"), {}, ("eval -R",), convert="--duplicates keep-first|keep-max|keep-last"),
     Reading("run-unknown-choice", "inputs/options.py: pass {flag} with one of", "run", "unknown order 'bogus'",
@@ -1498,9 +1498,9 @@ OTHERS = [
     Other("rq-threshold", "testsets/rq.py: e.g. --threshold 0.6", "rq", rq_threshold),
     Other("gate-definitions", "measures/definitions.py: re-run the baseline with this treckit version (e.g. treckit testset eval",
           "gate", gate_no_definitions),
-    *[Other("cross-check-options", "crosscheck.py: leave out {' and '.join(named)} or --cross-check", cmd,
+    *[Other("cross-check-options", "engines/crosscheck.py: leave out {' and '.join(named)} or --cross-check", cmd,
             cross_check_options(cmd)) for cmd in ("eval", "evaluate.py")],
-    *[Other("cross-check-not-installed", "crosscheck.py: --cross-check needs ir_measures and pytrec_eval", cmd,
+    *[Other("cross-check-not-installed", "engines/crosscheck.py: --cross-check needs ir_measures and pytrec_eval", cmd,
             cross_check_not_installed(cmd)) for cmd in ("eval", "evaluate.py")],
     Other("rq-baseline", "cli/testsets.py: --corpus DOCS.jsonl --baseline bow", "rq", rq_baseline),
     Other("system-judgments", "cli/retrieval.py: --test-set TS.yaml, or --qrels Q --queries Q.tsv", "system eval",
@@ -1586,8 +1586,8 @@ NOT_SUGGESTIONS = [
     ("ranking/convert.py: 'they are ordered by doc id ascending (--ties docid-asc)'", "names the tie rule in force"),
     ("measures/definitions.py: (the A/B evaluator rq_eval.py; --ties docid-asc)", "a ranking's definition in a report"),
     ("measures/definitions.py: ties in the order the run lists them (--ties break)", "a ranking's definition in a report"),
-    ("crosscheck.py: '--missing zero'", "an option the cross-check's fix names (tested with it)"),
-    ("crosscheck.py: --cross-check recomputes numbers with ir_measures, which has no", "the error's reason (its fix is tested)"),
+    ("engines/crosscheck.py: '--missing zero'", "an option the cross-check's fix names (tested with it)"),
+    ("engines/crosscheck.py: --cross-check recomputes numbers with ir_measures, which has no", "the error's reason (its fix is tested)"),
 ]
 
 _SUGGESTING = re.compile(r"(?<![\w'\"/=.-])--[a-z{]|`treckit |\btreckit (?:qrels|run|eval|compare|testset|rq|gate|fuse|"

@@ -543,7 +543,7 @@ def test_bow_ties_in_corpus_file_order_not_id_order(tmp_path):
 
 def test_rq_by_hand_with_topk_and_strict_threshold():
     from treckit.testsets.rq import rq
-    from treckit.testsets.runner import run_from_rankings
+    from treckit.retrieval.ranking import run_from_rankings
     ts = small()     # a: k = 5; b: topK = 2
     run = run_from_rankings({"a": [("x", None), ("d2", None), ("d1", None)], "b": [("y", None), ("z", None), ("d4", None)]})
     rep = rq(ts, run, k=5, threshold=0.25)
@@ -560,7 +560,7 @@ def test_rq_by_hand_with_topk_and_strict_threshold():
 
 def test_rq_without_labelled_queries_is_null():
     from treckit.testsets.rq import rq
-    from treckit.testsets.runner import run_from_rankings
+    from treckit.retrieval.ranking import run_from_rankings
     model = TestSetModel(name="z", version="1", queries=[Query(query_id="q", query_text="t", query_type="x",
                                                                relevant_docs=[RelevantDoc(doc_id="d", grade=0)])])
     rep = rq(TestSet(model), run_from_rankings({"q": [("d", None)]}))
@@ -641,7 +641,7 @@ def test_rq_fail_exits_1_unless_report_only(tmp_path, capsys):
 
 def test_rq_without_any_labelled_query_is_null_from_the_command_and_the_api(tmp_path, capsys):
     from treckit.testsets.rq import rq
-    from treckit.testsets.runner import run_from_rankings
+    from treckit.retrieval.ranking import run_from_rankings
     queries = "".join(f"  - {{query_id: u{i:02d}, query_text: storm, query_type: t}}\n" for i in range(25))
     (tmp_path / "none.yaml").write_text(f"name: none\nversion: '1'\nqueries:\n{queries}")
     (tmp_path / "story.jsonl").write_text(STORY)

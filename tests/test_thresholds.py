@@ -15,7 +15,7 @@ from treckit.fast import arrow, groups, matrix, strings
 from treckit.api import read_qrels, read_run, write_run
 from treckit.ranking.convert import convert_run
 from treckit.console.errors import InputError
-from treckit.evaluation import evaluate_requests
+from treckit.engines.memory import evaluate_requests
 from treckit.inputs.formats import jsonl, trec
 from treckit.output import trec as trec_out
 from treckit.measures.registry import resolve

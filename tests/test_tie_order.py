@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from treckit import thresholds
 from treckit.api import read_qrels, read_run, write_qrels, write_run
 from treckit.ranking.convert import convert_run
-from treckit.evaluation import evaluate_requests
+from treckit.engines.memory import evaluate_requests
 from treckit.ids import escape_id, unescape_id, written_ids
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run

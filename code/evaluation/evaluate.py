@@ -15,10 +15,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.output.files import refuse_overwriting_inputs  # noqa: E402
-from treckit.options import EVAL_MISSING, QRELS_FORMATS, positive_int  # noqa: E402
+from treckit.engines import MISSING as EVAL_MISSING  # noqa: E402
+from treckit.inputs.formats import QRELS_FORMATS  # noqa: E402
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table, run_script, write_json
+from treckit.stages import positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table, run_script, write_json
 from treckit.console.messages import say
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.options import DUPLICATES, LAYOUTS, QRELS_FORMATS  # noqa: E402
+from treckit.inputs.formats import LAYOUTS, QRELS_FORMATS  # noqa: E402
+from treckit.ranking import DUPLICATES  # noqa: E402
 from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, run_script
 from treckit.console.messages import say  # noqa: E402
 

@@ -14,10 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.options import positive_int  # noqa: E402
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (DEFAULT_RUN_NAME, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, run_script,  # noqa: E402
+from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, run_script,  # noqa: E402
                             run_stage)
 
 

@@ -16,7 +16,7 @@ from .console.errors import InputError
 from .console.messages import InputWarning, warn_python
 from .engines.dask import check_engine, evaluate_api
 from .engines.stream import evaluate_path, parse_memory_limit
-from .evaluation import EvalOptions, evaluate_requests
+from .engines.memory import EvalOptions, evaluate_requests
 from .inputs import irds
 from .inputs.objects import as_measures, as_qrels, as_run, is_table_file, split_options
 from .inputs.options import RunReading

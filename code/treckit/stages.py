@@ -161,10 +161,10 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
     evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB).
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
     ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
-    (:mod:`treckit.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
+    (:mod:`treckit.engines.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
     from .inputs.reading import read_qrels
-    from .crosscheck import check_options, evaluate_path_checked
-    from .evaluation import EvalOptions
+    from .engines.crosscheck import check_options, evaluate_path_checked
+    from .engines.memory import EvalOptions
     from .measures.registry import resolve
     from .inputs.options import RunReading
 
@@ -271,7 +271,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
             # a file named by a config is no input: its lines stay unshown
             with content_hidden(hidden) if hidden else contextlib.nullcontext():
                 if empty_run_retrieves_nothing and not head_lines(path, 1, "run lines"):
-                    from .evaluation import empty_run
+                    from .engines.memory import empty_run
                     say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
                     run = empty_run()
                 else:
@@ -310,7 +310,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
         them (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
         {config's position: (its Run, its latency summary or None)}."""
         from .retrieval.system import System as Retrieval, latency_summary, run_systems
-        from .testsets.runner import run_from_rankings
+        from .retrieval.ranking import run_from_rankings
         found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
                  for i, c in enumerate(cfgs) if c.run_path is None}
         if not found:
@@ -484,3 +484,15 @@ def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None
                                 metavar=f.flag[2:].upper().replace("-", "_"))
     parser.add_argument("--break-ties", "--break_ties", dest="break_ties", action="store_true",
                         help="the same as --ties break")
+
+
+def positive_int(text: str) -> int:
+    """argparse type of the staged scripts' cutoffs and depths: a whole number >= 1."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return value

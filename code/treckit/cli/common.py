@@ -13,9 +13,22 @@ import functools
 import inspect
 import typing
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Literal, Mapping, Optional
 
+from ..engines import MISSING  # noqa: F401  (the choices the commands offer, from the library)
+from ..inputs.formats import LAYOUTS, QRELS_FORMATS, ROLES, RUN_FORMATS, TSV_THIRD
 from ..inputs.options import FLAGS, python_name, reading_from_values
+from ..output import FORMATS  # noqa: F401
+from ..ranking import DUPLICATES, ORDERS
+
+# the typed forms of the library's choices, for the commands' parameters (typer lists and checks them)
+QrelsFormat = Literal[QRELS_FORMATS]
+RunFormat = Literal[RUN_FORMATS]
+Order = Literal[ORDERS]
+Duplicates = Literal[DUPLICATES]
+Layout = Literal[LAYOUTS]
+TsvThird = Literal[TSV_THIRD]
+Role = Literal[ROLES]
 
 
 def one_of(values) -> str:

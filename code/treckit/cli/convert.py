@@ -6,11 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..options import DUPLICATES, LAYOUTS, QRELS_FORMATS, Duplicates, Layout, QrelsFormat
-
-
-def one_of(values) -> str:
-    return " | ".join(values)
+from .common import DUPLICATES, LAYOUTS, QRELS_FORMATS, Duplicates, Layout, QrelsFormat, one_of
 
 
 def qrels_cmd(

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..console.errors import InputError
-from ..options import EVAL_FORMATS, QRELS_FORMATS
+from .common import FORMATS as EVAL_FORMATS, QRELS_FORMATS
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
@@ -38,7 +38,7 @@ class EvalArgs:
     format: str | None = None
     missing: str = "skip"
     float32: bool = False
-    cross_check: bool = False                 # every number recomputed with ir_measures (treckit.crosscheck)
+    cross_check: bool = False                 # every number recomputed with ir_measures (treckit.engines.crosscheck)
     qrels_format: str | None = None
     prometheus_textfile: str | None = None    # the summary values as gauges, for node_exporter's textfile collector
     pushgateway: str | None = None
@@ -313,7 +313,7 @@ def version_line() -> str:
 
 def _check_choices(a: EvalArgs) -> EvalArgs:
     """treckit's own enumerated options, checked before any file is read."""
-    from ..options import EVAL_MISSING     # the reading options are checked by treckit.inputs.options
+    from .common import MISSING as EVAL_MISSING     # the reading options are checked by treckit.inputs.options
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
@@ -327,14 +327,14 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
             raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
                              fix="leave out --engine dask")
     if a.cross_check:
-        from ..crosscheck import check_options
+        from ..engines.crosscheck import check_options
         check_options(eval_options(a), {"-Z": a.zscore is not None, f"-R {a.rel_format}": a.rel_format != "qrels"})
     return a
 
 
 def eval_options(a: EvalArgs):
     """The evaluation options the flags give, but -Z's table (its file is read only when evaluating)."""
-    from ..evaluation import EvalOptions
+    from ..engines.memory import EvalOptions
     return EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs)
 
@@ -357,7 +357,7 @@ def eval_main(argv: list[str]) -> None:
 
 def run_eval(a: EvalArgs, out=None) -> None:
     from ..inputs.reading import read_qrels
-    from ..evaluation import read_zscores
+    from ..engines.memory import read_zscores
     from ..measures.registry import resolve
     from ..output.records import write
     from ..console.messages import say
@@ -385,12 +385,12 @@ def run_eval(a: EvalArgs, out=None) -> None:
         results = evaluate_runs(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
                                 scheduler=a.scheduler, warn=say)
         if a.cross_check:                       # each run read again here, whole
-            from ..crosscheck import cross_check, read_for_check
+            from ..engines.crosscheck import cross_check, read_for_check
             for path, _, res in results:
                 say(cross_check(qrels, read_for_check(path, a.reading, a.files[0]), res, opts, source=str(path),
                                 **printed).line())
     else:
-        from ..crosscheck import evaluate_path_checked
+        from ..engines.crosscheck import evaluate_path_checked
         from ..engines.stream import memory_limit_of
         limit = memory_limit_of(a.memory_limit)
         results, confirmed = [], []

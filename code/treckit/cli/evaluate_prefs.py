@@ -33,8 +33,9 @@ def check_measures_for_qrels(measures: list[str]) -> None:
 def run_eval_prefs(a, out=None) -> None:
     """Evaluate ``a.files[1:]`` against the judgments ``a.files[0]`` read as ``a.rel_format``."""
     from ..inputs.reading import read_qrels, read_run
-    from ..evaluation import EvalOptions, read_zscores
+    from ..engines.memory import EvalOptions, read_zscores
     from ..inputs.formats.prefs import prefs_from_qrels, read_prefs
+    from ..engines.prefs import evaluate_prefs, evaluate_qrels_jg
     from ..measures import prefs as pm
     from ..output.records import render
     from ..console.messages import say
@@ -51,7 +52,7 @@ def run_eval_prefs(a, out=None) -> None:
     opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, order=a.order, float32=a.float32, num_docs_in_coll=a.ndocs,
                        zscores=read_zscores(a.zscore) if a.zscore else None)
-    evaluate = pm.evaluate_qrels_jg if fmt_in == "qrels_jg" else pm.evaluate_prefs
+    evaluate = evaluate_qrels_jg if fmt_in == "qrels_jg" else evaluate_prefs
     results = []
     for run_path in a.files[1:]:
         # preference judgments rank by EvalOptions.order, not by the reading options

@@ -5,7 +5,7 @@ import sys
 
 import typer
 
-from ..options import ROLES, Role
+from .common import ROLES, Role
 
 
 def measures_cmd() -> None:

@@ -119,7 +119,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
     refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
-    from ..retrieval.evaluate import evaluate_system, stage_table
+    from ..testsets.systems import evaluate_system, stage_table
     from ..retrieval.system import load_system
     system = load_system(config)          # the whole config checked before anything else is read
     ts = _test_set(test_set, qrels, queries, query_types)

@@ -132,7 +132,7 @@ class Scored:
 def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
     """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
     the relevant docs of its top k off the same ranking."""
-    from ..evaluation import EvalOptions, evaluate_requests
+    from ..engines.memory import EvalOptions, evaluate_requests
 
     res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
     keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
@@ -143,7 +143,7 @@ def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit: int 
     """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream), the hits
     read off each part's ranking; None when the file is not to be streamed (then it is read whole)."""
     from ..engines.stream import evaluate_path, plan
-    from ..evaluation import EvalOptions
+    from ..engines.memory import EvalOptions
 
     if not plan(path, reading, memory_limit).stream:
         return None

@@ -1,6 +1,6 @@
 """What every engine shares: a run split into parts of whole queries, the judgments of a part, a
 block of a run file read by the one reader, and the evaluation of parts merged into the result the
-in-memory path gives (:func:`treckit.evaluation.evaluate_part` / :func:`~treckit.evaluation.merge_parts`).
+in-memory path gives (:func:`treckit.engines.memory.evaluate_part` / :func:`~treckit.engines.memory.merge_parts`).
 
 Per-query values depend only on the query's run lines and judgments; what looks at the whole run
 (the order of queries, -c's placeholders, --missing, the sanity warnings, -Z, the summary, the run
@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 
-from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
+from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
 from ..model import Qrels, Run
 from ..fast.groups import id_runs, spread
 from ..inputs.reading import read_with
@@ -101,8 +101,8 @@ class QrelsByQuery:
 def check_qrels(qrels: Qrels) -> None:
     """The checks of the judgments that look at all of them (a doc judged twice for a query, too many
     distinct grades), done once before a run is evaluated in parts (each part sees only its queries)."""
-    from ..ranking.judged import _qrels_side
-    _qrels_side(qrels)
+    from ..ranking.judged import qrels_side
+    qrels_side(qrels)
 
 
 def read_run_block(data: bytes, path: str, first_line: int, reading, *, lean: bool = True, readings=None) -> Run:

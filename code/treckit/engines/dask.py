@@ -2,7 +2,7 @@
 with the bytes the local engine prints.
 
 * **Many runs**: one task per run.  The worker reads the run itself (a local path or any fsspec URL: it
-  reads its own input), evaluates it with :func:`treckit.evaluation.evaluate_requests`, and sends back the
+  reads its own input), evaluates it with :func:`treckit.engines.memory.evaluate_requests`, and sends back the
   per-query values; the client prints them with the local engine's code, in the order the runs were given.
 * **One huge run** (a TREC run of at least :data:`treckit.thresholds.DASK_PARTITION_MIN_BYTES`): partitioned
   by query across the workers (:mod:`treckit.engines.dask_partition`).
@@ -26,13 +26,11 @@ nothing is printed -- never a partial result shown as complete.
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 import sys
-import uuid
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
 from ..console.errors import InputError, TreckitError
@@ -41,6 +39,7 @@ from ..console import spelling
 from ..console.spelling import spell
 from ..inputs.urls import INSTALL          # the one install hint, shared with the URL readers
 from ..inputs.reading import read_with
+from .dask_tasks import captured, job_key, results_in_order
 
 ENGINES = ("local", "dask")
 SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
@@ -121,98 +120,6 @@ def _as_treckit_process() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-# ---------------------------------------------------------------- running a task on a worker
-@dataclass
-class Outcome:
-    """What a task sends back: its value, or the error it raised (as fields, re-raised whole on the
-    client), and what it said on stderr and through :mod:`warnings` meanwhile."""
-
-    value: Any = None
-    stderr: str = ""
-    warned: list = field(default_factory=list)       # (message, category)
-    error: tuple | None = None                        # ("input", reason, path, line, text, fix) | ("runtime", message, code)
-
-
-def captured(fn: Callable, *args, speaking=None, **kwargs) -> Outcome:
-    """Run ``fn`` on a worker, its stderr and warnings captured (a worker runs one task at a time:
-    threads_per_worker=1 for the clusters started here), its messages worded for the command that submitted
-    it (``speaking``: :func:`treckit.console.spelling.current` on the client)."""
-    err = io.StringIO()
-    out = Outcome()
-    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(err), \
-            spelling.running(speaking or spelling.current()):
-        warnings.simplefilter("always")
-        try:
-            out.value = fn(*args, **kwargs)
-        except InputError as exc:
-            out.error = ("input", exc.reason, exc.path, exc.line, exc.text, exc.fix)
-        except TreckitError as exc:
-            out.error = ("runtime", str(exc), exc.exit_code)
-    out.stderr = err.getvalue()
-    out.warned = [(str(w.message), w.category) for w in caught]
-    return out
-
-
-def unwrap(outcome: Outcome) -> Any:
-    """On the client: say again what the task said, then return its value or raise its error."""
-    if outcome.stderr:
-        sys.stderr.write(outcome.stderr)
-        sys.stderr.flush()
-    for message, category in outcome.warned:
-        warnings.warn(message, category, stacklevel=3)
-    if outcome.error is not None:
-        kind, *rest = outcome.error
-        if kind == "input":
-            reason, path, line, text, fix = rest
-            raise InputError(reason, path=path, line=line, text=text, fix=fix)
-        message, code = rest
-        err = TreckitError(message)
-        err.exit_code = code
-        raise err
-    return outcome.value
-
-
-def job_key(what: str) -> str:
-    """A task key naming the job's step (``treckit-run-3-<id>``): readable in Dask's dashboard and logs."""
-    return f"treckit-{what}-{uuid.uuid4().hex[:12]}"
-
-
-def results_in_order(client, futures: Sequence, names: Sequence[str]) -> list:
-    """Each future's value in the order given (the first failing one, in that order, raises), and a
-    lost-worker or cluster failure as a clear error (exit 3) -- the remaining tasks cancelled."""
-    try:
-        return [unwrap(f.result()) for f in futures]
-    except BaseException as exc:
-        client.cancel(list(futures))
-        if isinstance(exc, TreckitError):
-            raise
-        failure = cluster_failure(exc, names, futures)
-        if failure is None:
-            raise
-        raise failure from None
-
-
-def cluster_failure(exc: BaseException, names: Sequence[str], futures: Sequence) -> TreckitError | None:
-    """The error to show for a failure of the cluster rather than of the input (None: not one)."""
-    from distributed import KilledWorker
-    from distributed.comm.core import CommClosedError
-
-    try:
-        from distributed.client import FutureCancelledError
-    except ImportError:                                    # older distributed: asyncio's CancelledError
-        from asyncio import CancelledError as FutureCancelledError
-    if isinstance(exc, KilledWorker):
-        key = str(getattr(exc, "task", "") or (exc.args[0] if exc.args else ""))
-        which = next((n for n, f in zip(names, futures) if f.key == key), key)
-        return TreckitError(f"Dask engine: the workers running {which} died, again after Dask's retries "
-                            "(distributed.scheduler.allowed-failures); the job was stopped and no result was "
-                            "printed: check the workers' memory and logs, then run again")
-    if isinstance(exc, (FutureCancelledError, CommClosedError, OSError, TimeoutError)):
-        return TreckitError(f"Dask engine: the cluster failed during the job ({type(exc).__name__}: {exc}); the job "
-                            "was stopped and no result was printed: check the scheduler and workers, then run again")
-    return None
-
-
 def _same(x):
     return x
 
@@ -237,7 +144,7 @@ def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, a
     """On a worker: read one run as the command reads it (``api``: as :func:`treckit.evaluate` reads its
     ``run``, tables and objects included), evaluate it; (run tag, EvalResult).  ``run``: already read
     (stdin or a pipe, which only the client can read)."""
-    from ..evaluation import evaluate_requests
+    from .memory import evaluate_requests
     from ..inputs.sources import forget_stream
 
     if run is None:

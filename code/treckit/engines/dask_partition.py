@@ -6,10 +6,10 @@ and parses it with the one reader (:func:`treckit.engines.core.read_run_block`).
 futures: each *map* task splits its block's lines into ``n`` buckets by a stable hash of the qid
 (:func:`treckit.engines.core.split_by_query`), each *reduce* task ``k`` concatenates bucket ``k`` of every block
 (in file order) -- every line of its queries -- and evaluates it against those queries' judgments
-(:func:`treckit.evaluation.evaluate_part`); it also settles the reader's evidence of queries whose rank
+(:func:`treckit.engines.memory.evaluate_part`); it also settles the reader's evidence of queries whose rank
 column rises with the score (:mod:`treckit.inputs.formats.rising_ranks`), which the map tasks split by bucket beside
 the lines.  The per-query values and those counts come back to the client, where
-:func:`treckit.evaluation.merge_parts` applies what looks at the whole run (trec_eval's query order, -c,
+:func:`treckit.engines.memory.merge_parts` applies what looks at the whole run (trec_eval's query order, -c,
 --missing, the sanity warnings, -Z, the summary, the run tag), exactly as for a run evaluated in one piece, and
 the counts are added up and said once.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..console import spelling
-from .dask import captured, cluster_failure, unwrap
+from .dask_tasks import Outcome, captured, cluster_failure, unwrap
 
 TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
 
@@ -95,17 +95,12 @@ def _read_range(path: str, start: int, end: int) -> bytes:
 def _detected(path: str, head: bytes) -> str | None:
     """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
     from ..inputs.formats.detect import detect_run
-    from ..inputs.sources import _stream_cache
+    from ..inputs.sources import read_as
     from ..inputs.urls import is_url
     if not is_url(path):
         return detect_run(path).format
-    if path in _stream_cache:
+    with read_as(path, head[:head.rfind(b"\n") + 1] or head):     # whole lines only, for the detector's eyes
         return detect_run(path).format
-    _stream_cache[path] = head[:head.rfind(b"\n") + 1] or head     # whole lines only, for the detector's eyes
-    try:
-        return detect_run(path).format
-    finally:
-        _stream_cache.pop(path, None)
 
 
 # ---------------------------------------------------------------- on the workers
@@ -209,7 +204,7 @@ def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options
     import numpy as np
     import pyarrow as pa
 
-    from ..evaluation import empty_run, evaluate_part
+    from .memory import empty_run, evaluate_part
     from ..inputs.formats.rising_ranks import RisingRanks
 
     rising = RisingRanks()
@@ -251,7 +246,7 @@ def collect(client, job: Job, qrels, requests, options, warn):
     import numpy as np
 
     from ..console.errors import InputError
-    from ..evaluation import merge_parts
+    from .memory import merge_parts
     from ..inputs.formats.rising_ranks import RisingRanks
     from .core import QrelsByQuery, check_qrels, query_buckets
 
@@ -298,7 +293,6 @@ def collect(client, job: Job, qrels, requests, options, warn):
 
 
 def _moved(error: tuple, first_line: int):
-    from .dask import Outcome
     if error[0] == "input" and error[3] is not None:
         kind, reason, path, line, text, fix = error
         error = (kind, reason, path, line + first_line - 1, text, fix)

@@ -10,7 +10,7 @@ errors naming the file's true line):
   the evaluation starts over: the file is partitioned by a hash of the qid into temporary Arrow IPC shards
   in a private temporary folder (removed afterwards, also on an error or Ctrl-C), then evaluated shard by shard.
 
-Either way the parts go through :func:`treckit.evaluation.merge_parts`, the code of the in-memory path, so
+Either way the parts go through :func:`treckit.engines.memory.merge_parts`, the code of the in-memory path, so
 the output is the same bytes.  Only TREC 6-column runs read as trec_eval reads them are streamed (not with
 --skip-malformed, whose count of skipped lines is reported once for the whole file); any other run, and
 stdin, pipes and .gz files, are read whole, with a one-line note when the budget would have asked for streaming.
@@ -36,7 +36,7 @@ import pyarrow as pa
 from .. import thresholds
 from ..console.errors import InputError, os_error
 from ..inputs.sources import cut_short
-from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
+from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run
 from ..fast.groups import id_runs

@@ -106,9 +106,6 @@ def as_qrels(x) -> Qrels:
         return x
     if isinstance(x, (str, os.PathLike)):
         return _qrels_from_path(x)
-    from ..qrels import Qrels as RowQrels
-    if isinstance(x, RowQrels):                  # the typed builder's rows (treckit.qrels)
-        return x.to_columnar()
     q, d, g = _triples(x, "qrels", _QRELS_KINDS, _GRADE_COLUMNS, value_fields=("relevance", "label", "grade"))
     return Qrels.from_columns(q, d, grades(g, "qrels"))
 

@@ -8,6 +8,7 @@ as bytes; :func:`file_digest` and :func:`content_digest` identify inputs.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -16,7 +17,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 from ..console.errors import InputError, os_error
 from .limits import STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
@@ -63,6 +64,20 @@ def open_input(path: PathLike) -> IO[bytes]:
 # stdin and pipes can be read only once: their content is kept, so that detecting the format and
 # reading it see the same bytes
 _stream_cache: dict[str, bytes] = {}
+
+
+@contextlib.contextmanager
+def read_as(path: str, content: bytes) -> Iterator[None]:
+    """While the block runs, reading ``path`` gives ``content`` (a URL's first lines, for the format detector),
+    unless its content is kept already (then that is what it gives)."""
+    if path in _stream_cache:
+        yield
+        return
+    _stream_cache[path] = content
+    try:
+        yield
+    finally:
+        _stream_cache.pop(path, None)
 
 
 def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX) -> bytes:

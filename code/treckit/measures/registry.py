@@ -2,7 +2,7 @@
 names with their typed parameters, how it is summarised over queries, what a query missing from
 the run contributes under ``-c``, and the kernel that computes it.
 
-Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.evaluation`
+Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.engines.memory`
 runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
 
 trec_eval syntax (``-m name.params``): integer cutoffs (``P.5,10``: sorted, positive, no repeats),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from ..evaluation import EvalResult
+from ..engines.memory import EvalResult
 
 
 def _value(kind: str, value: float, z: bool) -> str:

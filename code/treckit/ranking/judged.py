@@ -144,12 +144,12 @@ def seq_sum(values: np.ndarray) -> float:
 # ---------------------------------------------------------------- building the view
 def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
                warn=None) -> RankedJudged:
-    """The view for ``options`` (an :class:`treckit.evaluation.EvalOptions`); ``level`` overrides its -l."""
+    """The view for ``options`` (an :class:`treckit.engines.memory.EvalOptions`); ``level`` overrides its -l."""
     full, facts = rank_and_judge(qrels, run, options, level=level, source=source, facts=warn is not None)
     present = ~full.missing
     if warn is not None:
         sanity_warnings(warn, source, qrels, full.qids, present, facts)
-    evaluated = _evaluated(present, options, [q for q, m in zip(full.qids, full.missing.tolist()) if m], source, warn)
+    evaluated = evaluated_queries(present, options, [q for q, m in zip(full.qids, full.missing.tolist()) if m], source, warn)
     view = full.select(evaluated)
     return view.judged_only() if options.judged_only else view
 
@@ -162,7 +162,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     (``row_offset``: the run's first row in the whole run, for the facts' examples)."""
     level = options.level if level is None else level
     qt = qrels.table
-    qrel_qids, grades, rel_levels, qi_arr, qkeys = _qrels_side(qrels)
+    qrel_qids, grades, rel_levels, qi_arr, qkeys = qrels_side(qrels)
     Qall = len(qrel_qids)
     qindex = {q: i for i, q in enumerate(qrel_qids)}
 
@@ -205,7 +205,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     return view, found
 
 
-def _qrels_side(qrels: Qrels):
+def qrels_side(qrels: Qrels):
     """Queries in trec_eval's order (byte order of qid), docs per grade per query, each judgment's
     query index and (query, doc) hash; a doc judged twice for a query is an error."""
     qt = qrels.table
@@ -230,7 +230,7 @@ def _qrels_side(qrels: Qrels):
     return qrel_qids, grades.astype(np.int64), rel_levels, qi_arr, qkeys
 
 
-def _evaluated(present: np.ndarray, options, missing_names: list[str], source: str, warn) -> np.ndarray:
+def evaluated_queries(present: np.ndarray, options, missing_names: list[str], source: str, warn) -> np.ndarray:
     """Which judged queries are scored: all with -c or --missing zero; else those the run answers
     (--missing skip, with a warning naming the others) or an error (--missing error)."""
     if options.complete or options.missing == "zero":

@@ -20,9 +20,11 @@ import sysconfig
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from ..console.errors import InputError, TreckitError
+from ..console.errors import InputError, TreckitError, shown
+from ..inputs.bounded import has_surrogate
+from ..inputs.values import score_value
 
 T = TypeVar("T")
 
@@ -247,3 +249,48 @@ def _iterable(x: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+# ---------------------------------------------------------------- a function's answers, checked
+def as_ranking(result: list, qid: str, k: int, role: str = "retrieval function") -> list[tuple[str, float | None]]:
+    """A retrieval function's answer for one query (a list: :func:`ask`) as [(doc_id, score or None)], top k:
+    doc ids (non-empty text) or (doc_id, score) pairs, each doc once; a score is read as a dict run's is
+    (:func:`treckit.inputs.values.score_value`)."""
+    out: list[tuple[str, float | None]] = []
+    seen: set[str] = set()
+    for item in result:
+        if isinstance(item, str):
+            doc, score = item, None
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+            doc, score = item[0], score_value(item[1], f"query {qid!r}: the {role}'s doc {shown(item[0])}")
+        else:
+            raise InputError(f"query {qid!r}: the {role} returned {type(item).__name__} items in its ranking",
+                             fix="return doc ids as str, or (doc_id, score) pairs")
+        if not doc or has_surrogate(doc):
+            raise InputError(f"query {qid!r}: the {role} returned the doc id {shown(doc)}, "
+                             + ("an empty text" if not doc else "which is not Unicode text (a lone surrogate)"),
+                             fix="return doc ids as they are in the corpus and the judgments")
+        if doc in seen:
+            raise InputError(f"query {qid!r}: doc {shown(doc)} is returned twice", fix="return each doc once")
+        seen.add(doc)
+        out.append((doc, score))
+    return out[:k]
+
+
+def ask(fn: Callable, qid: str, *args, role: str = "retrieval function") -> list:
+    """``fn(*args)``, a function's answer for query ``qid``, as a list (checked: :mod:`treckit.retrieval.callables`)."""
+    context = f"for query {qid!r}"
+    return call(fn, role, context, lambda: as_list(fn(*args), role, function_name(fn), context))
+
+
+def ask_batch(fn: Callable, qids: Sequence[str], texts: list[str], role: str = "batch function") -> list[list]:
+    """``fn(texts)``, a batch function's answers, one list per query (checked: one answer per query text)."""
+    name, context = function_name(fn), f"for a batch of {len(texts)} queries"
+
+    def work() -> list[list]:
+        out = as_list(fn(texts), role, name, context, what="a list of rankings")
+        if len(out) != len(texts):
+            raise InputError(f"the {role} {name} returned {len(out)} rankings for {len(texts)} queries",
+                             fix="return one ranking per query text, in the same order")
+        return [as_list(r, role, name, f"for query {q!r}") for q, r in zip(qids, out)]
+    return call(fn, role, context, work)

@@ -161,11 +161,12 @@ def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | 
          grid_step: float = 0.1, rrf_ks=(1, 5, 10, 20, 40, 60, 80, 100)) -> dict:
     """Grid search on training qrels: RRF's k, or the weights of ``weighted`` (a simplex grid with
     ``grid_step``).  Returns the best setting, its score and every setting tried (ties: the first)."""
-    from ..api import evaluate
+    from ..engines.memory import evaluate_objects
 
     def score(fused) -> float:
-        df = evaluate(qrels, fused, [measure], complete=True, per_query=False)
-        return float(df.iloc[0, 1])
+        result = evaluate_objects(qrels, fused, [measure], complete=True)
+        first = next(c for c in result.columns if result.kinds[c] in ("double", "long"))
+        return float(result.summary.get(first))
 
     tried = []
     if method == "rrf":

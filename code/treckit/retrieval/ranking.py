@@ -6,7 +6,7 @@ gives the run the stage is written to, so a stage measured in memory and its run
 file agree.  Every stage ends in :func:`rankings_of_run`: BM25, bag-of-words and dense answers through
 :func:`trec_ranked`, run files and fusion directly; a function's answer (a ``callable`` component, a reranker) is ranked by its list
 order, which is turned into scores n, n-1, ..., 1 once, here (``listed=True``, by
-:func:`treckit.testsets.runner.run_from_rankings`), so its own scores are not used for ranking or
+:func:`run_from_rankings`), so its own scores are not used for ranking or
 fusion.
 
 Which documents make the top ``k`` is trec_eval's rule too: :func:`through_ties` asks a component
@@ -17,6 +17,8 @@ nothing.
 from __future__ import annotations
 
 from typing import Callable, Sequence
+
+from ..model import Run
 
 Hits = list[tuple[str, float]]
 
@@ -43,15 +45,12 @@ def through_ties(search: Callable[[list, int], Sequence[Hits]], items: list, k: 
 def trec_ranked(hits: dict[str, Hits], k: int, listed: bool = False) -> dict[str, Hits]:
     """Each query's (doc, score) pairs as its ranking: trec_eval's order of the scores, top ``k``.
     ``listed``: the list order is the ranking (a function's answer), its scores become n, ..., 1."""
-    from ..testsets.runner import run_from_rankings
-
     run = run_from_rankings(hits, "component") if listed else run_of(hits)
     return rankings_of_run(run, list(hits), k)
 
 
 def run_of(rankings: dict[str, Hits], tag: str = "component"):
     """Rankings as a Run with their scores (in trec_eval's order of them, what the ranking is)."""
-    from ..model import Run
     rows = [(q, d, float(s)) for q, ranking in rankings.items() for d, s in ranking]
     return Run.from_columns([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], tag=tag)
 
@@ -75,3 +74,13 @@ def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> 
             if r < k:
                 out[q].append((d, s))
     return out
+
+
+def run_from_rankings(rankings: dict[str, list[tuple[str, float | None]]], tag: str = "testset"):
+    """A Run whose scores are rank-derived (n, n-1, ..., 1), so every tool ranks it in list order."""
+    q, d, s, r = [], [], [], []
+    for qid, ranking in rankings.items():
+        n = len(ranking)
+        for i, (doc, _) in enumerate(ranking):
+            q.append(qid), d.append(doc), s.append(float(n - i)), r.append(i + 1)
+    return Run.from_columns(q, d, s, r, tag)

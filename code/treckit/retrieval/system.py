@@ -176,7 +176,7 @@ class System:
 
     def _ready(self, name: str, queries: dict[str, Any], k: int) -> _Component:
         """Component ``name`` built and loaded (untimed), ready to answer ``queries``."""
-        from ..testsets.runner import ask
+        from .callables import ask
         spec = self.components[name]
         if "run" in spec:
             # read once, untimed
@@ -287,7 +287,7 @@ def _turns(seq: list, r: int) -> list:
 
 def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k: int, clock) -> list[dict[str, StageResult]]:
     """One pass of every stage of ``systems`` over ``queries``, timed with ``clock`` (seconds)."""
-    from ..testsets.runner import _as_ranking
+    from .callables import as_ranking
     out: list[dict[str, StageResult]] = [{} for _ in systems]
     whole = {(i, n): c.whole(queries, clock) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole}
     per_query = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.one]
@@ -304,7 +304,7 @@ def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k:
                 out[i][n] = whole[i, n]
             else:
                 got = answers[i, n]
-                hits = {q: _as_ranking(got[q], q, k) for q in queries} if c.listed else got
+                hits = {q: as_ranking(got[q], q, k) for q in queries} if c.listed else got
                 out[i][n] = StageResult(trec_ranked(hits, k, c.listed), lat[i, n])
     _fuse(systems, plans, out, queries, k, clock)
     _rerank(systems, plans, out, queries, clock)
@@ -333,7 +333,7 @@ def _fuse(systems: list[System], plans: list[_Plan], out: list[dict[str, StageRe
 def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, StageResult]], queries: dict[str, Any],
             clock) -> None:
     """The rerank stages, the systems' reranker calls taking turns query by query."""
-    from ..testsets.runner import _as_ranking, ask
+    from .callables import as_ranking, ask
     which = [i for i, p in enumerate(plans) if p.rerank]
     own: dict[int, dict] = {i: {} for i in which}
     answers: dict[int, dict] = {i: {} for i in which}
@@ -347,18 +347,18 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
     for i in which:
         stage = out[i][systems[i]._reranked()]
         depth = plans[i].rerank[1]
-        hits = {q: _as_ranking(answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
+        hits = {q: as_ranking(answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
         lat = {q: own[i][q] + (stage.latency_ms[q] if stage.latency_ms else 0.0) for q in queries}
         out[i][f"{systems[i]._reranked()}+rerank"] = StageResult(trec_ranked(hits, depth, listed=True), lat)
 
 
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
-    from ..testsets.runner import _as_ranking, ask_batch
+    from .callables import as_ranking, ask_batch
     t0 = clock()
     out = ask_batch(fn, list(queries), list(queries.values()))
     each = (clock() - t0) * 1000 / max(len(queries), 1)
-    hits = {q: _as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
+    hits = {q: as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
 
 

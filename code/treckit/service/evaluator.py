@@ -327,7 +327,8 @@ class Evaluator:
         from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet
         from ..testsets.measures import canonical_name
-        from ..testsets.runner import evaluate_run, from_cached, missing_queries
+        from ..testsets.results import from_cached
+        from ..testsets.runner import evaluate_run, missing_queries
 
         measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
         ts = TestSet(req.test_set)
@@ -340,7 +341,7 @@ class Evaluator:
             if self._system is None:
                 raise InputError("the request has no run and the server has no system configured",
                                  fix="send a run (TREC text or {qid: {doc: score}}) or run_file")
-            from ..retrieval.evaluate import evaluate_system
+            from ..testsets.systems import evaluate_system
             stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
                                      cache_dir=self.s.cache_dir)
             final = stages[components[-1]] if components else stages[self._system.final_stage()]

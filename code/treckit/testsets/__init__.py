@@ -7,7 +7,8 @@ from .cache import CacheWarning
 from .gate import gate
 from .load import TestSet, TestSetError, load_test_set, parse_test_set, resolve_test_set
 from .rq import rq
-from .runner import TestSetResult, evaluate, evaluate_run
+from .results import TestSetResult
+from .runner import evaluate, evaluate_run
 
 __all__ = ["CacheWarning", "TestSet", "TestSetError", "TestSetResult", "evaluate", "evaluate_run", "gate", "load_test_set",
            "parse_test_set", "resolve_test_set", "rq"]

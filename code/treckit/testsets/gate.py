@@ -118,7 +118,7 @@ def check_results_file(data: Any, name: str) -> dict:
     gate reads of the type it reads (finite numbers where numbers are); exit 2 for anything else, naming
     the field and the fix."""
     from ..measures.definitions import read_definitions
-    from .runner import RESULTS_SCHEMA
+    from .results import RESULTS_SCHEMA
 
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema in OLD_SCHEMAS or (schema == RESULTS_SCHEMA and "definitions" not in data):

@@ -2,6 +2,7 @@
 evaluation engine over every query of a test set."""
 from __future__ import annotations
 
+from ..engines.memory import column_values, evaluate_objects
 from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, definitions, engine_column,  # noqa: F401
                                  engine_measure, gains_note)
 
@@ -10,16 +11,12 @@ def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[
     """{measure: {qid: value}} for every query in ``qrels`` (a query the run misses scores 0, as
     with trec_eval -c), computed by the engine, the run ranked by trec_eval's rule; its warnings go to
     ``warn`` (None: InputWarning)."""
-    from ..api import evaluate
-
     qids = sorted(set(qrels.table.column("qid").to_pylist()))
     if len(run) == 0:
         return {n: {q: 0.0 for q in qids} for n in names}
-    df = evaluate(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc", warn=warn)
-    df = df[df["qid"] != "all"]
-    rows = df["qid"].tolist()
+    result = evaluate_objects(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc", warn=warn)
     out = {}
     for n in names:
-        value_of = dict(zip(rows, df[engine_column(n)].to_numpy(dtype="float64").tolist()))
+        value_of = column_values(result, engine_column(n))
         out[n] = {q: value_of[q] for q in qids}
     return out

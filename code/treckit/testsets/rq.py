@@ -9,7 +9,7 @@ counted.  Without labelled queries RQ is skipped: ``value`` and ``pass`` are Non
 
 Ranks are the engine's: trec_eval's order for a run (score descending, ties by doc id descending).
 The bag-of-words baseline's list (cosine descending, ties in corpus order) becomes a run once, here,
-with rank-derived scores (:func:`treckit.testsets.runner.run_from_rankings`), so the engine ranks it
+with rank-derived scores (:func:`treckit.retrieval.ranking.run_from_rankings`), so the engine ranks it
 in list order.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ def baseline_run(test_set: TestSet, corpus, k: int):
     """The deterministic bag-of-words baseline's run over ``corpus`` for the test set's queries: each
     query's list (ties in corpus order) as rank-derived scores."""
     from ..retrieval.bow import BowRetriever
-    from .runner import run_from_rankings
+    from ..retrieval.ranking import run_from_rankings
     depth = max([k] + [q.topK or 0 for q in test_set.queries])
     bow = BowRetriever(corpus)
     return run_from_rankings({q.query_id: bow.retrieve(q.query_text, depth) for q in test_set.queries}, "bow")

@@ -11,151 +11,16 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
-from ..console.errors import InputError, shown
+from ..console.errors import InputError
+from ..retrieval.callables import as_ranking, ask, ask_batch
+from ..retrieval.ranking import run_from_rankings
 from .load import TestSet, load_test_set
-from ..measures.definitions import Definition
-from .measures import DEFAULT_MEASURES, canonical_name, definitions, per_query_values
+from .measures import DEFAULT_MEASURES, canonical_name, per_query_values
+from .results import TestSetResult, from_cached, summarise
 
 DEFAULT_DEPTH = 100      # docs kept per query when k is not given
-RESULTS_SCHEMA = "treckit.testset-results/2"     # /2: each measure's definition is recorded
-
-
-@dataclass
-class TestSetResult:
-    """What one evaluation of a system on a test set found; ``to_dict`` is the results-file shape."""
-
-    test_set: dict[str, str]
-    measures: list[str]
-    gain: str
-    k: int | None
-    per_query: list[dict[str, Any]]
-    aggregates: dict[str, dict[str, float | None]]
-    per_query_type: dict[str, dict[str, Any]]
-    latency_ms: dict[str, float | None] | None = None
-    system: dict[str, Any] = field(default_factory=dict)
-    cached: bool = False
-    definitions: dict[str, Definition] = field(default_factory=dict)
-    # a run's queries without a line in it (each scores 0), in the test set's order; None: not a run
-    missing_queries: list[str] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        from .. import __version__
-        return {"schema": RESULTS_SCHEMA, "treckit_version": __version__, "test_set": self.test_set,
-                "system": self.system, "k": self.k, "measures": self.measures,
-                "definitions": {m: self.definitions[m].to_dict() for m in self.measures},
-                "aggregates": self.aggregates, "per_query_type": self.per_query_type,
-                "latency_ms": self.latency_ms, "missing_queries": self.missing_queries, "per_query": self.per_query}
-
-    @property
-    def metrics(self) -> dict[str, float | None]:
-        """The mean of each measure."""
-        return {m: a["mean"] for m, a in self.aggregates.items()}
-
-
-def _stats(values: Sequence[float]) -> dict[str, float | None]:
-    """mean, median and sample standard deviation (ddof = 1, as compare uses); None where undefined."""
-    if not values:
-        return {"mean": None, "median": None, "std": None}
-    a = np.asarray(values, np.float64)
-    return {"mean": float(a.mean()), "median": float(np.median(a)),
-            "std": float(a.std(ddof=1)) if a.size > 1 else None}
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    return float(np.percentile(values, q)) if values else None
-
-
-def _as_ranking(result: list, qid: str, k: int, role: str = "retrieval function") -> list[tuple[str, float | None]]:
-    """A retrieval function's answer for one query (a list: :func:`ask`) as [(doc_id, score or None)], top k:
-    doc ids (non-empty text) or (doc_id, score) pairs, each doc once; a score is read as a dict run's is
-    (:func:`treckit.inputs.score_value`)."""
-    from ..inputs.values import score_value
-    from ..inputs.bounded import has_surrogate
-    out: list[tuple[str, float | None]] = []
-    seen: set[str] = set()
-    for item in result:
-        if isinstance(item, str):
-            doc, score = item, None
-        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-            doc, score = item[0], score_value(item[1], f"query {qid!r}: the {role}'s doc {shown(item[0])}")
-        else:
-            raise InputError(f"query {qid!r}: the {role} returned {type(item).__name__} items in its ranking",
-                             fix="return doc ids as str, or (doc_id, score) pairs")
-        if not doc or has_surrogate(doc):
-            raise InputError(f"query {qid!r}: the {role} returned the doc id {shown(doc)}, "
-                             + ("an empty text" if not doc else "which is not Unicode text (a lone surrogate)"),
-                             fix="return doc ids as they are in the corpus and the judgments")
-        if doc in seen:
-            raise InputError(f"query {qid!r}: doc {shown(doc)} is returned twice", fix="return each doc once")
-        seen.add(doc)
-        out.append((doc, score))
-    return out[:k]
-
-
-def ask(fn: Callable, qid: str, *args, role: str = "retrieval function") -> list:
-    """``fn(*args)``, a function's answer for query ``qid``, as a list (checked: :mod:`treckit.retrieval.callables`)."""
-    from ..retrieval.callables import as_list, call, function_name
-    context = f"for query {qid!r}"
-    return call(fn, role, context, lambda: as_list(fn(*args), role, function_name(fn), context))
-
-
-def ask_batch(fn: Callable, qids: Sequence[str], texts: list[str], role: str = "batch function") -> list[list]:
-    """``fn(texts)``, a batch function's answers, one list per query (checked: one answer per query text)."""
-    from ..retrieval.callables import as_list, call, function_name
-    name, context = function_name(fn), f"for a batch of {len(texts)} queries"
-
-    def work() -> list[list]:
-        out = as_list(fn(texts), role, name, context, what="a list of rankings")
-        if len(out) != len(texts):
-            raise InputError(f"the {role} {name} returned {len(out)} rankings for {len(texts)} queries",
-                             fix="return one ranking per query text, in the same order")
-        return [as_list(r, role, name, f"for query {q!r}") for q, r in zip(qids, out)]
-    return call(fn, role, context, work)
-
-
-def run_from_rankings(rankings: dict[str, list[tuple[str, float | None]]], tag: str = "testset"):
-    """A Run whose scores are rank-derived (n, n-1, ..., 1), so every tool ranks it in list order."""
-    from ..model import Run
-    q, d, s, r = [], [], [], []
-    for qid, ranking in rankings.items():
-        n = len(ranking)
-        for i, (doc, _) in enumerate(ranking):
-            q.append(qid), d.append(doc), s.append(float(n - i)), r.append(i + 1)
-    return Run.from_columns(q, d, s, r, tag)
-
-
-def summarise(test_set: TestSet, values: dict[str, dict[str, float]], measures: list[str], gain: str, k: int,
-              latencies: dict[str, float] | None = None, system: dict | None = None) -> TestSetResult:
-    """Per-query rows, aggregates and the per-type breakdown from per-query values."""
-    types = test_set.query_types()
-    order = list(dict.fromkeys(types.values()))
-    rows = []
-    for qid in test_set.query_ids:
-        row: dict[str, Any] = {"qid": qid, "query_type": types[qid]}
-        row.update({m: values[m][qid] for m in measures})
-        if latencies is not None:
-            row["latency_ms"] = latencies[qid]
-        rows.append(row)
-    aggregates = {m: _stats([r[m] for r in rows]) for m in measures}
-    of_type: dict[str, list[dict[str, Any]]] = {t: [] for t in order}
-    for r in rows:                                  # one pass, however many types
-        of_type[r["query_type"]].append(r)
-    per_type: dict[str, dict[str, Any]] = {}
-    for t in order:
-        sel = of_type[t]
-        per_type[t] = {"num_queries": len(sel), **{m: float(np.mean([r[m] for r in sel])) for m in measures}}
-    lat = None
-    if latencies is not None:
-        ms = list(latencies.values())
-        lat = {"p50": _percentile(ms, 50), "p95": _percentile(ms, 95), "mean": float(np.mean(ms)) if ms else None}
-    return TestSetResult({"name": test_set.name, "version": test_set.version, "digest": test_set.digest},
-                         measures, gain, k, rows, aggregates, per_type, lat, system or {},
-                         definitions=definitions(measures))
 
 
 def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | None = None, k: int | None = None,
@@ -178,7 +43,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     if not callable(retrieval_fn):            # a system config (a mapping, a path, a System): its last stage
-        from ..retrieval.evaluate import evaluate_system
+        from .systems import evaluate_system
         from ..retrieval.system import as_system
         system = as_system(retrieval_fn)
         stages = evaluate_system(system, ts, k=k or DEFAULT_DEPTH, measures=measures or DEFAULT_MEASURES, gain=gain,
@@ -228,7 +93,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
         for i, res, ms in results:
             answers[qids[i]] = res
             latencies[qids[i]] = ms
-    rankings = {q: _as_ranking(answers[q], q, depth) for q in qids}
+    rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
     values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
     if store is not None:
@@ -289,7 +154,7 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
     """:func:`run_values` of a TREC run file, evaluated a part at a time in bounded memory."""
     from .. import thresholds
     from ..engines.stream import evaluate_path
-    from ..evaluation import EvalOptions
+    from ..engines.memory import EvalOptions
     from ..inputs.objects import as_measures
     from ..measures.registry import resolve
     from ..inputs.options import RunReading
@@ -314,42 +179,3 @@ def missing_queries(run, query_ids: Sequence[str]) -> list[str]:
     return [q for q in query_ids if q not in have]
 
 
-def from_cached(d, gain: str, measures: list[str] | None = None) -> TestSetResult | None:
-    """A result stored by :meth:`TestSetResult.to_dict` (the cache's), marked as answered from the cache;
-    None when it is not such a result (a damaged row), not of ``measures`` (when given), or its measures
-    are not defined as this treckit defines them (then it is evaluated again)."""
-    try:
-        stored = d["measures"]
-        if not (isinstance(stored, list) and all(isinstance(m, str) for m in stored)):
-            return None
-        if measures is not None and stored != list(measures):
-            return None
-        measures = stored
-        defs = {m: Definition.from_dict(x, "the evaluation cache") for m, x in d["definitions"].items()}
-        if defs != definitions(measures) or not _stored_shape(d, measures):
-            return None
-        return TestSetResult(d["test_set"], measures, gain, d["k"], d["per_query"], d["aggregates"],
-                             d["per_query_type"], d["latency_ms"], d["system"], cached=True, definitions=defs,
-                             missing_queries=d["missing_queries"])
-    except (InputError, KeyError, TypeError, AttributeError, ValueError):
-        return None
-
-
-def _number(x) -> bool:
-    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
-
-
-def _stored_shape(d: dict, measures: list[str]) -> bool:
-    """Whether ``d`` has the shape of :meth:`TestSetResult.to_dict` for ``measures`` (what reports read)."""
-    ts, agg, rows, types, lat = d["test_set"], d["aggregates"], d["per_query"], d["per_query_type"], d["latency_ms"]
-    missing, k = d["missing_queries"], d["k"]
-    return (isinstance(ts, dict) and all(isinstance(ts.get(f), str) for f in ("name", "version", "digest"))
-            and isinstance(d["system"], dict) and (k is None or (isinstance(k, int) and not isinstance(k, bool)))
-            and isinstance(agg, dict) and all(isinstance(agg.get(m), dict)
-                                              and all(_number(agg[m].get(s)) for s in ("mean", "median", "std"))
-                                              for m in measures)
-            and isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("qid"), str)
-                                               and all(m in r and _number(r[m]) for m in measures) for r in rows)
-            and isinstance(types, dict) and all(isinstance(t, dict) for t in types.values())
-            and (lat is None or (isinstance(lat, dict) and all(_number(v) for v in lat.values())))
-            and (missing is None or (isinstance(missing, list) and all(isinstance(q, str) for q in missing))))

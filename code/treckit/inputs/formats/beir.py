@@ -5,7 +5,7 @@ from ...console.errors import InputError
 from ..sources import PathLike, display_name, read_text
 from ...model import Qrels
 from .common import FIELD_SEPARATORS, LineErrors, is_blank, parse_int, text_lines
-from .jsonl import _as_id, iter_json_lines
+from .jsonl import as_id, iter_json_lines
 
 _Q = ("query-id", "query_id", "qid")
 _D = ("corpus-id", "corpus_id", "doc_id", "docid")
@@ -58,6 +58,6 @@ def read_beir_jsonl(path: PathLike) -> Qrels:
         if q is None or d is None or not isinstance(g, int) or isinstance(g, bool):
             raise InputError("a BEIR qrels JSON line needs query-id, corpus-id and an integer score", path=name,
                              line=no, text=line, fix='write {"query-id": "1", "corpus-id": "d1", "score": 1}')
-        qids.append(_as_id(q, "query id", name, no, line)), docids.append(_as_id(d, "corpus id", name, no, line))
+        qids.append(as_id(q, "query id", name, no, line)), docids.append(as_id(d, "corpus id", name, no, line))
         grades.append(g)
     return Qrels.from_columns(qids, docids, grades)

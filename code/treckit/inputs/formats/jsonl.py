@@ -131,7 +131,7 @@ def _first_key(obj: dict, names: tuple[str, ...]) -> str | None:
     return next((k for k in names if k in obj), None)
 
 
-def _as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
+def as_id(value: Any, what: str, name: str, no: int, line: str) -> str:
     """A JSON string as it is, a JSON integer as its decimal text; anything else is refused
     (a float id such as 1.0 has no single spelling, true/null/lists are not ids)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -187,14 +187,14 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
         elif given != has_id:
             raise InputError("some lines have an id field and some do not", path=name, line=no, text=line,
                              fix="give every line an id, or none (then line numbers are the ids)")
-        qid = _as_id(obj[key], "query id", name, no, line) if has_id else str(n + id_base)
+        qid = as_id(obj[key], "query id", name, no, line) if has_id else str(n + id_base)
         docs_key = _first_key(obj, DOCS_FIELDS)
         if docs_key is None or not isinstance(obj[docs_key], list):
             raise InputError("no 'docs' list", path=name, line=no, text=line,
                              fix="a QUEST line lists its relevant documents as \"docs\": [...]")
         seen: set[str] = set()
         for d in obj[docs_key]:
-            doc = _as_id(d, "doc id", name, no, line)
+            doc = as_id(d, "doc id", name, no, line)
             if doc in seen:
                 if duplicates == "error":
                     raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
@@ -369,7 +369,7 @@ def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, lin
     if key is not None:
         if key not in obj:
             raise InputError(f"no {key!r} field", path=name, line=no, text=line, fix="check --id-field")
-        return _as_id(obj[key], "query id", name, no, line)
+        return as_id(obj[key], "query id", name, no, line)
     if query_to_qid is not None:
         text = obj.get(f.query)
         if not isinstance(text, str):
@@ -391,7 +391,7 @@ def _run_docs(obj: dict, f: JsonlFields, name: str, no: int, line: str, errors: 
         errors.bad(no, line, "no list of documents found (looked for docs/doc_ids or retrieved/results/hits/ctxs)",
                    "name the field: " + pass_options("run", "--docs-field FIELD", "--hits-field FIELD"))
         return None, None
-    docs = [_as_id(d, "doc id", name, no, line) for d in obj[docs_key]]
+    docs = [as_id(d, "doc id", name, no, line) for d in obj[docs_key]]
     sk = f.scores if f.scores is not None else _first_key(obj, SCORES_FIELDS)
     raw = obj.get(sk) if sk is not None else None
     if raw is None:
@@ -416,7 +416,7 @@ def _hits(hits: list, f: JsonlFields, name: str, no: int, line: str, errors: Lin
         if dk is None or dk not in h:
             errors.bad(no, line, "a hit has no doc id field (docid/doc_id/id/title)", "name it: " + pass_options("run", "--hit-doc-field FIELD"))
             return None, None
-        docs.append(_as_id(h[dk], "doc id", name, no, line))
+        docs.append(as_id(h[dk], "doc id", name, no, line))
         sk = f.hit_score if f.hit_score is not None else _first_key(h, HIT_SCORE_FIELDS)
         scores.append(_score(h[sk], name, no, line) if sk is not None and h.get(sk) is not None else None)
         ranks.append(h.get("rank"))

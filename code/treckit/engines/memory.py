@@ -10,10 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .console.errors import InputError
-from .ranking.judged import RankedJudged, RunFacts, rank_and_judge, seq_sum
-from .measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request
-from .model import Qrels, Run
+from ..console.errors import InputError
+from ..console.messages import warn_python
+from ..inputs.objects import as_measures, as_qrels, as_run
+from ..inputs.options import RunReading
+from ..ranking.judged import RankedJudged, RunFacts, rank_and_judge, seq_sum
+from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
+from ..model import Qrels, Run
 
 MISSING_ZSCORE = -1000000.0
 MIN_GEO_MEAN = 0.00001
@@ -102,6 +105,23 @@ def evaluate_requests(qrels: Qrels, run: Run, requests: list[Request], options: 
     return merge_parts([part], qrels, requests, options, runid=run.tag, source=source, warn=warn)
 
 
+def evaluate_objects(qrels, run, measures: list[str], *, warn=None, order: str = "auto", **options) -> EvalResult:
+    """``run`` against ``qrels`` in memory, both in any form :mod:`treckit.inputs.objects` takes (model objects,
+    dicts, DataFrames ...), read as :func:`treckit.evaluate` reads them (``order``: the reading's; ``options``:
+    :class:`EvalOptions`'; warnings to ``warn``, by default :class:`treckit.InputWarning`): the library's own
+    callers (test sets, fusion tuning) evaluate through it."""
+    warn = warn or warn_python
+    requests = resolve(as_measures(measures), first_params_win=False)
+    return evaluate_requests(as_qrels(qrels), as_run(run, RunReading(order=order), qrels_source=qrels, warn=warn),
+                             requests, EvalOptions(**options), warn=warn)
+
+
+def column_values(result: EvalResult, column: str) -> dict[str, float]:
+    """{qid: value} of one column of ``result``, every evaluated query."""
+    values = result.values[:, result.columns.index(column)].astype("float64").tolist()
+    return dict(zip(result.qids, values))
+
+
 def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: EvalOptions | None = None,
                   source: str = "run", *, row_offset: int = 0, sanity: bool = True,
                   keep_view: bool = False) -> PartValues:
@@ -154,8 +174,8 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     """The evaluation of a whole run from the values of its parts (each query in one part; judged
     queries in no part count as not in the run): rows in trec_eval's order, the sanity warnings,
     --missing and -c, the no-shared-query error, -Z, and the summary over queries in that order."""
-    from .ranking.judged import _evaluated, sanity_warnings
-    from .fast.groups import id_runs
+    from ..ranking.judged import evaluated_queries, sanity_warnings
+    from ..fast.groups import id_runs
 
     o = options or EvalOptions()
     complete = o.complete or o.missing == "zero"
@@ -176,7 +196,7 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
         facts = RunFacts.combine([p.facts for p in parts])
         sanity_warnings(warn, source, qrels, qrel_qids, answered, facts)
     missing_names = [q for q, a in zip(qrel_qids, answered.tolist()) if not a]
-    evaluated = _evaluated(answered, o, missing_names, source, warn)
+    evaluated = evaluated_queries(answered, o, missing_names, source, warn)
     qids = [q for q, e in zip(qrel_qids, evaluated.tolist()) if e]
     if not qids:
         raise InputError("no queries with both results and relevance judgments", path=source,
@@ -187,7 +207,7 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     strings = {c: [s for p in parts for s in p.strings[c]] for c in parts[0].strings}
     strings = {c: [col[i] for i in rows.tolist()] for c, col in strings.items()}
     if o.zscores is not None:
-        values = _to_zscores(values, columns, kinds, qids, o.zscores)
+        values = to_zscores(values, columns, kinds, qids, o.zscores)
     view = None
     if len(parts) == 1 and parts[0].view is not None:
         view = parts[0].view.select(evaluated)
@@ -224,7 +244,7 @@ def _placeholder(req: Request, block: np.ndarray, strings: list[str] | None, mis
             strings[i] = ""
 
 
-def _to_zscores(values, columns, kinds, qids, table: "ZScores"):
+def to_zscores(values, columns, kinds, qids, table: "ZScores"):
     out = values.copy()
     numeric = [j for j, c in enumerate(columns) if kinds[c] in ("double", "long")]
     for i, q in enumerate(qids):
@@ -320,8 +340,8 @@ def _te_search(name_at, first: int, count: int, total: int, key: str) -> int | N
 
 
 def read_zscores(path) -> ZScores:
-    from .inputs.formats.common import atof
-    from .inputs.sources import display_name, read_text
+    from ..inputs.formats.common import atof
+    from ..inputs.sources import display_name, read_text
     rows = []
     for no, line in enumerate(read_text(path).splitlines(), 1):
         f = line.split()

@@ -1,0 +1,244 @@
+"""The shape of the code, read from its imports (a small walk over the AST of code/treckit): no import cycles, no
+import from a lower layer to a higher one, function-level imports only of the heavy dependencies that
+treckit.dependencies lists, no private name imported from another module, and a root of at most 8 modules.
+
+docs/architecture.md draws the same layers; LAYERS below is their one declaration."""
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CODE = Path(__file__).resolve().parents[1] / "code"
+
+# Lowest first: a module may import its own layer and the layers below it, never one above.  A module belongs to
+# the layer of the longest prefix that names it ("treckit" names the package's __init__ only: its version, and the
+# public API's names, which it loads from treckit.api on first use, unseen by an import statement).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("treckit", "treckit.console", "treckit.thresholds", "treckit.fast", "treckit.ids",
+              "treckit.dependencies")),
+    ("model", ("treckit.model",)),
+    ("ranking", ("treckit.ranking",)),
+    ("inputs", ("treckit.inputs",)),
+    ("measures", ("treckit.measures",)),
+    ("engines", ("treckit.engines",)),
+    ("output", ("treckit.output", "treckit.qrels")),
+    ("analyses", ("treckit.compare", "treckit.testsets", "treckit.retrieval")),
+    ("public", ("treckit.api", "treckit.stages")),
+    ("front", ("treckit.cli", "treckit.service", "treckit.__main__")),
+)
+ROOT_MODULES_AT_MOST = 8
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str          # the module holding the import statement
+    target: str            # the module imported: a treckit module, or a third-party / standard module's full name
+    name: str | None       # the name taken with ``from target import name`` (None for ``import target``)
+    in_function: bool
+    line: int
+
+    @property
+    def internal(self) -> bool:
+        return self.target == "treckit" or self.target.startswith("treckit.")
+
+
+def module_files(code: Path = CODE) -> dict[str, Path]:
+    out = {}
+    for path in sorted((code / "treckit").rglob("*.py")):
+        parts = list(path.relative_to(code).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """Every import statement of ``module`` (those under ``if TYPE_CHECKING:`` are never executed: left out), each
+    ``from package import submodule`` as an import of the submodule."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def resolve(base: str, name: str | None) -> str:
+        if not (base == "treckit" or base.startswith("treckit.")):
+            return base
+        target = f"{base}.{name}" if name and f"{base}.{name}" in modules else base
+        while target not in modules:
+            target = target.rpartition(".")[0]
+        return target
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend(Import(module, resolve(a.name, None), None, in_function, child.lineno) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - child.level + 1] + ([child.module] if child.module else []))
+                else:
+                    base = child.module or ""
+                found.extend(Import(module, resolve(base, a.name), a.name, in_function, child.lineno)
+                             for a in child.names)
+            walk(child, inner)
+
+    walk(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def all_imports(code: Path = CODE) -> list[Import]:
+    modules = module_files(code)
+    return [imp for name, path in modules.items() for imp in imports_of(name, path, modules)]
+
+
+def layer_of(module: str) -> int:
+    best, best_len = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            covers = module == prefix or (prefix != "treckit" and module.startswith(prefix + "."))
+            if covers and len(prefix) > best_len:
+                best, best_len = index, len(prefix)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS (and to docs/architecture.md)")
+    return best
+
+
+def import_cycles(imports: list[Import]) -> list[list[str]]:
+    """The strongly connected groups of two modules or more (Tarjan), imports inside functions included."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for imp in imports:
+        if imp.internal and imp.target != imp.importer:
+            graph[imp.importer].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while (w := stack.pop()) != v:
+                on_stack.discard(w)
+                group.append(w)
+            on_stack.discard(v)
+            if group:
+                groups.append(sorted(group + [v]))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                connect(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return groups
+
+
+def upward_imports(imports: list[Import]) -> list[str]:
+    return [f"{i.importer}:{i.line} ({LAYERS[layer_of(i.importer)][0]}) imports {i.target} "
+            f"({LAYERS[layer_of(i.target)][0]})"
+            for i in imports if i.internal and layer_of(i.target) > layer_of(i.importer)]
+
+
+def private_imports(imports: list[Import]) -> list[str]:
+    return [f"{i.importer}:{i.line} imports {i.name} from {i.target}" for i in imports
+            if i.internal and i.target != i.importer and i.name and i.name.startswith("_")
+            and not i.name.startswith("__")]
+
+
+def root_modules(code: Path = CODE) -> list[str]:
+    return sorted(p.stem for p in (code / "treckit").glob("*.py") if p.stem not in ("__init__", "__main__"))
+
+
+IMPORTS = all_imports()
+
+
+# ---------------------------------------------------------------- the walk sees what it must
+def test_the_walk_sees_imports_of_every_kind(tmp_path):
+    """A made-up package with one import of each kind: the walk resolves them, and finds its cycle, its upward
+    import, its private import and its function-level import."""
+    pkg = tmp_path / "treckit"
+    (pkg / "inputs").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text("from .inputs import sources\n")                      # model -> inputs: upward
+    (pkg / "inputs" / "__init__.py").write_text("")
+    (pkg / "inputs" / "sources.py").write_text(
+        "from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..model import Never\n"
+        "def f():\n    import pandas\n    from ..model import _private\n")            # back to model: a cycle
+    found = all_imports(tmp_path)
+    internal = {(i.importer, i.target, i.name, i.in_function) for i in found if i.internal}
+    assert internal == {("treckit.model", "treckit.inputs.sources", "sources", False),
+                        ("treckit.inputs.sources", "treckit.model", "_private", True)}
+    assert ("treckit.inputs.sources", "pandas", None, True) in {(i.importer, i.target, i.name, i.in_function)
+                                                                for i in found}
+    assert import_cycles(found) == [["treckit.inputs.sources", "treckit.model"]]
+    assert upward_imports(found) == ["treckit.model:1 (model) imports treckit.inputs.sources (inputs)"]
+    assert private_imports(found) == ["treckit.inputs.sources:7 imports _private from treckit.model"]
+    assert root_modules(tmp_path) == ["model"]
+
+
+def test_every_module_has_a_layer():
+    modules = module_files()
+    assert len(modules) > 50 and len(IMPORTS) > 300
+    for module in modules:
+        layer_of(module)
+
+
+# ---------------------------------------------------------------- the rules
+def test_no_import_cycles():
+    cycles = import_cycles(IMPORTS)
+    assert not cycles, "import cycles (imports inside functions included):\n" + "\n".join(map(str, cycles))
+
+
+def test_no_upward_imports():
+    upward = upward_imports(IMPORTS)
+    assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+
+
+def test_lazy_third_party_imports_are_the_listed_heavy_dependencies():
+    """An import inside a function (for start-up speed, or of an optional extra) is of a dependency that
+    treckit.dependencies lists, with why it is loaded late."""
+    from treckit.dependencies import LAZY
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    unlisted = sorted({f"{i.importer}:{i.line} imports {i.target}" for i in IMPORTS
+                       if i.in_function and not i.internal and i.target.split(".")[0] not in stdlib
+                       and i.target.split(".")[0] not in LAZY})
+    assert not unlisted, "list these in treckit.dependencies.LAZY, or import them at the top:\n" + "\n".join(unlisted)
+    used = {i.target.split(".")[0] for i in IMPORTS if not i.internal}
+    assert not set(LAZY) - used, f"treckit.dependencies lists modules no code imports: {set(LAZY) - used}"
+
+
+@pytest.mark.xfail(strict=True, reason="commands and several library modules still import treckit modules inside "
+                                        "functions (the CLI loads a command's code only when it runs)")
+def test_no_function_level_imports_of_treckit_modules():
+    inner = [f"{i.importer}:{i.line} imports {i.target}" for i in IMPORTS if i.in_function and i.internal]
+    assert not inner, f"{len(inner)} imports of treckit modules inside functions:\n" + "\n".join(inner)
+
+
+def test_no_private_names_imported_across_modules():
+    private = private_imports(IMPORTS)
+    assert not private, "private names imported from another module (make them public, or move the caller):\n" \
+        + "\n".join(private)
+
+
+def test_the_root_holds_few_modules():
+    root = root_modules()
+    assert len(root) <= ROOT_MODULES_AT_MOST, f"{len(root)} modules at the root of treckit/: {root}"
