@@ -1466,7 +1466,7 @@ OTHERS = [
           compare_needs_two_runs),
     Other("no-judgments", "cli/compare.py: treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set", "compare",
           compare_needs_judgments),
-    Other("no-queries", "stages.py: pass --queries QUERIES.tsv", "compare", compare_needs_queries),
+    Other("no-queries", "compare/stage.py: pass --queries QUERIES.tsv", "compare", compare_needs_queries),
     Other("compare-k", "compare/compare.py: pass e.g. --k 10", "python", compare_options("k", 0, 10, "pass e.g. k=10")),
     Other("compare-alpha", "compare/compare.py: pass e.g. --alpha 0.05", "python",
           compare_options("alpha", 1.5, 0.05, "pass e.g. alpha=0.05")),

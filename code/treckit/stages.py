@@ -1,6 +1,8 @@
-"""The pipeline's three stages as functions: ground truth -> qrels, run -> TREC run, evaluation at cutoffs.
+"""The pipeline's stages as functions: ground truth -> qrels, run -> TREC run, evaluation at cutoffs, and the
+comparison of runs (its steps are :mod:`treckit.compare.stage`); and what the staged scripts in
+``code/evaluation`` share (:func:`run_script`, their reading arguments, :func:`positive_int`).
 
-The CLI and the staged scripts in ``code/evaluation`` are thin over these.
+The CLI and the staged scripts are thin over these.
 """
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .console.errors import InputError
 from .console.messages import say
 from .inputs.sources import PathLike
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
@@ -204,9 +205,6 @@ def write_json(obj, path: PathLike) -> None:
         fh.write(json.dumps(obj, indent=2) + "\n")
 
 
-TREC_COMPARE_MEASURES = ("map", "ndcg_cut.10", "recall.100", "recip_rank")    # compare's defaults on qrels
-
-
 def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *, names: list[str] | None = None,
                   configs: list[PathLike] | None = None, options=None, out_json: PathLike | None = None,
                   out_csv: PathLike | None = None, out_markdown: PathLike | None = None,
@@ -239,230 +237,14 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     ``order_option``: whether the caller takes ``--order`` (else a warning about how a run is ordered offers a
     conversion with ``treckit run``, as :func:`treckit.inputs.reading.read_with` says).
     """
-    import contextlib
-    import dataclasses
-    from concurrent.futures import ThreadPoolExecutor
+    from .compare.stage import CompareJob, Outputs
 
-    from .inputs.reading import read_qrels
-    from .compare import report
-    from .compare.compare import System, compare
-    from .inputs.sources import content_digest, file_digest, check_readable as read_bytes_check
-    from .compare.config import load_config
-    from .console.errors import content_hidden, warning_without_content
-    from .inputs.formats.common import head_lines
-    from .console.progress import Steps
-    from .inputs.options import RunReading
-
-    reading = reading or RunReading()
-    ranking = ranking or reading.ranking
-    digests = out_json is not None if digests is None else digests
-    targets = {"json": out_json, "csv": out_csv, "markdown": out_markdown, "latex": out_latex, "plot": out_plot}
-    to_stdout = [k for k, p in targets.items() if p is not None and str(p) == "-"]
-    if len(to_stdout) > 1 or "plot" in to_stdout:
-        raise InputError("only one text output can go to stdout ('-')", fix="name a file for the others")
-    plot_fmt = report.plot_format(out_plot) if out_plot else None
-    for extra in (corpus, queries):              # read for their digests only: fail before the real work
-        if extra is not None and str(extra) != "-" and not str(extra).startswith("irds:"):
-            read_bytes_check(extra)
-
-    def loader(path, fmt=None, hidden: str | None = None):
-        def load():
-            how = dataclasses.replace(reading, format=fmt) if fmt else reading
-            # a file named by a config is no input: its lines stay unshown
-            with content_hidden(hidden) if hidden else contextlib.nullcontext():
-                if empty_run_retrieves_nothing and not head_lines(path, 1, "run lines"):
-                    from .engines.memory import empty_run
-                    say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
-                    run = empty_run()
-                else:
-                    run = read_with(how, path, lean=True, warn=warning_without_content(say, hidden) if hidden else say,
-                                   qrels_source=qrels, order_option=order_option).run
-            return prepare(run) if prepare else run
-        return load
-
-    cfgs = [load_config(p) for p in configs or []]          # every config checked before anything else is read
-    ts = None
-    if test_set is not None or str(qrels).endswith((".yaml", ".yml")):     # a test set in place of the qrels
-        from .testsets import load_test_set
-        ts = load_test_set(test_set or qrels)
-        qrels = test_set or qrels
-    if not measures:
-        from .measures.readable import AB_MEASURES
-        measures = list(AB_MEASURES if ts is not None else TREC_COMPARE_MEASURES)
-
-    judged = None                                 # the qrels, when read here for their queries
-
-    def query_texts(needed: bool) -> dict[str, str | None]:
-        nonlocal judged
-        if ts is not None:
-            return {q.query_id: q.query_text for q in ts.queries}
-        if queries is not None:
-            from .testsets.topics import read_queries
-            return read_queries(queries)
-        if not needed:                       # run files (and their fusion) only: the judged queries, no texts
-            judged = read_qrels(qrels, layout=reading.layout, skip_malformed=reading.skip_malformed)
-            return dict.fromkeys(judged.table.column("qid").unique().to_pylist())
-        raise InputError("a config describing a retrieval system is run on queries, and none were given",
-                         fix="pass --queries QUERIES.tsv, or a test set (--test-set TS.yaml) in place of QRELS")
-
-    def run_retrieval_systems() -> dict[int, tuple]:
-        """The configs describing retrieval systems, run together before anything else runs beside
-        them (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
-        {config's position: (its Run, its latency summary or None)}."""
-        from .retrieval.system import System as Retrieval, latency_summary, run_systems
-        from .retrieval.ranking import run_from_rankings
-        found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
-                 for i, c in enumerate(cfgs) if c.run_path is None}
-        if not found:
-            return {}
-        texts = query_texts(any(r.needs_texts for r in found.values()))
-        ran = {}
-        for (i, retrieval), stages in zip(found.items(), run_systems(list(found.values()), texts, depth)):
-            final = stages[retrieval.final_stage()]
-            ran[i] = (run_from_rankings(final.rankings, cfgs[i].name),
-                      latency_summary(final.latency_ms) if final.latency_ms else None)
-        return ran
-
-    written = [out_json, out_csv, out_markdown, out_latex, out_plot]
-    read = [qrels, *runs, *(configs or []), *(c.run_path for c in cfgs), corpus, queries, query_types]
-    refuse_overwriting_inputs(read, written)
-    ran = run_retrieval_systems()
-    systems = []
-    for i, cfg in enumerate(cfgs):
-        if cfg.run_path is None:                          # a retrieval system, run above
-            run, latency = ran[i]
-            systems.append(System(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
-                                  load=lambda run=run: prepare(run) if prepare else run, latency_ms=latency))
-            continue
-        systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path), cfg.config_digest,
-                              load=loader(cfg.run_path, cfg.format, f"the file is named by the config {cfg.config_path}")))
-    def streamed(path):                  # a run file larger than ``memory_limit``: evaluated in bounded memory
-        def score(q, requests, k):
-            from .compare.compare import score_path
-            from .engines.stream import memory_limit_of
-            limit = memory_limit_of(None) if memory_limit == -1 else memory_limit
-            return score_path(q, path, requests, k, reading, limit)
-        return None if prepare else score
-
-    for path in runs:
-        systems.append(System(None, None, str(path), None, load=loader(path), score=streamed(path)))
-    for s, n in zip(systems, names or []):
-        s.name = n or s.name
-
-    def digest_of(key, path):
-        if key == "qrels" and ts is not None:
-            return ts.digest                              # the test set's content
-        # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
-        if str(path).startswith("irds:"):
-            if key == "qrels":
-                return content_digest(read_qrels(path).to_dict())
-            from .inputs.irds import irds_queries
-            return content_digest(irds_queries(str(path)))
-        return file_digest(path)
-
-    steps = [f"reading and scoring {s.run_path or s.config_path}" for s in systems] + ["significance tests", "writing outputs"]
-    with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
-        # the digests are in the JSON only: computed for it, beside the reading
-        # regular files only: a pipe is read once, by the reader, and digested afterwards from what was read
-        files = [("qrels", qrels), ("corpus", corpus), ("queries", queries)] + [(i, s.run_path) for i, s in enumerate(systems)]
-        pending = {key: pool.submit(digest_of, key, path) for key, path in files
-                   if digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
-        qrels_data = ts.to_qrels() if ts is not None else judged if judged is not None else read_qrels(
-            qrels, layout=reading.layout, skip_malformed=reading.skip_malformed)
-        query_ids = _query_set(queries, qrels_data) if queries_are_the_set else None
-        with _scorer(engine, scheduler) as scorer:
-            comp = compare(qrels_data, systems, measures, options, warn=say, advance=progress.next, scorer=scorer,
-                           ranking=ranking, query_ids=query_ids)
-        done = {key: f.result() for key, f in pending.items()}
-        if digests:
-            for key, path in files:
-                if key not in done and path is not None:
-                    done[key] = digest_of(key, path)
-            for i, s in enumerate(systems):
-                s.run_digest = done.get(i)
-            comp.digests = {k: done.get(k) for k in ("corpus", "queries", "qrels")}
-        types = read_query_types(query_types) if query_types else None
-        rendered = []
-        if out_json:
-            rendered.append((out_json, "w", report.json_text(comp)))
-        if out_csv:
-            rendered.append((out_csv, "w", report.csv_text(comp)))
-        if out_markdown:
-            rendered.append((out_markdown, "w", report.markdown(comp, types)))
-        if out_latex:
-            rendered.append((out_latex, "w", report.latex(comp)))
-        if out_plot:
-            rendered.append((out_plot, "wb", report.plot_bytes(comp, plot_fmt)))
-        with outputs(*written, inputs=read):          # every report or none (an error or Ctrl-C midway)
-            for path, mode, data in rendered:
-                with atomic_output(path, mode) as fh:
-                    fh.write(data)
-        progress.next()
-    return comp
-
-
-def _query_set(queries: PathLike | None, qrels) -> list[str]:
-    """The query ids of ``queries``, saying on stderr which have no judgments (they score 0) and which
-    judged queries are not among them (they are left out)."""
-    from .console.errors import listing
-    from .testsets.topics import read_queries
-    if queries is None:
-        raise InputError("the query set is the queries file, and none was given", fix="pass --queries QUERIES.tsv")
-    ids = list(read_queries(queries))
-    if not ids:
-        raise InputError("no queries in it: the queries file is the query set", path=str(queries),
-                         fix="give the queries, one 'qid<TAB>text' line each")
-    judged = set(qrels.table.column("qid").unique().to_pylist())
-    outside = sorted(judged.difference(ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
-    unjudged = [q for q in ids if q not in judged]
-    if unjudged:
-        say(f"{len(unjudged)} of the {len(ids)} queries of {queries} {'has' if len(unjudged) == 1 else 'have'} "
-            f"no judgments: {'it scores' if len(unjudged) == 1 else 'they score'} 0 ({listing(unjudged)})")
-    if outside:
-        one = len(outside) == 1
-        say(f"{len(outside)} judged {'query is' if one else 'queries are'} not in {queries} and "
-            f"{'is' if one else 'are'} left out ({listing(outside)})")
-    return ids
-
-
-def _scorer(engine: str, scheduler: str | None):
-    """Where compare scores the systems: here, in turn (None), or on a Dask cluster."""
-    import contextlib
-    if engine == "local" and scheduler is None:
-        return contextlib.nullcontext()
-    from .engines.dask import check_engine, compare_scorer
-    check_engine(engine, scheduler)
-    return compare_scorer(scheduler)
-
-
-def read_query_types(path: PathLike) -> dict[str, str]:
-    """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
-    from .inputs.bounded import loads_json
-    from .inputs.sources import read_text
-    text = read_text(path)
-    out: dict[str, str] = {}
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("{"):
-            try:
-                obj = loads_json(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg})", path=str(path), line=no, text=line,
-                                 fix="each line must be one complete JSON object") from None
-            if not isinstance(obj, dict):
-                raise InputError("a JSON line must be an object", path=str(path), line=no, text=line,
-                                 fix="write one {...} object per line")
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-            qid = str(obj.get("id", obj.get("qid", no)))
-            out[qid] = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
-        else:
-            f = line.split("\t")
-            if len(f) < 2:
-                raise InputError("a query-types line is 'qid<TAB>type'", path=str(path), line=no, text=line,
-                                 fix="separate qid and type with a tab")
-            out[f[0]] = f[1].strip()
-    return out
+    return CompareJob(qrels, runs, measures, names=names, configs=configs, options=options,
+                      out=Outputs(out_json, out_csv, out_markdown, out_latex, out_plot), corpus=corpus,
+                      queries=queries, query_types=query_types, prepare=prepare, digests=digests, reading=reading,
+                      test_set=test_set, depth=depth, memory_limit=memory_limit, engine=engine, scheduler=scheduler,
+                      queries_are_the_set=queries_are_the_set, empty_run_retrieves_nothing=empty_run_retrieves_nothing,
+                      ranking=ranking, order_option=order_option).run()
 
 
 def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None = None,

@@ -142,7 +142,7 @@ def _test_set(test_set, qrels, queries, query_types):
     if not (qrels and queries):
         raise InputError("name the queries and their judgments", fix="--test-set TS.yaml, or --qrels Q --queries Q.tsv")
     from ..inputs.reading import read_qrels
-    from ..stages import read_query_types
+    from ..testsets.topics import read_query_types
     from ..testsets.load import test_set_from_judgments
     from ..testsets.topics import read_queries
     return test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),

@@ -101,7 +101,7 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
     """Build a test set from qrels and queries (and query types); it is validated before it is written."""
     refuse_overwriting([qrels, queries, types], [output])
     from ..inputs.reading import read_qrels
-    from ..stages import read_query_types
+    from ..testsets.topics import read_query_types
     from ..testsets.load import test_set_from_judgments
     from ..testsets.topics import read_queries
     ts = test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),

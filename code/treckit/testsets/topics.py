@@ -83,3 +83,31 @@ def read_topic_ids(path: PathLike) -> list[str]:
             from ..inputs.reading import read_qrels
             return list(dict.fromkeys(read_qrels(path, fmt).table.column("qid").to_pylist()))
     return list(read_queries(path))
+
+
+def read_query_types(path: PathLike) -> dict[str, str]:
+    """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
+    text = read_text(path)
+    out: dict[str, str] = {}
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                obj = loads_json(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc.msg})", path=str(path), line=no, text=line,
+                                 fix="each line must be one complete JSON object") from None
+            if not isinstance(obj, dict):
+                raise InputError("a JSON line must be an object", path=str(path), line=no, text=line,
+                                 fix="write one {...} object per line")
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            qid = str(obj.get("id", obj.get("qid", no)))
+            out[qid] = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
+        else:
+            f = line.split("\t")
+            if len(f) < 2:
+                raise InputError("a query-types line is 'qid<TAB>type'", path=str(path), line=no, text=line,
+                                 fix="separate qid and type with a tab")
+            out[f[0]] = f[1].strip()
+    return out
