@@ -1576,7 +1576,7 @@ NOT_SUGGESTIONS = [
     ("engines/dask.py: --scheduler (a Dask client) is for", "the error's reason (its fix is tested)"),
     ("engines/dask.py: --scheduler is empty", "the error's reason (its fix is tested)"),
     ("engines/dask.py: --engine dask needs Dask", "the error's reason (its fix is tested)"),
-    ("engines/stream.py: --memory-limit {text}: not a size", "the option as given; the fix is a size"),
+    ("engines/budget.py: --memory-limit {text}: not a size", "the option as given; the fix is a size"),
     ("engines/stream.py: --skip-malformed reads the run whole", "why a run is read whole (said, nothing to do)"),
     ("engines/stream.py: read whole into memory, beyond --memory-limit", "a note of what was done"),
     ("inputs/formats/jsonl.py: (then the --gold query text or the line number", "the fix is to edit the file"),

@@ -45,8 +45,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     def body():
-        from treckit.engines.stream import memory_limit_of
-        limit = memory_limit_of(a.memory_limit)
+        from treckit.engines.budget import MemoryLimit
+        limit = MemoryLimit.option(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
         table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
                              memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)

@@ -10,15 +10,12 @@ The typed qrels builder and its checks are :mod:`treckit.qrels`; test sets :mod:
 """
 from __future__ import annotations
 
-import os
-
 from .console.errors import InputError
 from .console.messages import InputWarning, warn_python
-from .engines.dask import check_engine, evaluate_api
-from .engines.stream import evaluate_path, parse_memory_limit
-from .engines.memory import EvalOptions, evaluate_requests
-from .inputs import irds
-from .inputs.objects import as_measures, as_qrels, as_run, is_table_file, split_options
+from .engines.budget import DEFAULT_MEMORY, MemoryLimit
+from .engines.choice import choose
+from .engines.memory import EvalOptions
+from .inputs.objects import as_measures, as_qrels, split_options
 from .inputs.options import RunReading
 from .inputs.reading import read_qrels, read_run
 from .measures.registry import resolve
@@ -29,11 +26,6 @@ from .ranking.convert import convert_run
 
 __all__ = ["EvalOptions", "InputError", "InputWarning", "Qrels", "QrelsBuilder", "Run", "RunReading", "convert_run",
            "evaluate", "read_qrels", "read_run", "write_qrels", "write_run"]
-
-
-def _run_file(run) -> bool:
-    """Whether ``run`` is a run file read by the one reader (not a table file the API reads itself)."""
-    return isinstance(run, (str, os.PathLike)) and not irds.is_irds(run) and not is_table_file(run)
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
@@ -58,24 +50,14 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     """
     import pandas as pd
 
-    limit = options.pop("memory_limit", -1)
-    if limit != -1:                          # checked whatever the engine and the run's kind, as the commands check it
-        limit = parse_memory_limit(limit)
+    # the budget is checked whatever the engine and the run's kind, as the commands check it
+    limit = MemoryLimit.parse(options.pop("memory_limit", DEFAULT_MEMORY))
     warn = warn or warn_python
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
-    if engine != "local" or client is not None or scheduler is not None:
-        check_engine(engine, scheduler if client is None else "client")
-        res = evaluate_api(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, scheduler=scheduler,
-                           client=client)
-    else:
-        q = as_qrels(qrels)
-        if _run_file(run):                   # read like `treckit eval` reads it: streamed when larger than the budget
-            res = evaluate_path(q, run, requests, opts, reading, warn=warn, memory_limit=limit,
-                                qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
-        else:
-            res = evaluate_requests(q, as_run(run, reading, qrels_source=qrels, warn=warn), requests, opts, warn=warn)
+    chosen = choose(engine, scheduler, client, limit)
+    res = chosen.evaluate(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, warn=warn)
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
     df = res.to_pandas()[["qid"] + cols]
     df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .console.messages import say
+from .engines.budget import DEFAULT_MEMORY
 from .inputs.sources import PathLike
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
 from .inputs.options import FLAGS, python_name
@@ -154,12 +155,12 @@ def default_run_output(input: PathLike) -> str:
 
 
 def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing: str = "skip", reading=None,
-                 memory_limit: int | None = -1, cross_check: bool = False, qrels_format: str | None = None,
+                 memory_limit=DEFAULT_MEMORY, cross_check: bool = False, qrels_format: str | None = None,
                  **options):
     """Recall@k and nDCG@k (trec_eval's recall_k and ndcg_cut_k) plus MRR and MAP, averaged over queries.
 
     The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``), and
-    evaluated in bounded memory when larger than ``memory_limit`` (bytes; None: read whole; default 2 GiB).
+    evaluated in bounded memory when larger than ``memory_limit`` (a MemoryLimit, or bytes; None: read whole).
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
     ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
     (:mod:`treckit.engines.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
@@ -211,7 +212,7 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   out_latex: PathLike | None = None, out_plot: PathLike | None = None,
                   corpus: PathLike | None = None, queries: PathLike | None = None,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
-                  test_set: PathLike | None = None, depth: int = 1000, memory_limit: int | None = -1,
+                  test_set: PathLike | None = None, depth: int = 1000, memory_limit=DEFAULT_MEMORY,
                   engine: str = "local", scheduler: str | None = None, queries_are_the_set: bool = False,
                   empty_run_retrieves_nothing: bool = False, ranking: str | None = None, order_option: bool = True):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.

@@ -83,11 +83,11 @@ def compare_cmd(
     from ..stages import compare_stage
     from ..console.messages import say
     defer_pandas()
-    from ..engines.stream import memory_limit_of
-    limit = memory_limit_of(memory_limit)
-    if engine != "local" or scheduler is not None:         # checked before any file is read
-        from ..engines.dask import check_engine, check_shared_paths
-        check_engine(engine, scheduler)
+    from ..engines.budget import MemoryLimit
+    from ..engines.choice import choose
+    limit = MemoryLimit.option(memory_limit)
+    if choose(engine, scheduler).name != "local":         # checked before any file is read
+        from ..engines.dask import check_shared_paths
         check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,

@@ -6,6 +6,7 @@ import dataclasses
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..console.errors import InputError
 from .common import FORMATS as EVAL_FORMATS, QRELS_FORMATS
@@ -49,6 +50,7 @@ class EvalArgs:
     engine: str = "local"          # local | dask (engines/dask.py)
     scheduler: str | None = None   # --engine dask: a running scheduler's address (default: a LocalCluster)
     files: list[str] = field(default_factory=list)
+    chosen: Any = None             # the engine the flags choose (engines.choice), set when they are checked
 
     @property
     def order(self) -> str:
@@ -317,12 +319,11 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
-    if a.memory_limit is not None:
-        from ..engines.stream import parse_memory_limit
-        parse_memory_limit(a.memory_limit)
-    if a.engine != "local" or a.scheduler is not None:
-        from ..engines.dask import check_engine
-        check_engine(a.engine, a.scheduler)
+    from ..engines.budget import MemoryLimit
+    from ..engines.choice import choose
+    limit = MemoryLimit.option(a.memory_limit)
+    a.chosen = choose(a.engine, a.scheduler, memory_limit=limit)
+    if a.chosen.name != "local":
         if a.rel_format != "qrels":
             raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
                              fix="leave out --engine dask")
@@ -380,10 +381,10 @@ def run_eval(a: EvalArgs, out=None) -> None:
     opts = dataclasses.replace(eval_options(a), zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     printed = {"per_query_printed": a.query, "summary_printed": a.summary}
-    if a.engine == "dask":                      # the same results, computed on a Dask cluster
-        from ..engines.dask import evaluate_runs
-        results = evaluate_runs(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
-                                scheduler=a.scheduler, warn=say)
+    engine = a.chosen or _check_choices(a).chosen
+    if engine.name == "dask":                   # the same results, computed on a Dask cluster
+        results = engine.evaluate_files(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
+                                        warn=say)
         if a.cross_check:                       # each run read again here, whole
             from ..engines.crosscheck import cross_check, read_for_check
             for path, _, res in results:
@@ -391,11 +392,9 @@ def run_eval(a: EvalArgs, out=None) -> None:
                                 **printed).line())
     else:
         from ..engines.crosscheck import evaluate_path_checked
-        from ..engines.stream import memory_limit_of
-        limit = memory_limit_of(a.memory_limit)
         results, confirmed = [], []
         for path in a.files[1:]:
-            res, checked = evaluate_path_checked(qrels, path, requests, opts, a.reading, memory_limit=limit,
+            res, checked = evaluate_path_checked(qrels, path, requests, opts, a.reading, memory_limit=engine.memory_limit,
                                                  warn=say, qrels_source=a.files[0], check=a.cross_check, **printed)
             if checked is not None:
                 confirmed.append(checked.line())

@@ -157,9 +157,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     from ..testsets.report import holdout_gap, results_markdown, results_table
     from ..testsets.runner import evaluate, evaluate_run
     from ..console.messages import say
-    if engine != "local" or scheduler is not None:         # checked before any file is read
-        from ..engines.dask import check_engine, check_shared_paths
-        check_engine(engine, scheduler)
+    from ..engines.choice import choose
+    if choose(engine, scheduler).name != "local":         # checked before any file is read
+        from ..engines.dask import check_shared_paths
         check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
     if (run is None) == (function is None):

@@ -139,13 +139,15 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
     return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k))
 
 
-def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit: int | None) -> Scored | None:
+def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> Scored | None:
     """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream), the hits
     read off each part's ranking; None when the file is not to be streamed (then it is read whole)."""
     from ..engines.stream import evaluate_path, plan
     from ..engines.memory import EvalOptions
 
-    if not plan(path, reading, memory_limit).stream:
+    from ..engines.budget import MemoryLimit
+    memory_limit = MemoryLimit.parse(memory_limit)
+    if not plan(path, reading, memory_limit.bytes).stream:
         return None
     hits: dict[str, list[str]] = {}
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from ..console.errors import InputError, content_hidden, listing, warning_without_content
 from ..console.messages import say
 from ..console.progress import Steps
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..inputs.formats.common import head_lines
 from ..inputs.options import RunReading
 from ..inputs.reading import read_qrels, read_with
@@ -73,7 +74,7 @@ class CompareJob:
     reading: RunReading | None = None
     test_set: PathLike | None = None
     depth: int = 1000
-    memory_limit: int | None = -1
+    memory_limit: MemoryLimit | int | None = DEFAULT_MEMORY
     engine: str = "local"
     scheduler: str | None = None
     queries_are_the_set: bool = False
@@ -228,10 +229,8 @@ class CompareJob:
             return None
 
         def score(q, requests, k):
-            from ..engines.stream import memory_limit_of
             from .compare import score_path
-            limit = memory_limit_of(None) if self.memory_limit == -1 else self.memory_limit
-            return score_path(q, path, requests, k, self.reading, limit)
+            return score_path(q, path, requests, k, self.reading, self.memory_limit)
         return score
 
     def query_texts(self, needed: bool) -> dict[str, str | None]:
@@ -304,8 +303,5 @@ def query_set(queries: PathLike | None, qrels) -> list[str]:
 
 def scorer(engine: str, scheduler: str | None):
     """Where compare scores the systems: here, in turn (None), or on a Dask cluster."""
-    if engine == "local" and scheduler is None:
-        return contextlib.nullcontext()
-    from ..engines.dask import check_engine, compare_scorer
-    check_engine(engine, scheduler)
-    return compare_scorer(scheduler)
+    from ..engines.choice import choose
+    return choose(engine, scheduler).scorer()

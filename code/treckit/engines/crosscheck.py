@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..console.errors import EXIT_RUNTIME, InputError, TreckitError
+from .budget import MemoryLimit
 from .memory import EvalOptions, EvalResult
 from ..inputs.reading import read_with
 
@@ -366,7 +367,7 @@ def _ir_measures_values(ir_measures, measures: list, qrels: dict, run: dict) -> 
 
 
 # ---------------------------------------------------------------- evaluating a run file, then checking it
-def evaluate_path_checked(qrels, path, requests, options: EvalOptions, reading, *, memory_limit: int | None,
+def evaluate_path_checked(qrels, path, requests, options: EvalOptions, reading, *, memory_limit: MemoryLimit | int | None,
                           warn=None, qrels_source=None, per_query_printed: bool = False, summary_printed: bool = True,
                           check: bool = True) -> tuple[EvalResult, CrossCheck | None]:
     """:func:`treckit.engines.stream.evaluate_path`, and with ``check`` the cross-check of its numbers.  A run
@@ -378,10 +379,8 @@ def evaluate_path_checked(qrels, path, requests, options: EvalOptions, reading, 
         return evaluate_path(qrels, path, requests, options, reading, memory_limit=memory_limit, warn=warn,
                              qrels_source=qrels_source), None
     check_options(options)                     # before anything is read
-    if memory_limit == -1:
-        from .. import thresholds
-        memory_limit = thresholds.MEMORY_LIMIT_DEFAULT
-    streamed = plan(path, reading, memory_limit).stream
+    memory_limit = MemoryLimit.parse(memory_limit)
+    streamed = plan(path, reading, memory_limit.bytes).stream
     held: list = []
     res = evaluate_path(qrels, path, requests, options, reading, memory_limit=memory_limit, warn=warn,
                         qrels_source=qrels_source, on_part=None if streamed else (lambda part, run: held.append(run)))

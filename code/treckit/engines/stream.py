@@ -23,7 +23,6 @@ in-memory reading says it.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -35,6 +34,7 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..console.errors import InputError, os_error
+from .budget import DEFAULT_MEMORY, MemoryLimit, parse_memory_limit  # noqa: F401  (parse_memory_limit: the option's sizes)
 from ..inputs.sources import cut_short
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
@@ -44,33 +44,6 @@ from ..fast.arrow import repeated_column
 from ..console.process import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 from ..inputs.reading import read_with
-
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_memory_limit(text) -> int | None:
-    """``2G``, ``512M``, ``1.5GiB``, ``1000000`` (bytes) -> bytes; ``0`` / ``none`` / ``off`` -> None (in memory).
-    Units are binary (K = 1024)."""
-    if text is None or isinstance(text, int) and not isinstance(text, bool):
-        if text is not None and text < 0:
-            raise InputError(f"memory limit {text}: not a size", fix="give a number of bytes >= 0 (0: no limit)")
-        return text or None
-    s = str(text).strip().lower()
-    if s in ("0", "none", "off", "no"):
-        return None
-    m = _SIZE.fullmatch(s)
-    if not m:
-        raise InputError(f"--memory-limit {text}: not a size", fix="give a size such as 2G, 512M or 0 (no limit)")
-    number = float(m.group(1))
-    if not number:
-        return None
-    return max(1, int(number * _UNITS[m.group(2).lower()]))     # a budget below a byte is a byte, not "no limit"
-
-
-def memory_limit_of(text) -> int | None:
-    """The budget an option gives: its size, or the default (thresholds.MEMORY_LIMIT_DEFAULT) when not given."""
-    return thresholds.MEMORY_LIMIT_DEFAULT if text is None else parse_memory_limit(text)
 
 
 @dataclass
@@ -110,18 +83,17 @@ def plan(path, reading, memory_limit: int | None) -> StreamPlan:
 
 
 def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = None, reading=None, *,
-                  memory_limit: int | None = -1, warn=None, qrels_source=None,
+                  memory_limit: MemoryLimit | int | None = DEFAULT_MEMORY, warn=None, qrels_source=None,
                   on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True) -> EvalResult:
     """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
-    than ``memory_limit`` (bytes; None: always in memory; default: thresholds.MEMORY_LIMIT_DEFAULT).  ``on_part(values, run_part)`` is called on each
+    than ``memory_limit`` (a :class:`MemoryLimit`, or bytes; None: always in memory).  ``on_part(values, run_part)`` is called on each
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
     :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``)."""
     from ..inputs.options import RunReading
     from ..console.messages import say
 
     reading = reading or RunReading()
-    if memory_limit == -1:
-        memory_limit = thresholds.MEMORY_LIMIT_DEFAULT         # read when called: tests lower it
+    memory_limit = MemoryLimit.parse(memory_limit).bytes
     p = plan(path, reading, memory_limit)
     if not p.stream:
         if p.why:

@@ -77,7 +77,7 @@ def max_bytes() -> int | None:
     text = os.environ.get(MAX_BYTES_ENV, "").strip()
     if not text:
         return DEFAULT_MAX_BYTES
-    from ..engines.stream import parse_memory_limit
+    from ..engines.budget import parse_memory_limit
     try:
         return parse_memory_limit(text)
     except InputError:

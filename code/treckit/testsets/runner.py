@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from ..console.errors import InputError
+from ..engines.choice import choose
 from ..retrieval.callables import as_ranking, ask, ask_batch
 from ..retrieval.ranking import run_from_rankings
 from .load import TestSet, load_test_set
@@ -115,7 +116,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
     args = (ts.to_qrels(), run, names, ts.query_ids, warn)
-    if engine == "local" and scheduler is None:
+    if choose(engine, scheduler).name == "local":
         values, missing = run_values(*args)
         del args
         import pyarrow as pa
@@ -123,8 +124,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
         pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
         give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
     else:
-        from ..engines.dask import check_engine, on_cluster
-        check_engine(engine, scheduler)
+        from ..engines.dask import on_cluster
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
     result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
     result.missing_queries = missing

@@ -1,0 +1,58 @@
+"""The memory budget of an evaluation, parsed once into one value: a number of bytes, no limit, or the default
+(:data:`treckit.thresholds.MEMORY_LIMIT_DEFAULT`, read when the budget is used, so that tests can lower it)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .. import thresholds
+from ..console.errors import InputError
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_memory_limit(text) -> int | None:
+    """``2G``, ``512M``, ``1.5GiB``, ``1000000`` (bytes) -> bytes; ``0`` / ``none`` / ``off`` -> None (in memory).
+    Units are binary (K = 1024)."""
+    if text is None or isinstance(text, int) and not isinstance(text, bool):
+        if text is not None and text < 0:
+            raise InputError(f"memory limit {text}: not a size", fix="give a number of bytes >= 0 (0: no limit)")
+        return text or None
+    s = str(text).strip().lower()
+    if s in ("0", "none", "off", "no"):
+        return None
+    m = _SIZE.fullmatch(s)
+    if not m:
+        raise InputError(f"--memory-limit {text}: not a size", fix="give a size such as 2G, 512M or 0 (no limit)")
+    number = float(m.group(1))
+    if not number:
+        return None
+    return max(1, int(number * _UNITS[m.group(2).lower()]))     # a budget below a byte is a byte, not "no limit"
+
+
+@dataclass(frozen=True)
+class MemoryLimit:
+    """How much memory evaluating a run file may take: ``size`` bytes, or no limit (``size`` None: read whole);
+    :data:`DEFAULT_MEMORY` is :data:`treckit.thresholds.MEMORY_LIMIT_DEFAULT`, read when the budget is used."""
+
+    size: int | None = None
+    default: bool = False
+
+    @property
+    def bytes(self) -> int | None:
+        return thresholds.MEMORY_LIMIT_DEFAULT if self.default else self.size
+
+    @classmethod
+    def parse(cls, value) -> "MemoryLimit":
+        """The budget a caller gives: a MemoryLimit as it is; else a size (``"512M"``) or a number of bytes, ``0``,
+        ``None`` or ``"none"`` meaning no limit."""
+        return value if isinstance(value, MemoryLimit) else cls(parse_memory_limit(value))
+
+    @classmethod
+    def option(cls, text: str | None) -> "MemoryLimit":
+        """The budget ``--memory-limit`` gives: its size, or the default when the option is not given."""
+        return DEFAULT_MEMORY if text is None else cls.parse(text)
+
+
+DEFAULT_MEMORY = MemoryLimit(default=True)

@@ -1,0 +1,91 @@
+"""Which engine evaluates runs, chosen in one place (:func:`choose`), and the memory budget it works within, parsed
+once into one value (:class:`treckit.engines.budget.MemoryLimit`).
+
+The engines give the same numbers: :class:`Local` evaluates a run in memory (:mod:`.memory`), or, when it is a TREC
+run file larger than the budget, streamed in bounded memory (:mod:`.stream`); :class:`Dask` reads and evaluates
+runs on a Dask cluster (:mod:`.dask`).  Every caller (the Python API, ``treckit eval``, ``compare``, ``testset
+eval``) asks the engine :func:`choose` gives it the same questions (:class:`Engine`).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Any, ContextManager, Protocol
+
+from ..inputs import irds
+from ..inputs.objects import as_run, is_table_file
+from .budget import DEFAULT_MEMORY, MemoryLimit
+from .dask import check_engine, compare_scorer, evaluate_api, evaluate_runs
+from .memory import evaluate_requests
+from .stream import evaluate_path
+
+class Engine(Protocol):
+    """What every engine answers."""
+
+    name: str
+
+    def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
+        """One run (a path, or a run given in Python) against ``qrels``: its EvalResult."""
+
+    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
+        """Run files against ``qrels``: [(path, run tag, EvalResult)], in the order given."""
+
+    def scorer(self) -> ContextManager:
+        """Where ``compare`` scores its systems (None: here, in turn)."""
+
+
+@dataclass(frozen=True)
+class Local:
+    """Here: a run in memory, a TREC run file larger than ``memory_limit`` streamed."""
+
+    memory_limit: MemoryLimit = DEFAULT_MEMORY
+    name = "local"
+
+    def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
+        if isinstance(run, (str, os.PathLike)) and not irds.is_irds(run) and not is_table_file(run):
+            # a run file, read like `treckit eval` reads it: streamed when larger than the budget
+            return evaluate_path(qrels, run, requests, options, reading, warn=warn, memory_limit=self.memory_limit,
+                                 qrels_source=qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None)
+        return evaluate_requests(qrels, as_run(run, reading, qrels_source=qrels_source, warn=warn), requests, options,
+                                 warn=warn)
+
+    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
+        out = []
+        for path in paths:
+            res = self.evaluate(qrels, path, requests, options, reading, qrels_source=qrels_source, warn=warn)
+            out.append((path, res.runid, res))
+        return out
+
+    def scorer(self) -> ContextManager:
+        return contextlib.nullcontext()
+
+
+@dataclass(frozen=True)
+class Dask:
+    """On a Dask cluster: ``client``, else the scheduler at ``scheduler``, else a local cluster started for the job."""
+
+    scheduler: str | None = None
+    client: Any = None
+    name = "dask"
+
+    def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
+        return evaluate_api(qrels, run, requests, options, reading, qrels_source=qrels_source,
+                            scheduler=self.scheduler, client=self.client)
+
+    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
+        return evaluate_runs(qrels, paths, requests, options, reading, qrels_source=qrels_source,
+                             scheduler=self.scheduler, warn=warn)
+
+    def scorer(self) -> ContextManager:
+        return compare_scorer(self.scheduler)
+
+
+def choose(engine: str = "local", scheduler: str | None = None, client: Any = None,
+           memory_limit: MemoryLimit = DEFAULT_MEMORY) -> Engine:
+    """The engine the options name, checked (a scheduler or a client is for ``engine="dask"``, and Dask must be
+    installed for it): the one place an engine is chosen."""
+    if engine == "local" and scheduler is None and client is None:
+        return Local(MemoryLimit.parse(memory_limit))
+    check_engine(engine, scheduler if client is None else "client")
+    return Dask(scheduler, client)
