@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 from treckit.compare import stats
-from treckit.compare.compare import CompareOptions, System, compare
+from treckit.compare.compare import CompareOptions, ComparedRun, compare
 from treckit.inputs.sources import content_digest
 from treckit.compare.config import load_config
 from treckit.compare import report
@@ -167,7 +167,7 @@ def small_systems():
     base = Run.from_dict({f"q{i}": {"a": 3.0, "c": 2.0, "b": 1.0} for i in range(12)})
     better = Run.from_dict({f"q{i}": ({"b": 3.0, "a": 2.0, "c": 1.0} if i % 3 else {"c": 3.0, "a": 2.0, "b": 1.0})
                             for i in range(12)})
-    return qrels, [System("base", base), System("better", better)]
+    return qrels, [ComparedRun("base", base), ComparedRun("better", better)]
 
 
 def test_compare_numbers_and_hits():
@@ -339,9 +339,9 @@ def test_each_run_is_read_and_evaluated_once(monkeypatch):
     monkeypatch.setattr(ev, "evaluate_requests", lambda *a, **k: calls.append(1) or real(*a, **k))
     qrels, (base, better) = small_systems()
     loads = []
-    systems = [System(None, None, "base.trec", load=lambda: loads.append("b") or base.run),
-               System(None, None, "better.trec", load=lambda: loads.append("r") or better.run),
-               System("third", better.run)]
+    systems = [ComparedRun(None, None, "base.trec", load=lambda: loads.append("b") or base.run),
+               ComparedRun(None, None, "better.trec", load=lambda: loads.append("r") or better.run),
+               ComparedRun("third", better.run)]
     comp = compare(qrels, systems, ["map", "P.1"], CompareOptions(permutations=200, resamples=200))
     assert len(calls) == 3 and loads == ["b", "r"]
     assert [s.name for s in comp.systems] == ["base", "better", "third"]      # file names: the tags coincide
@@ -353,7 +353,7 @@ def test_hits_equal_a_brute_force_ranking(shared):
     from treckit.api import read_qrels, read_run
     qrels = read_qrels(shared / "trec_eval" / "qrels.test")
     run = read_run(shared / "trec_eval" / "results.test")
-    comp = compare(qrels, [System("a", run), System("b", run)], ["map"], CompareOptions(k=20, tests=("t-test",)))
+    comp = compare(qrels, [ComparedRun("a", run), ComparedRun("b", run)], ["map"], CompareOptions(k=20, tests=("t-test",)))
     rel = {(q, d) for q, d, g in zip(*(qrels.table.column(c).to_pylist() for c in ("qid", "docid", "grade"))) if g >= 1}
     rows = sorted(zip(*(run.table.column(c).to_pylist() for c in ("qid", "docid", "score"))),
                   key=lambda r: (r[0], -r[2], [-b for b in r[1].encode()]))
@@ -409,7 +409,7 @@ def test_reports_show_every_test_with_raw_and_adjusted_p_ci_and_effect_size():
 
 def test_markdown_and_latex_escape_special_characters():
     qrels, (base, better) = small_systems()
-    comp = compare(qrels, [System("a|b\\c", base.run), System("x_y&z%$#{}~^\\w", better.run)], ["P.1"],
+    comp = compare(qrels, [ComparedRun("a|b\\c", base.run), ComparedRun("x_y&z%$#{}~^\\w", better.run)], ["P.1"],
                    CompareOptions(permutations=200, resamples=200))
     md = report.markdown(comp)
     assert "| a\\|b\\\\c |" in md and "a|b" not in md.replace("a\\|b", "")

@@ -23,8 +23,8 @@ SCHEMA_VERSION = "1.0"
 
 
 @dataclass
-class System:
-    """A system to compare: its run (``run``, or ``load`` to read it when its turn comes) and what
+class ComparedRun:
+    """A system's run to compare: the run (``run``, or ``load`` to read it when its turn comes) and what
     identifies it.  ``name`` None: the run's tag (the file names when tags coincide)."""
     name: str | None
     run: Run | None = None
@@ -76,7 +76,7 @@ def _whole(x) -> bool:
 
 @dataclass
 class Comparison:
-    systems: list[System]
+    systems: list[ComparedRun]
     measures: list[str]
     qids: list[str]
     values: dict[str, np.ndarray]            # system -> (Q, M)
@@ -161,7 +161,7 @@ def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> S
                   [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
 
 
-def score_system(qrels: Qrels, s: System, requests, k: int) -> Scored:
+def score_system(qrels: Qrels, s: ComparedRun, requests, k: int) -> Scored:
     """One system scored: its run file in bounded memory when it is to be streamed (``s.score``), else its
     run read (or ``load``-ed) whole and dropped afterwards."""
     scored = s.score(qrels, requests, k) if s.score is not None and s.run is None else None
@@ -171,7 +171,7 @@ def score_system(qrels: Qrels, s: System, requests, k: int) -> Scored:
     return score_run(qrels, run, requests, k, s.run_path or s.name or "run")
 
 
-def _in_turn(qrels: Qrels, systems: list[System], score) -> Iterator[Scored]:
+def _in_turn(qrels: Qrels, systems: list[ComparedRun], score) -> Iterator[Scored]:
     for s in systems:
         yield score(qrels, s)
 
@@ -188,7 +188,7 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
     return out
 
 
-def compare(qrels: Qrels, systems: list[System], measures: list[str], options: CompareOptions | None = None,
+def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], options: CompareOptions | None = None,
             warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval",
             query_ids: Sequence[str] | None = None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
@@ -266,7 +266,7 @@ def _import_beside(module: str) -> None:
         threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
 
 
-def _name(systems: list[System], tags: list[str]) -> None:
+def _name(systems: list[ComparedRun], tags: list[str]) -> None:
     """Unnamed systems take their run's tag; when two names coincide, unnamed systems take their
     file's name instead."""
     given = [s.name for s in systems]

@@ -27,7 +27,7 @@ from ..inputs.reading import read_qrels, read_with
 from ..inputs.sources import PathLike, check_readable, content_digest, file_digest
 from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from . import report
-from .compare import Comparison, System, compare
+from .compare import ComparedRun, Comparison, compare
 from .config import load_config
 from ..testsets.topics import read_query_types
 
@@ -88,7 +88,7 @@ class CompareJob:
         self.digests = self.out.json is not None if self.digests is None else self.digests
         self.test_set_read = None          # the test set given in place of the qrels
         self.judged = None                 # the qrels, when read early for their queries
-        self.systems: list[System] = []
+        self.systems: list[ComparedRun] = []
 
     # ---------------------------------------------------------------- the pipeline
     def run(self) -> Comparison:
@@ -132,15 +132,15 @@ class CompareJob:
         for i, cfg in enumerate(cfgs):
             if cfg.run_path is None:                          # a retrieval system, run above
                 run, latency = ran[i]
-                self.systems.append(System(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
+                self.systems.append(ComparedRun(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
                                            load=lambda run=run: self.prepared(run), latency_ms=latency))
                 continue
-            self.systems.append(System(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path),
+            self.systems.append(ComparedRun(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path),
                                        cfg.config_digest, load=self.loader(
                                            cfg.run_path, cfg.format,
                                            f"the file is named by the config {cfg.config_path}")))
         for path in self.runs:
-            self.systems.append(System(None, None, str(path), None, load=self.loader(path),
+            self.systems.append(ComparedRun(None, None, str(path), None, load=self.loader(path),
                                        score=self.streamed(path)))
         for s, n in zip(self.systems, self.names or []):
             s.name = n or s.name

@@ -12,7 +12,7 @@ DEFAULT_SYSTEM_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
 
 def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, gain: str = "exp", only=None,
                     cache: bool = True, cache_dir=None) -> dict[str, TestSetResult]:
-    """{stage: result} for every stage of ``system`` (a :class:`System`, a config mapping or a path)."""
+    """{stage: result} for every stage of ``system`` (a :class:`treckit.retrieval.system.System`, a config mapping or a path)."""
     from .cache import ResultCache, cache_key
     from ..retrieval.system import as_system
 
