@@ -324,7 +324,7 @@ def test_ctrl_c_on_a_staged_script(files, tmp_path, name, argv):
 def test_interrupted_compare_writes_no_report(files, tmp_path, monkeypatch, capsys):
     """Ctrl-C between two reports: neither is written, and an older one stays as it was."""
     q, r = files
-    from treckit import stages
+    from treckit.compare import stage as stages          # compare writes its reports there
     real = stages.atomic_output
     calls = []
 

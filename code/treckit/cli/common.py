@@ -9,17 +9,21 @@ from the library's light modules (:mod:`treckit.inputs.options`, :mod:`treckit.i
 """
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import typing
 from pathlib import Path
 from typing import Literal, Mapping, Optional
 
+from ..compare import CORRECTIONS, TESTS
 from ..engines import MISSING  # noqa: F401  (the choices the commands offer, from the library)
 from ..inputs.formats import LAYOUTS, QRELS_FORMATS, ROLES, RUN_FORMATS, TSV_THIRD
 from ..inputs.options import FLAGS, python_name, reading_from_values
 from ..output import FORMATS  # noqa: F401
+from ..measures import GAINS, KAPPA_WEIGHTINGS
 from ..ranking import DUPLICATES, ORDERS
+from ..retrieval import FUSION_METHODS, METHODS, NORMS
 
 # the typed forms of the library's choices, for the commands' parameters (typer lists and checks them)
 QrelsFormat = Literal[QRELS_FORMATS]
@@ -29,6 +33,21 @@ Duplicates = Literal[DUPLICATES]
 Layout = Literal[LAYOUTS]
 TsvThird = Literal[TSV_THIRD]
 Role = Literal[ROLES]
+
+
+def choice(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
+    """A choice type made from the library's names, for the options typer takes a list of or checks by value
+    (each member is named and valued as the library spells it)."""
+    return enum.Enum(name, [(v, v) for v in values], type=str)
+
+
+TestName = choice("TestName", TESTS)
+Correction = choice("Correction", CORRECTIONS)
+Gain = choice("Gain", GAINS)
+Weighting = choice("Weighting", KAPPA_WEIGHTINGS)
+Method = choice("Method", METHODS)
+FusionMethod = choice("FusionMethod", FUSION_METHODS)
+Norm = choice("Norm", NORMS)
 
 
 def one_of(values) -> str:

@@ -1,7 +1,6 @@
 """``treckit compare``: several runs against a baseline, with paired significance tests and reports."""
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -9,16 +8,7 @@ from typing import List, Optional
 import typer
 
 
-class TestName(str, enum.Enum):
-    t_test = "t-test"
-    wilcoxon = "wilcoxon"
-    randomization = "randomization"
-    bootstrap = "bootstrap"
-
-
-class Correction(str, enum.Enum):
-    holm = "holm"
-    bonferroni = "bonferroni"
+from .common import Correction, TestName
 
 
 def _open_unit(value: float) -> float:

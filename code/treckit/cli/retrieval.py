@@ -3,34 +3,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from .common import refuse_overwriting
-from .common import with_debug_option
-
-
-class Method(str, Enum):
-    bm25 = "bm25"
-    bow = "bow"
-
-
-class FusionMethod(str, Enum):
-    rrf = "rrf"
-    weighted = "weighted"
-    combsum = "combsum"
-    combmnz = "combmnz"
-    max = "max"
-
-
-class Norm(str, Enum):
-    minmax = "minmax"
-    zscore = "zscore"
-    sum = "sum"
-    none = "none"
+from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),

@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from .common import refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, refuse_overwriting, with_debug_option
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
 cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The cache of evaluations.")
-
-
-class Gain(str, Enum):
-    exp = "exp"
-    linear = "linear"
-
-
-class Weighting(str, Enum):
-    none = "none"
-    linear = "linear"
-    quadratic = "quadratic"
 
 
 def _say(msg: str) -> None:

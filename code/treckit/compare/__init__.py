@@ -1,1 +1,7 @@
-"""Comparing systems: paired statistics, the comparison itself, configs, and its reports."""
+"""Comparing systems: paired statistics, the comparison itself, configs, and its reports.
+
+The names of the tests and corrections are here, where the command line takes its choices without loading
+the statistics."""
+
+TESTS = ("t-test", "wilcoxon", "randomization", "bootstrap")     # the paired tests (stats.TESTS)
+CORRECTIONS = ("holm", "bonferroni")                            # multiple-comparison corrections (stats.CORRECTIONS)

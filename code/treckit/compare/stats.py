@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import CORRECTIONS as CORRECTION_NAMES, TESTS  # noqa: F401  (TESTS: the tests this module runs)
+
 EXACT_LIMIT = 16          # up to 2**16 sign assignments (of the queries whose deltas differ) are enumerated exactly
 DRAW_BLOCK = 1000         # random draws made per block (bounds the memory of the resampling tests) ...
 DRAW_CELLS = 1 << 24      # ... and at most this many random numbers per block (with many queries, fewer draws)
@@ -236,5 +238,4 @@ def bonferroni(p: list[float | None]) -> list[float | None]:
     return [None if x is None else min(1.0, x * m) for x in p]
 
 
-CORRECTIONS = {"holm": holm, "bonferroni": bonferroni}
-TESTS = ("t-test", "wilcoxon", "randomization", "bootstrap")
+CORRECTIONS = dict(zip(CORRECTION_NAMES, (holm, bonferroni)))

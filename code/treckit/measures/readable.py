@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 
 from ..console.errors import InputError, shown
+from . import GAINS
 from .definitions import Definition
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
-GAIN_CHOICES = ("exp", "linear")
+GAIN_CHOICES = GAINS
 _NAME = re.compile(r"(recall|ndcg|ndcg_cut|mrr|precision|map)(?:_at_(\d+)|_(\d+))?")
 MAX_CUTOFF = 2**31 - 1        # far beyond any run's length (a cutoff past a ranking's end counts every document)
 

@@ -23,9 +23,8 @@ import numpy as np
 
 from ..console.errors import InputError, shown_number
 from ..console.spelling import pass_options
+from . import FUSION_METHODS as METHODS, NORMS
 
-METHODS = ("rrf", "weighted", "combsum", "combmnz", "max")
-NORMS = ("minmax", "zscore", "sum", "none")
 RRF_K = 60
 # RRF's largest k: beyond it, 1 / (k + rank) of neighbouring ranks differ by less than a double resolves
 # at the depths fused, and every document would tie

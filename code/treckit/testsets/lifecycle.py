@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..console.errors import InputError
+from ..measures import KAPPA_WEIGHTINGS
 from .load import TestQuery, TestSet, test_set_from_mapping
 
 
@@ -115,7 +116,7 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, weighted: str | None = None) -> fl
     """
     a, b = np.asarray(a), np.asarray(b)
     n = a.size
-    if weighted not in (None, "linear", "quadratic"):
+    if weighted not in (None, *KAPPA_WEIGHTINGS[1:]):
         raise InputError(f"unknown weighting {weighted!r}", fix="use linear or quadratic")
     labels, ranks = np.unique(np.concatenate([a, b]), return_inverse=True)
     ia, ib = ranks[:n].astype(np.float64), ranks[n:].astype(np.float64)
