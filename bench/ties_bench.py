@@ -123,34 +123,31 @@ def main() -> None:
             walls[k].append(timed(sides[k]))
     peaks = {k: peak(f) for k, f in sides.items()}
     tied, values = tie_aware(qrels, run, names, ("expected", "best", "worst"))
-    def best(k):
-        return min(w for w, _ in walls[k])
-
-    def cpu(k):
-        return statistics.median(c for _, c in walls[k])
-    print(f"measures: {' '.join(names)}; {a.repeat} rounds, the sides taking turns")
-    print("| side | wall best (s) | wall median (s) | vs plain (best) | CPU median (s) | vs plain (CPU) "
-          "| peak numpy+Python memory (MiB) | vs plain |")
-    print("|---|---|---|---|---|---|---|---|")
-    p0, c0, m0 = best("plain evaluation"), cpu("plain evaluation"), peaks["plain evaluation"]
-    for k in sides:
-        med = statistics.median(w for w, _ in walls[k])
-        print(f"| {k} | {best(k):.3f} | {med:.3f} | {best(k) / p0:.2f}x | {cpu(k):.3f} | {cpu(k) / c0:.2f}x "
-              f"| {peaks[k]:.0f} | {peaks[k] / m0:.2f}x |")
     grouped = int((tied.size > 1).sum())
     print(f"judged retrieved docs: {tied.q.size}, of which in tie groups: {grouped}; "
           f"largest group holding one: {int(tied.size.max()) if tied.size.size else 0}")
     res = plain(qrels, run, names)
-    for req_text, mode in sorted(values):
-        v = values[req_text, mode]
-        if mode == "expected":
-            lo, hi = values.get((req_text, "worst")), values.get((req_text, "best"))
-            print(f"{req_text}: trec_eval {np.mean(res.values[:, res.columns.index(_column(req_text))]):.4f}, "
-                  f"expected {v.mean():.4f}, range {lo.mean():.4f} - {hi.mean():.4f}")
+    print("| measure | trec_eval | expected | worst | best |")
+    print("|---|---|---|---|---|")
+    for req in res.requests:
+        for j, name in enumerate(req.columns):
+            if req.measure.value not in ("double", "long") or (req.text, "best") not in values:
+                continue
+            trec = res.summary[name]
+            got = {m: summary(values[req.text, m][:, j], req.summary) if (req.text, m) in values else float("nan")
+                   for m in ("expected", "worst", "best")}
+            print(f"| {name} | {trec:.4f} | {got['expected']:.4f} | {got['worst']:.4f} | {got['best']:.4f} |")
 
 
-def _column(text: str) -> str:
-    return text.replace(".", "_")
+def summary(per_query: np.ndarray, how: str) -> float:
+    """The per-query values summarised as the engine summarises the measure."""
+    if how == "sum":
+        return float(per_query.sum())
+    if how == "count":
+        return float(per_query.size)
+    if how == "gm":
+        return float(np.exp(per_query.mean()))
+    return float(per_query.mean())
 
 
 if __name__ == "__main__":

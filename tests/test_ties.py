@@ -326,7 +326,7 @@ def test_interpolated_precision_over_a_huge_group_is_refused_by_its_size(monkeyp
     import treckit.measures.ties as ties
 
     monkeypatch.setattr(ties, "IPREC_MAX_CELLS", 5)
-    case = Case([([[1, 0, "n", 1, 0]], [])])
+    case = Case([([[1, 0, "n", 1, 2, 0]], [])])           # three relevant docs: the path count by DP
     qrels, run = qrels_and_run(case)
-    with pytest.raises(TieGroupTooLarge, match="5 documents"):
+    with pytest.raises(TieGroupTooLarge, match="6 documents"):
         tie_values(tied_ranking(qrels, run, EvalOptions()), "iprec_at_recall", (0.5,), "expected")

@@ -786,9 +786,10 @@ def _ex_11pt(lay: Layout, levels, **options):
 def _iprec_level(lay: Layout, lv: float) -> np.ndarray:
     """E[interpolated precision at recall ``lv``] = E[max over relevant docs k >= c of k / rank_k] (0 when
     fewer than c are retrieved).  Groups are independent, so P(max <= x) is the product over groups of
-    P(group's max <= x): groups whose docs are all relevant (or single) give a sure floor D, every other
-    group holding a counted relevant doc a step function computed exactly at each of its possible values
-    (a lattice path count: the j-th relevant doc must sit at or below a place set by x)."""
+    P(group's max <= x): groups whose docs are all relevant (or single) and the ends of the others give a
+    sure floor D, every other group holding a counted relevant doc a step function computed exactly at each
+    of its possible values above D (a lattice path count: the j-th relevant doc must sit at or above a place
+    set by x)."""
     R = lay.num_rel
     c = np.floor(lv * R + 0.5).astype(np.int64)
     ceff = np.maximum(c, 1)
@@ -798,21 +799,27 @@ def _iprec_level(lay: Layout, lv: float) -> np.ndarray:
     j0 = np.maximum(1, ceff[gv] - A)
     counted = (r > 0) & (A + r >= ceff[gv])
     sure = counted & ((n == r) | (n == 1))
-    # a sure group's best counted doc: precision (A + j) / (s + j) grows with j, so the last retrieved one
+    rand = counted & ~sure
+    # the floor D: every value the max surely reaches.  A sure group's best counted doc: precision (A + j) /
+    # (s + j) grows with j, so the last retrieved one.  A random group retrieved whole surely reaches the
+    # precision at its end, (A + r) / (s + n), whatever its order (its last relevant doc is there or above).
+    # Values at or below D do not move the max: only the points above it are worked on.
     jm = np.minimum(r, m)
-    ok = sure & (jm >= j0)
+    floor_num = np.where(sure, A + jm, np.where(rand & (m == n), A + r, 0))
+    floor_den = np.where(sure, s + jm, np.where(rand & (m == n), s + n, 1))
+    ok = (sure & (jm >= j0)) | (rand & (m == n))
     dnum = np.zeros(lay.V, np.int64)
     dden = np.ones(lay.V, np.int64)
     if ok.any():
         g = np.flatnonzero(ok)
-        val = (A[g] + jm[g]) / (s[g] + jm[g])
+        val = floor_num[g] / floor_den[g]
         o = np.lexsort((val, gv[g]))
-        g, val = g[o], val[o]
+        g = g[o]
         last = _closes(gv[g])
-        dnum[gv[g][last]] = A[g][last] + jm[g][last]
-        dden[gv[g][last]] = s[g][last] + jm[g][last]
+        dnum[gv[g][last]] = floor_num[g][last]
+        dden[gv[g][last]] = floor_den[g][last]
     D = dnum / dden
-    rand = np.flatnonzero(counted & ~sure)
+    rand = np.flatnonzero(rand)
     out = D.copy()
     if rand.size:
         out += _iprec_random(lay, rand, r, A, j0, dnum, dden)
@@ -892,44 +899,88 @@ def _iprec_random(lay, groups, r, A, j0, dnum, dden) -> np.ndarray:
 
 def _paths_below(lay, g, num, den, r, A, j0) -> np.ndarray:
     """P(max over group g's counted relevant docs of (A + j) / (s + i_j) <= num / den) for each (g, num, den):
-    every counted j-th relevant doc at place i_j >= ceil((A + j) den / num) - s, or beyond the retrieved slots.
-    A probability DP over the group's places, vectorized over problems of the same group size."""
+    every counted j-th relevant doc at place i_j >= ceil((A + j) den / num) - s, or beyond the retrieved slots."""
     out = np.zeros(g.size)
+    # one or two relevant docs in the group (the common case): the places counted in closed form
+    few = r[g] <= 2
+    if few.any():
+        out[few] = _few_below(lay, g[few], num[few], den[few], r, A, j0)
+    rest = np.flatnonzero(~few)
+    if rest.size:
+        out[rest] = _dp_below(lay, g[rest], num[rest], den[rest], r, A, j0)
+    return out
+
+
+def _bounds(lay, g, num, den, r, A, j0, width: int) -> np.ndarray:
+    """(problems, width) the lowest place (1-based) the j-th relevant doc of the group may take for the max
+    to stay at or below num / den: ceil((A + j) den / num) - s, or past the retrieved slots; 1 for docs
+    that are not counted; never beyond the group's end + 1."""
     s, n, m = lay.gs, lay.gn, lay.gm
-    work = n[g] * (r[g] + 1)
-    if work.sum() > IPREC_MAX_CELLS:
-        big = int(np.argmax(work))
-        raise TieGroupTooLarge(f"interpolated precision over a tie group of {int(n[g][big])} documents "
-                               f"({int(r[g][big])} relevant) is too large to compute exactly "
-                               f"({int(work.sum())} steps)",
+    jj = np.arange(1, width + 1)[None, :]
+    nz = num[:, None]
+    need = np.where(nz > 0, -((-(A[g][:, None] + jj) * den[:, None]) // np.maximum(nz, 1)) - s[g][:, None],
+                    m[g][:, None] + 1)
+    bound = np.minimum(need, m[g][:, None] + 1)
+    bound = np.where(jj >= j0[g][:, None], bound, 1)
+    return np.clip(bound, 1, n[g][:, None] + 1)
+
+
+def _few_below(lay, g, num, den, r, A, j0) -> np.ndarray:
+    """:func:`_paths_below` for groups of one or two relevant docs: the places i (or pairs i1 < i2) at or
+    above the bounds, over all C(n, r) of them."""
+    n = lay.gn[g].astype(np.float64)
+    b = _bounds(lay, g, num, den, r, A, j0, 2).astype(np.float64)
+    one = np.maximum(n - b[:, 0] + 1, 0) / n
+    lo = np.maximum(b[:, 1], b[:, 0] + 1)
+    k = np.maximum(n - lo + 1, 0)
+    pairs = k * (lo + n) / 2 - b[:, 0] * k                  # sum over i2 = lo .. n of (i2 - b1)
+    two = pairs / np.maximum(n * (n - 1) / 2, 1)
+    return np.where(r[g] == 1, one, two)
+
+
+def _dp_below(lay, g, num, den, r, A, j0) -> np.ndarray:
+    """:func:`_paths_below` by a probability DP over the group's places (drawing its docs one by one),
+    vectorized over problems whose groups are of about the same size (sizes and relevant counts within a
+    factor of two: little padding)."""
+    out = np.zeros(g.size)
+    nn, rr_all = lay.gn[g], r[g]
+    bucket = _bit_length(nn) * 64 + _bit_length(rr_all)
+    keys, inverse = np.unique(bucket, return_inverse=True)
+    widths = np.zeros(keys.size, np.int64)
+    np.maximum.at(widths, inverse, nn)
+    heights = np.zeros(keys.size, np.int64)
+    np.maximum.at(heights, inverse, rr_all + 1)
+    work = int((np.bincount(inverse, minlength=keys.size) * widths * heights).sum())
+    if work > IPREC_MAX_CELLS:
+        big = int(np.argmax(nn * (rr_all + 1)))
+        raise TieGroupTooLarge(f"interpolated precision over a tie group of {int(nn[big])} documents "
+                               f"({int(rr_all[big])} relevant) is too large to compute exactly ({work} steps)",
                                fix="round the scores less coarsely, or ask for measures other than "
                                    "iprec_at_recall and 11pt_avg")
-    for size in np.unique(n[g]).tolist():
-        sel = np.flatnonzero(n[g] == size)
+    for b in range(keys.size):
+        sel = np.flatnonzero(inverse == b)
         gg = g[sel]
-        rr = r[gg]
+        size, rr = nn[sel], rr_all[sel]
         rmax = int(rr.max())
-        jj = np.arange(1, rmax + 1)[None, :]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            nz = num[sel][:, None]
-            need = np.where(nz > 0, -((-(A[gg][:, None] + jj) * den[sel][:, None]) // np.maximum(nz, 1)) - s[gg][:, None],
-                            m[gg][:, None] + 1)
-        bound = np.minimum(need, m[gg][:, None] + 1)
-        bound = np.where(jj >= j0[gg][:, None], bound, 1)            # uncounted docs: anywhere
+        bound = _bounds(lay, gg, num[sel], den[sel], r, A, j0, rmax)
+        rel_left = rr[:, None] - np.arange(rmax + 1)[None, :]         # relevant docs not yet drawn, per state
         p = np.zeros((sel.size, rmax + 1))
         p[:, 0] = 1.0
-        for i in range(1, size + 1):
-            left = size - i + 1
-            jcur = np.arange(rmax + 1)[None, :]
-            rel_left = rr[:, None] - jcur
-            stay = np.clip(left - rel_left, 0, None) / left
-            take = np.clip(rel_left, 0, None) / left
+        for i in range(1, int(size.max()) + 1):
+            left = (size - i + 1)[:, None].astype(np.float64)         # docs not yet drawn (<= 0: group done)
+            active = left > 0
+            safe = np.where(active, left, 1.0)
+            stay = np.where(active, np.maximum(left - rel_left, 0) / safe, 1.0)
+            take = np.where(active, np.maximum(rel_left, 0) / safe, 0.0)
             new = p * stay
-            ok = i >= bound                                           # (problems, rmax): j-th relevant at place i
-            new[:, 1:] += p[:, :-1] * take[:, :-1] * ok
+            new[:, 1:] += p[:, :-1] * take[:, :-1] * (i >= bound)     # the j-th relevant doc at place i
             p = new
         out[sel] = p[np.arange(sel.size), rr]
     return out
+
+
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    return np.floor(np.log2(np.maximum(x, 1))).astype(np.int64) + 1
 
 
 # ---------------------------------------------------------------- the composition lattice (infAP, G)
