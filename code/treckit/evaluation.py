@@ -363,7 +363,8 @@ def _run_file(run) -> bool:
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
-             engine: str = "local", client=None, scheduler: str | None = None, warn=None, **options):
+             engine: str = "local", client=None, scheduler: str | None = None, warn=None, tie_aware: str | None = None,
+             **options):
     """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
     ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
     ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
@@ -380,6 +381,10 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
     starts a LocalCluster so needs the ``if __name__ == "__main__":`` guard (its workers are new processes).
 
+    ``tie_aware`` (:mod:`treckit.tie_aware`, docs/ties.md): ``"expected"``, ``"best"`` or ``"worst"`` give the
+    values over the orders of documents with equal scores in the same DataFrame; ``"range"`` a DataFrame of
+    (qid, measure, trec_eval, expected, best, worst); ``"report"`` a dict of what the ties did.
+
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
     import pandas as pd
@@ -395,6 +400,17 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
+    if tie_aware is not None:
+        from .tie_aware import api_frame, check_mode, check_requests, evaluate_tie_aware, refuse
+        check_mode(tie_aware)
+        refuse("dask" if engine != "local" or client is not None or scheduler is not None else "local",
+               zscores=opts.zscores is not None)
+        requests = check_requests(requests, tie_aware)
+        q = as_qrels(qrels)
+        src = run if _run_file(run) else as_run(run, reading, qrels_source=qrels, warn=warn)
+        ev = evaluate_tie_aware(q, src, requests, opts, reading, tie_aware, memory_limit=limit, warn=warn,
+                                qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+        return api_frame(ev, tie_aware, per_query)
     if engine != "local" or client is not None or scheduler is not None:
         from .engines.dask import check_engine, evaluate_api
         check_engine(engine, scheduler if client is None else "client")

@@ -1328,16 +1328,32 @@ def tie_sources(query: np.ndarray, scores: np.ndarray) -> TieSources:
     decimals = _decimals(values)
     digits = _significant(values)
     f32 = bool(values.size) and bool(np.all(_float32_like(values)))
-    if not tied.any():
-        verdict = "no ties"
-    elif f32 and digits >= FLOAT32_MIN_DIGITS:
-        verdict = "float32"
-    elif decimals is not None and decimals <= ROUNDED_MAX_DECIMALS:
-        verdict = "rounded"
-    else:
-        verdict = "full precision"
     return TieSources(lines=n, tied_lines=int(tied.sum()), groups=int(groups), queries_with_ties=int(qties),
-                      decimals=decimals, digits=digits, float32=f32, verdict=verdict)
+                      decimals=decimals, digits=digits, float32=f32,
+                      verdict=_verdict(bool(tied.any()), f32, digits, decimals))
+
+
+def _verdict(tied: bool, f32: bool, digits: int, decimals: int | None) -> str:
+    if not tied:
+        return "no ties"
+    if f32 and digits >= FLOAT32_MIN_DIGITS:
+        return "float32"
+    if decimals is not None and decimals <= ROUNDED_MAX_DECIMALS:
+        return "rounded"
+    return "full precision"
+
+
+def combine_sources(parts: list[TieSources]) -> TieSources:
+    """The :class:`TieSources` of a run read in parts of whole queries, from each part's."""
+    if not parts:
+        return tie_sources(np.zeros(0, np.int64), np.zeros(0))
+    decimals = None if any(p.decimals is None for p in parts) else max(p.decimals for p in parts)
+    digits = max(p.digits for p in parts)
+    f32 = all(p.float32 or not p.lines for p in parts) and any(p.lines for p in parts)
+    tied = sum(p.tied_lines for p in parts)
+    return TieSources(lines=sum(p.lines for p in parts), tied_lines=tied, groups=sum(p.groups for p in parts),
+                      queries_with_ties=sum(p.queries_with_ties for p in parts), decimals=decimals, digits=digits,
+                      float32=f32, verdict=_verdict(tied > 0, f32, digits, decimals))
 
 
 def _decimals(values: np.ndarray) -> int | None:
