@@ -328,9 +328,12 @@ def render_report(results, fmt: str) -> str:
         out.append(f"  ties: {r['source_note']}\n")
         out.append(f"  tie groups holding a judged doc: {r['tied_groups_with_judged_doc']} over "
                    f"{r['queries_with_tied_judged_docs']} of {r['queries']} evaluated queries\n")
-        digits = (f"{r['score_decimals']} decimal places at most" if r["score_decimals"] is not None
-                  else "more decimal places than a decimal writer needs")
-        out.append(f"  scores carry {r['score_digits']} significant digits at most, {digits}"
+        if r["score_decimals"] is None:
+            from .measures.ties import MAX_DECIMALS
+            places = f"more than {MAX_DECIMALS} decimal places"
+        else:
+            places = f"{r['score_decimals']} decimal place{'' if r['score_decimals'] == 1 else 's'} at most"
+        out.append(f"  scores carry {r['score_digits']} significant digits at most, {places}"
                    f"{'; every score reads as a float32' if r['source'] == 'float32' else ''}\n")
         out.append("  measure                 trec_eval  expected     worst      best  largest query range\n")
         for m in r["measures"]:

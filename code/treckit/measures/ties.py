@@ -1298,7 +1298,8 @@ class TieSources:
         share = f"{self.tied_lines} of {self.lines} lines ({100.0 * self.tied_lines / max(self.lines, 1):.1f}%) " \
                 f"tie in {self.groups} groups over {self.queries_with_ties} queries"
         if self.verdict == "rounded":
-            why = f"the scores carry at most {self.decimals} decimal places: rounding is the likely cause"
+            places = "decimal place" if self.decimals == 1 else "decimal places"
+            why = f"the scores carry at most {self.decimals} {places}: rounding is the likely cause"
         elif self.verdict == "float32":
             why = (f"the scores carry at most {self.digits} significant digits and are all float32 values: "
                    "single precision is the likely cause")
