@@ -13,12 +13,20 @@ ten docs; 0: about a hundred).  Both sides start from the run and qrels in memor
 
 Reported: the best wall time of ``--repeat`` (the sides taking turns), the peak of the memory numpy and Python
 allocate while each side runs (tracemalloc, a run of its own), and what :func:`tie_sources` says of the scores.
+
+Then the commands themselves, side by side (``--commands``, the default; ``--no-commands`` leaves them out):
+``treckit eval -m ... QRELS RUN`` and ``treckit eval --tie-aware expected -m ... QRELS RUN``, each a process of
+its own, reading the file (the rounded copy written to outputs/bench/ when ``--decimals`` < 2): wall time (best
+of ``--repeat``) and peak resident memory (the process's maximum RSS, from ``wait4``), and the ratio of each.
+The issue's bound: tie-aware expected at most 2x plain in both.
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -51,7 +59,52 @@ def data(queries: int, docs: int, decimals: int):
         score = np.round(t.column("score").to_numpy(), decimals)
         run = Run(t.set_column(t.schema.get_field_index("score"), "score", pa.array(score)), run.name, run.notes,
                   run.written)
-    return qrels, run
+    return qrels, run, qrels_path, run_path
+
+
+def rounded_file(run, run_path: Path, decimals: int) -> Path:
+    """The run as a TREC file with its scores rounded to ``decimals`` (written once, next to the run)."""
+    if decimals >= 2:
+        return run_path
+    path = run_path.with_name(f"{run_path.stem}.d{decimals}.trec")
+    if not path.exists():
+        from treckit.api import write_run
+        part = path.with_name(path.name + ".part")
+        write_run(run, part)
+        os.replace(part, path)
+    return path
+
+
+def command(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of ``python -m treckit ARGV``, its output thrown away."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "code"))
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "treckit", *argv], stdout=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"treckit {' '.join(argv)} exited {proc.returncode}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def commands(qrels_path: Path, run_path: Path, names: list[str], repeat: int) -> None:
+    flags = [f"-m{n}" for n in names]
+    sides = {"treckit eval": ["eval", *flags, str(qrels_path), str(run_path)],
+             "treckit eval --tie-aware expected": ["eval", "--tie-aware", "expected", *flags, str(qrels_path),
+                                                   str(run_path)]}
+    got = {k: [] for k in sides}
+    for r in range(repeat):
+        for k in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+            got[k].append(command(sides[k]))
+    print(f"\ncommands on {run_path.name}: best of {repeat}, the sides taking turns")
+    print("| command | wall best (s) | vs plain | peak RSS (MiB) | vs plain |")
+    print("|---|---|---|---|---|")
+    w0 = min(w for w, _ in got["treckit eval"])
+    m0 = max(m for _, m in got["treckit eval"])
+    for k, runs in got.items():
+        w, m = min(w for w, _ in runs), max(m for _, m in runs)
+        print(f"| {k} | {w:.2f} | {w / w0:.2f}x | {m:.0f} | {m / m0:.2f}x |")
 
 
 def plain(qrels, run, names):
@@ -103,12 +156,14 @@ def main() -> None:
     ap.add_argument("--decimals", type=int, default=2, help="round the scores to this many decimals (2: as generated)")
     ap.add_argument("--measures", default=",".join(MEASURES), help="comma-separated, or a nickname (official)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--commands", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the commands themselves, side by side (default: yes)")
     a = ap.parse_args()
     from treckit.measures.ties import tie_sources
     from treckit.model import id_runs, spread
 
     names = a.measures.split(",")
-    qrels, run = data(a.queries, a.docs, a.decimals)
+    qrels, run, qrels_path, run_path = data(a.queries, a.docs, a.decimals)
     starts, code, _ = id_runs(run.table.column("qid"))
     src = tie_sources(spread(np.arange(len(starts)), starts, run.table.num_rows), run.table.column("score").to_numpy())
     print(f"run: {run.table.num_rows} lines, {a.queries} queries; {src.describe()}")
@@ -122,6 +177,21 @@ def main() -> None:
         for k in list(sides)[r % len(sides):] + list(sides)[:r % len(sides)]:
             walls[k].append(timed(sides[k]))
     peaks = {k: peak(f) for k, f in sides.items()}
+
+    def best(k):
+        return min(w for w, _ in walls[k])
+
+    def cpu(k):
+        return statistics.median(c for _, c in walls[k])
+    print(f"measures: {' '.join(names)}; {a.repeat} rounds, the sides taking turns (in memory, after reading)")
+    print("| side | wall best (s) | wall median (s) | vs plain (best) | CPU median (s) | vs plain (CPU) "
+          "| peak numpy+Python memory (MiB) | vs plain |")
+    print("|---|---|---|---|---|---|---|---|")
+    p0, c0, m0 = best("plain evaluation"), cpu("plain evaluation"), peaks["plain evaluation"]
+    for k in sides:
+        med = statistics.median(w for w, _ in walls[k])
+        print(f"| {k} | {best(k):.3f} | {med:.3f} | {best(k) / p0:.2f}x | {cpu(k):.3f} | {cpu(k) / c0:.2f}x "
+              f"| {peaks[k]:.0f} | {peaks[k] / m0:.2f}x |")
     tied, values = tie_aware(qrels, run, names, ("expected", "best", "worst"))
     grouped = int((tied.size > 1).sum())
     print(f"judged retrieved docs: {tied.q.size}, of which in tie groups: {grouped}; "
@@ -137,6 +207,8 @@ def main() -> None:
             got = {m: summary(values[req.text, m][:, j], req.summary) if (req.text, m) in values else float("nan")
                    for m in ("expected", "worst", "best")}
             print(f"| {name} | {trec:.4f} | {got['expected']:.4f} | {got['worst']:.4f} | {got['best']:.4f} |")
+    if a.commands:
+        commands(qrels_path, rounded_file(run, run_path, a.decimals), names, a.repeat)
 
 
 def summary(per_query: np.ndarray, how: str) -> float:
