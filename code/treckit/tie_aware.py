@@ -21,12 +21,20 @@ from .model import Run
 
 TIE_AWARE = ("expected", "best", "worst", "range", "report")
 VALUE_MODES = ("expected", "best", "worst")
+COMPARE_MODES = ("range", "expected")      # compare: ranges beside trec_eval's values, or the tests on expected values
 ENGINES_FIX = "--engine local (the in-memory and streaming engines compute tie-aware values)"
 
 
 def check_mode(mode: str) -> str:
     if mode not in TIE_AWARE:
         raise InputError(f"--tie-aware {mode}: not one of {', '.join(TIE_AWARE)}", fix="e.g. --tie-aware expected")
+    return mode
+
+
+def check_compare_mode(mode: str) -> str:
+    if mode not in COMPARE_MODES:
+        raise InputError(f"--tie-aware {mode}: compare takes {' or '.join(COMPARE_MODES)}",
+                         fix="--tie-aware range (tests on trec_eval's values) or --tie-aware expected")
     return mode
 
 

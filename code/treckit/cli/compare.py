@@ -74,6 +74,11 @@ def compare_cmd(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                             help="--engine dask: the scheduler (tcp://host:8786); default: a local "
                                                  "cluster started for the job"),
+    tie_aware: Optional[str] = typer.Option(None, "--tie-aware", metavar="range|expected",
+                                            help="ties: each pair's difference against the systems' ranges over "
+                                                 "the orders of documents with equal scores (is it inside them?); "
+                                                 "expected: the means and tests on the expected values over random "
+                                                 "tie orders (range: on trec_eval's). docs/ties.md"),
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
@@ -84,13 +89,17 @@ def compare_cmd(
     defer_pandas()
     from ..engines.stream import memory_limit_of
     limit = memory_limit_of(memory_limit)
+    if tie_aware is not None:                               # checked before any file is read
+        from ..tie_aware import check_compare_mode, refuse
+        check_compare_mode(tie_aware)
+        refuse(engine if scheduler is None else "dask")
     if engine != "local" or scheduler is not None:         # checked before any file is read
         from ..engines.dask import check_engine, check_shared_paths
         check_engine(engine, scheduler)
         check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
-                          resamples=resamples, seed=seed)
+                          resamples=resamples, seed=seed, tie_aware=tie_aware)
     if qrels is None and test_set is None:
         from ..errors import InputError
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",
