@@ -187,3 +187,16 @@ def test_the_python_api(tmp_path):
     from treckit.errors import InputError
     with pytest.raises(InputError, match="relstring"):
         treckit.evaluate(str(qp), str(rp), ["relstring"], tie_aware="worst")
+
+
+def test_detect_says_where_the_ties_come_from(capsys, monkeypatch):
+    from conftest import ROOT, run_cli
+
+    monkeypatch.chdir(ROOT / "data" / "ties")
+    code, out, _ = run_cli(["detect", "--ties", "rounded.run"], capsys)
+    assert code == 0 and out.splitlines()[1] == ("ties\t286 of 300 lines (95.3%) tie in 44 groups over 3 queries; the "
+                                                 "scores carry at most 1 decimal place: rounding is the likely cause")
+    code, out, _ = run_cli(["detect", "rounded.run"], capsys)
+    assert code == 0 and len(out.splitlines()) == 1                  # without --ties: as before
+    code, _, err = run_cli(["detect", "--ties", "--role", "qrels", "qrels.test"], capsys)
+    assert code == 2 and "--ties" in err

@@ -124,7 +124,8 @@ def _judged_groups(qrels, run, options: EvalOptions, source: str) -> dict[str, i
     return {q: int(c) for q, c in zip(tied.qids, counts.tolist()) if c}
 
 
-def _sources(run):
+def run_sources(run):
+    """Where a run's ties come from (:func:`treckit.measures.ties.tie_sources` of its lines)."""
     from .measures.ties import tie_sources
     from .model import id_runs, spread
     from .trec_order import numbers
@@ -157,7 +158,7 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
         stored.append(part_values(q, run, part, requests, plain_opts, modes, str(path)))
         rows.update({qid: (len(stored) - 1, i) for i, qid in enumerate(part.qids)})
         if mode == "report":
-            sources.append(_sources(run))
+            sources.append(run_sources(run))
             groups.update(_judged_groups(q, run, plain_opts, str(path)))
 
     if isinstance(path, Run):               # a run already read (the Python API): one part, in memory

@@ -45,13 +45,23 @@ def measures_cmd() -> None:
 
 
 def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to look at ('-' = stdin)"),
-               role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}")) -> None:
+               role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}"),
+               ties: bool = typer.Option(False, "--ties", help="a run: also say how many of its lines tie, how many "
+                                         "score digits it carries, and whether its ties look like rounding or "
+                                         "float32 (docs/ties.md)")) -> None:
     """Say which format a file is read as, and why."""
     from ..formats.detect import detect_qrels, detect_run
     from ..startup import defer_pandas
     defer_pandas()
+    if ties and (role == "qrels" or path == "-"):
+        from ..errors import InputError
+        raise InputError("--ties looks at a run file's scores", fix="give a run file (not stdin), without --role qrels")
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
+    if ties:
+        from ..reading import RunReading
+        from ..tie_aware import run_sources
+        print(f"ties\t{run_sources(RunReading().read(path, lean=True).run).describe()}")
 
 
 def eval_cmd(ctx: typer.Context) -> None:

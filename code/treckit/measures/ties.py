@@ -1296,7 +1296,8 @@ class TieSources:
         if not self.tied_lines:
             return "no ties: every score is unique within its query"
         share = f"{self.tied_lines} of {self.lines} lines ({100.0 * self.tied_lines / max(self.lines, 1):.1f}%) " \
-                f"tie in {self.groups} groups over {self.queries_with_ties} queries"
+                f"tie in {self.groups} group{'s' if self.groups != 1 else ''} over {self.queries_with_ties} " \
+                f"quer{'ies' if self.queries_with_ties != 1 else 'y'}"
         if self.verdict == "rounded":
             places = "decimal place" if self.decimals == 1 else "decimal places"
             why = f"the scores carry at most {self.decimals} {places}: rounding is the likely cause"
