@@ -74,22 +74,21 @@ def check_requests(requests, mode: str, *, default_measures: bool = False, warn=
 
 @dataclass
 class TieAwareEvaluation:
-    """The plain result of a run and, per value mode, its tie-aware result; ``sources``: where its ties come
-    from; ``judged_groups``: tie groups holding a judged (or pooled) doc, over evaluated and unevaluated queries."""
+    """The plain result of a run and, per value mode, its tie-aware result; for a report, ``sources``: where
+    its ties come from, and ``per_query_groups``: each judged query's tie groups that hold a judged doc."""
 
     plain: EvalResult
     values: dict[str, EvalResult]
     sources: object = None
-    judged_groups: int = 0
     per_query_groups: dict[str, int] = field(default_factory=dict)
 
 
-def part_values(qrels, run, part, requests, options: EvalOptions, modes, source: str = "run") -> dict[str, np.ndarray]:
-    """{mode: (Q, C) tie-aware values} of one part of a run (``part``: its plain :class:`PartValues`, whose
-    queries and columns they follow), -c's placeholder rules applied as to plain values."""
-    from .measures.ties import tie_values, tied_ranking
+def part_values(tied, part, requests, options: EvalOptions, modes) -> dict[str, np.ndarray]:
+    """{mode: (Q, C) tie-aware values} of one part of a run (``tied``: its :class:`TiedRanking`; ``part``: its
+    plain :class:`PartValues`, whose queries and columns they follow), -c's placeholder rules applied as to
+    plain values."""
+    from .measures.ties import tie_values
 
-    tied = tied_ranking(qrels, run, options, source=source)
     if tied.qids != part.qids:
         raise RuntimeError("the tie groups and the plain values do not hold the same queries")
     out = {}
@@ -111,12 +110,9 @@ def part_values(qrels, run, part, requests, options: EvalOptions, modes, source:
     return out
 
 
-def _judged_groups(qrels, run, options: EvalOptions, source: str) -> dict[str, int]:
-    """Per query, its tie groups of two docs or more that hold a doc of the qrels."""
-    from .measures.ties import tied_ranking
-
-    tied = tied_ranking(qrels, run, options, source=source)
-    keep = tied.size > 1
+def _judged_groups(tied) -> dict[str, int]:
+    """Per query, its tie groups of two docs or more that hold a judged doc (a grade of 0 or more)."""
+    keep = (tied.size > 1) & (tied.rel >= 0)
     if not keep.any():
         return {}
     pairs = np.unique(np.stack([tied.q[keep], tied.start[keep]], axis=1), axis=0)
@@ -144,22 +140,21 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
     plain ones."""
     from .engines.core import QrelsByQuery
     from .engines.stream import evaluate_path
-    from .measures.ties import combine_sources
+    from .measures.ties import combine_sources, tied_ranking
 
     modes = modes_of(mode)
     index = QrelsByQuery(qrels)
-    plain_opts = dataclasses.replace(options, zscores=None)
     rows: dict[str, tuple[int, int]] = {}
     stored: list[dict[str, np.ndarray]] = []
     sources, groups = [], {}
 
     def on_part(part, run) -> None:
-        q = index.take(part.qids)
-        stored.append(part_values(q, run, part, requests, plain_opts, modes, str(path)))
+        tied = tied_ranking(index.take(part.qids), run, options, source=str(path))
+        stored.append(part_values(tied, part, requests, options, modes))
         rows.update({qid: (len(stored) - 1, i) for i, qid in enumerate(part.qids)})
         if mode == "report":
             sources.append(run_sources(run))
-            groups.update(_judged_groups(q, run, plain_opts, str(path)))
+            groups.update(_judged_groups(tied))
 
     if isinstance(path, Run):               # a run already read (the Python API): one part, in memory
         from .evaluation import evaluate_part, merge_parts
@@ -177,8 +172,7 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
                 p, r = rows[qid]
                 v[i] = stored[p][m][r]
         values[m] = _result(plain, v, requests, options, qrels)
-    return TieAwareEvaluation(plain, values, combine_sources(sources) if mode == "report" else None,
-                              sum(groups.values()), groups)
+    return TieAwareEvaluation(plain, values, combine_sources(sources) if mode == "report" else None, groups)
 
 
 def _result(plain: EvalResult, values: np.ndarray, requests, options: EvalOptions, qrels) -> EvalResult:
