@@ -1422,6 +1422,54 @@ def no_worker(command: str):
     return check
 
 
+def tie_aware_mode(c: Ctx):
+    q, r = _files(c)          # RUN has no ties: its tie-aware values are trec_eval's
+    said(c.cli("eval", "--tie-aware", "mean", "-m", "map", q, r), "--tie-aware mean: not one of", "e.g. --tie-aware expected")
+    assert ok(c.cli("eval", "--tie-aware", "expected", "-m", "map", q, r)).out == _te_out(c, q, r, "-m", "map")
+
+
+def tie_aware_compare_mode(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("compare", "--tie-aware", "best", "-m", "map", "--test", "t-test", q, r, _second_run(c)),
+         "--tie-aware best: compare takes range or expected", "--tie-aware range")
+    got = ok(c.cli("compare", "--tie-aware", "range", "-m", "map", "--test", "t-test", q, r, _second_run(c)))
+    assert "inside tie ranges" in got.out and c.measure(q, r)["map"] in got.out
+
+
+def tie_aware_engine(command: str):
+    def check(c: Ctx):
+        q, r = _files(c)
+        if command == "eval":
+            said(c.cli("eval", "--tie-aware", "expected", "--engine", "dask", "-m", "map", q, r),
+                 "the dask engine does not compute tie-aware values", "--engine local")
+            assert ok(c.cli("eval", "--tie-aware", "expected", "--engine", "local", "-m", "map", q, r)).out == \
+                _te_out(c, q, r, "-m", "map")
+        else:
+            said(c.cli("compare", "--tie-aware", "range", "--engine", "dask", "-m", "map", "--test", "t-test", q, r,
+                       _second_run(c)), "the dask engine does not compute tie-aware values", "--engine local")
+            got = ok(c.cli("compare", "--tie-aware", "range", "--engine", "local", "-m", "map", "--test", "t-test", q, r,
+                           _second_run(c)))
+            assert c.measure(q, r)["map"] in got.out
+    return check
+
+
+def tie_aware_with(flag: str, extra):
+    def check(c: Ctx):
+        q, r = _files(c)
+        args = extra(c, q)
+        said(c.cli("eval", "--tie-aware", "expected", *args, "-m", "map", q, r), f"--tie-aware with {flag}",
+             f"leave out {flag}, or --tie-aware")
+        assert ok(c.cli("eval", "--tie-aware", "expected", "-m", "map", q, r)).out == _te_out(c, q, r, "-m", "map")
+    return check
+
+
+def detect_ties_of_a_run(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("detect", "--ties", "--role", "qrels", q), "--ties looks at a run file's scores",
+         "give a run file (not stdin), without --role qrels")
+    assert ok(c.cli("detect", "--ties", r)).out.splitlines()[1] == "ties\tno ties: every score is unique within its query"
+
+
 OTHERS = [
     Other("missing-error", "measures/ranking.py: pass --missing skip", "eval", missing_error_eval),
     Other("missing-error", "measures/ranking.py: pass --missing skip", "evaluate.py", missing_error_script),
@@ -1474,6 +1522,20 @@ OTHERS = [
           compare_options("permutations", 5, 10000, "pass e.g. permutations=10000")),
     Other("compare-seed", "compare/compare.py: pass e.g. --seed 42", "python",
           compare_options("seed", -1, 42, "pass e.g. seed=42")),
+    Other("compare-tie-aware", "compare/compare.py: pass e.g. --tie-aware range", "python",
+          compare_options("tie_aware", "best", "range", "pass e.g. tie_aware='range'")),
+    Other("tie-aware-mode", "tie_aware.py: e.g. --tie-aware expected", "eval", tie_aware_mode),
+    Other("tie-aware-compare-mode", "tie_aware.py: --tie-aware range (tests on trec_eval's values) or --tie-aware expected",
+          "compare", tie_aware_compare_mode),
+    *[Other("tie-aware-engine", "tie_aware.py: --engine local (the in-memory and streaming engines", cmd,
+            tie_aware_engine(cmd)) for cmd in ("eval", "compare")],
+    Other("tie-aware-zscores", "tie_aware.py: leave out -Z, or --tie-aware", "eval",
+          tie_aware_with("-Z", lambda c, q: ("-Z", c.file("1 map 0.5 0.1\n", "zscores")))),
+    Other("tie-aware-cross-check", "tie_aware.py: leave out --cross-check, or --tie-aware", "eval",
+          tie_aware_with("--cross-check", lambda c, q: ("--cross-check",))),
+    Other("tie-aware-prefs", "tie_aware.py: leave out -R, or --tie-aware", "eval",
+          tie_aware_with("-R", lambda c, q: ("-R", "qrels_prefs"))),
+    Other("detect-ties", "cli/info.py: give a run file (not stdin), without --role qrels", "detect", detect_ties_of_a_run),
     Other("weights-names", "retrieval/fusion.py: --weights names", "fuse", fuse_weights_by_name),
     Other("weights-numbers", "retrieval/fusion.py: e.g. --weights {", "fuse", fuse_weights_numbers),
     Other("tune-method", "retrieval/fusion.py: use --method rrf or weighted", "fuse", fuse_tune_method),
@@ -1542,6 +1604,13 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("cli/info.py: --ties looks at a run file's scores", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware {mode}: not one of", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware {mode}: compare takes", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware: the {engine} engine does not", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware with -Z", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware with --cross-check", "the error's reason (its fix is tested)"),
+    ("tie_aware.py: --tie-aware with -R {rel_format}", "the error's reason (its fix is tested)"),
     ("service/evaluator.py: how the run is ranked, as --order", "a request field's description (the field is named order)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
