@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
 import warnings
 
@@ -113,6 +114,30 @@ def test_streamed_runs_give_the_same_bytes(tmp_path, monkeypatch):
         streamed = treckit(["--memory-limit", "1K", *argv])
         assert whole[0] == streamed[0] == 0 and whole[1] == streamed[1]
     assert parts and all(n > 1 for n in parts)
+
+
+def test_an_interleaved_run_streamed_through_shards_gives_the_same_bytes(tmp_path, monkeypatch):
+    """Queries interleaved (the streaming engine partitions the run into shards), and an unjudged query whose
+    shard holds no judged one."""
+    from treckit import thresholds
+
+    monkeypatch.setattr(thresholds, "STREAM_BLOCK_MIN_BYTES", 48)
+    monkeypatch.setattr(thresholds, "IN_MEMORY_BYTES_PER_FILE_BYTE", 100)
+    monkeypatch.setattr(thresholds, "SHARDS_MAX", 5)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    qp, rp = write_case(CASE, tmp_path)
+    lines = rp.read_text().splitlines(True) + [f"unjudged{k % 3} Q0 u{k} 0 1.0 ties\n" for k in range(6)]
+    by_query: dict[str, list[str]] = {}
+    for ln in lines:
+        by_query.setdefault(ln.split()[0], []).append(ln)
+    mixed = [ln for row in itertools.zip_longest(*by_query.values()) for ln in row if ln]
+    rp.write_text("".join(mixed))
+    for mode in ("expected", "report"):
+        argv = ["--tie-aware", mode, "-q", "-c", "-M", "5", *[f"-m{m}" for m in MEASURES], qp, rp]
+        whole = treckit(["--memory-limit", "0", *argv])
+        streamed = treckit(["--memory-limit", "1K", *argv])
+        assert whole[0] == streamed[0] == 0, streamed[2]
+        assert whole[1] == streamed[1]
 
 
 def test_range_columns_hold_trec_evals_value_and_the_three_others(tmp_path):

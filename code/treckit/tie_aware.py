@@ -141,6 +141,7 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
     from .engines.core import QrelsByQuery
     from .engines.stream import evaluate_path
     from .measures.ties import combine_sources, tied_ranking
+    from .model import id_runs
 
     modes = modes_of(mode)
     index = QrelsByQuery(qrels)
@@ -149,11 +150,14 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
     sources, groups = [], {}
 
     def on_part(part, run) -> None:
+        if mode == "report":                    # every line of the run, judged or not
+            sources.append((set(id_runs(run.table.column("qid"))[2]), run_sources(run)))
+        if not part.qids:                       # a part without judged queries (a shard of unjudged ones)
+            return
         tied = tied_ranking(index.take(part.qids), run, options, source=str(path))
         stored.append(part_values(tied, part, requests, options, modes))
         rows.update({qid: (len(stored) - 1, i) for i, qid in enumerate(part.qids)})
         if mode == "report":
-            sources.append(run_sources(run))
             groups.update(_judged_groups(tied))
 
     if isinstance(path, Run):               # a run already read (the Python API): one part, in memory
@@ -172,7 +176,20 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
                 p, r = rows[qid]
                 v[i] = stored[p][m][r]
         values[m] = _result(plain, v, requests, options, qrels)
-    return TieAwareEvaluation(plain, values, combine_sources(sources) if mode == "report" else None, groups)
+    return TieAwareEvaluation(plain, values, combine_sources(_last_pass(sources)) if mode == "report" else None,
+                              groups)
+
+
+def _last_pass(parts: list[tuple[set, object]]) -> list:
+    """The sources of the parts of the engine's last pass over the run: a streamed run found interleaved is
+    read again, shard by shard, and every query of the first pass comes again in a later part."""
+    seen: set = set()
+    kept = []
+    for qids, src in reversed(parts):
+        if not qids & seen:
+            kept.append(src)
+            seen |= qids
+    return kept[::-1]
 
 
 def _result(plain: EvalResult, values: np.ndarray, requests, options: EvalOptions, qrels) -> EvalResult:
