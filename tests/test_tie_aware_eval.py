@@ -157,6 +157,21 @@ def test_range_columns_hold_trec_evals_value_and_the_three_others(tmp_path):
     assert f"{row['trec_eval']:.4f}" == plain["map", "all"]
 
 
+def test_a_reading_that_orders_the_ties_leaves_none(tmp_path):
+    """--ties break and docid-asc choose one order when the run is read: the four values of range coincide,
+    and are that reading's plain values."""
+    qp, rp = write_case(CASE, tmp_path)
+    for ties in ("break", "docid-asc"):
+        plain = _lines(treckit(["--ties", ties, "-m", "map", "-m", "P.3", qp, rp])[1])
+        code, out, _ = treckit(["--ties", ties, "--tie-aware", "range", "--format", "trec_eval", "-m", "map", "-m",
+                                "P.3", qp, rp])
+        assert code == 0
+        for m, q, *values in (ln.split("\t") for ln in out.splitlines()[1:]):
+            assert set(values) == {plain[m.strip(), q]}, (ties, m)
+    keep = treckit(["--tie-aware", "range", "--format", "trec_eval", "-m", "P.3", qp, rp])[1]
+    assert len(set(keep.splitlines()[1].split("\t")[2:])) > 1          # read as written, the ties move P@3
+
+
 def test_report_counts_the_ties_and_names_the_queries_that_move(tmp_path):
     """q0: groups [1, n] and [0, 2, n, 1] hold judged docs, [1] is single; q1: [n, 0, 1] does.  Three tied
     groups with a judged doc over two queries; scores are whole numbers: rounding."""
