@@ -196,6 +196,12 @@ def test_what_is_not_covered_is_refused_with_exit_2(tmp_path):
     assert treckit(["--tie-aware", "best", "-m", "gm_map", qp, rp])[0] == 0
     code, out, err = treckit(["--tie-aware", "expected", qp, rp])         # the default set: gm_map left out, said
     assert code == 0 and "gm_map left out" in err and "gm_map" not in out and "map " in out
+    # a nickname: what it brings that is not covered is left out, said; the rest printed
+    code, out, err = treckit(["--tie-aware", "worst", "-m", "all_trec", qp, rp])
+    assert code == 0 and "relstring left out of the tie-aware worst values" in err and "relstring" not in out
+    assert "gm_map " in out and "ndcg_cut_10 " in out
+    code, out, err = treckit(["--tie-aware", "range", "-m", "official", qp, rp])
+    assert code == 0 and "gm_map left out of the tie-aware expected values" in err and "\ngm_map " not in out
     code, _, err = treckit(["--tie-aware", "expected", "--engine", "dask", qp, rp])
     assert code == 2 and "--engine local" in err
     code, _, err = treckit(["--tie-aware", "mean", qp, rp])

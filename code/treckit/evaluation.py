@@ -401,11 +401,11 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
     if tie_aware is not None:
-        from .tie_aware import api_frame, check_mode, check_requests, evaluate_tie_aware, refuse
+        from .tie_aware import api_frame, check_mode, check_requests, evaluate_tie_aware, named_measures, refuse
         check_mode(tie_aware)
         refuse("dask" if engine != "local" or client is not None or scheduler is not None else "local",
                zscores=opts.zscores is not None)
-        requests = check_requests(requests, tie_aware)
+        requests = check_requests(requests, tie_aware, named=named_measures(as_measures(measures)), warn=warn)
         q = as_qrels(qrels)
         src = run if _run_file(run) else as_run(run, reading, qrels_source=qrels, warn=warn)
         ev = evaluate_tie_aware(q, src, requests, opts, reading, tie_aware, memory_limit=limit, warn=warn,

@@ -43,32 +43,51 @@ def modes_of(mode: str) -> tuple[str, ...]:
     return (mode,) if mode in VALUE_MODES else VALUE_MODES
 
 
-def check_requests(requests, mode: str, *, default_measures: bool = False, warn=None) -> list:
+def named_measures(measures: list[str]) -> set[str]:
+    """The measures (trec_eval family names) asked for by name in ``measures``, not through a nickname
+    (``official``, ``all_trec``) or the default set."""
+    from .measures.registry import resolve
+
+    named = set()
+    for text in measures:
+        families = {r.measure.name for r in resolve([text])}
+        if len(families) == 1:
+            named |= families
+    return named
+
+
+def check_requests(requests, mode: str, *, named: set[str] | None = None, warn=None) -> list:
     """The requests a tie-aware ``mode`` computes.  A measure without tie-aware values is refused (exit 2,
-    naming the covered ones); in the default measure set, ``gm_map``'s missing expectation leaves it out
-    with a warning instead."""
+    naming the covered ones) when it was asked for by name (``named``: those; None: every one); one that
+    came in through a nickname or the default set is left out with a warning."""
     from .measures.ties import SPECS, NotTieAware, _REFUSED, covered
 
-    kept = []
+    kept, left_out = [], []
     for req in requests:
         m = req.measure
         if m.value == "runid":
             kept.append(req)
             continue
+        spec = SPECS.get(m.name)
         for value_mode in modes_of(mode):
-            spec = SPECS.get(m.name)
             if spec is None:
-                raise NotTieAware(req.text, value_mode, _REFUSED.get(m.name, "it is not among the measures computed "
-                                                                           "over tie orders"))
-            if value_mode == "expected" and spec.expected is None:
-                if default_measures:
-                    if warn is not None:
-                        warn(f"{req.text} left out of the tie-aware values: {spec.no_expected}; "
-                             f"tie-aware expected values cover: {' '.join(covered('expected'))}")
-                    break
-                raise NotTieAware(req.text, value_mode, spec.no_expected)
+                why = _REFUSED.get(m.name, "it is not among the measures computed over tie orders")
+            elif value_mode == "expected" and spec.expected is None:
+                why = spec.no_expected
+            else:
+                continue
+            if named is None or m.name in named:
+                raise NotTieAware(req.text, value_mode, why)
+            left_out.append((req.text, value_mode, why))
+            break
         else:
             kept.append(req)
+    if left_out and warn is not None:
+        for text, value_mode, why in left_out:
+            warn(f"{text} left out of the tie-aware {value_mode} values: {why}")
+        covering = sorted({vm for _, vm, _ in left_out})
+        for value_mode in covering:
+            warn(f"tie-aware {value_mode} values cover: {' '.join(covered(value_mode))}")
     return kept
 
 
@@ -381,14 +400,13 @@ def _json_row_deep(r):
 
 
 def write_tie_aware(out, qrels, files, requests, options: EvalOptions, reading, mode: str, fmt: str, *,
-                    memory_limit=None, per_query: bool = False, summary: bool = True,
-                    default_measures: bool = False) -> None:
-    """``treckit eval --tie-aware MODE``: every run of ``files[1:]`` evaluated, then written in ``fmt``."""
+                    memory_limit=None, per_query: bool = False, summary: bool = True) -> None:
+    """``treckit eval --tie-aware MODE``: every run of ``files[1:]`` evaluated (``requests``: as
+    :func:`check_requests` keeps them), then written in ``fmt``."""
     from .engines.stream import memory_limit_of
     from .output.records import write
     from .stages import say
 
-    requests = check_requests(requests, mode, default_measures=default_measures, warn=say)
     limit = memory_limit_of(memory_limit)
     results = []
     for path in files[1:]:

@@ -387,6 +387,9 @@ def run_eval(a: EvalArgs, out=None) -> None:
         from .evaluate_prefs import check_measures_for_qrels
         check_measures_for_qrels(a.measures)
         raise
+    if a.tie_aware is not None:                  # refused or left out before anything is read
+        from ..tie_aware import check_requests, named_measures
+        requests = check_requests(requests, a.tie_aware, named=named_measures(a.measures), warn=say)
     # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
     qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
     opts = dataclasses.replace(eval_options(a), zscores=read_zscores(a.zscore) if a.zscore else None)
@@ -395,7 +398,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
     if a.tie_aware is not None:
         from ..tie_aware import write_tie_aware
         return write_tie_aware(out, qrels, a.files, requests, opts, a.reading, a.tie_aware, fmt, memory_limit=a.memory_limit,
-                               per_query=a.query, summary=a.summary, default_measures=not a.measures)
+                               per_query=a.query, summary=a.summary)
     if a.engine == "dask":                      # the same results, computed on a Dask cluster
         from ..engines.dask import evaluate_runs
         results = evaluate_runs(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],

@@ -251,10 +251,10 @@ def compare(qrels: Qrels, systems: list[System], measures: list[str], options: C
     measures, printed = to_engine(measures)
     requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
     if o.tie_aware is not None:
-        from ..tie_aware import check_requests, refuse
+        from ..tie_aware import check_requests, named_measures, refuse
         if scorer is not None:
             refuse("dask")
-        requests = check_requests(requests, "range")
+        requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
     draws = None
     if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
         import pyarrow.compute as pc
