@@ -4,8 +4,9 @@ to trec_eval's value (``range``); or a summary of what the ties did (``report``)
 
 The values themselves are :mod:`treckit.measures.ties`'; here they are wired into the engine: each part
 of the run the engine evaluates (the whole run in memory, or query group by query group when it is
-streamed) gets its tie-aware values beside the plain ones, and the rows, -c's placeholders, -Z and the
-summary follow the plain evaluation's rules (:func:`treckit.evaluation._summarise`).
+streamed) gets its tie-aware values beside the plain ones, and the rows, -c's placeholders and the summary
+follow the plain evaluation's rules (:func:`treckit.evaluation._summarise`).  -Z, the Dask engine,
+--cross-check and preference judgments are refused (:func:`refuse`).
 """
 from __future__ import annotations
 
