@@ -1,0 +1,292 @@
+"""Qrels and runs read as gdeval.pl 1.2a (the TREC Web track's nDCG@k/ERR@k script) reads them.
+
+gdeval.pl is a Perl script, and what it accepts, and how it orders a run, follow from Perl's rules:
+
+* a line is split on ASCII whitespace (space, tab, VT, FF, CR, LF) after every CR in it is removed (a CR
+  inside a line joins the text around it); extra fields are ignored;
+* a topic loses everything up to its last ``-`` (``wt09-12`` is topic ``12``) and must then be digits;
+* qrels: ``TOPIC ZERO DOCNO JUDGMENT``: ZERO must be numerically 0 (``Q0`` is, as Perl reads a word as 0,
+  with a warning), JUDGMENT an integer (``-?[0-9]+``) of at most 4 (MAX_JUDGMENT); only judgments above 0
+  are kept;
+* runs: ``TOPIC Q0 DOCNO RANK SCORE RUNID``: ``Q0`` literally, RANK digits, RUNID present and not ``0``;
+  the rank is never used; SCORE is read as Perl reads a number (its numeric prefix, 0 for none, with a
+  warning), and the run id printed is the last line's;
+* the run is ordered by topic (numerically), score descending, then docno descending as bytes; the
+  qrels by topic, then judgment descending; both sorts are stable (Perl's merge sort);
+* topics are compared as numbers (``01`` and ``1`` are one topic) but looked up as written
+  (``$judgment{"$topic:$docno"}``, ``$seen{$topic}``, ``$ideal{$topic}``).
+
+What gdeval.pl refuses (``format error on line N``) is an :class:`~treckit.errors.InputError` here, naming
+the file, the line, the text and the fix; where Perl only warns (a word read as a number), a warning is
+said once per file and the line is read as gdeval.pl reads it.  Three inputs are refused here that
+gdeval.pl takes, because its output for them is not defined by the script: a NaN score (its order then
+depends on the sort algorithm), a run id with ``%`` (printed through ``printf`` as a format), and a
+topic whose ideal DCG gdeval.pl cannot find (it stops there on a division by zero).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import Callable
+
+from ..errors import InputError
+from ..io import display_name, read_bytes
+
+MAX_JUDGMENT = 4
+"""gdeval.pl's largest judgment: a higher one is a format error, and ERR's stopping probability is
+(2^g - 1) / 2^MAX_JUDGMENT."""
+
+_DIGITS = re.compile(rb"[0-9]+\Z")
+_JUDGMENT = re.compile(rb"-?[0-9]+\Z")
+# the numeric prefix Perl reads in a string (grok_number): sign, digits, fraction, exponent; or Inf/NaN
+_PERL_DECIMAL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_PERL_INTEGER = re.compile(rb"[+-]?[0-9]+\Z")
+_PERL_INFNAN = re.compile(rb"[ \t\n\v\f\r]*([+-]?)(?:1\.#)?(inf(?:inity)?|nan|ind|qnan|snan)", re.IGNORECASE)
+_IV_MIN, _UV_MAX = -(1 << 63), (1 << 64) - 1
+_EXACT = 1 << 53            # integers up to this size compare the same as doubles and as integers
+
+
+def perl_number(text: bytes) -> tuple[int | float, bool]:
+    """``text`` as Perl's numeric operators read it, and whether all of it is a number (Perl warns if not).
+
+    An integer that fits Perl's integer slots (-2^63 .. 2^64-1) stays an exact ``int`` (Perl compares two
+    of them as integers); anything else is a double, correctly rounded as Perl rounds it.  No numeric prefix
+    reads as 0 (``abc``, ``0x10`` -> 0, ``1_000`` -> 1)."""
+    m = _PERL_DECIMAL.match(text)
+    if m is None:
+        m = _PERL_INFNAN.match(text)
+        if m is None:
+            return 0, False
+        word = m.group(2).lower()
+        value = math.nan if word in (b"nan", b"qnan", b"snan", b"ind") else math.inf
+        whole = m.end() == len(text.rstrip(b" \t\n\v\f\r"))
+        return (-value if m.group(1) == b"-" else value), whole
+    whole = m.end() == len(text.rstrip(b" \t\n\v\f\r"))
+    literal = m.group(1) + m.group(2)
+    if _PERL_INTEGER.match(literal):
+        value = int(literal)
+        if _IV_MIN <= value <= _UV_MAX:
+            return value, whole
+    value = float(literal)
+    if value == 0.0:
+        value = 0.0                      # Perl reads "-0.0" as 0
+    return value, whole
+
+
+def _integral(v: int | float) -> int | None:
+    """The integer Perl keeps beside a number when it is one exactly (its IOK flag), else None."""
+    if isinstance(v, int):
+        return v
+    if math.isfinite(v) and v == int(v) and _IV_MIN <= v < 2.0 ** 64:
+        return int(v)
+    return None
+
+
+def perl_compare(a: int | float, b: int | float) -> int:
+    """Perl's ``<``/``>`` on two numbers as a three-way result: integers compare exactly, anything else as
+    doubles (an integer beyond 2^53 is rounded then); NaN is neither less nor greater (0)."""
+    ia, ib = _integral(a), _integral(b)
+    if ia is not None and ib is not None:
+        return (ia > ib) - (ia < ib)
+    fa, fb = float(a), float(b)
+    return (fa > fb) - (fa < fb)
+
+
+def _needs_exact_compare(values) -> bool:
+    """Whether Python's own comparison of ``values`` could differ from Perl's: only with an integer beyond
+    2^53, which Perl compares exactly with another integer but rounded with a fraction."""
+    return any(isinstance(v, int) and not -_EXACT <= v <= _EXACT for v in values)
+
+
+@dataclass
+class GdevalQrels:
+    """Qrels as gdeval.pl holds them: judgments above 0 by ``topic:docno`` as written (the last one in
+    sorted order wins), every kept judgment of a topic for its ideal ranking, and the topics seen."""
+
+    path: str
+    judgment: dict[bytes, int]                  # b"topic:docno" -> judgment
+    ideal_gains: dict[bytes, list[int]]         # the group's first topic as written -> judgments, descending
+    seen: set[bytes]
+
+
+@dataclass
+class GdevalRun:
+    """A run as gdeval.pl orders it: per topic group (topics equal as numbers), the topic as first written
+    in that group and the judgments of its documents in gdeval.pl's order."""
+
+    path: str
+    runid: bytes
+    topics: list[bytes] = field(default_factory=list)       # each group's first topic as written
+    gains: list[list[int]] = field(default_factory=list)    # each group's judgments in ranked order (0: none)
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """Lines as Perl's ``<FH>`` gives them, each with every CR removed (``s/[\\r\\n]//g``)."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line.replace(b"\r", b"") if b"\r" in line else line for line in lines]
+
+
+def _shown(line: bytes) -> str:
+    return line.decode("utf-8", "backslashreplace")
+
+
+def _topic_number(topic: bytes) -> int | float:
+    value = int(topic)
+    return value if value <= _UV_MAX else float(value)
+
+
+class _Warnings:
+    """A reading gdeval.pl warns about (a word read as a number): said once per file, with a count."""
+
+    def __init__(self, path: str, what: str, warn: Callable[[str], None] | None) -> None:
+        self.path, self.what, self.warn = path, what, warn
+        self.count, self.first = 0, None
+
+    def add(self, line_no: int, text: bytes) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = (line_no, text)
+
+    def say(self) -> None:
+        if self.count and self.warn is not None:
+            line_no, text = self.first
+            more = f" ({self.count} lines like it)" if self.count > 1 else ""
+            self.warn(f"{self.path}:{line_no}: {self.what} {_shown(text)!r} is not a number: gdeval.pl reads it "
+                      f"as {perl_number(text)[0]!r} (Perl's rule, with a warning) and so does treckit{more}")
+
+
+def _default_warn(message: str) -> None:
+    from ..reading import warn_python
+    warn_python(message)
+
+
+def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = _default_warn) -> GdevalQrels:
+    """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
+    name = display_name(path)
+    if data is None:
+        data = read_bytes(path)
+    zero_words = _Warnings(name, "the second field", warn)
+    kept: list[tuple[int | float, int, bytes, bytes, int]] = []      # (topic number, judgment, topic, docno, line)
+    for line_no, line in enumerate(_lines(data), 1):
+        f = line.split()
+        topic = f[0].rpartition(b"-")[2] if f else b""
+        zero = f[1] if len(f) > 1 else b"0"
+        judgment = f[3] if len(f) > 3 else b""
+        zero_value, zero_whole = perl_number(zero)
+        if not (_DIGITS.match(topic) and zero_value == 0 and _JUDGMENT.match(judgment)
+                and int(judgment) <= MAX_JUDGMENT):
+            raise InputError(f"format error: {_qrels_problem(f, topic, zero_value, judgment)} (gdeval.pl stops "
+                             "here too)", path=name, line=line_no, text=_shown(line),
+                             fix="gdeval.pl reads qrels lines TOPIC 0 DOCNO JUDGMENT: a numeric topic (a prefix "
+                                 "up to '-' is dropped), 0, the docno, an integer judgment of at most "
+                                 f"{MAX_JUDGMENT}")
+        if not zero_whole:
+            zero_words.add(line_no, zero)
+        value = int(judgment)
+        if value > 0:
+            kept.append((_topic_number(topic), value, topic, f[2], line_no))
+    zero_words.say()
+    kept = _stable_sorted(kept, [(0, False), (1, True)])
+    judgments: dict[bytes, int] = {}
+    ideal: dict[bytes, list[int]] = {}
+    seen: set[bytes] = set()
+    group_key, group_number = None, None
+    for number, value, topic, docno, _ in kept:
+        if group_number is None or perl_compare(number, group_number) != 0:
+            group_key, group_number = topic, number
+            ideal[group_key] = []
+        judgments[topic + b":" + docno] = value
+        ideal[group_key].append(value)
+        seen.add(topic)
+    return GdevalQrels(name, judgments, ideal, seen)
+
+
+def _qrels_problem(f: list[bytes], topic: bytes, zero_value, judgment: bytes) -> str:
+    if len(f) < 4:
+        return f"{len(f)} field{'s' if len(f) != 1 else ''}, not 4"
+    if not _DIGITS.match(topic):
+        return f"topic {_shown(f[0])!r} is not a number"
+    if zero_value != 0:
+        return f"second field {_shown(f[1])!r} is not 0"
+    if not _JUDGMENT.match(judgment):
+        return f"judgment {_shown(judgment)!r} is not an integer"
+    return f"judgment {int(judgment)} is above gdeval.pl's maximum of {MAX_JUDGMENT}"
+
+
+def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
+             warn: Callable[[str], None] | None = _default_warn) -> GdevalRun:
+    """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its run, and look up each document's
+    judgment in ``qrels`` as gdeval.pl does."""
+    name = display_name(path)
+    if data is None:
+        data = read_bytes(path)
+    score_words = _Warnings(name, "score", warn)
+    rows: list[tuple[int | float, int | float, bytes, bytes, int]] = []   # (topic number, score, docno, topic, line)
+    runid = b"?????"
+    for line_no, line in enumerate(_lines(data), 1):
+        f = line.split()
+        topic = f[0].rpartition(b"-")[2] if f else b""
+        runid = f[5] if len(f) > 5 else b""
+        if not (_DIGITS.match(topic) and len(f) > 1 and f[1] == b"Q0" and len(f) > 3 and _DIGITS.match(f[3])
+                and runid not in (b"", b"0")):
+            raise InputError(f"format error: {_run_problem(f, topic)} (gdeval.pl stops here too)", path=name,
+                             line=line_no, text=_shown(line),
+                             fix="gdeval.pl reads run lines TOPIC Q0 DOCNO RANK SCORE RUNID: a numeric topic (a "
+                                 "prefix up to '-' is dropped), the word Q0, a rank of digits, a run id other "
+                                 "than 0")
+        score, whole = perl_number(f[4])
+        if not whole:
+            score_words.add(line_no, f[4])
+        if isinstance(score, float) and math.isnan(score):
+            raise InputError(f"score {_shown(f[4])!r} is NaN: gdeval.pl's order of a NaN score depends on its sort "
+                             "algorithm, so treckit refuses it", path=name, line=line_no, text=_shown(line),
+                             fix="give every document a real number; drop or rescore NaN rows")
+        rows.append((_topic_number(topic), score, f[2], topic, line_no))
+    score_words.say()
+    if b"%" in runid:
+        raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
+                         "where '%' starts a directive, so its output for this run id is garbled", path=name,
+                         fix="rename the run (its last line's run id) without '%'")
+    rows = _stable_sorted(rows, [(0, False), (1, True), (2, True)])
+    run = GdevalRun(name, runid)
+    group_number = None
+    for number, _, docno, topic, _ in rows:
+        if group_number is None or perl_compare(number, group_number) != 0:
+            group_number = number
+            run.topics.append(topic)
+            run.gains.append([])
+        run.gains[-1].append(qrels.judgment.get(topic + b":" + docno, 0))
+    return run
+
+
+def _run_problem(f: list[bytes], topic: bytes) -> str:
+    if not f:
+        return "an empty line"
+    if not _DIGITS.match(topic):
+        return f"topic {_shown(f[0])!r} is not a number"
+    if len(f) < 6:
+        return f"{len(f)} field{'s' if len(f) != 1 else ''}, not 6"
+    if f[1] != b"Q0":
+        return f"second field {_shown(f[1])!r} is not Q0"
+    if not _DIGITS.match(f[3]):
+        return f"rank {_shown(f[3])!r} is not digits"
+    return "the run id is 0, which Perl reads as false"
+
+
+def _stable_sorted(rows: list[tuple], keys: list[tuple[int, bool]]) -> list[tuple]:
+    """``rows`` sorted stably as Perl's merge sort with a comparator over the tuple fields ``keys`` (field
+    index, descending), first key first.  Numbers compare as Perl compares them, bytes as ``lt``/``gt``.
+    Done as one stable sort per key from the last key to the first, which is the same order."""
+    order = list(range(len(rows)))
+    for index, descending in reversed(keys):
+        column = [r[index] for r in rows]
+        if column and not isinstance(column[0], bytes) and _needs_exact_compare(column):
+            key = cmp_to_key(lambda i, j, c=column: perl_compare(c[i], c[j]))
+            order.sort(key=key, reverse=descending)
+        else:
+            order.sort(key=column.__getitem__, reverse=descending)
+    return [rows[i] for i in order]
