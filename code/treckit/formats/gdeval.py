@@ -51,9 +51,16 @@ _EXACT = 1 << 53            # integers up to this size compare the same as doubl
 def perl_number(text: bytes) -> tuple[int | float, bool]:
     """``text`` as Perl's numeric operators read it, and whether all of it is a number (Perl warns if not).
 
-    An integer that fits Perl's integer slots (-2^63 .. 2^64-1) stays an exact ``int`` (Perl compares two
-    of them as integers); anything else is a double, correctly rounded as Perl rounds it.  No numeric prefix
-    reads as 0 (``abc``, ``0x10`` -> 0, ``1_000`` -> 1)."""
+    The value is an ``int`` where Perl holds the number as an exact integer (its IOK flag), which it then
+    compares exactly with another such integer, and a ``float`` where it compares as a double:
+
+    * a whole integer literal within -2^63 .. 2^64-1: that integer;
+    * a whole number with an exponent: its double, an integer when that double is one within Perl's
+      integer range;
+    * anything else: a double, never an integer: a whole decimal with a point (``5.0``,
+      ``9007199254740993.0``: grok_number marks it "not an integer"), or the numeric prefix of a string that
+      is not all number (0 for none, ``0x10`` -> 0, ``1_000`` -> 1: Perl clears the integer flag of those).
+    """
     m = _PERL_DECIMAL.match(text)
     if m is None:
         m = _PERL_INFNAN.match(text)
@@ -65,31 +72,22 @@ def perl_number(text: bytes) -> tuple[int | float, bool]:
         return (-value if m.group(1) == b"-" else value), whole
     whole = m.end() == len(text.rstrip(b" \t\n\v\f\r"))
     literal = m.group(1) + m.group(2)
-    if _PERL_INTEGER.match(literal):
+    if whole and _PERL_INTEGER.match(literal):
         value = int(literal)
-        if _IV_MIN <= value <= _UV_MAX:
-            return value, whole
-    value = float(literal)
-    if value == 0.0:
-        value = 0.0                      # Perl reads "-0.0" as 0
+        return (value, True) if _IV_MIN <= value <= _UV_MAX else (float(literal), True)
+    value = float(literal) or 0.0             # Perl reads "-0.0" as 0
+    if whole and b"e" in literal.lower() and math.isfinite(value) and value == int(value) \
+            and _IV_MIN <= value < 2.0 ** 64:
+        return int(value), True
     return value, whole
 
 
-def _integral(v: int | float) -> int | None:
-    """The integer Perl keeps beside a number when it is one exactly (its IOK flag), else None."""
-    if isinstance(v, int):
-        return v
-    if math.isfinite(v) and v == int(v) and _IV_MIN <= v < 2.0 ** 64:
-        return int(v)
-    return None
-
-
 def perl_compare(a: int | float, b: int | float) -> int:
-    """Perl's ``<``/``>`` on two numbers as a three-way result: integers compare exactly, anything else as
-    doubles (an integer beyond 2^53 is rounded then); NaN is neither less nor greater (0)."""
-    ia, ib = _integral(a), _integral(b)
-    if ia is not None and ib is not None:
-        return (ia > ib) - (ia < ib)
+    """Perl's ``<``/``>`` on two numbers read by :func:`perl_number`, as a three-way result: two integers
+    compare exactly, anything else as doubles (an integer beyond 2^53 rounded); NaN is neither less nor
+    greater (0)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return (a > b) - (a < b)
     fa, fb = float(a), float(b)
     return (fa > fb) - (fa < fb)
 

@@ -1,0 +1,381 @@
+"""Differential fuzz against the reference tools of gdeval's and ndeval's measures, on seeded random cases.
+
+* ``gdeval``: ``treckit.output.gdeval.gdeval_csv`` against ``perl gdeval.pl QRELS RUN K`` (../shared/tools/gdeval.pl
+  or $TRECKIT_GDEVAL): the same bytes on stdout, or both refusing the input;
+* ``pyndeval``: ``treckit.measures.diversity.evaluate`` against ``pyndeval.RelevanceEvaluator`` (the ndeval C code
+  ir_measures calls for alpha_nDCG, ERR_IA, NRBP, ...): the same doubles, bit for bit (NaN where NaN), for every
+  query and every measure, with random alpha, beta and relevance level; every fifth case also through
+  ir_measures' own names (alpha_nDCG@k, ERR_IA@k, NRBP, nNRBP, AP_IA, P_IA@k, StRecall@k), where a judged
+  query the run lacks must get 0 (ir_measures' rule: every judged query has a value);
+* ``ndeval``: ``treckit.output.ndeval.ndeval_table`` against an ndeval binary ($TRECKIT_NDEVAL; build one with
+  ``gcc -O2 -o ndeval src/ndeval.c -lm`` from the pyndeval source package): the same bytes, or both refusing.
+
+    python tests/fuzz_reference.py [--tool gdeval|pyndeval|ndeval|all] [--cases N] [--start S] [--out DIR]
+
+Each difference is written to DIR/<tool>/<seed>/ (the inputs, both outputs) and listed in DIR/SUMMARY.txt.
+Inputs treckit refuses on purpose where the tool answers (KNOWN_REFUSALS) count as known, not as differences.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "code"))
+
+from treckit.errors import InputError  # noqa: E402
+
+TIMEOUT = 60
+# what treckit refuses on purpose where the reference tool prints something (tests/test_gdeval.py and
+# tests/test_diversity.py pin each): the words of the refusal -> why
+KNOWN_REFUSALS = {
+    "is NaN": "gdeval.pl's order of a NaN score depends on its sort algorithm",
+    "holds '%'": "gdeval.pl prints the run id inside a printf format",
+}
+
+
+def gdeval_path() -> Path | None:
+    p = Path(os.environ.get("TRECKIT_GDEVAL", ROOT.parent / "shared" / "tools" / "gdeval.pl"))
+    return p if p.is_file() and shutil.which("perl") else None
+
+
+def ndeval_path() -> Path | None:
+    p = os.environ.get("TRECKIT_NDEVAL")
+    return Path(p) if p and Path(p).is_file() else None
+
+
+# ------------------------------------------------------------------ gdeval cases
+@dataclass
+class GdevalCase:
+    seed: int
+    qrels: bytes
+    run: bytes
+    k: str
+
+
+def _topic_text(r: random.Random, topic: int) -> str:
+    x = r.random()
+    if x < 0.08:
+        return f"wt{r.randint(9, 12)}-{topic}"
+    if x < 0.11:
+        return f"a-b-{topic}"
+    if x < 0.14:
+        return f"0{topic}"                    # the same number written another way
+    return str(topic)
+
+
+def _docno(r: random.Random) -> str:
+    x = r.random()
+    if x < 0.05:
+        return r.choice(["D-1", "doc:1", "Ä1", "x#y", "Z", "a", "A"])
+    return f"d{r.randint(0, 40)}"
+
+
+def _perl_score(r: random.Random) -> str:
+    x = r.random()
+    if x < 0.35:
+        return str(r.randint(-3, 6))
+    if x < 0.7:
+        return f"{r.uniform(-5, 5):.{r.randint(0, 6)}f}"
+    if x < 0.8:
+        return f"{r.uniform(0, 1):.3e}"
+    if x < 0.84:
+        return str(r.choice([2 ** 53 + 1, 2 ** 53, 2 ** 60 + 3, -(2 ** 62)]) + r.randint(0, 2))
+    if x < 0.87:
+        return r.choice(["1.5abc", "abc", ".5", "1e", "+3", "inf", "-inf", "1_000", "0x10", "9007199254740993.0"])
+    return f"{r.randint(0, 3)}.{r.choice(['0', '5', '25', '50'])}"
+
+
+def gdeval_case(seed: int) -> GdevalCase:
+    """Mostly inputs gdeval.pl reads (odd but valid: prefixed or zero-led topics, CRLF, tabs, extra fields, words
+    as numbers, ties, integers beyond 2^53, duplicates); one case in seven carries one line gdeval.pl refuses,
+    one in fifty a NaN score or a run id with '%' (which treckit refuses on purpose)."""
+    r = random.Random(seed)
+    pool = r.sample(range(1, 12), r.randint(1, 6))
+    qlines, rlines = [], []
+    for t in pool:
+        for _ in range(r.randint(0, 25)):
+            second = r.choice(["0"] * 30 + ["Q0", "00", "0.0", "-0"])
+            grade = r.choice([-2, -1, 0, 0, 1, 1, 1, 2, 2, 3, 4])
+            extra = " extra" if r.random() < 0.03 else ""
+            qlines.append(f"{_topic_text(r, t)} {second} {_docno(r)} {grade}{extra}")
+    runid = "runA" if r.random() < 0.8 else r.choice(["STANDARD", "r-2", "00", "x"])
+    for t in r.sample(pool + [12, 13], r.randint(0, min(5, len(pool) + 2))):
+        for i in range(r.randint(1, 40)):
+            sep = r.choice(["\t", "\t", " \x0b", "\x0c "]) if r.random() < 0.3 else " "
+            extra = " extra" if r.random() < 0.03 else ""
+            tag = runid if r.random() < 0.95 else "other"
+            rlines.append(sep.join([_topic_text(r, t), "Q0", _docno(r), str(r.randint(0, 999)),
+                                    _perl_score(r), tag]) + extra)
+    if rlines and r.random() < 0.5:
+        rlines.append(rlines[-1].replace("other", runid))          # the last line's run id is printed
+    r.shuffle(qlines)
+    r.shuffle(rlines)
+    x = r.random()
+    if x < 1 / 7:                                                    # one line gdeval.pl refuses
+        bad = r.choice([("q", "1 1 d1 1"), ("q", "1 0 d1 5"), ("q", "1 0 d1 x"), ("q", ""), ("q", "x 0 d1 1"),
+                        ("q", "1 0 d1"), ("r", "1 Q1 d1 1 1 runA"), ("r", "1 Q0 d1 x 1 runA"), ("r", ""),
+                        ("r", "1 Q0 d1 1 1 0"), ("r", "1 Q0 d1 1 1"), ("r", "x-y Q0 d1 1 1 runA")])
+        target = qlines if bad[0] == "q" else rlines
+        target.insert(r.randint(0, len(target)), bad[1])
+    elif x < 1 / 7 + 0.02 and rlines:                                # refused by treckit on purpose
+        rlines.append(r.choice(["1 Q0 d1 1 nan runA", f"1 Q0 d1 1 1 run%s"]))
+    newline = "\r\n" if r.random() < 0.1 else "\n"
+    q = newline.join(qlines) + (newline if qlines else "")
+    run = newline.join(rlines) + (newline if rlines and r.random() < 0.9 else "")
+    k = str(r.choice([1, 2, 3, 5, 10, 20, 100, 1000]))
+    return GdevalCase(seed, q.encode(), run.encode(), k)
+
+
+def gdeval_compare(c: GdevalCase, tmp: Path, script: Path) -> dict | None:
+    """None when treckit prints gdeval.pl's bytes (or both refuse); else what differs."""
+    from treckit.output.gdeval import gdeval_csv
+    tmp.mkdir(parents=True, exist_ok=True)
+    qp, rp = tmp / "qrels", tmp / "run"
+    qp.write_bytes(c.qrels)
+    rp.write_bytes(c.run)
+    ref = subprocess.run(["perl", str(script), str(qp), str(rp), c.k], capture_output=True, timeout=TIMEOUT)
+    try:
+        ours, refused = gdeval_csv(str(qp), str(rp), c.k, warn=None), None
+    except InputError as exc:
+        ours, refused = b"", str(exc)
+    if ref.returncode != 0 and refused is not None:
+        return None
+    if ref.returncode == 0 and refused is None and ref.stdout == ours:
+        return None
+    known = next((why for words, why in KNOWN_REFUSALS.items() if refused and words in refused), None)
+    return {"known": known, "reference": ref.stdout + ref.stderr, "treckit": ours if refused is None else
+            refused.encode(), "files": {"qrels": c.qrels, "run": c.run, "k": c.k.encode()}}
+
+
+# ------------------------------------------------------------------ diversity cases
+@dataclass
+class DiversityCase:
+    seed: int
+    qrels: list                   # (qid, subtopic, doc, grade)
+    run: dict                     # qid -> {doc: score}
+    alpha: float
+    beta: float
+    rel: int
+    measures: list
+
+
+def diversity_case(seed: int) -> DiversityCase:
+    r = random.Random(seed)
+    qrels, run = [], {}
+    subtopic_names = r.choice([[str(i) for i in range(8)], ["1", "01", "a", "b", "2", "x-1", "3", "4"]])
+    for q in range(r.randint(1, 5)):
+        qid = r.choice([f"q{q}", str(q), f"Q-{q}"])
+        docs = {_docno(r) for _ in range(r.randint(0, 30))}
+        for d in docs:
+            for s in r.sample(subtopic_names, r.randint(0, 4)):
+                qrels.append((qid, s, d, r.choice([-1, 0, 0, 1, 1, 1, 2, 3])))
+        if r.random() < 0.05 and qrels:
+            qrels.append(r.choice(qrels)[:3] + (r.choice([0, 1]),))     # a (doc, subtopic) judged twice
+        if r.random() < 0.85:
+            ranked = {}
+            for _ in range(r.randint(1, 40)):
+                ranked[_docno(r)] = r.choice([float(r.randint(0, 5)), r.uniform(-3, 3), round(r.uniform(0, 1), 2)])
+            run[qid] = ranked
+    if r.random() < 0.2:
+        run["only-run"] = {"d1": 1.0}
+    r.shuffle(qrels)
+    alpha = r.choice([0.5, 0.5, 0.5, 0.0, 0.1, 0.3, 0.75, 0.9, 1.0])
+    beta = r.choice([0.5, 0.5, 0.0, 0.2, 0.8, 1.0])
+    rel = r.choice([1, 1, 1, 2, 0])
+    cut = [r.randint(1, 20) for _ in range(3)]
+    measures = [f"{m}@{c}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "strec") for c in cut]
+    measures += ["NRBP", "nNRBP", "MAP-IA"]
+    return DiversityCase(seed, qrels, run, alpha, beta, rel, measures)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def pyndeval_compare(c: DiversityCase, with_ir_measures: bool = False) -> dict | None:
+    """None when every value is pyndeval's double (and ir_measures', when asked); else the first differences."""
+    import pyndeval
+
+    from treckit.measures import diversity as dv
+    rows = [(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+    ref = pyndeval.RelevanceEvaluator(c.qrels, c.measures, relevance_level=c.rel, alpha=c.alpha,
+                                      beta=c.beta).evaluate(rows)
+    ours = dv.evaluate(dv.prepare(c.qrels, alpha=c.alpha, beta=c.beta, rel=c.rel), c.run, c.measures)
+    diffs = []
+    if set(ref) != set(ours):
+        diffs.append(f"queries: pyndeval {sorted(ref)}, treckit {sorted(ours)}")
+    for q in set(ref) & set(ours):
+        diffs += [f"{q} {m}: pyndeval {ref[q][m]!r}, treckit {ours[q][m]!r}" for m in c.measures
+                  if not _same(ref[q][m], ours[q][m])]
+    if with_ir_measures and not diffs:
+        diffs += _ir_measures_differences(c, ours)
+    if not diffs:
+        return None
+    return {"known": None, "reference": repr(ref).encode(), "treckit": "\n".join(diffs[:20]).encode(),
+            "files": {"case": repr((c.qrels, c.run, c.alpha, c.beta, c.rel, c.measures)).encode()}}
+
+
+IR_MEASURES_NAMES = {"ERR-IA": "ERR_IA", "nERR-IA": "nERR_IA", "alpha-DCG": "alpha_DCG", "alpha-nDCG": "alpha_nDCG",
+                     "P-IA": "P_IA", "strec": "StRecall", "NRBP": "NRBP", "nNRBP": "nNRBP", "MAP-IA": "AP_IA"}
+
+
+def _ir_measures_differences(c: DiversityCase, ours: dict) -> list[str]:
+    """ir_measures' diversity names at ndeval's defaults for alpha and beta (its ERR_IA, nERR_IA and P_IA always
+    run with alpha 0.5, and one call computes one parameter set), against treckit's values at those defaults."""
+    import contextlib
+    import io
+
+    import ir_measures
+
+    from treckit.measures import diversity as dv
+    names = {}
+    for m in c.measures:
+        base, _, cut = m.partition("@")
+        text = IR_MEASURES_NAMES[base] + f"(rel={c.rel})" + (f"@{cut}" if cut else "")
+        names[ir_measures.parse_measure(text)] = m
+    qrels = [ir_measures.GenericQrel(q, d, g, s) for q, s, d, g in c.qrels]
+    run = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+    with contextlib.redirect_stderr(io.StringIO()):          # its one-subtopic warning
+        got = {(m.query_id, names[m.measure]): m.value for m in ir_measures.iter_calc(list(names), qrels, run)}
+    mine = dv.evaluate(dv.prepare(c.qrels, rel=c.rel), c.run, c.measures)
+    out = []
+    for q, values in mine.items():
+        for m, v in values.items():
+            if (q, m) not in got or not _same(got[(q, m)], v):
+                out.append(f"{q} {m}: ir_measures {got.get((q, m))!r}, treckit {v!r}")
+    # ir_measures gives every judged query a value: one the run lacks gets the measure's DEFAULT (0)
+    judged_not_ranked = {q for q, _, _, _ in c.qrels} - {q for q, docs in c.run.items() if docs}
+    for (q, m), v in got.items():
+        if q not in mine and (q not in judged_not_ranked or v != 0):
+            out.append(f"{q} {m}: ir_measures {v!r}, treckit has no value")
+    return out
+
+
+# ------------------------------------------------------------------ ndeval (the C program) cases
+@dataclass
+class NdevalCase:
+    seed: int
+    qrels: bytes
+    run: bytes
+    options: dict
+
+
+def ndeval_case(seed: int) -> NdevalCase:
+    r = random.Random(seed)
+    ql, rl = [], []
+    for t in r.sample(range(1, 8), r.randint(1, 4)):
+        all_zero = r.random() < 0.1
+        for d in {f"d{r.randint(0, 30)}" for _ in range(r.randint(1, 25))}:
+            for s in r.sample(range(9), r.randint(1, 3)):
+                ql.append(f"{t} {s} {d} {0 if all_zero else r.choice([0, 0, 1, 2])}")
+    for t in r.sample(range(1, 9), r.randint(1, 4)):
+        docs = list({f"d{r.randint(0, 40)}" for _ in range(r.randint(1, 30))})
+        ranks = r.sample(range(1, 200), len(docs))
+        if r.random() < 0.03 and len(ranks) > 1:
+            ranks[1] = ranks[0]                                   # a repeated rank: both refuse
+        for d, rank in zip(docs, ranks):
+            rl.append(f"{r.choice(['', '', 'wt09-'])}{t}\tQ0 {d} {rank} {r.randint(0, 6) / 2} run{seed}")
+    r.shuffle(ql)
+    r.shuffle(rl)
+    options = {}
+    for key, value in (("alpha", r.choice([0.3, 0.9, 1.0])), ("beta", r.choice([0.8, 0.1])), ("traditional", True),
+                       ("depth", r.randint(1, 25)), ("complete", True)):
+        if r.random() < 0.25:
+            options[key] = value
+    return NdevalCase(seed, ("\n".join(ql) + "\n").encode(), ("\n".join(rl) + "\n").encode(), options)
+
+
+def ndeval_compare(c: NdevalCase, tmp: Path, binary: Path) -> dict | None:
+    from treckit.output.ndeval import ndeval_table
+    tmp.mkdir(parents=True, exist_ok=True)
+    qp, rp = tmp / "qrels", tmp / "run"
+    qp.write_bytes(c.qrels)
+    rp.write_bytes(c.run)
+    flags = {"alpha": "-alpha", "beta": "-beta", "depth": "-M", "traditional": "-traditional", "complete": "-c"}
+    args = []
+    for key, value in c.options.items():
+        args += [flags[key]] if value is True else [flags[key], str(value)]
+    ref = subprocess.run([str(binary), *args, str(qp), str(rp)], capture_output=True, timeout=TIMEOUT)
+    try:
+        ours, refused = ndeval_table(str(qp), str(rp), **c.options), None
+    except InputError as exc:
+        ours, refused = b"", str(exc)
+    if (ref.returncode != 0 and refused is not None) or (ref.returncode == 0 and refused is None and
+                                                          ref.stdout == ours):
+        return None
+    return {"known": None, "reference": ref.stdout + ref.stderr, "treckit": ours or refused.encode(),
+            "files": {"qrels": c.qrels, "run": c.run, "options": repr(c.options).encode()}}
+
+
+# ------------------------------------------------------------------ the driver
+def report(diff: dict, where: Path) -> None:
+    where.mkdir(parents=True, exist_ok=True)
+    for name, data in diff["files"].items():
+        (where / name).write_bytes(data)
+    (where / "reference.out").write_bytes(diff["reference"])
+    (where / "treckit.out").write_bytes(diff["treckit"])
+    if diff["known"]:
+        (where / "KNOWN").write_text(diff["known"] + "\n")
+
+
+def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[int]]:
+    """(cases run, seeds that differ, seeds known) for one tool."""
+    differ, known, t0 = [], [], time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, seed in enumerate(seeds):
+            if tool == "gdeval":
+                diff = gdeval_compare(gdeval_case(seed), Path(tmp), gdeval_path())
+            elif tool == "pyndeval":
+                diff = pyndeval_compare(diversity_case(seed), with_ir_measures=seed % 5 == 0)
+            else:
+                diff = ndeval_compare(ndeval_case(seed), Path(tmp), ndeval_path())
+            if diff is not None:
+                (known if diff["known"] else differ).append(seed)
+                report(diff, out / tool / f"{seed:07d}")
+            if (i + 1) % 500 == 0:
+                print(f"fuzz-reference {tool}: {i + 1}/{len(seeds)} cases, {len(differ)} differences, "
+                      f"{len(known)} known ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    return len(seeds), differ, known
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tool", choices=("gdeval", "pyndeval", "ndeval", "all"), default="all")
+    ap.add_argument("--cases", type=int, default=2000)
+    ap.add_argument("--start", type=int, default=0, help="first seed")
+    ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
+    a = ap.parse_args(argv)
+    available = {"gdeval": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None}
+    tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
+    missing = [t for t in tools if not available[t]]
+    if missing:
+        print(f"fuzz-reference: {', '.join(missing)} not found (gdeval.pl at ../shared/tools or $TRECKIT_GDEVAL "
+              "with perl on PATH; an ndeval binary at $TRECKIT_NDEVAL)", file=sys.stderr)
+        return 2
+    if a.out.exists():
+        shutil.rmtree(a.out)
+    a.out.mkdir(parents=True)
+    summary, failed = [], False
+    for tool in tools:
+        cases, differ, known = run_tool(tool, range(a.start, a.start + a.cases), a.out)
+        failed = failed or bool(differ)
+        summary.append(f"{tool}: {cases} cases from seed {a.start}: {len(differ)} differences, {len(known)} known "
+                       f"(treckit refuses on purpose); differences: {' '.join(map(str, differ)) or '-'}; "
+                       f"known: {' '.join(map(str, known)) or '-'}")
+    (a.out / "SUMMARY.txt").write_text("\n".join(summary) + "\n")
+    print("\n".join(summary), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
