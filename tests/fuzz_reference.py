@@ -243,7 +243,7 @@ def _ir_measures_differences(c: DiversityCase, ours: dict) -> list[str]:
         base, _, cut = m.partition("@")
         text = IR_MEASURES_NAMES[base] + f"(rel={c.rel})" + (f"@{cut}" if cut else "")
         names[ir_measures.parse_measure(text)] = m
-    qrels = [ir_measures.GenericQrel(q, d, g, s) for q, s, d, g in c.qrels]
+    qrels = [ir_measures.Qrel(q, d, g, s) for q, s, d, g in c.qrels]
     run = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
     with contextlib.redirect_stderr(io.StringIO()):          # its one-subtopic warning
         got = {(m.query_id, names[m.measure]): m.value for m in ir_measures.iter_calc(list(names), qrels, run)}
