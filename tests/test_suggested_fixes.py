@@ -1242,6 +1242,22 @@ def prefs_need_rel_format(c: Ctx, shared: Path):
         c, prefs, results, "-R", "prefs", "-m", "prefs_simp")
 
 
+def reference_command(c: Ctx):
+    """ERR@k and alpha_nDCG@k (ir_measures' names, not yet computed by name): the fix names the command that prints
+    the reference tool's numbers, which runs on the same files (subtopic qrels for ndeval)."""
+    q, r = _files(c)
+    said(c.cli("eval", "-m", "ERR@5", q, r), "unknown measure 'ERR@5'", "treckit gdeval QRELS RUN 5 prints")
+    out = ok(c.cli("gdeval", q, r, "5")).out.splitlines()
+    assert out[0] == "runid,topic,ndcg@5,err@5" and len(out) > 1
+    assert ok(c.cli("gdeval", q, r, "5", "--amean")).out.splitlines()[-1].split(",")[1] == "amean"
+    sub = c.file("1 1 d1 1\n1 2 d2 1\n1 1 d3 0\n", "subtopics")
+    said(c.cli("eval", "-m", "alpha_nDCG@20", sub, r), "unknown measure 'alpha_nDCG@20'",
+         "treckit ndeval QRELS RUN prints")
+    table = ok(c.cli("ndeval", sub, r)).out.splitlines()
+    assert table[0].startswith("runid,topic,ERR-IA@5") and table[-1].split(",")[1] == "amean"
+    assert ok(c.cli("ndeval", "--traditional", sub, r)).out.splitlines()[0] == table[0]
+
+
 def unknown_measure(command: str):
     def check(c: Ctx):
         import treckit
@@ -1511,6 +1527,8 @@ OTHERS = [
     Other("prefs-needs-R", "cli/evaluate_prefs.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
+    Other("reference-command", "measures/registry.py: whose numbers treckit gdeval QRELS RUN", "eval", reference_command),
+    Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
           first_parameters_win),
     *[Other("raw-ids", "formats/trec.py: instead of --raw-ids", cmd, raw_ids(cmd))

@@ -516,6 +516,17 @@ def _example(name: str, spec: Irm) -> str:
 
 
 # ------------------------------------------------------------------ unknown names
+_GDEVAL = ("ir_measures computes {name} with gdeval.pl, whose numbers treckit gdeval QRELS RUN {{k}} prints (a line per "
+           "topic; --amean adds the mean)")
+_NDEVAL = ("ir_measures computes {name} with ndeval's code, whose numbers treckit ndeval QRELS RUN prints (subtopic "
+           "qrels; it ranks by the rank column as ndeval does, by score with --traditional)")
+BY_REFERENCE_COMMAND = {"ERR": _GDEVAL.format(name="ERR@k"),
+                        **{n: _NDEVAL.format(name=n) for n in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "ERR_IA",
+                                                               "nERR_IA", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA",
+                                                               "StRecall")}}
+# the ir_measures names not yet computed by name whose reference's numbers a command of treckit prints
+
+
 def unknown_measure(arg: str) -> InputError:
     """An error naming the nearest known names, in either syntax."""
     base = arg.split("(")[0].split("@")[0].strip()
@@ -525,6 +536,10 @@ def unknown_measure(arg: str) -> InputError:
     hints = [h for h in [_printed_trec_form(arg)] if h]
     if base in _ir_measures_registry() and base not in IRM_NAMES:
         note = f" ({base} is an ir_measures measure that treckit does not compute)"
+        command = BY_REFERENCE_COMMAND.get(base)
+        if command is not None:
+            note = f" ({base} is an ir_measures measure not yet computed by name)"
+            return InputError(f"unknown measure {arg!r}{note}", fix=command.format(k=at or "K"))
     names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
     folded: dict[str, list[str]] = {}
     for n in names:
