@@ -104,6 +104,17 @@ def test_kept_difference_percent_in_run_id_is_refused(gdeval_pl, tmp_path):
         gdeval_csv(str(q), str(r), 5, warn=None)
 
 
+def test_kept_difference_circular_scores_are_refused(gdeval_pl, tmp_path):
+    """2^53 and 2^53 + 1 are integers Perl tells apart, and 9007199254740993.0 is a double equal to both: Perl's
+    comparison goes in a circle (a < b, b = x, x = a, ties to the docno) and gdeval.pl prints whatever its merge
+    sort's steps give.  treckit refuses such scores (found by the fuzz, seed 6829)."""
+    q, r = files(tmp_path, "1 0 d7 1\n1 0 d21 2\n", "1 Q0 d7 1 9007199254740992 r\n1 Q0 d39 2 9007199254740993.0 r\n"
+                                                     "1 Q0 d21 3 9007199254740993 r\n")
+    assert perl_csv(gdeval_pl, q, r, 1).returncode == 0
+    with pytest.raises(InputError, match="comparison is then circular"):
+        gdeval_csv(str(q), str(r), 1, warn=None)
+
+
 def test_kept_difference_depth_zero_is_refused(gdeval_pl, tmp_path):
     """At K=0 gdeval.pl divides by a zero ideal DCG and stops, unless no topic is evaluated (then it prints the
     header): treckit refuses K=0 either way, before reading anything."""

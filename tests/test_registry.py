@@ -277,7 +277,7 @@ BAD = {
     "MRR@10": None,
     "ndcg_cut_10": "ndcg_cut.10",
     "P_10": "P.10",
-    "ERR@10": "does not compute",
+    "ERR@10": "treckit gdeval QRELS RUN 10 prints",
     "ndcg@10": "ndcg_cut.10",
     "Ndcg@10": "nDCG@10",
     "P@0": "at least 1",

@@ -18,10 +18,11 @@ gdeval.pl is a Perl script, and what it accepts, and how it orders a run, follow
 
 What gdeval.pl refuses (``format error on line N``) is an :class:`~treckit.errors.InputError` here, naming
 the file, the line, the text and the fix; where Perl only warns (a word read as a number), a warning is
-said once per file and the line is read as gdeval.pl reads it.  Three inputs are refused here that
-gdeval.pl takes, because its output for them is not defined by the script: a NaN score (its order then
-depends on the sort algorithm), a run id with ``%`` (printed through ``printf`` as a format), and a
-topic whose ideal DCG gdeval.pl cannot find (it stops there on a division by zero).
+said once per file and the line is read as gdeval.pl reads it.  Refused here although gdeval.pl prints
+something, because what it prints is not defined by the script: a NaN score, and scores Perl compares in a
+circle (integers beyond 2^53 and a double equal to their rounding), whose order depends on Perl's sort
+algorithm; a run id with ``%`` (printed through ``printf`` as a format).  A topic whose ideal DCG gdeval.pl
+cannot find is refused as gdeval.pl stops there (a division by zero).
 """
 from __future__ import annotations
 
@@ -249,6 +250,8 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
         raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
                          "where '%' starts a directive, so its output for this run id is garbled", path=name,
                          fix="rename the run (its last line's run id) without '%'")
+    if _needs_exact_compare(r[1] for r in rows):
+        _refuse_circular_scores(rows, name)
     rows = _stable_sorted(rows, [(0, False), (1, True), (2, True)])
     run = GdevalRun(name, runid)
     group_number = None
@@ -259,6 +262,27 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
             run.gains.append([])
         run.gains[-1].append(qrels.judgment.get(topic + b":" + docno, 0))
     return run
+
+
+def _refuse_circular_scores(rows: list[tuple], name: str) -> None:
+    """Refuse a topic whose scores Perl's comparison orders in a circle: two integers beyond 2^53 that round to
+    the same double (told apart exactly) and a double equal to that rounding (equal to both).  Then a < b, b = x
+    and x = a, the tie goes to the docno, and the order gdeval.pl prints depends on its merge sort's steps."""
+    by_topic: dict = {}
+    for topic, score, _, _, line_no in rows:
+        by_topic.setdefault(topic, []).append((score, line_no))
+    for scores in by_topic.values():
+        rounded: dict[float, set] = {}
+        for score, _ in scores:
+            if isinstance(score, int):
+                rounded.setdefault(float(score), set()).add(score)
+        for score, line_no in scores:
+            if isinstance(score, float) and len(rounded.get(score, ())) > 1:
+                ints = sorted(rounded[score])
+                raise InputError(f"scores {ints[0]} and {ints[1]} are integers Perl tells apart while the score {score!r} "
+                                 "(a double) equals both: gdeval.pl's comparison is then circular and the order it "
+                                 "prints depends on its sort algorithm, so treckit refuses it", path=name, line=line_no,
+                                 fix="write these scores one way (all as integers, or all with a decimal point)")
 
 
 def _run_problem(f: list[bytes], topic: bytes) -> str:
