@@ -8,9 +8,12 @@
   ir_measures' own names (alpha_nDCG@k, ERR_IA@k, NRBP, nNRBP, AP_IA, P_IA@k, StRecall@k), where a judged
   query the run lacks must get 0 (ir_measures' rule: every judged query has a value);
 * ``ndeval``: ``treckit.output.ndeval.ndeval_table`` against an ndeval binary ($TRECKIT_NDEVAL; build one with
-  ``gcc -O2 -o ndeval src/ndeval.c -lm`` from the pyndeval source package): the same bytes, or both refusing.
+  ``gcc -O2 -o ndeval src/ndeval.c -lm`` from the pyndeval source package): the same bytes, or both refusing;
+* ``cwl``: ``treckit.measures.cwl.evaluate`` against ir_measures' cwl_eval provider (cwl-eval's code) for INST,
+  INSQ, RBP, BPM, SDCG and NERR8-11 with random parameters: the same doubles for every query (a judged query the
+  run lacks gets 0 there, none here).
 
-    python tests/fuzz_reference.py [--tool gdeval|pyndeval|ndeval|all] [--cases N] [--start S] [--out DIR]
+    python tests/fuzz_reference.py [--tool gdeval|pyndeval|ndeval|cwl|all] [--cases N] [--start S] [--out DIR]
 
 Each difference is written to DIR/<tool>/<seed>/ (the inputs, both outputs) and listed in DIR/SUMMARY.txt.
 Inputs treckit refuses on purpose where the tool answers (KNOWN_REFUSALS) count as known, not as differences.
@@ -318,6 +321,63 @@ def ndeval_compare(c: NdevalCase, tmp: Path, binary: Path) -> dict | None:
             "files": {"qrels": c.qrels, "run": c.run, "options": repr(c.options).encode()}}
 
 
+# ------------------------------------------------------------------ C/W/L cases
+@dataclass
+class CwlCase:
+    seed: int
+    qrels: list                   # (qid, doc, grade)
+    run: dict                     # qid -> {doc: score}, documents in the order the run lists them
+    specs: list                   # (name, parameters as ir_measures takes them)
+
+
+def cwl_case(seed: int) -> CwlCase:
+    r = random.Random(seed)
+    qrels, run = [], {}
+    for q in range(r.randint(1, 4)):
+        qid = r.choice([f"q{q}", str(q)])
+        for _ in range(r.randint(0, 30)):
+            qrels.append((qid, _docno(r), r.choice([-2, -1, 0, 0, 1, 1, 2, 3, 4, 5])))
+        if r.random() < 0.9:
+            depth = r.randint(1, r.choice([30, 30, 1300]))           # past cwl-eval's 1000 ranks now and then
+            run[qid] = {_docno(r) if i < 60 else f"x{i}": r.choice([float(r.randint(0, 5)), r.uniform(-2, 2)])
+                        for i in range(depth)}
+    top = r.choice([1, 2, 3, 4])
+    low = r.choice([0, 0, 0, 1]) if top > 1 else 0
+    scale = {"min_rel": low, "max_rel": top}
+    specs = [("INST", {"T": r.choice([1.0, 2.0, 0.5]), **scale}), ("INSQ", {"T": r.choice([1.0, 3.0]), **scale}),
+             ("RBP", {"p": r.choice([0.8, 0.5, 0.95]), "rel": r.choice([1, 2])}),
+             ("BPM", {"T": r.choice([1.0, 2.0]), "cutoff": r.choice([1, 5, 10, 20]), **scale}),
+             ("SDCG", {"cutoff": r.choice([1, 2, 5, 10, 20]), **scale}),
+             ("NERR8", {"cutoff": r.choice([1, 5, 10]), **scale}), ("NERR9", {"cutoff": r.choice([1, 5, 10]), **scale}),
+             ("NERR10", {"p": r.choice([0.9, 0.5]), **scale}), ("NERR11", {"T": r.choice([1.0, 2.0]), **scale})]
+    return CwlCase(seed, qrels, run, specs)
+
+
+def cwl_compare(c: CwlCase) -> dict | None:
+    """None when every value is cwl-eval's (through ir_measures' provider, as ir_measures computes these names)."""
+    import logging
+
+    import ir_measures
+
+    from treckit.measures import cwl
+    logging.getLogger("cwl").disabled = True
+    provider = ir_measures.providers.registry["cwl_eval"]
+    qrels = [ir_measures.Qrel(q, d, g) for q, d, g in c.qrels]
+    run = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+    diffs = []
+    for name, params in c.specs:
+        text = name + "(" + ",".join(f"{k}={v!r}" for k, v in params.items() if k != "cutoff") + ")" + \
+            (f"@{params['cutoff']}" if "cutoff" in params else "")
+        got = {m.query_id: m.value for m in provider.iter_calc([ir_measures.parse_measure(text)], qrels, run)}
+        ours = cwl.evaluate(c.qrels, c.run, name, params)
+        diffs += [f"{q} {text}: cwl-eval {got.get(q)!r}, treckit {v!r}" for q, v in ours.items() if got.get(q) != v]
+        diffs += [f"{q} {text}: cwl-eval {v!r}, treckit none" for q, v in got.items() if q not in ours and v != 0]
+    if not diffs:
+        return None
+    return {"known": None, "reference": b"", "treckit": "\n".join(diffs[:20]).encode(),
+            "files": {"case": repr((c.qrels, c.run, c.specs)).encode()}}
+
+
 # ------------------------------------------------------------------ the driver
 def report(diff: dict, where: Path) -> None:
     where.mkdir(parents=True, exist_ok=True)
@@ -338,6 +398,8 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
                 diff = gdeval_compare(gdeval_case(seed), Path(tmp), gdeval_path())
             elif tool == "pyndeval":
                 diff = pyndeval_compare(diversity_case(seed), with_ir_measures=seed % 5 == 0)
+            elif tool == "cwl":
+                diff = cwl_compare(cwl_case(seed))
             else:
                 diff = ndeval_compare(ndeval_case(seed), Path(tmp), ndeval_path())
             if diff is not None:
@@ -351,12 +413,12 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", choices=("gdeval", "pyndeval", "ndeval", "all"), default="all")
+    ap.add_argument("--tool", choices=("gdeval", "pyndeval", "ndeval", "cwl", "all"), default="all")
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
     a = ap.parse_args(argv)
-    available = {"gdeval": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None}
+    available = {"gdeval": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None, "cwl": True}
     tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
     missing = [t for t in tools if not available[t]]
     if missing:

@@ -1,6 +1,6 @@
 """The differential fuzz of tests/fuzz_reference.py, a fixed few seeds per reference tool (``make fuzz-reference``
-runs thousands): gdeval.pl (skipped without perl or the script), pyndeval with ir_measures' names, an ndeval
-binary (skipped without $TRECKIT_NDEVAL).  A seed that differs would go into KNOWN with the named test that pins
+runs thousands): gdeval.pl (skipped without perl or the script), pyndeval with ir_measures' names, cwl-eval, an
+ndeval binary (skipped without $TRECKIT_NDEVAL).  A seed that differs would go into KNOWN with the named test that pins
 its cause, as a strict xfail; inputs treckit refuses on purpose (fuzz_reference.KNOWN_REFUSALS, each pinned by a
 test_kept_difference_* test) are recognised by the comparison and pass."""
 from __future__ import annotations
@@ -37,6 +37,14 @@ def test_gdeval_same_bytes(gdeval_pl, tmp_path, seed):
 def test_pyndeval_same_doubles(seed):
     pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is not installed")
     diff = fr.pyndeval_compare(fr.diversity_case(seed), with_ir_measures=seed % 5 == 0)
+    if diff is not None:
+        _fail(diff)
+
+
+@pytest.mark.parametrize("seed", list(_seeds("cwl"))[:30])
+def test_cwl_same_doubles(seed):
+    pytest.importorskip("cwl", reason="cwl-eval (the test extra) is not installed")
+    diff = fr.cwl_compare(fr.cwl_case(seed))
     if diff is not None:
         _fail(diff)
 

@@ -158,6 +158,20 @@ def test_amean_line_as_the_2010_2012_versions(tmp_path):
     assert gdeval_csv(str(q2), str(r2), 5, amean=True).splitlines()[-1] == b"r,amean,0.00000,0.0000"
 
 
+def test_the_fast_reading_is_the_exact_one(shared, monkeypatch):
+    """A plain run is read by the regex engine and numpy; it gives what Perl's rules line by line give, and hands
+    over to them whatever is not plain (here: a score written as a word, an integer of 2^53)."""
+    qrels = reading.read_qrels(str(shared / "trec_eval" / "qrels.rel_level"))
+    data = (shared / "trec_eval" / "results.test").read_bytes()
+    fast = reading._read_run_fast(data, qrels, "r")
+    assert fast is not None and len(fast.topics) == 3
+    assert reading._read_run_fast(data + b"301 Q0 x 1 abc STANDARD\n", qrels, "r") is None
+    assert reading._read_run_fast(data + b"301 Q0 x 1 9007199254740992 STANDARD\n", qrels, "r") is None
+    monkeypatch.setattr(reading, "_read_run_fast", lambda *a: None)
+    exact = reading.read_run("r", qrels, data=data)
+    assert (fast.topics, fast.gains, fast.runid) == (exact.topics, exact.gains, exact.runid)
+
+
 def test_word_scores_warn_once(tmp_path):
     """A score Perl reads as a number with a warning ('abc' -> 0, '2x' -> 2) is read so, said once with a count."""
     q, r = files(tmp_path, "1 0 a 1\n1 0 b 1\n", "1 Q0 a 1 abc r\n1 Q0 b 2 2x r\n1 Q0 c 3 1 r\n")
