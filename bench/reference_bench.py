@@ -8,6 +8,7 @@ qrels (each judged document relevant to 1-3 of 6 subtopics, seeded).  Timed, bes
 * gdeval: ``perl gdeval.pl QRELS RUN K``; ``treckit gdeval QRELS RUN K`` (the command, reading included);
   treckit's kernel alone (nDCG@k and ERR@k from arrays of judgments); ir_measures' ERR@k and
   nDCG(dcg='exp-log2')@k (its gdeval provider: it writes the files and runs gdeval.pl);
+* C/W/L: ir_measures' INST, RBP(rel=1), SDCG@10 (its cwl_eval provider) and treckit's ``cwl.evaluate``;
 * ndeval: an ndeval binary if $TRECKIT_NDEVAL names one; ``treckit ndeval`` (the command); pyndeval on the
   run ranked by score (its Python API); treckit's ``diversity.evaluate`` on the same; ir_measures'
   alpha_nDCG@20, ERR_IA@20, NRBP, P_IA@20, StRecall@20 (its pyndeval provider).
@@ -89,8 +90,8 @@ def main() -> int:
     row("treckit gdeval (command)", best(command([treckit_cli, "gdeval", qrels, run, str(a.k)]), a.repeat))
     q = gd_reading.read_qrels(qrels)
     r = gd_reading.read_run(run, q)
-    runs = gd._flat(r.gains)
-    ideals = gd._flat([q.ideal_gains[t] for t in r.topics])
+    runs = gd.concatenated(r.gains)
+    ideals = gd.concatenated([q.ideal_gains[t] for t in r.topics])
     row("treckit gdeval kernel (nDCG@k + ERR@k from arrays)", best(lambda: gd.ndcg_err(*runs, *ideals, a.k), a.repeat))
     row("treckit gdeval reading (Perl's rules, in process)", best(lambda: gd_reading.read_run(run, q), a.repeat))
 
@@ -134,6 +135,24 @@ def main() -> int:
         with contextlib.redirect_stderr(io.StringIO()):
             ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qr, ranked)
     row("ir_measures alpha_nDCG, ERR_IA, NRBP, P_IA, StRecall (pyndeval)", best(irm_div, a.repeat))
+    # ---- C/W/L
+    from treckit.measures import cwl
+    plain = [x.split() for x in open(qrels)]
+    grades = [(x[0], x[2], int(x[3])) for x in plain]
+    specs = [("INST", {"T": 1.0, "max_rel": 3}), ("RBP", {"p": 0.8, "rel": 1}),
+             ("SDCG", {"cutoff": 10, "max_rel": 3})]
+
+    def irm_cwl():
+        import logging
+
+        import ir_measures
+        logging.disable(logging.WARNING)
+        qr = [ir_measures.Qrel(q, d, g) for q, d, g in grades]
+        ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in ("INST(max_rel=3)", "RBP(rel=1)",
+                                                                           "SDCG(max_rel=3)@10")], qr, ranked)
+        logging.disable(logging.NOTSET)
+    row("ir_measures INST, RBP(rel=1), SDCG@10 (cwl_eval)", best(irm_cwl, a.repeat))
+    row("treckit cwl.evaluate (same)", best(lambda: [cwl.evaluate(grades, ranked, n, p) for n, p in specs], a.repeat))
     return 0
 
 

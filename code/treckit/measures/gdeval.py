@@ -88,7 +88,8 @@ class GdevalResult:
     err: np.ndarray
 
 
-def _flat(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+def concatenated(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of judgments as the kernels take them: all of them one after the other, and each list's length."""
     lengths = np.array([len(x) for x in lists], dtype=np.int64)
     flat = np.fromiter((g for x in lists for g in x), dtype=np.int8, count=int(lengths.sum()))
     return flat, lengths
@@ -114,6 +115,6 @@ def evaluate(qrels, run, k: int) -> GdevalResult:
         topics.append(topic)
         run_lists.append(gains)
         ideal_lists.append(ideal)
-    ndcg, err_ = ndcg_err(*_flat(run_lists), *_flat(ideal_lists), k)
+    ndcg, err_ = ndcg_err(*concatenated(run_lists), *concatenated(ideal_lists), k)
     return GdevalResult(run.runid, topics, ndcg, err_)
 
