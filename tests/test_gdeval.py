@@ -115,6 +115,17 @@ def test_kept_difference_circular_scores_are_refused(gdeval_pl, tmp_path):
         gdeval_csv(str(q), str(r), 1, warn=None)
 
 
+def test_big_integers_of_one_topic_and_a_double_of_another(gdeval_pl, tmp_path):
+    """Perl compares scores only within a topic: 2^53 + 1 above 2^53 in topic 1 stays so although topic 2 holds a
+    double equal to both (found by the fuzz, seed 1382: a sort of the score column as a whole ordered topic 1
+    through topic 2's double)."""
+    q, r = files(tmp_path, "1 0 b 2\n2 0 x 1\n", "1 Q0 a 1 9007199254740993 r\n1 Q0 b 2 9007199254740992 r\n"
+                                                "2 Q0 x 1 9007199254740992.0 r\n2 Q0 y 1 9007199254740993 r\n")
+    ref = perl_csv(gdeval_pl, q, r, 1)
+    assert ref.returncode == 0 and ref.stdout.splitlines()[1] == b"r,1,0.00000,0.00000"
+    assert gdeval_csv(str(q), str(r), 1, warn=None) == ref.stdout
+
+
 def test_kept_difference_depth_zero_is_refused(gdeval_pl, tmp_path):
     """At K=0 gdeval.pl divides by a zero ideal DCG and stops, unless no topic is evaluated (then it prints the
     header): treckit refuses K=0 either way, before reading anything."""

@@ -348,13 +348,21 @@ def _run_problem(f: list[bytes], topic: bytes) -> str:
 def _stable_sorted(rows: list[tuple], keys: list[tuple[int, bool]]) -> list[tuple]:
     """``rows`` sorted stably as Perl's merge sort with a comparator over the tuple fields ``keys`` (field
     index, descending), first key first.  Numbers compare as Perl compares them, bytes as ``lt``/``gt``.
-    Done as one stable sort per key from the last key to the first, which is the same order."""
+    Usually one stable sort per key, last key first (the same order); where Perl's comparison of numbers is
+    not Python's (integers beyond 2^53), one sort with the whole comparator, so that numbers are only ever
+    compared within equal earlier keys, as Perl compares them."""
+    numbers = [i for i, _ in keys if rows and not isinstance(rows[0][i], bytes)]
+    if any(_needs_exact_compare(r[i] for r in rows) for i in numbers):
+        def compare(a: tuple, b: tuple) -> int:
+            for index, descending in keys:
+                x, y = a[index], b[index]
+                c = perl_compare(x, y) if index in numbers else (x > y) - (x < y)
+                if c:
+                    return -c if descending else c
+            return 0
+        return sorted(rows, key=cmp_to_key(compare))
     order = list(range(len(rows)))
     for index, descending in reversed(keys):
         column = [r[index] for r in rows]
-        if column and not isinstance(column[0], bytes) and _needs_exact_compare(column):
-            key = cmp_to_key(lambda i, j, c=column: perl_compare(c[i], c[j]))
-            order.sort(key=key, reverse=descending)
-        else:
-            order.sort(key=column.__getitem__, reverse=descending)
+        order.sort(key=column.__getitem__, reverse=descending)
     return [rows[i] for i in order]
