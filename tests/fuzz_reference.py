@@ -166,6 +166,69 @@ def gdeval_compare(c: GdevalCase, tmp: Path, script: Path) -> dict | None:
             refused.encode(), "files": {"qrels": c.qrels, "run": c.run, "k": c.k.encode()}}
 
 
+def gdeval_names_case(seed: int) -> GdevalCase:
+    """A case both readings read alike (trec_eval's reading for ``treckit eval`` and Perl's for gdeval.pl):
+    numeric topics written one way, each document judged and retrieved once per topic, plain decimal scores with
+    ties, judgments -1..4."""
+    r = random.Random(seed)
+    pool = r.sample(range(1, 12), r.randint(1, 6))
+    qlines, rlines = [], []
+    for t in pool:
+        for d in r.sample(range(40), r.randint(0, 25)):
+            qlines.append(f"{t} 0 d{d} {r.choice([-1, 0, 0, 1, 1, 1, 2, 2, 3, 4])}")
+    qlines = qlines or [f"{pool[0]} 0 d0 1"]        # treckit eval refuses an empty qrels file, gdeval.pl does not
+    for t in r.sample(pool + [12], r.randint(1, len(pool) + 1)):
+        for d in r.sample(range(40), r.randint(1, 40)):
+            score = r.choice([str(r.randint(-3, 6)), f"{r.uniform(-5, 5):.{r.randint(0, 6)}f}"])
+            rlines.append(f"{t} Q0 d{d} {r.randint(0, 999)} {score} runA")
+    r.shuffle(qlines)
+    r.shuffle(rlines)
+    return GdevalCase(seed, ("\n".join(qlines) + "\n").encode(), ("\n".join(rlines) + "\n").encode(),
+                      str(r.choice([1, 2, 3, 5, 10, 20, 100])))
+
+
+def gdeval_names_compare(c: GdevalCase, tmp: Path, script: Path) -> dict | None:
+    """``treckit eval -m gdeval.nDCG@k -m ERR@k`` against gdeval.pl's printed values (5 decimals) and against the
+    doubles of treckit's gdeval reading (gdeval.pl's own, bit for bit, as the gdeval fuzz proves); a query
+    gdeval.pl does not print (no judgment above 0) must be 0.  None when all agree."""
+    import treckit
+    from treckit.formats import gdeval as reading
+    from treckit.measures import gdeval as kernels
+    tmp.mkdir(parents=True, exist_ok=True)
+    qp, rp = tmp / "qrels", tmp / "run"
+    qp.write_bytes(c.qrels)
+    rp.write_bytes(c.run)
+    ref = subprocess.run(["perl", str(script), str(qp), str(rp), c.k], capture_output=True, timeout=TIMEOUT)
+    printed = {ln.split(b",")[1].decode(): (float(ln.split(b",")[2]), float(ln.split(b",")[3]))
+               for ln in ref.stdout.splitlines()[1:]} if ref.returncode == 0 else None
+    try:
+        df = treckit.evaluate(str(qp), str(rp), [f"gdeval.nDCG@{c.k}", f"ERR@{c.k}"], warn=lambda m: None)
+        ours = {q: (n, e) for q, n, e in df[df.qid != "all"].itertuples(index=False)}
+    except InputError as exc:
+        ours = str(exc)
+    exact = None
+    if printed is not None:
+        q = reading.read_qrels(str(qp), warn=None)
+        res = kernels.evaluate(q, reading.read_run(str(rp), q, warn=None), int(c.k))
+        exact = {t.decode(): (n, e) for t, n, e in zip(res.topics, res.ndcg.tolist(), res.err.tolist())}
+    problems = []
+    if isinstance(ours, str):          # treckit eval has no query to evaluate, gdeval.pl no topic to print
+        if printed or "no queries with both" not in ours:
+            problems.append(f"treckit eval refused: {ours}")
+    elif printed is None:
+        problems.append("gdeval.pl refused, treckit eval did not")
+    else:
+        for qid, values in ours.items():
+            want = exact.get(qid, (0.0, 0.0))
+            if values != want or (qid in printed and any(abs(a - b) > 5.000001e-6 for a, b in zip(values, printed[qid]))):
+                problems.append(f"{qid}: treckit eval {values}, gdeval.pl {printed.get(qid)}, exact {want}")
+        problems += [f"{qid}: printed by gdeval.pl, not evaluated" for qid in set(printed) - set(ours)]
+    if not problems:
+        return None
+    return {"known": None, "reference": ref.stdout + ref.stderr, "treckit": "\n".join(problems).encode(),
+            "files": {"qrels": c.qrels, "run": c.run, "k": c.k.encode()}}
+
+
 # ------------------------------------------------------------------ diversity cases
 @dataclass
 class DiversityCase:
@@ -404,6 +467,8 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
         for i, seed in enumerate(seeds):
             if tool == "gdeval":
                 diff = gdeval_compare(gdeval_case(seed), Path(tmp), gdeval_path())
+            elif tool == "gdeval-names":
+                diff = gdeval_names_compare(gdeval_names_case(seed), Path(tmp), gdeval_path())
             elif tool == "pyndeval":
                 diff = pyndeval_compare(diversity_case(seed), with_ir_measures=seed % 5 == 0)
             elif tool == "cwl":
@@ -421,12 +486,12 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", choices=("gdeval", "pyndeval", "ndeval", "cwl", "all"), default="all")
+    ap.add_argument("--tool", choices=("gdeval", "gdeval-names", "pyndeval", "ndeval", "cwl", "all"), default="all")
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
     a = ap.parse_args(argv)
-    available = {"gdeval": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None, "cwl": True}
+    available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None, "cwl": True}
     tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
     missing = [t for t in tools if not available[t]]
     if missing:

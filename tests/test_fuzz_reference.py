@@ -33,6 +33,14 @@ def test_gdeval_same_bytes(gdeval_pl, tmp_path, seed):
         _fail(diff)
 
 
+@pytest.mark.parametrize("seed", list(_seeds("gdeval-names"))[:15])
+def test_gdeval_by_name_same_values(gdeval_pl, tmp_path, seed):
+    """treckit eval -m gdeval.nDCG@k -m ERR@k on files both readings read alike: gdeval.pl's values."""
+    diff = fr.gdeval_names_compare(fr.gdeval_names_case(seed), tmp_path, gdeval_pl)
+    if diff is not None:
+        _fail(diff)
+
+
 @pytest.mark.parametrize("seed", list(_seeds("pyndeval")))
 def test_pyndeval_same_doubles(seed):
     pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is not installed")

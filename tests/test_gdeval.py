@@ -219,3 +219,77 @@ def test_any_bytes_are_read_or_refused(qrels, run):
 def test_whole_decimals_read_as_their_double(text):
     value, whole = reading.perl_number(text)
     assert whole and float(value) == (float(text) or 0.0)
+
+
+# ------------------------------------------------------------------ by name: treckit eval and the API
+def _by_name(qrels, run, k):
+    import treckit
+    df = treckit.evaluate(str(qrels), str(run), [f"gdeval.nDCG@{k}", f"gdeval.ERR@{k}", f"ERR@{k}"])
+    return {q: (n, e, e2) for q, n, e, e2 in df.itertuples(index=False)}
+
+
+@pytest.mark.parametrize("k", [1, 5, 20, 1000])
+def test_by_name_on_the_trec_eval_sample(gdeval_pl, shared, k):
+    """gdeval.nDCG@k, gdeval.ERR@k and ir_measures' ERR@k in the API: gdeval.pl's doubles (those treckit gdeval
+    prints, byte for byte) on trec_eval's graded sample, the mean over the topics as gdeval's amean line."""
+    qrels, run = shared / "trec_eval" / "qrels.rel_level", shared / "trec_eval" / "results.test"
+    ref = perl_csv(gdeval_pl, qrels, run, k).stdout.decode().splitlines()[1:]
+    got = _by_name(qrels, run, k)
+    q = reading.read_qrels(str(qrels), warn=None)
+    exact = measures.evaluate(q, reading.read_run(str(run), q, warn=None), k)
+    assert [t.decode() for t in exact.topics] == ["301", "302", "303"] == [ln.split(",")[1] for ln in ref]
+    for topic, n, e, line in zip(exact.topics, exact.ndcg, exact.err, ref):
+        assert got[topic.decode()] == (n, e, e)
+        assert f"{n:.5f},{e:.5f}" == line.split(",", 2)[2]
+    assert got["all"][:2] == pytest.approx((sum(exact.ndcg) / 3, sum(exact.err) / 3), abs=1e-15)
+
+
+def test_by_name_in_treckit_eval(shared, capsys):
+    """The command prints them as trec_eval prints any measure, beside trec_eval's own, which stay unchanged."""
+    qrels, run = str(shared / "trec_eval" / "qrels.rel_level"), str(shared / "trec_eval" / "results.test")
+    code, out, err = run_cli(["eval", "-m", "gdeval.nDCG@20", "-m", "ERR@20", "-m", "ndcg_cut.10", qrels, run], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == ["ndcg_cut_10", "gdeval.nDCG@20", "ERR@20"]
+    assert lines[0] == run_cli(["eval", "-m", "ndcg_cut.10", qrels, run], capsys)[1].strip()
+    assert lines[1] == "gdeval.nDCG@20        \tall\t0.2971" and lines[2] == "ERR@20                \tall\t0.2205"
+
+
+def test_by_name_hand_computed(tmp_path):
+    """Topic 1: judgments 2 (a) and 1 (c), ideal 2, 1; topic 2 judged 0 only: 0, as ir_measures
+    gives a topic gdeval.pl does not print.  A tie (score 1) goes to the greater docno first, as in gdeval.pl."""
+    q, r = files(tmp_path, "1 0 a 2\n1 0 c 1\n2 0 x 0\n",
+                 "1 Q0 a 1 3 r\n1 Q0 b 2 1 r\n1 Q0 c 3 1 r\n2 Q0 x 1 1 r\n")
+    got = _by_name(q, r, 3)
+    assert got["1"][0] == 1.0                    # a, then c above b: the ideal order (b first would give 0.964)
+    err = 3 / 16 + (1 - 3 / 16) * (1 / 16) / 2
+    assert got["1"][1] == pytest.approx(err, rel=1e-15)
+    assert _by_name(q, r, 2)["1"][0] == 1.0
+    flipped = _by_name(*files(tmp_path, "1 0 a 2\n1 0 b 1\n", "1 Q0 a 1 3 r\n1 Q0 b 2 1 r\n1 Q0 c 3 1 r\n"), 3)
+    ideal = 3 / math.log(2) + 1 / math.log(3)
+    assert flipped["1"][0] == pytest.approx((3 / math.log(2) + 1 / math.log(4)) / ideal, rel=1e-15)
+    assert got["2"] == (0.0, 0.0, 0.0)
+    assert _by_name(q, r, 1)["1"][:2] == (1.0, 3 / 16)
+
+
+def test_by_name_judgment_above_four_is_refused(tmp_path, capsys):
+    """gdeval.pl stops on a judgment above MAX_JUDGMENT (4); by name, treckit eval refuses it the same way."""
+    q, r = files(tmp_path, "1 0 a 5\n", "1 Q0 a 1 3 r\n")
+    code, out, err = run_cli(["eval", "-m", "gdeval.nDCG@5", str(q), str(r)], capsys)
+    assert code == 2 and out == "" and "query '1' has a judgment of 5" in err and "nDCG(dcg='exp-log2')@k" in err
+    code, out, _ = run_cli(["eval", "-m", "ndcg_cut.5", str(q), str(r)], capsys)       # trec_eval's measure reads it
+    assert code == 0 and out
+
+
+def test_err_follows_ir_measures_gdeval_provider(gdeval_pl, shared):
+    """ir_measures computes ERR@k with gdeval.pl and reads its 5 printed decimals back: treckit's ERR@k is the
+    double those decimals round, and 0 where ir_measures fills in its default."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from treckit.api import read_qrels, read_run
+    qrels, run = shared / "trec_eval" / "qrels.rel_level", shared / "trec_eval" / "results.test"
+    theirs = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.parse_measure("ERR@10")],
+                                                                   read_qrels(qrels).to_dict(), read_run(run).to_dict())}
+    got = _by_name(qrels, run, 10)
+    assert set(theirs) <= set(got) and theirs
+    for qid, value in theirs.items():
+        assert abs(got[qid][2] - value) <= 5e-6

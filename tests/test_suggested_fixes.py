@@ -1243,12 +1243,14 @@ def prefs_need_rel_format(c: Ctx, shared: Path):
 
 
 def reference_command(c: Ctx):
-    """ERR@k and alpha_nDCG@k (ir_measures' names, not yet computed by name): the fix names the command that prints
-    the reference tool's numbers, which runs on the same files (subtopic qrels for ndeval)."""
+    """alpha_nDCG@k (ir_measures' name, not yet computed by name: it needs qrels whose iteration field is the
+    subtopic): the fix names the command that prints ndeval's numbers, which runs on the same files.  ERR@k is
+    computed by name, at the numbers treckit gdeval prints."""
     q, r = _files(c)
-    said(c.cli("eval", "-m", "ERR@5", q, r), "unknown measure 'ERR@5'", "treckit gdeval QRELS RUN 5 prints")
+    err = ok(c.cli("eval", "-q", "-m", "ERR@5", q, r)).out.splitlines()
     out = ok(c.cli("gdeval", q, r, "5")).out.splitlines()
     assert out[0] == "runid,topic,ndcg@5,err@5" and len(out) > 1
+    assert [ln.split()[1:] for ln in err[:-1]] == [[ln.split(",")[1], f"{float(ln.split(',')[3]):.4f}"] for ln in out[1:]]
     assert ok(c.cli("gdeval", q, r, "5", "--amean")).out.splitlines()[-1].split(",")[1] == "amean"
     sub = c.file("1 1 d1 1\n1 2 d2 1\n1 1 d3 0\n", "subtopics")
     said(c.cli("eval", "-m", "alpha_nDCG@20", sub, r), "unknown measure 'alpha_nDCG@20'",
@@ -1527,7 +1529,6 @@ OTHERS = [
     Other("prefs-needs-R", "cli/evaluate_prefs.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
-    Other("reference-command", "measures/registry.py: whose numbers treckit gdeval QRELS RUN", "eval", reference_command),
     Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
           first_parameters_win),

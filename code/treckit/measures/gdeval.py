@@ -118,3 +118,50 @@ def evaluate(qrels, run, k: int) -> GdevalResult:
     ndcg, err_ = ndcg_err(*concatenated(run_lists), *concatenated(ideal_lists), k)
     return GdevalResult(run.runid, topics, ndcg, err_)
 
+
+
+# ------------------------------------------------------------------ by name, on the ranked-and-judged view
+# The view (:class:`~treckit.measures.ranking.RankedJudged`) ranks by score descending, then docno descending:
+# the order gdeval.pl sorts by.  A judgment of 0 or below, or none, gains nothing, as in gdeval.pl (it keeps only
+# judgments above 0).
+def _check_grades(v) -> None:
+    """A judgment above 4 is refused, as gdeval.pl refuses the qrels line."""
+    if v.grades.size and v.grades[-1] > MAX_JUDGMENT:
+        over = int(v.grades[-1])
+        where = np.flatnonzero(v.rel_levels[:, v.grades == over].ravel())
+        qid = v.qids[int(where[0])] if where.size else "?"
+        raise InputError(f"query {qid!r} has a judgment of {over}: gdeval's measures take judgments up to "
+                         f"{MAX_JUDGMENT} (gdeval.pl's MAX_JUDGMENT; it stops on such a qrels line)",
+                         fix="map the grades into 0..4 first, or use nDCG(dcg='exp-log2')@k for exponential gain "
+                             "without that limit")
+
+
+def _ranked(v, k: int) -> np.ndarray:
+    """The judgments of each query's first k documents as a (queries x ranks) matrix."""
+    _check_grades(v)
+    width = int(min(k, v.num_ret.max(initial=0)))
+    ranked = np.zeros((v.Q, width), dtype=np.int8)
+    keep = (v.pos < width) & (v.rel > 0)
+    ranked[v.q[keep], v.pos[keep]] = v.rel[keep]
+    return ranked
+
+
+def _ideal(v, k: int) -> np.ndarray:
+    """Each query's judgments above 0, highest first, cut at k, as a (queries x ranks) matrix."""
+    positive = v.grades > 0
+    counts = v.rel_levels[:, positive][:, ::-1]
+    gains = np.repeat(np.tile(v.grades[positive][::-1], v.Q), counts.ravel()).astype(np.int8)
+    return padded(gains, counts.sum(axis=1), k)
+
+
+def ndcg_at(v, params: tuple = (), cutoff: int = 20) -> np.ndarray:
+    """gdeval.pl's nDCG@k of each query of the view; 0 for a query without a judgment above 0 (gdeval.pl does
+    not print such a topic; ir_measures gives it 0)."""
+    top = dcg(_ranked(v, cutoff))
+    bottom = dcg(_ideal(v, cutoff))
+    return np.divide(top, bottom, out=np.zeros(v.Q), where=bottom > 0)
+
+
+def err_at(v, params: tuple = (), cutoff: int = 20) -> np.ndarray:
+    """gdeval.pl's ERR@k of each query of the view (0 without a judgment above 0, as above)."""
+    return err(_ranked(v, cutoff))

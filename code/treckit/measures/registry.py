@@ -24,9 +24,13 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from ..formats.common import atof as _atof, atol as _atol
-from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
+from . import ap, counts, gdeval, ndcg, precision, rbp, recall, relstring, rr
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
+
+# the reference tools besides trec_eval: the numbers of each measure are those of one of them
+GDEVAL = "gdeval.pl 1.2a"
+IR_MEASURES = "ir_measures 0.4"
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -81,6 +85,7 @@ class Measure:
     complete_sum_from_qrels: bool = False   # -c summary: every judgment with grade > 0 in the qrels
     trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
     irm: tuple[Irm, ...] = ()
+    reference: str = "trec_eval 10.0"   # the tool whose numbers it gives
 
 
 def _m(name, doc, kernel, params=NONE, default=(), **kw):
@@ -113,6 +118,14 @@ _RANKED = {"cutoff": CUTOFF, "rel": REL, "judged_only": JUDGED_ONLY}
 _AT_K = {"cutoff": CUTOFF_REQUIRED, "rel": REL, "judged_only": JUDGED_ONLY}
 _SETP = {"rel": REL, "relative": Param(bool, default=False), "judged_only": JUDGED_ONLY}
 _NUMRET = {"rel": Param(int)}
+
+
+def _bind_err(p: dict):
+    """ir_measures declares ERR's cutoff optional, but its one provider (gdeval) computes ERR@k only."""
+    if "cutoff" not in p:
+        raise InputError("ERR without a cutoff: ir_measures computes ERR with gdeval.pl, which needs a depth k",
+                         fix="write ERR@k, e.g. ERR@20")
+    return "gdeval.ERR", (), {"cutoff": p["cutoff"]}
 
 
 def _bind_numret(p: dict):
@@ -199,7 +212,17 @@ MEASURES: list[Measure] = [
     _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO),
     _m("Judged", "Share of the top k (all retrieved without @k) that is in the qrels, as ir_measures' Judged.",
        counts.judged_at, trec=False, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
-                                              _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),)),
+                                              _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),),
+       reference=IR_MEASURES + " (its judged provider)"),
+    _m("gdeval.nDCG", "nDCG@k of the TREC Web track's gdeval.pl: gain 2^g - 1 (judgments 0..4) over a natural-log "
+                      "discount, ideal from every judgment above 0 (Jarvelin & Kekalainen, TOIS 2002).",
+       gdeval.ndcg_at, trec=False, reference=GDEVAL,
+       irm=(Irm(("gdeval.nDCG",), {"cutoff": CUTOFF_REQUIRED}, _to("gdeval.nDCG", options=lambda p: dict(p))),)),
+    _m("gdeval.ERR", "Expected reciprocal rank at k as gdeval.pl computes it: stop probability (2^g - 1) / 16 "
+                     "(Chapelle et al., CIKM 2009); ERR@k is ir_measures' name for it (its gdeval provider).",
+       gdeval.err_at, trec=False, reference=GDEVAL,
+       irm=(Irm(("gdeval.ERR",), {"cutoff": CUTOFF_REQUIRED}, _to("gdeval.ERR", options=lambda p: dict(p))),
+            Irm(("ERR",), {"cutoff": CUTOFF}, _bind_err))),
 ]
 BY_NAME = {m.name: m for m in MEASURES}
 TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
@@ -432,6 +455,8 @@ def _parse_irm_syntax(text: str) -> tuple[str, dict, Any]:
         for k in node.keywords:
             args[k.arg] = _literal(k.value)
         node = node.func
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):     # a tool's own name: gdeval.nDCG
+        return f"{node.value.id}.{node.attr}", args, at
     if not isinstance(node, ast.Name):
         raise _NotIrm("not a measure expression")
     return node.id, args, at
@@ -516,12 +541,9 @@ def _example(name: str, spec: Irm) -> str:
 
 
 # ------------------------------------------------------------------ unknown names
-_GDEVAL = ("ir_measures computes {name} with gdeval.pl, whose numbers treckit gdeval QRELS RUN {{k}} prints (a line per "
-           "topic; --amean adds the mean)")
 _NDEVAL = ("ir_measures computes {name} with ndeval's code, whose numbers treckit ndeval QRELS RUN prints (subtopic "
            "qrels; it ranks by the rank column as ndeval does, by score with --traditional)")
-BY_REFERENCE_COMMAND = {"ERR": _GDEVAL.format(name="ERR@k"),
-                        **{n: _NDEVAL.format(name=n) for n in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "ERR_IA",
+BY_REFERENCE_COMMAND = {**{n: _NDEVAL.format(name=n) for n in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "ERR_IA",
                                                                "nERR_IA", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA",
                                                                "StRecall")}}
 # the ir_measures names not yet computed by name whose reference's numbers a command of treckit prints
@@ -585,14 +607,15 @@ def _ir_measures_registry() -> set[str]:
         return set()
 
 
-def describe() -> list[tuple[str, str, str]]:
-    """(trec_eval name with defaults, ir_measures names, meaning) for each measure, for `treckit measures`."""
+def describe() -> list[tuple[str, str, str, str]]:
+    """(trec_eval name with defaults, ir_measures names, meaning, reference tool) for each measure, for
+    `treckit measures`."""
     rows = []
     for m in MEASURES:
         default = ",".join(str(x) for x in m.default)
         trec = (m.name + (f".{default}" if default else "")) if m.trec else "-"
         irm = ", ".join(n + _at_hint(i) for i in m.irm for n in i.names)
-        rows.append((trec, irm, m.doc))
+        rows.append((trec, irm, m.doc, m.reference))
     return rows
 
 
