@@ -421,6 +421,22 @@ def cwl_case(seed: int) -> CwlCase:
     return CwlCase(seed, qrels, run, specs)
 
 
+def _cwl_by_name(c: CwlCase, text: str, got: dict) -> list[str]:
+    """The name in treckit's evaluate (the path of treckit eval: the registry, the ranked view with line-order
+    ties) against cwl-eval's values: equal doubles, for the queries both judged and in the run."""
+    import treckit
+    judged: dict = {}
+    for q, d, g in c.qrels:                       # a document judged twice keeps its last judgment, as cwl-eval
+        judged.setdefault(q, {})[d] = g
+    shared = [q for q in c.run if q in judged]
+    if not shared:
+        return []
+    df = treckit.evaluate(judged, {q: c.run[q] for q in c.run}, [text], warn=lambda m: None)
+    ours = dict(zip(df.qid, df[text]))
+    return [f"{q} {text} by name: cwl-eval {got.get(q, 0.0)!r}, treckit {ours.get(q)!r}" for q in shared
+            if ours.get(q) != got.get(q, 0.0)]
+
+
 def cwl_compare(c: CwlCase) -> dict | None:
     """None when every value is cwl-eval's (through ir_measures' provider, as ir_measures computes these names)."""
     import logging
@@ -443,6 +459,7 @@ def cwl_compare(c: CwlCase) -> dict | None:
         ours = cwl.evaluate(c.qrels, c.run, name, params)
         diffs += [f"{q} {text}: cwl-eval {got.get(q)!r}, treckit {v!r}" for q, v in ours.items() if got.get(q) != v]
         diffs += [f"{q} {text}: cwl-eval {v!r}, treckit none" for q, v in got.items() if q not in ours and v != 0]
+        diffs += _cwl_by_name(c, text, got)
     if not diffs:
         return None
     return {"known": None, "reference": b"", "treckit": "\n".join(diffs[:20]).encode(),

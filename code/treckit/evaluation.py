@@ -112,7 +112,7 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
     the whole run; ``sanity``: gather the facts of the sanity warnings."""
     o = options or EvalOptions()
     base, facts = rank_and_judge(qrels, run, replace(o, judged_only=False), source=source, facts=sanity,
-                                 row_offset=row_offset)
+                                 row_offset=row_offset, listed_ties=any(r.measure.ties == "listed" for r in requests))
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:

@@ -124,3 +124,22 @@ def evaluate(qrels_rows, run: dict, name: str, params: dict) -> dict[str, float]
         g[[d not in docs for d in ranked]] = 0.0
         out[q] = expected_utility(name, g, params)
     return out
+
+
+# ------------------------------------------------------------------ by name, on the ranked-and-judged view
+def by_name(v, params: tuple = (), *, measure: str, **settings) -> np.ndarray:
+    """Measure ``measure`` (one of :data:`NAMES`) with ir_measures' parameters ``settings`` for each query of the
+    view ``v`` (:class:`~treckit.measures.ranking.RankedJudged`, built with ``listed_ties``: documents ranked by
+    score descending, ties in the run's line order, as ir_measures ranks for cwl-eval).  A judged document gains
+    by its judgment (clipped below at 0, as :func:`gains`); a retrieved document outside the qrels gains 0."""
+    if v.listed_pos is None:
+        raise RuntimeError("the C/W/L measures need the view's line-order ranks (rank_and_judge(listed_ties=True))")
+    grades = np.maximum(v.rel, 0)
+    if measure == "RBP":
+        g = gains(grades, rel=settings["rel"])
+    else:
+        g = gains(grades, min_rel=settings["min_rel"], max_rel=settings["max_rel"])
+    matrix = np.zeros((v.Q, MAX_N))
+    keep = v.listed_pos < MAX_N
+    matrix[v.q[keep], v.listed_pos[keep]] = g[keep]
+    return np.array([expected_utility(measure, row, settings) for row in matrix])

@@ -24,12 +24,13 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from ..formats.common import atof as _atof, atol as _atol
-from . import ap, counts, gdeval, ndcg, precision, rbp, recall, relstring, rr
+from . import ap, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
 # the reference tools besides trec_eval: the numbers of each measure are those of one of them
 GDEVAL = "gdeval.pl 1.2a"
+CWL = "cwl-eval 1.0.12, as ir_measures 0.4 sets it up"
 IR_MEASURES = "ir_measures 0.4"
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
@@ -86,6 +87,7 @@ class Measure:
     trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
     irm: tuple[Irm, ...] = ()
     reference: str = "trec_eval 10.0"   # the tool whose numbers it gives
+    ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order
 
 
 def _m(name, doc, kernel, params=NONE, default=(), **kw):
@@ -126,6 +128,53 @@ def _bind_err(p: dict):
         raise InputError("ERR without a cutoff: ir_measures computes ERR with gdeval.pl, which needs a depth k",
                          fix="write ERR@k, e.g. ERR@20")
     return "gdeval.ERR", (), {"cutoff": p["cutoff"]}
+
+
+_MIN_REL, _MAX_REL = Param(int, default=0), Param(int, required=True)
+_T = Param(float, default=1.0)
+# ir_measures' parameters of each C/W/L measure, as it declares them
+_CWL_PARAMS = {
+    "INST": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "INSQ": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "RBP": {"cutoff": CUTOFF, "p": Param(float, default=0.8), "rel": Param(int)},
+    "BPM": {"cutoff": CUTOFF_REQUIRED, "T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "SDCG": {"cutoff": CUTOFF_REQUIRED, "dcg": Param(str, choices=("log2",), default="log2"), "min_rel": _MIN_REL,
+             "max_rel": _MAX_REL},
+    "NERR8": {"cutoff": CUTOFF_REQUIRED, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR9": {"cutoff": CUTOFF_REQUIRED, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR10": {"p": Param(float, default=0.9), "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR11": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+}
+_CWL_DOCS = {
+    "INST": "INST: adaptive, target T relevant documents (Moffat et al., ADCS 2015; C/W/L, Azzopardi et al., SIGIR 2019).",
+    "INSQ": "INSQ: INST without the adaptation (Moffat et al., ADCS 2012).",
+    "RBP": "Rank-biased precision of the C/W/L framework, binary at rel, persistence p (Moffat & Zobel, TOIS 2008); "
+           "trec_eval's rbp is another measure of that name.",
+    "BPM": "Bejeweled player model: stop at T gain or k documents (Zhang et al., SIGIR 2017).",
+    "SDCG": "Scaled DCG@k: DCG@k over the sum of its discounts (C/W/L).",
+    "NERR8": "ERR variant (Azzopardi et al., ICTIR 2021, eq. 8), cut at k.",
+    "NERR9": "ERR variant (Azzopardi et al., ICTIR 2021, eq. 9), cut at k.",
+    "NERR10": "ERR variant with persistence p (Azzopardi et al., ICTIR 2021, eq. 10).",
+    "NERR11": "ERR variant with target T (Azzopardi et al., ICTIR 2021, eq. 11).",
+}
+
+
+def _cwl_bind(name: str):
+    spec = _CWL_PARAMS[name]
+
+    def bind(p: dict):
+        settings = {k: (p[k] if k in p else prm.default) for k, prm in spec.items() if k in p or prm.default is not None}
+        settings.pop("dcg", None)
+        if name == "RBP" and ("rel" not in p or "cutoff" in p):
+            raise InputError(f"{'RBP@k' if 'cutoff' in p else 'RBP without rel'}: ir_measures computes RBP with "
+                             "cwl-eval, which takes a relevance level and no cutoff",
+                             fix="write RBP(rel=1) (or RBP(rel=1, p=0.9)); trec_eval's rank-biased precision is rbp")
+        if name != "RBP" and settings["min_rel"] >= settings["max_rel"]:
+            raise InputError(f"{name}: min_rel={settings['min_rel']} must be below max_rel={settings['max_rel']} "
+                             "(judgments are scaled from min_rel..max_rel to 0..1)",
+                             fix=f"e.g. {name}(max_rel=3)" if "cutoff" not in spec else f"e.g. {name}(max_rel=3)@10")
+        return f"cwl.{name}", (), {"measure": name, **settings}
+    return bind
 
 
 def _bind_numret(p: dict):
@@ -223,6 +272,8 @@ MEASURES: list[Measure] = [
        gdeval.err_at, trec=False, reference=GDEVAL,
        irm=(Irm(("gdeval.ERR",), {"cutoff": CUTOFF_REQUIRED}, _to("gdeval.ERR", options=lambda p: dict(p))),
             Irm(("ERR",), {"cutoff": CUTOFF}, _bind_err))),
+    *[_m(f"cwl.{name}", _CWL_DOCS[name], cwl.by_name, trec=False, reference=CWL, ties="listed",
+         irm=(Irm((name,), _CWL_PARAMS[name], _cwl_bind(name)),)) for name in cwl.NAMES],
 ]
 BY_NAME = {m.name: m for m in MEASURES}
 TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
@@ -534,10 +585,16 @@ def _brief(v) -> str:
         else repr(v)[:200]
 
 
+_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1}
+
+
 def _example(name: str, spec: Irm) -> str:
+    """A valid spelling of ``name``: its required parameters given, e.g. ``SDCG(max_rel=3)@10``."""
+    needed = [f"{p}={_EXAMPLE_VALUES.get(p, 1)}" for p, prm in spec.params.items() if prm.required and p != spec.at]
+    shown = name + (f"({', '.join(needed)})" if needed else "")
     if spec.at not in spec.params:
-        return name
-    return f"{name}@0.5" if spec.at == "recall" else f"{name}@10"
+        return shown
+    return f"{shown}@0.5" if spec.at == "recall" else f"{shown}@10"
 
 
 # ------------------------------------------------------------------ unknown names
