@@ -110,8 +110,9 @@ SERVICE_SEED ?= 20
 fuzz-service: $(VENV)/.installed
 	$(PY) tests/fuzz_service.py --cases $(SERVICE_CASES) --seed $(SERVICE_SEED)
 
-# differential fuzz of gdeval's and ndeval's measures: REF_CASES seeded cases per tool against gdeval.pl (perl),
-# pyndeval (and ir_measures' diversity names) and, when $$TRECKIT_NDEVAL names one, an ndeval binary; each
+# differential fuzz of gdeval's, ndeval's and the C/W/L measures: REF_CASES seeded cases per tool against gdeval.pl
+# (perl; its CSV, and gdeval.nDCG@k / ERR@k by name in treckit eval), pyndeval (and ir_measures' diversity names),
+# cwl-eval (its values, and each name through treckit.evaluate) and, when $$TRECKIT_NDEVAL names one, an ndeval binary; each
 # difference to $(OUT)/fuzz_reference/<tool>/<seed>/, the counts to $(OUT)/fuzz_reference/SUMMARY.txt
 REF_CASES ?= 3000
 REF_TOOL ?= all

@@ -342,3 +342,18 @@ def test_numbers_beyond_64_bits_are_clean_errors(tmp_path, capsys, qrels, run):
     (tmp_path / "r").write_text(run)
     code, out, err = ours(["-m", "map", "q", "r"], capsys, tmp_path)
     assert code == 2 and out == "" and "99999999999999999999" in err and "internal" not in err
+
+
+def test_one_registry_names_each_measures_reference_tool(capsys):
+    """trec_eval's measures, gdeval.pl's, the C/W/L family and ir_measures' own are declared in the one registry,
+    each with its reference tool, which `treckit measures` prints beside its names."""
+    tools = {m.name: m.reference for m in MEASURES}
+    assert tools["map"] == tools["ndcg_cut"] == "trec_eval 10.0"
+    assert tools["gdeval.nDCG"] == tools["gdeval.ERR"] == registry.GDEVAL
+    assert {tools[f"cwl.{n}"] for n in ("INST", "INSQ", "RBP", "BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")} \
+        == {registry.CWL}
+    assert IRM_NAMES["ERR"][0].name == "gdeval.ERR" and IRM_NAMES["INST"][0].ties == "listed"
+    code, out, _ = run_cli(["measures"], capsys)
+    rows = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("-  ")}
+    assert code == 0 and out.splitlines()[0].split()[4] == "reference"
+    assert registry.GDEVAL in rows["gdeval.ERR@k,"] and registry.CWL in rows["SDCG@k"] and "judged provider" in rows["Judged[@k]"]

@@ -1260,6 +1260,17 @@ def reference_command(c: Ctx):
     assert ok(c.cli("ndeval", "--traditional", sub, r)).out.splitlines()[0] == table[0]
 
 
+def cwl_without_max_docs(c: Ctx):
+    """-M with a C/W/L name: refused (-M cuts trec_eval's order, these measures rank ties in line order); the fix,
+    the measure in a treckit eval of its own without -M, gives cwl-eval's numbers (those of the API)."""
+    import treckit
+    q, r = _files(c)
+    said(c.cli("eval", "-M", "2", "-m", "map", "-m", "INST(max_rel=1)", q, r), "-M 2 with INST(max_rel=1)",
+         "evaluate INST(max_rel=1) without -M")
+    out = ok(c.cli("eval", "-m", "INST(max_rel=1)", q, r)).out.split("\t")
+    assert float(out[2]) == pytest.approx(treckit.evaluate(str(q), str(r), ["INST(max_rel=1)"]).iloc[-1, 1], abs=5e-5)
+
+
 def unknown_measure(command: str):
     def check(c: Ctx):
         import treckit
@@ -1530,6 +1541,8 @@ OTHERS = [
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
     Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
+    Other("cwl-without-max-docs", "evaluation.py: without -M (cwl-eval reads at most 1000 ranks)", "eval",
+          cwl_without_max_docs),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
           first_parameters_win),
     *[Other("raw-ids", "formats/trec.py: instead of --raw-ids", cmd, raw_ids(cmd))
