@@ -278,6 +278,7 @@ BAD = {
     "NDCG@10": None,                             # an alias in ir_measures
     "MRR@10": None,
     "ndcg_cut_10": "ndcg_cut.10",
+    "ndcg_cut@10": "did you mean ndcg_cut.10 or",      # not "ndcg.cut@10": the trec_eval form of a printed name
     "P_10": "P.10",
     "ERR@10": None,                              # gdeval.pl's ERR@10, as ir_measures' gdeval provider
     "gdeval.nDCG@10": None,

@@ -648,6 +648,8 @@ def _with_tail(name: str, tail: str, at: str | None) -> str:
 
 def _printed_trec_form(arg: str) -> str | None:
     """``P_10`` -> ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``: the -m form of a name as trec_eval prints it."""
+    if "@" in arg or "(" in arg:           # ir_measures' syntax: ndcg_cut@10 is not ndcg with parameters cut@10
+        return None
     fits = [m.name for m in MEASURES if m.trec and m.params != NONE and arg.startswith(m.name + "_")
             and len(arg) > len(m.name) + 1]
     if not fits:
