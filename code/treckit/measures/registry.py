@@ -1,6 +1,7 @@
 """Every measure, declared once: its trec_eval name, parameter kind and defaults, its ir_measures
 names with their typed parameters, how it is summarised over queries, what a query missing from
-the run contributes under ``-c``, and the kernel that computes it.
+the run contributes under ``-c``, the kernel that computes it, and the reference tool whose numbers
+it gives (trec_eval 10.0, gdeval.pl, cwl-eval as ir_measures sets it up, ir_measures itself).
 
 Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.evaluation`
 runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
