@@ -16,7 +16,7 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest serve test fuzz fuzz-service bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test fuzz fuzz-service fuzz-reference bench clean venv
 
 demo: compare testsets
 
@@ -97,10 +97,10 @@ test: $(VENV)/.installed
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
 # a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one;
-# then the service under schemathesis (fuzz-service)
+# then the service under schemathesis (fuzz-service) and the gdeval and ndeval reference tools (fuzz-reference)
 CASES ?= 5000
 START ?= 0
-fuzz: $(VENV)/.installed fuzz-service
+fuzz: $(VENV)/.installed fuzz-service fuzz-reference
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
 
 # the evaluation service under schemathesis: SERVICE_CASES requests generated from its OpenAPI schema (seeded:
@@ -109,6 +109,15 @@ SERVICE_CASES ?= 1000
 SERVICE_SEED ?= 20
 fuzz-service: $(VENV)/.installed
 	$(PY) tests/fuzz_service.py --cases $(SERVICE_CASES) --seed $(SERVICE_SEED)
+
+# differential fuzz of gdeval's, ndeval's and the C/W/L measures: REF_CASES seeded cases per tool against gdeval.pl
+# (perl; its CSV, and gdeval.nDCG@k / ERR@k by name in treckit eval), pyndeval (and ir_measures' diversity names),
+# cwl-eval (its values, and each name through treckit.evaluate) and, when $$TRECKIT_NDEVAL names one, an ndeval binary; each
+# difference to $(OUT)/fuzz_reference/<tool>/<seed>/, the counts to $(OUT)/fuzz_reference/SUMMARY.txt
+REF_CASES ?= 3000
+REF_TOOL ?= all
+fuzz-reference: $(VENV)/.installed
+	$(PY) tests/fuzz_reference.py --tool $(REF_TOOL) --cases $(REF_CASES) --start $(START) --out $(OUT)/fuzz_reference
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[bench]'

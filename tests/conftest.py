@@ -32,6 +32,30 @@ def trec_eval() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def gdeval_pl() -> Path:
+    """gdeval.pl 1.2a (run with perl), the reference of gdeval's measures."""
+    from fuzz_reference import gdeval_path
+    path = gdeval_path()
+    if path is None:
+        if os.environ.get("TRECKIT_GDEVAL"):
+            pytest.fail(f"TRECKIT_GDEVAL={os.environ['TRECKIT_GDEVAL']} is not a file, or perl is not on PATH")
+        pytest.skip("gdeval.pl not found at ../shared/tools/gdeval.pl, or perl not on PATH (Debian: apt-get install "
+                    "perl; set TRECKIT_GDEVAL to the script)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ndeval_binary() -> Path:
+    """An ndeval 4.5 binary (built from the pyndeval source package's src/ndeval.c), named by TRECKIT_NDEVAL."""
+    from fuzz_reference import ndeval_path
+    path = ndeval_path()
+    if path is None:
+        pytest.skip("no ndeval binary: set TRECKIT_NDEVAL to one built with gcc -O2 -o ndeval src/ndeval.c -lm from "
+                    "the pyndeval source package")
+    return path
+
+
 def run_cli(argv, capsys):
     """Run the treckit CLI in-process; returns (exit code, stdout, stderr)."""
     from treckit.cli.main import main

@@ -104,6 +104,7 @@ FLAG_SETS = [
     ["-q", "-J", "-M", "7", "-l", "2", "-m", "all_trec"],
     ["-q", "-c", "-Z", "@Z@", "-m", "map", "-m", "P.5", "-m", "ndcg_cut.10", "-m", "recip_rank"],
     ["-n", "-q", "--format", "json", "-m", "official"],
+    ["-q", "-c", "-m", "gdeval.nDCG@20", "-m", "ERR@20", "-m", "nDCG@10", "-m", "INST(max_rel=3)", "-m", "RBP(rel=1)"],
 ]
 
 

@@ -1242,6 +1242,35 @@ def prefs_need_rel_format(c: Ctx, shared: Path):
         c, prefs, results, "-R", "prefs", "-m", "prefs_simp")
 
 
+def reference_command(c: Ctx):
+    """alpha_nDCG@k (ir_measures' name, not yet computed by name: it needs qrels whose iteration field is the
+    subtopic): the fix names the command that prints ndeval's numbers, which runs on the same files.  ERR@k is
+    computed by name, at the numbers treckit gdeval prints."""
+    q, r = _files(c)
+    err = ok(c.cli("eval", "-q", "-m", "ERR@5", q, r)).out.splitlines()
+    out = ok(c.cli("gdeval", q, r, "5")).out.splitlines()
+    assert out[0] == "runid,topic,ndcg@5,err@5" and len(out) > 1
+    assert [ln.split()[1:] for ln in err[:-1]] == [[ln.split(",")[1], f"{float(ln.split(',')[3]):.4f}"] for ln in out[1:]]
+    assert ok(c.cli("gdeval", q, r, "5", "--amean")).out.splitlines()[-1].split(",")[1] == "amean"
+    sub = c.file("1 1 d1 1\n1 2 d2 1\n1 1 d3 0\n", "subtopics")
+    said(c.cli("eval", "-m", "alpha_nDCG@20", sub, r), "unknown measure 'alpha_nDCG@20'",
+         "treckit ndeval QRELS RUN prints")
+    table = ok(c.cli("ndeval", sub, r)).out.splitlines()
+    assert table[0].startswith("runid,topic,ERR-IA@5") and table[-1].split(",")[1] == "amean"
+    assert ok(c.cli("ndeval", "--traditional", sub, r)).out.splitlines()[0] == table[0]
+
+
+def cwl_without_max_docs(c: Ctx):
+    """-M with a C/W/L name: refused (-M cuts trec_eval's order, these measures rank ties in line order); the fix,
+    the measure in a treckit eval of its own without -M, gives cwl-eval's numbers (those of the API)."""
+    import treckit
+    q, r = _files(c)
+    said(c.cli("eval", "-M", "2", "-m", "map", "-m", "INST(max_rel=1)", q, r), "-M 2 with INST(max_rel=1)",
+         "evaluate INST(max_rel=1) without -M")
+    out = ok(c.cli("eval", "-m", "INST(max_rel=1)", q, r)).out.split("\t")
+    assert float(out[2]) == pytest.approx(treckit.evaluate(str(q), str(r), ["INST(max_rel=1)"]).iloc[-1, 1], abs=5e-5)
+
+
 def unknown_measure(command: str):
     def check(c: Ctx):
         import treckit
@@ -1573,6 +1602,9 @@ OTHERS = [
     Other("prefs-needs-R", "cli/evaluate_prefs.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
+    Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
+    Other("cwl-without-max-docs", "evaluation.py: without -M (cwl-eval reads at most 1000 ranks)", "eval",
+          cwl_without_max_docs),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
           first_parameters_win),
     *[Other("raw-ids", "formats/trec.py: instead of --raw-ids", cmd, raw_ids(cmd))

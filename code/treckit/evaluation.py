@@ -111,8 +111,15 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
     the run does not answer get -c's placeholder values).  ``row_offset``: the part's first line in
     the whole run; ``sanity``: gather the facts of the sanity warnings."""
     o = options or EvalOptions()
+    listed = [r for r in requests if r.measure.ties == "listed"]
+    if listed and o.max_docs is not None:
+        raise InputError(f"-M {o.max_docs} with {listed[0].text}: -M keeps the first documents of trec_eval's order, "
+                         "while the C/W/L measures rank score ties in the run's line order (as cwl-eval does), so "
+                         "the documents kept would not be the first of theirs",
+                         fix=f"evaluate {listed[0].text} without -M (cwl-eval reads at most 1000 ranks), in a treckit "
+                             "eval of its own")
     base, facts = rank_and_judge(qrels, run, replace(o, judged_only=False), source=source, facts=sanity,
-                                 row_offset=row_offset)
+                                 row_offset=row_offset, listed_ties=bool(listed))
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:
