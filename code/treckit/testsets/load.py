@@ -500,6 +500,7 @@ class _QueryChecker:
         self.allow_unlabeled = allow_unlabeled
         self.model = "QueryMaybeUnlabelled" if allow_unlabeled else "Query"
         self.columns = _Columns()
+        self.problems = Problems()      # replaced when a reading starts; a text refused before that has none here
 
     def __call__(self, problems: Problems):
         self.columns = columns = _Columns()
