@@ -27,3 +27,31 @@ def test_a_test_set_holding_a_nul_byte_is_refused_with_its_line(tmp_path, capsys
     bad.write_bytes(text)
     code, _, err = run_cli(["testset", "validate", bad], capsys)
     _clean_failure(code, err, "nul.yaml", f"line {line}: not valid YAML", "U+0000")
+
+
+def test_a_file_a_function_config_names_is_in_the_cache_key(tmp_path, capsys, monkeypatch):
+    """`testset eval --function F --config C`: replacing a file C names (here the corpus, next to C and named
+    relative to it) is evaluated again, never answered from the cache with the old file's numbers."""
+    monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "search.py").write_text(
+        "from pathlib import Path\n"
+        "def search(query):\n"
+        "    return [(Path(__file__).with_name('corpus.txt').read_text().strip(), 1.0)]\n")
+    (system / "config.yaml").write_text("corpus: corpus.txt\n")
+    argv = ["testset", "eval", SAMPLE, "--function", system / "search.py:search", "--config", system / "config.yaml",
+            "-m", "mrr", "--out"]
+    (system / "corpus.txt").write_text("PMC2905704\n")           # relevant to two queries, ranked first
+    assert run_cli([*argv, tmp_path / "first.json"], capsys)[0] == 0
+    (system / "corpus.txt").write_text("no-such-doc\n")
+    code, _, err = run_cli([*argv, tmp_path / "second.json"], capsys)
+    assert code == 0, err
+    assert "answered from the cache" not in err
+    import json
+    first = json.loads((tmp_path / "first.json").read_text())["aggregates"]["mrr"]["mean"]
+    second = json.loads((tmp_path / "second.json").read_text())["aggregates"]["mrr"]["mean"]
+    assert first == pytest.approx(2 / 50) and second == 0.0
+    code, _, err = run_cli([*argv, tmp_path / "third.json"], capsys)
+    assert code == 0 and "answered from the cache" in err, err       # an unchanged file is still a hit
