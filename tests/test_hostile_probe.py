@@ -2,6 +2,8 @@
 line and the fix (never an internal error), or is never answered from a stale cache."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from conftest import ROOT, run_cli
@@ -55,3 +57,27 @@ def test_a_file_a_function_config_names_is_in_the_cache_key(tmp_path, capsys, mo
     assert first == pytest.approx(2 / 50) and second == 0.0
     code, _, err = run_cli([*argv, tmp_path / "third.json"], capsys)
     assert code == 0 and "answered from the cache" in err, err       # an unchanged file is still a hit
+
+
+def test_a_folder_given_as_a_test_set_is_said_to_be_one(tmp_path, capsys):
+    """A path that exists but is no file is not reported as an unknown test-set name."""
+    (tmp_path / "sets.yaml").mkdir()
+    code, _, err = run_cli(["testset", "validate", tmp_path / "sets.yaml"], capsys)
+    _clean_failure(code, err, "sets.yaml: is a folder, not a file")
+
+
+def test_a_test_set_read_from_a_pipe_is_read(tmp_path, capsys):
+    """`treckit testset validate <(zcat set.yaml.gz)`: the shell gives a pipe's path, which is read as a file."""
+    import threading
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+
+    def feed():
+        with open(pipe, "wb") as fh:
+            fh.write(SAMPLE.read_bytes())
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    code, out, err = run_cli(["testset", "validate", pipe], capsys)
+    writer.join(10)
+    assert code == 0, err
+    assert "50 queries, 1085 judgments; valid" in out

@@ -380,8 +380,9 @@ def test_set_from_judgments(judged: dict[str, dict[str, int]], texts: dict[str, 
 
 
 def resolve_test_set(name_or_path: PathLike) -> Path:
-    """A path as given when it exists, else ``NAME``, ``NAME.yaml`` or ``NAME.yml`` in the test-set
-    directory (``$TRECKIT_TEST_SETS``, default ``./test_sets``)."""
+    """A path as given when it is a file, else ``NAME``, ``NAME.yaml`` or ``NAME.yml`` in the test-set
+    directory (``$TRECKIT_TEST_SETS``, default ``./test_sets``), else the path as given when it exists
+    (a pipe, a folder)."""
     p = Path(name_or_path)
     if p.is_file():
         return p
@@ -389,6 +390,8 @@ def resolve_test_set(name_or_path: PathLike) -> Path:
     for cand in (root / p, root / f"{p}.yaml", root / f"{p}.yml"):
         if cand.is_file():
             return cand
+    if p.exists():           # a pipe (<(zcat ...)) is read; a folder or a device is said to be one by the reader
+        return p
     known = sorted(x.stem for x in root.glob("*.y*ml")) if root.is_dir() else []
     raise InputError(f"no test set named {str(name_or_path)!r} (looked for the path, and in {root}/)",
                      fix=("known test sets: " + ", ".join(known)) if known
