@@ -81,3 +81,12 @@ def test_a_test_set_read_from_a_pipe_is_read(tmp_path, capsys):
     writer.join(10)
     assert code == 0, err
     assert "50 queries, 1085 judgments; valid" in out
+
+
+@pytest.mark.parametrize("option", ["--permutations", "--resamples"])
+def test_compare_bounds_its_random_draws(tmp_path, capsys, option):
+    """A billion bootstrap resamples ran out of memory (exit 3), a billion permutations ran for half an hour:
+    the draws are bounded, and the bound is said before any run is read."""
+    code, _, err = run_cli(["compare", tmp_path / "unread.qrels", tmp_path / "a.trec", tmp_path / "b.trec",
+                            option, "1000000000"], capsys)
+    _clean_failure(code, err, f"{option.lstrip('-')} must be a whole number from 100 to 1,000,000, got 1000000000")
