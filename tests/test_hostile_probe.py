@@ -90,3 +90,15 @@ def test_compare_bounds_its_random_draws(tmp_path, capsys, option):
     code, _, err = run_cli(["compare", tmp_path / "unread.qrels", tmp_path / "a.trec", tmp_path / "b.trec",
                             option, "1000000000"], capsys)
     _clean_failure(code, err, f"{option.lstrip('-')} must be a whole number from 100 to 1,000,000, got 1000000000")
+
+
+def test_import_names_what_it_built_when_it_does_not_validate(tmp_path, capsys):
+    """The test set `testset import` builds has no file yet: the message says what it is, rather than putting
+    the (here empty) --name where a file name goes."""
+    (tmp_path / "q.qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "q.tsv").write_text("q1\tsome text\n")
+    code, _, err = run_cli(["testset", "import", "--qrels", tmp_path / "q.qrels", "--queries", tmp_path / "q.tsv",
+                            "--name", "", "--output", tmp_path / "set.yaml"], capsys)
+    _clean_failure(code, err, "treckit: error: the test set built from the judgments and texts (name ''): 1 problem",
+                   "name: String should have at least 1 character")
+    assert not (tmp_path / "set.yaml").exists()

@@ -376,7 +376,7 @@ def test_set_from_judgments(judged: dict[str, dict[str, int]], texts: dict[str, 
     data = {"name": name, "version": version, "queries": [
         {"query_id": q, "query_text": t, "query_type": types.get(q, "unspecified"),
          "relevant_docs": [{"doc_id": d, "grade": g} for d, g in judged[q].items()]} for q, t in texts.items()]}
-    return test_set_from_mapping(data, name)
+    return test_set_from_mapping(data, f"the test set built from the judgments and texts (name {name!r})")
 
 
 def resolve_test_set(name_or_path: PathLike) -> Path:
