@@ -102,3 +102,22 @@ def test_import_names_what_it_built_when_it_does_not_validate(tmp_path, capsys):
     _clean_failure(code, err, "treckit: error: the test set built from the judgments and texts (name ''): 1 problem",
                    "name: String should have at least 1 character")
     assert not (tmp_path / "set.yaml").exists()
+
+
+@pytest.mark.parametrize("line, says", [
+    ('{"query_id": null, "query_text": "x"}', "query id must be a string or an integer, found null"),
+    ('{"query_id": true, "query_text": "x"}', "query id must be a string or an integer, found true"),
+    ('{"query_id": 1.5, "query_text": "x"}', "query id must be a string or an integer, found 1.5"),
+    ('{"query_id": "n1", "query_text": "x", "query_type": 5}', "query_type must be non-empty text, found 5"),
+    ('{"query_id": "n1", "query_text": "x", "query_type": ""}', 'query_type must be non-empty text, found ""'),
+], ids=["null-id", "boolean-id", "float-id", "number-type", "empty-type"])
+def test_a_query_line_is_never_coerced(tmp_path, capsys, line, says):
+    """A JSON query line's id of null became the query 'None' and a query_type that is no text became
+    'production' without a word: each is refused with its line, as the run and qrels readers refuse them."""
+    (tmp_path / "cand.jsonl").write_text(line + "\n")
+    (tmp_path / "labels.qrels").write_text("n1 0 PMC2905704 1\n")
+    code, _, err = run_cli(["testset", "refresh", SAMPLE, "--candidates", tmp_path / "cand.jsonl", "--replace", "1",
+                            "--labels-a", tmp_path / "labels.qrels", "--labels-b", tmp_path / "labels.qrels",
+                            "-o", tmp_path / "next.yaml"], capsys)
+    _clean_failure(code, err, "cand.jsonl:1: " + says)
+    assert not (tmp_path / "next.yaml").exists()
