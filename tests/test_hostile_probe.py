@@ -121,3 +121,29 @@ def test_a_query_line_is_never_coerced(tmp_path, capsys, line, says):
                             "-o", tmp_path / "next.yaml"], capsys)
     _clean_failure(code, err, "cand.jsonl:1: " + says)
     assert not (tmp_path / "next.yaml").exists()
+
+
+def test_a_change_to_a_module_a_config_function_imports_is_evaluated_again(tmp_path):
+    """A reranker whose helper module beside it changed was answered from the cache with the old helper's
+    numbers: the loaded modules beside a function's file are part of its code.  Each evaluation is a process
+    of its own, as a CI job's is (a process keeps the code it loaded)."""
+    import subprocess
+    import sys
+    (tmp_path / "helper.py").write_text("def reverse():\n    return False\n")
+    (tmp_path / "rr.py").write_text("import helper\n\n\ndef rerank(query, candidates):\n"
+                                    "    return candidates[::-1] if helper.reverse() else candidates\n")
+    (tmp_path / "system.yaml").write_text(f"corpus: {ROOT / 'data/test_sets/documents.jsonl'}\n"
+                                          "components:\n  bow: {method: bow}\nrerank: {callable: rr.py:rerank, depth: 20}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "code"), "TRECKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def mrr_of_reranked() -> str:
+        done = subprocess.run([sys.executable, "-m", "treckit", "system", "eval", str(tmp_path / "system.yaml"),
+                               "--test-set", str(SAMPLE), "-m", "mrr"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return next(line.split()[1] for line in done.stdout.splitlines() if line.startswith("bow+rerank"))
+
+    kept = mrr_of_reranked()
+    (tmp_path / "helper.py").write_text("def reverse():\n    return True\n")
+    reversed_ = mrr_of_reranked()
+    assert (kept, reversed_) == ("0.8874", "0.2599")
