@@ -1,5 +1,5 @@
-"""Hostile inputs an attacker's pass found past the second half's hardening: each exits 2 with the file, the
-line and the fix (never an internal error), or is never answered from a stale cache."""
+"""Hostile inputs to test sets, query files, function configs, compare and the cache: each exits 2 with the file,
+the line and the fix (never an internal error), or is never answered from a stale cache."""
 from __future__ import annotations
 
 import os
@@ -85,8 +85,8 @@ def test_a_test_set_read_from_a_pipe_is_read(tmp_path, capsys):
 
 @pytest.mark.parametrize("option", ["--permutations", "--resamples"])
 def test_compare_bounds_its_random_draws(tmp_path, capsys, option):
-    """A billion bootstrap resamples ran out of memory (exit 3), a billion permutations ran for half an hour:
-    the draws are bounded, and the bound is said before any run is read."""
+    """A billion bootstrap resamples would need gigabytes and a billion permutations half an hour: the draws
+    are bounded, and the bound is said before any run is read."""
     code, _, err = run_cli(["compare", tmp_path / "unread.qrels", tmp_path / "a.trec", tmp_path / "b.trec",
                             option, "1000000000"], capsys)
     _clean_failure(code, err, f"{option.lstrip('-')} must be a whole number from 100 to 1,000,000, got 1000000000")
@@ -112,8 +112,8 @@ def test_import_names_what_it_built_when_it_does_not_validate(tmp_path, capsys):
     ('{"query_id": "n1", "query_text": "x", "query_type": ""}', 'query_type must be non-empty text, found ""'),
 ], ids=["null-id", "boolean-id", "float-id", "number-type", "empty-type"])
 def test_a_query_line_is_never_coerced(tmp_path, capsys, line, says):
-    """A JSON query line's id of null became the query 'None' and a query_type that is no text became
-    'production' without a word: each is refused with its line, as the run and qrels readers refuse them."""
+    """An id of null is no query 'None', and a query_type that is no text is no reason to use the default type
+    without a word: each is refused with its line, as the run and qrels readers refuse them."""
     (tmp_path / "cand.jsonl").write_text(line + "\n")
     (tmp_path / "labels.qrels").write_text("n1 0 PMC2905704 1\n")
     code, _, err = run_cli(["testset", "refresh", SAMPLE, "--candidates", tmp_path / "cand.jsonl", "--replace", "1",
@@ -124,9 +124,9 @@ def test_a_query_line_is_never_coerced(tmp_path, capsys, line, says):
 
 
 def test_a_change_to_a_module_a_config_function_imports_is_evaluated_again(tmp_path):
-    """A reranker whose helper module beside it changed was answered from the cache with the old helper's
-    numbers: the loaded modules beside a function's file are part of its code.  Each evaluation is a process
-    of its own, as a CI job's is (a process keeps the code it loaded)."""
+    """The loaded modules beside a function's file are part of its code: a reranker whose helper module
+    changed is evaluated again, never answered with the old helper's numbers.  Each evaluation is a process of
+    its own, as a CI job's is (a process keeps the code it loaded)."""
     import subprocess
     import sys
     (tmp_path / "helper.py").write_text("def reverse():\n    return False\n")
