@@ -192,7 +192,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         from ..retrieval.callables import load_callable
         system = _load_system_config(config) if config else None
         res = evaluate(load_callable(function), ts, system, k, measure, gain=gain.value, batch=batch, workers=workers,
-                       cache=not no_cache, warn=say)
+                       cache=not no_cache, warn=say, config_dir=Path(config).parent if config else None)
         if res.cached:
             _say("answered from the cache (same config, test set and measures); --no-cache to recompute")
     data = res.to_dict()
