@@ -671,14 +671,31 @@ def test_make_demo_with_another_quest_file(tmp_path):
     (venv / "bin" / "treckit").write_text(f'#!/bin/sh\nexec {sys.executable} -m treckit "$@"\n')
     (venv / "bin" / "treckit").chmod(0o755)
     (venv / ".installed").touch()
+    (venv / ".installed-plots").touch()               # PLOT=1 installs the plots extra: this interpreter has it
     out = tmp_path / "out"
     p = subprocess.run(["make", "-C", ROOT, "demo", f"VENV={venv}", f"PY={sys.executable}", f"OUT={out}",
                         f"QUEST={quest}", "RUN=data/quest_sample/bm25_predictions.jsonl",
-                        "RUN2=data/quest_sample/dense_predictions.jsonl"], capture_output=True, text=True)
+                        "RUN2=data/quest_sample/dense_predictions.jsonl", "PLOT=1"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     data = json.loads((out / "compare.json").read_text())
     assert list(data["systems"]) == ["bm25", "dense"]
     assert all((out / f"compare.{ext}").exists() for ext in ("csv", "md", "tex", "png"))
+
+
+def test_make_demo_draws_no_plot_unless_asked(tmp_path):
+    """The light install has no matplotlib: the demo's compare step leaves the plot out and says how to get it;
+    with PLOT=1 it installs the plots extra first."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    plain = subprocess.run(["make", "-C", ROOT, "-n", "compare", f"VENV={tmp_path}", f"OUT={tmp_path}"],
+                           capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    assert "--plot" not in plain.stdout and "make demo PLOT=1 installs matplotlib" in plain.stdout
+    assert "-e '.[plots]'" not in plain.stdout and "-e .\n" in plain.stdout           # the light install only
+    plot = subprocess.run(["make", "-C", ROOT, "-n", "compare", f"VENV={tmp_path}", f"OUT={tmp_path}", "PLOT=1"],
+                          capture_output=True, text=True)
+    assert plot.returncode == 0, plot.stderr
+    assert f"--plot {tmp_path}/compare.png" in plot.stdout and "-m pip install -q --no-compile -e '.[plots]'" in plot.stdout
 
 
 def test_license_is_apache_2():

@@ -232,7 +232,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
         ("", "--engine", "local|dask",
          "local (default), or dask: the runs evaluated on a Dask cluster, one task per run, a huge TREC run "
-         "partitioned by query; same output (needs pip install 'treckit[dask]'). QRELS and RUN may be URLs "
+         "partitioned by query; same output (needs treckit's dask extra). QRELS and RUN may be URLs "
          "(s3://, gs://, http(s)://) with either engine"),
         ("", "--scheduler", "ADDRESS", "--engine dask: the scheduler to use (tcp://host:8786; its workers must "
          "read the runs: URLs, or paths on a file system they share); default: a local cluster of one worker "
