@@ -114,9 +114,16 @@ serve: $(VENV)/.installed-service
 test: $(VENV)/.installed-dev
 	$(PY) -m pytest tests
 
-# the suite under coverage, subprocesses and Dask workers included (tests/README.md): a report per module
+# the suite under coverage, subprocesses and Dask workers included (tests/README.md): the report per module, then
+# the modules under COVERAGE_FLOOR percent (exit 1 when there are any)
+COVERAGE_FLOOR ?= 80
 coverage: $(VENV)/.installed-dev
-	tests/coverage.sh
+	rm -f .coverage .coverage.*
+	COVERAGE_FILE=$(CURDIR)/.coverage $(PY) -m coverage run --source=$(CURDIR)/code -m pytest tests $(PYTEST_ARGS)
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report
+	$(PY) -m coverage json -q -o $(OUT)/coverage.json
+	$(PY) tests/coverage_floor.py $(OUT)/coverage.json $(COVERAGE_FLOOR)
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
 # a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one;

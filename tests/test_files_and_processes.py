@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, default_sigint, run_cli
 
 import treckit.io as tio
-from treckit.errors import InputError
+from treckit.errors import InputError, TreckitError
 
 TREC_EVAL_FLAGS = ["-q", "-m", "-c", "-l", "-n", "-D", "-N", "-M", "-J", "-R", "-T", "-Z", "-v", "-h"]   # trec_eval -h
 QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 1\n2 0 d4 1\n"
@@ -275,7 +275,7 @@ def _interrupt_while_reading(argv_with_fifo, tmp_path, program=("-m", "treckit")
     os.mkfifo(fifo)
     argv = [str(fifo) if a == "FIFO" else str(a) for a in argv_with_fifo]
     proc = subprocess.Popen([sys.executable, *program, *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, preexec_fn=default_sigint)
     while True:                 # a FIFO opens for writing once a reader has it open (ENXIO until then)
         try:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -349,12 +349,13 @@ def test_a_failed_rename_rolls_the_group_back(tmp_path, monkeypatch):
             raise OSError(errno.EIO, "Input/output error")
         real_replace(src, dst)
     monkeypatch.setattr(tio.os, "replace", replace)
-    with pytest.raises(Exception, match="cannot write"):
+    with pytest.raises(TreckitError, match="cannot write: Input/output error") as e:      # the device's fault: exit 3
         with tio.outputs(a, b):
             with tio.atomic_output(a) as fh:
                 fh.write("new a\n")
             with tio.atomic_output(b) as fh:
                 fh.write("new b\n")
+    assert type(e.value) is TreckitError and e.value.exit_code == 3 and str(e.value).startswith(f"{b}: ")
     monkeypatch.undo()
     assert a.read_text() == "old a\n" and not b.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a"]
 

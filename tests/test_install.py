@@ -53,7 +53,7 @@ def index() -> str:
 def clean_env(**extra: str) -> dict:
     """This process's environment without what would point a fresh virtualenv at the checkout or at coverage."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COVERAGE_PROCESS_START", "PYTHONHOME")}
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("COVERAGE_")}
     return {**env, **extra}
 
 
