@@ -2,7 +2,7 @@
 parser (small files) and the vectorized Arrow path (large files, here by lowering the size
 thresholds), which must give the same rows, the same notices or the same error.
 
-The reading rules tested here are the README's "Reading rules" section.
+The reading rules tested here are the "Reading rules" of docs/formats.md.
 """
 from __future__ import annotations
 
