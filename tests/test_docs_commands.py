@@ -1,4 +1,4 @@
-"""Every command block of README.md and docs/*.md runs as written, on a fresh copy of the sample data, and prints
+"""Every command block of README.md, docs/*.md and tests/README.md runs as written, on a fresh copy of the sample data, and prints
 the numbers the page shows; every relative link of those pages leads to a file and a heading that exist.
 
 A page's fenced blocks are read in order:
@@ -33,7 +33,7 @@ import pytest
 from conftest import ROOT
 from fuzz_cases import trec_eval_path
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "tests" / "README.md"]
 RUN = {"sh", "console", "python", "pycon"}
 SHOWN = {"text", "yaml", "json"}
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->")
