@@ -1,5 +1,5 @@
-"""Every command block of README.md, docs/*.md and tests/README.md runs as written, on a fresh copy of the sample data, and prints
-the numbers the page shows; every relative link of those pages leads to a file and a heading that exist.
+"""Every command block of README.md, docs/*.md and tests/README.md runs as written, on a fresh copy of the sample
+data, and prints the numbers the page shows; every relative link of those pages leads to a file and a heading that exist.
 
 A page's fenced blocks are read in order:
 - ``sh``: a bash script (``-e -o pipefail``) that must exit 0;
