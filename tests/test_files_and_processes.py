@@ -1,6 +1,6 @@
-"""Files and processes (issue 9, items 6-10, 13, 15): outputs never overwrite inputs and keep normal
-permissions, OS errors name the path (exit 2), Ctrl-C exits 130 leaving nothing half-written, a closed
-pipe ends quietly, hostile inputs stay bounded, options are validated, the CLI explains itself.
+"""Files and processes: outputs never overwrite inputs and keep normal permissions, OS errors name the path
+(exit 2), Ctrl-C exits 130 leaving nothing half-written, a closed pipe ends quietly, hostile inputs stay bounded,
+options are validated, the CLI explains itself.
 
 One test per failure kind.  Real subprocesses where the behaviour is the process's (signals, pipes,
 the staged scripts); the rest in-process.  Tests run as root in CI: permission tests use an immutable
