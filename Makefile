@@ -115,11 +115,12 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest tests
 
 # the suite under coverage, subprocesses and Dask workers included (tests/README.md): the report per module, then
-# the modules under COVERAGE_FLOOR percent (exit 1 when there are any)
+# the modules under COVERAGE_FLOOR percent (exit 1 when there are any); TESTS="tests/test_x.py ..." measures part of it
 COVERAGE_FLOOR ?= 80
+TESTS ?= tests
 coverage: $(VENV)/.installed-dev
 	rm -f .coverage .coverage.*
-	COVERAGE_FILE=$(CURDIR)/.coverage $(PY) -m coverage run --source=$(CURDIR)/code -m pytest tests $(PYTEST_ARGS)
+	COVERAGE_FILE=$(CURDIR)/.coverage $(PY) -m coverage run --source=$(CURDIR)/code -m pytest $(TESTS) $(PYTEST_ARGS)
 	$(PY) -m coverage combine -q
 	$(PY) -m coverage report
 	$(PY) -m coverage json -q -o $(OUT)/coverage.json
