@@ -219,7 +219,7 @@ def test_cross_check_passes_on_the_sample(tmp_path, capsys):
     assert f"cross-check {run}: 4 numbers agree with ir_measures {ir_measures.__version__} (pytrec_eval " in err
     assert "within 1e-9" in err and "(and the 32 values behind them, over 8 queries)" in err
     assert "not compared" not in err and "differ" not in err
-    # the README's numbers, from ir_measures itself
+    # the numbers docs/pipeline.md shows, from ir_measures itself
     q = {k: v for k, v in treckit.read_qrels(qrels).to_dict().items()}
     r = treckit.read_run(run).to_dict()
     assert f"{irm_mean(ir_measures.AP, q, r):.4f}" == "0.2253" and f"{irm_mean(ir_measures.RR, q, r):.4f}" == "0.3375"

@@ -238,7 +238,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "read the runs: URLs, or paths on a file system they share); default: a local cluster of one worker "
          "process per core, started for the job"),
     ]),
-    ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
+    ("Reading runs: the options of `treckit run` and `treckit compare` (docs/formats.md: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
      "evaluated as `treckit run` converts it; --layout and --skip-malformed read TREC qrels too", [
         ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),
