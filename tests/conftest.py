@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,21 @@ def ndeval_binary() -> Path:
         pytest.skip("no ndeval binary: set TRECKIT_NDEVAL to one built with gcc -O2 -o ndeval src/ndeval.c -lm from "
                     "the pyndeval source package")
     return path
+
+
+def patience(seconds: float) -> float:
+    """How long to wait for something that is sure to come (a process started, a worker back, a server up):
+    ``seconds`` on an idle machine, more as the machine's load rises above its cores (one minute's load average,
+    read now), so that a busy machine is a slow pass, never a failure.  A limit, never a measurement."""
+    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+def default_sigint() -> None:
+    """preexec_fn for a child process that a test interrupts: SIGINT at its default, and not blocked, whatever the
+    test runner set up -- an ignored SIGINT would be ignored by the child too (Python then installs no
+    KeyboardInterrupt handler), and a blocked one never delivered."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(argv, capsys):

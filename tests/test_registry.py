@@ -92,7 +92,7 @@ def test_complete_placeholder_equals_trec_eval(conf, te, capsys, args):
 
 
 def test_pinned_bytes_of_trec_eval(conf, capsys):
-    """What trec_eval 10.0 printed for the issue's cases (kept so a clone without the binary still checks)."""
+    """What trec_eval 10.0 printed for these cases (kept so a clone without the binary still checks)."""
     assert ours(["-Z", "zscores_file", "-m", "Rprec", "qrels.test", "results.test"], capsys, conf)[1] == \
         "Z" + f"{'Rprec':<22}\tall\t-0.2241\n"
     assert ours(["-m", "Rprec", "-m", "P.5", "qrels.test", "results.test"], capsys, conf)[1] == \

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzz_cases
+from conftest import default_sigint
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.reading import RunReading
@@ -219,7 +220,7 @@ def test_ctrl_c_exits_130_and_leaves_no_shards(tmp_path):
             "run()\n")
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT / "code")}
     p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "qrels"), str(tmp_path / "run")], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)
     assert p.stdout.readline() == b"sharding\n"
     assert len(list(tmp.iterdir())) == 1                       # the shard folder exists now
     p.send_signal(signal.SIGINT)

@@ -21,7 +21,6 @@ _LAZY = {
     "evaluate": ("evaluation", "evaluate"),
     "Qrels": ("model", "Qrels"),
     "Run": ("model", "Run"),
-    "QrelsBuilder": ("builder", "QrelsBuilder"),
     "InputError": ("errors", "InputError"),
     "InputWarning": ("reading", "InputWarning"),
     "RunReading": ("reading", "RunReading"),

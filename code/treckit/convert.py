@@ -1,6 +1,6 @@
 """Run conversion: from any reader's Run to the canonical TREC run that trec_eval reads back as intended.
 
-Rules (each documented with an example in the README):
+Rules (each documented with an example in docs/formats.md):
 
 * **order** -- ``desc`` (higher score first), ``asc`` (lower first), ``given`` (list/rank order),
   ``auto``: per query, scores that are all <= 0 with at least one < 0 are taken as negated

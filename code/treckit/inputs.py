@@ -341,8 +341,9 @@ def _irds_dataset(spec: str):
     try:
         import ir_datasets
     except ImportError:
+        from .extras import install_hint
         raise InputError(f"{spec}: reading ir_datasets needs the ir_datasets package, which is not installed",
-                         fix="pip install 'treckit[irds]' (or pip install ir_datasets)") from None
+                         fix=install_hint("irds")) from None
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:

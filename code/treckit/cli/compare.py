@@ -70,7 +70,7 @@ def compare_cmd(
                                                     "3x its size) is evaluated in bounded memory"),
     engine: str = typer.Option("local", "--engine", metavar="local|dask",
                                help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
-                                    "pip install 'treckit\\[dask]')"),
+                                    "needs treckit's dask extra)"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                             help="--engine dask: the scheduler (tcp://host:8786); default: a local "
                                                  "cluster started for the job"),

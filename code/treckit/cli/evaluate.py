@@ -240,13 +240,13 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "move most, the largest range per measure, where the ties come from). docs/ties.md"),
         ("", "--engine", "local|dask",
          "local (default), or dask: the runs evaluated on a Dask cluster, one task per run, a huge TREC run "
-         "partitioned by query; same output (needs pip install 'treckit[dask]'). QRELS and RUN may be URLs "
+         "partitioned by query; same output (needs treckit's dask extra). QRELS and RUN may be URLs "
          "(s3://, gs://, http(s)://) with either engine"),
         ("", "--scheduler", "ADDRESS", "--engine dask: the scheduler to use (tcp://host:8786; its workers must "
          "read the runs: URLs, or paths on a file system they share); default: a local cluster of one worker "
          "process per core, started for the job"),
     ]),
-    ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
+    ("Reading runs: the options of `treckit run` and `treckit compare` (docs/formats.md: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
      "evaluated as `treckit run` converts it; --layout and --skip-malformed read TREC qrels too", [
         ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),

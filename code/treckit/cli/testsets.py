@@ -158,8 +158,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix"),
                      system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges"),
                      engine: str = typer.Option("local", "--engine", metavar="local|dask",
-                                                help="dask: the run read and measured on a Dask cluster (pip install "
-                                                     "'treckit\\[dask]')"),
+                                                help="dask: the run read and measured on a Dask cluster (needs "
+                                                     "treckit's dask extra)"),
                      scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                                              help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query

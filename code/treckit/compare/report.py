@@ -253,12 +253,22 @@ PLOT_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer":
 
 
 def plot_format(path: PathLike) -> str:
-    """The plot format a path asks for (its suffix): png, pdf or svg."""
+    """The plot format a path asks for (its suffix): png, pdf or svg; checked before any work, with whether
+    matplotlib (the plots extra) is there to draw it."""
     from pathlib import Path
     fmt = PLOT_FORMATS.get(Path(str(path)).suffix.lower())
     if fmt is None:
         raise InputError(f"cannot tell the plot format of {str(path)!r}", fix="end the file name with .png, .pdf or .svg")
+    require_matplotlib()
     return fmt
+
+
+def require_matplotlib() -> None:
+    """An error naming the plots extra when matplotlib is not installed (found without importing it)."""
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        from ..extras import install_hint
+        raise InputError("a plot needs matplotlib, which is not installed", fix=install_hint("plots"))
 
 
 def _literal(text: str) -> str:
@@ -269,6 +279,7 @@ def _literal(text: str) -> str:
 def plot_bytes(comp: Comparison, fmt: str = "png") -> bytes:
     """Per-query deltas against the baseline, sorted, one panel per measure (rows) and system
     (columns), 8 x 2.5 inches each at 100 dpi; the x axis names the queries."""
+    require_matplotlib()
     import matplotlib
     from matplotlib.figure import Figure
 
