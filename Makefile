@@ -16,17 +16,33 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest serve test fuzz fuzz-service bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test coverage fuzz fuzz-service fuzz-reference bench clean venv
 
 demo: compare testsets
 
 all: eval
 
+# The light install (what `make demo` and every command need): treckit, editable, and its runtime
+# dependencies. Extras install on demand into the same virtualenv: $(VENV)/.installed-EXTRA for each extra of
+# pyproject.toml (plots, service, dask, irds, bench, dev: everything `make test` needs).
+# Bytecode: pip compiles nothing; then treckit's code and the dependencies' modules are compiled, their own
+# test suites left out (half the bytecode pip would write), so that start-up never compiles (also where Python
+# may not write bytecode: PYTHONDONTWRITEBYTECODE). A dependency's file that does not compile (a template named
+# .py) is its own business: only treckit's code must.
+PIP_INSTALL = $(PY) -m pip install -q --no-compile
+COMPILE = $(PY) -m compileall -q -j 0 code && { $(PY) -m compileall -qq -j 0 -x 'site-packages/.*/tests?/' $(VENV)/lib || true; }
+
+# pip>=23.1: editable installs from pyproject.toml (a no-op where pip is newer)
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	$(PY) -m compileall -q code     # bytecode now: start-up does not recompile (also where Python may not write it)
+	$(PY) -m pip install -q 'pip>=23.1'
+	$(PIP_INSTALL) -e .
+	$(COMPILE)
+	touch $@
+
+$(VENV)/.installed-%: $(VENV)/.installed
+	$(PIP_INSTALL) -e '.[$*]'
+	$(COMPILE)
 	touch $@
 
 venv: $(VENV)/.installed
@@ -44,8 +60,10 @@ eval: run
 	$(PY) code/evaluation/evaluate.py --run $(OUT)/$(RUN_NAME).trec --qrels $(OUT)/test_qrels --cutoffs $(CUTOFFS) --output $(OUT)/$(RUN_NAME)_results.json --cross-check
 	$(VENV)/bin/treckit eval --cross-check -m map -m recip_rank -m ndcg_cut.10 -m recall.100 $(OUT)/test_qrels $(OUT)/$(RUN_NAME).trec
 
-# stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown, LaTeX and PNG
-compare: eval
+# stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown and LaTeX; with PLOT=1
+# also a PNG of the per-query deltas (the plots extra, matplotlib, is installed then)
+PLOT ?=
+compare: eval $(if $(PLOT),$(VENV)/.installed-plots)
 ifeq ($(strip $(RUN2)),)
 	@echo "compare: skipped (set RUN2=predictions.jsonl to compare a second system with $(RUN_NAME))"
 else
@@ -54,7 +72,8 @@ else
 	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map \
 	  --query-types $$(test -f $(ID_ADDED) && echo $(ID_ADDED) || echo $(QUEST)) \
 	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
-	  --latex $(OUT)/compare.tex --plot $(OUT)/compare.png
+	  --latex $(OUT)/compare.tex $(if $(PLOT),--plot $(OUT)/compare.png)
+	$(if $(PLOT),,@echo "compare: no plot drawn (make demo PLOT=1 installs matplotlib and draws $(OUT)/compare.png)")
 endif
 
 # stage 5: a labelled test set: validate it, RQ of the bag-of-words baseline, a retrieval function through
@@ -89,30 +108,49 @@ quest: $(VENV)/.installed
 
 # the evaluation service on the sample: the sample system answers test sets sent without a run
 PORT ?= 8000
-serve: $(VENV)/.installed
+serve: $(VENV)/.installed-service
 	$(VENV)/bin/treckit serve --port $(PORT) --config data/test_sets/server.yaml
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-dev
 	$(PY) -m pytest tests
+
+# the suite under coverage, subprocesses and Dask workers included (tests/README.md): the report per module, then
+# the modules under COVERAGE_FLOOR percent (exit 1 when there are any); TESTS="tests/test_x.py ..." measures part of it
+COVERAGE_FLOOR ?= 80
+TESTS ?= tests
+coverage: $(VENV)/.installed-dev
+	rm -f .coverage .coverage.*
+	COVERAGE_FILE=$(CURDIR)/.coverage $(PY) -m coverage run --source=$(CURDIR)/code -m pytest $(TESTS) $(PYTEST_ARGS)
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report
+	$(PY) -m coverage json -q -o $(OUT)/coverage.json
+	$(PY) tests/coverage_floor.py $(OUT)/coverage.json $(COVERAGE_FLOOR)
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
 # a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one;
-# then the service under schemathesis (fuzz-service)
+# then the service under schemathesis (fuzz-service) and the gdeval and ndeval reference tools (fuzz-reference)
 CASES ?= 5000
 START ?= 0
-fuzz: $(VENV)/.installed fuzz-service
+fuzz: $(VENV)/.installed-dev fuzz-service fuzz-reference
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
 
 # the evaluation service under schemathesis: SERVICE_CASES requests generated from its OpenAPI schema (seeded:
 # SERVICE_SEED), following it and breaking it, against a real `treckit serve`; any 5xx answer fails
 SERVICE_CASES ?= 1000
 SERVICE_SEED ?= 20
-fuzz-service: $(VENV)/.installed
+fuzz-service: $(VENV)/.installed-dev
 	$(PY) tests/fuzz_service.py --cases $(SERVICE_CASES) --seed $(SERVICE_SEED)
 
-bench: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[bench]'
-	$(PY) -m compileall -q code
+# differential fuzz of gdeval's, ndeval's and the C/W/L measures: REF_CASES seeded cases per tool against gdeval.pl
+# (perl; its CSV, and gdeval.nDCG@k / ERR@k by name in treckit eval), pyndeval (and ir_measures' diversity names),
+# cwl-eval (its values, and each name through treckit.evaluate) and, when $$TRECKIT_NDEVAL names one, an ndeval binary; each
+# difference to $(OUT)/fuzz_reference/<tool>/<seed>/, the counts to $(OUT)/fuzz_reference/SUMMARY.txt
+REF_CASES ?= 3000
+REF_TOOL ?= all
+fuzz-reference: $(VENV)/.installed-dev
+	$(PY) tests/fuzz_reference.py --tool $(REF_TOOL) --cases $(REF_CASES) --start $(START) --out $(OUT)/fuzz_reference
+
+bench: $(VENV)/.installed-bench
 	$(PY) bench/run_bench.py
 
 clean:

@@ -1,4 +1,4 @@
-"""Benchmark of `treckit compare` against `treckit eval` on the same runs (issue 9, item 14).
+"""Benchmark of `treckit compare` against `treckit eval` on the same runs.
 
     .venv/bin/python bench/compare_bench.py [--queries 7000] [--docs 1000] [--runs 4] [--repeat 2]
 

@@ -1,4 +1,4 @@
-"""Benchmark of the Dask engine on many runs (issue 13): ``treckit eval`` on N runs of 1M lines, the local engine
+"""Benchmark of the Dask engine on many runs: ``treckit eval`` on N runs of 1M lines, the local engine
 against ``--engine dask`` on a ``LocalCluster`` of 1 and 2 worker processes (the scaling curve).
 
     .venv/bin/python bench/dask_bench.py [--data DIR] [--runs 200] [--workers 1,2] [--repeat 1]

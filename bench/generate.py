@@ -6,7 +6,7 @@ plus a few judged non-relevant ones.
 
 Modes (``--mode``):
   classic  the 7M-line data of bench/run_bench.py (run, qrels and a JSONL copy), built in memory.
-  large    the same shape at any size with bounded memory (issue 13's 100,000 x 1,000 = 100M lines,
+  large    the same shape at any size with bounded memory (the scale benchmark's 100,000 x 1,000 = 100M lines,
            about 4 GB): ``run.trec`` and ``qrels``, and with ``--interleave P`` also
            ``run_interleaved.trec``, the same lines in P sweeps over all queries (each query's lines
            spread across the whole file, the case a query-grouped stream cannot take).

@@ -2,12 +2,12 @@
 
     .venv/bin/python bench/run_bench.py [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers] [--trec-eval PATH]
 
-Evaluation (issue 3): the whole process `treckit eval -m ndcg_cut.10 -m recall.100 -m recip_rank -m map`
+Evaluation: the whole process `treckit eval -m ndcg_cut.10 -m recall.100 -m recip_rank -m map`
 against pytrec_eval (trec_eval's C code), ir_measures and ranx computing the same four measures, each
 in a fresh process; wall time (best of --repeat) and peak RSS; and whether their means agree.
 With --trec-eval (a trec_eval 10.0 binary built separately; none ships with treckit) it is timed too, and
 its `-q -m all_trec` output is compared byte for byte with treckit's.
-Conversion (issue 2): `treckit run` from JSONL and from TREC to TREC, against a plain-Python
+Conversion: `treckit run` from JSONL and from TREC to TREC, against a plain-Python
 line-by-line converter doing the same job.
 Start-up: `treckit --help` and a 1,500-line evaluation.
 """

@@ -1,4 +1,4 @@
-"""Issue 13's single-machine benchmark: `treckit eval` on a 100M-line run under its default memory budget,
+"""The single-machine scale benchmark: `treckit eval` on a 100M-line run under its default memory budget,
 next to trec_eval 10.0 on the same file, and against treckit's in-memory time per line on the 7M-line run.
 
     .venv/bin/python bench/generate.py --mode large --queries 100000 --docs 1000 --interleave 10 --out DIR
@@ -12,7 +12,7 @@ at a time (trec_eval alone needs about 8 GB here); wall time is the best of --re
 own (read by bench/run_bench.py's forking reader). treckit's output must be byte-identical to trec_eval's.
 The in-memory reference is the same treckit on bench/run_bench.py's 7M-line run (245 MB, below the default
 budget, so evaluated in memory), generated into --small-data on first use.
-Target (issue 13): peak RSS <= 2 GiB and wall time per line <= 1.5x the in-memory time per line.
+Target: peak RSS <= 2 GiB and wall time per line <= 1.5x the in-memory time per line.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,45 @@ def trec_eval() -> Path:
             pytest.fail(f"TRECKIT_TREC_EVAL={os.environ['TRECKIT_TREC_EVAL']} is not an executable file")
         pytest.skip("trec_eval 10.0 not found at ../shared/tools/trec_eval (set TRECKIT_TREC_EVAL to its path)")
     return path
+
+
+@pytest.fixture(scope="session")
+def gdeval_pl() -> Path:
+    """gdeval.pl 1.2a (run with perl), the reference of gdeval's measures."""
+    from fuzz_reference import gdeval_path
+    path = gdeval_path()
+    if path is None:
+        if os.environ.get("TRECKIT_GDEVAL"):
+            pytest.fail(f"TRECKIT_GDEVAL={os.environ['TRECKIT_GDEVAL']} is not a file, or perl is not on PATH")
+        pytest.skip("gdeval.pl not found at ../shared/tools/gdeval.pl, or perl not on PATH (Debian: apt-get install "
+                    "perl; set TRECKIT_GDEVAL to the script)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ndeval_binary() -> Path:
+    """An ndeval 4.5 binary (built from the pyndeval source package's src/ndeval.c), named by TRECKIT_NDEVAL."""
+    from fuzz_reference import ndeval_path
+    path = ndeval_path()
+    if path is None:
+        pytest.skip("no ndeval binary: set TRECKIT_NDEVAL to one built with gcc -O2 -o ndeval src/ndeval.c -lm from "
+                    "the pyndeval source package")
+    return path
+
+
+def patience(seconds: float) -> float:
+    """How long to wait for something that is sure to come (a process started, a worker back, a server up):
+    ``seconds`` on an idle machine, more as the machine's load rises above its cores (one minute's load average,
+    read now), so that a busy machine is a slow pass, never a failure.  A limit, never a measurement."""
+    return seconds * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+def default_sigint() -> None:
+    """preexec_fn for a child process that a test interrupts: SIGINT at its default, and not blocked, whatever the
+    test runner set up -- an ignored SIGINT would be ignored by the child too (Python then installs no
+    KeyboardInterrupt handler), and a blocked one never delivered."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(argv, capsys):

@@ -472,7 +472,7 @@ def compare(c: Case, tmp: Path, binary: Path) -> Difference | None:
     return Difference(c, ref, ours, ours_argv)
 
 
-# differences kept on purpose (README: "Where treckit differs from trec_eval 10.0 on purpose"), each pinned by a
+# differences kept on purpose (docs/trec-eval-differences.md), each pinned by a
 # test in test_trec_eval_regressions.py: (what, treckit's refusal message) for inputs treckit refuses ...
 DELIBERATE_REFUSALS = (("-l below 0", b"must be at least 0"), ("a gain for grade -1", b"a gain for grade -1"),
                        ("parameters on a measure that takes none", b"takes no parameters"),

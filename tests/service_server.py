@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import patience
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 BASELINE_RUN = ROOT / "data" / "test_sets" / "baseline_bow.trec"
@@ -79,7 +81,8 @@ class Server:
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         if not wait:
             return
-        deadline = time.time() + 90
+        limit = patience(90)
+        deadline = time.time() + limit
         while time.time() < deadline:
             try:
                 if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
@@ -88,7 +91,7 @@ class Server:
                 time.sleep(0.2)
             if self.proc.poll() is not None:
                 raise RuntimeError(self.stderr_path.read_text())
-        raise RuntimeError("the server did not start in 90 s")
+        raise RuntimeError(f"the server did not start in {limit:.0f} s")
 
     def post(self, body, params=None, headers=None, path="/v1/evaluate", **kw):
         import httpx

@@ -77,9 +77,9 @@ def test_an_alias_bomb_is_refused_by_every_yaml_reader(entry, files, tmp_path, c
 def test_the_342_byte_bomb_is_refused_at_once():
     bomb = _alias_bomb(9)                        # 387,420,489 values
     assert len(bomb) < 350
-    t0 = time.perf_counter()
+    t0 = time.process_time()                 # CPU time: other work on the machine does not count
     data, _, problems = yaml_tree(bomb, what="config")
-    assert time.perf_counter() - t0 < 1
+    assert time.process_time() - t0 < 1
     assert data is None and problems.listed() == [
         (1, "YAML anchors and aliases (&, *) are not allowed in a config; write the values out")]
 
@@ -102,23 +102,23 @@ def test_deep_nesting_is_refused_while_parsing(depth, style):
     """Depth is counted event by event, nothing recursing: 1,000 levels raise no RecursionError, and
     100,000 are not read past the first level too many."""
     text = _nested(depth, style)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     data, _, problems = yaml_tree(text, what="config")
-    assert time.perf_counter() - t0 < 1
+    assert time.process_time() - t0 < 1
     assert data is None and problems.listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
     if style == "json":
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         with pytest.raises(InputError) as e:
             parse_json(text, "deep.json", fix="f")
-        assert time.perf_counter() - t0 < 1
+        assert time.process_time() - t0 < 1
         assert e.value.line == 1 and "deep.json:1:" in str(e.value)
 
 
 def test_deep_block_nesting_names_the_line_at_once():
     text = "x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 1_000))     # 1,000 levels, each on its line
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     data, _, problems = yaml_tree(text, what="config")
-    assert time.perf_counter() - t0 < 1
+    assert time.process_time() - t0 < 1
     assert data is None and problems.listed() == [(MAX_DEPTH + 1, f"nested more than {MAX_DEPTH} levels deep")]
     assert yaml_tree("- " * 100_000 + "x\n")[2].listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
 

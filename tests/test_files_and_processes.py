@@ -1,6 +1,6 @@
-"""Files and processes (issue 9, items 6-10, 13, 15): outputs never overwrite inputs and keep normal
-permissions, OS errors name the path (exit 2), Ctrl-C exits 130 leaving nothing half-written, a closed
-pipe ends quietly, hostile inputs stay bounded, options are validated, the CLI explains itself.
+"""Files and processes: outputs never overwrite inputs and keep normal permissions, OS errors name the path
+(exit 2), Ctrl-C exits 130 leaving nothing half-written, a closed pipe ends quietly, hostile inputs stay bounded,
+options are validated, the CLI explains itself.
 
 One test per failure kind.  Real subprocesses where the behaviour is the process's (signals, pipes,
 the staged scripts); the rest in-process.  Tests run as root in CI: permission tests use an immutable
@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, default_sigint, run_cli
 
 import treckit.inputs.bounded as tjson
 import treckit.inputs.limits as tlimits
 import treckit.inputs.sources as tio
 import treckit.output.files as tout
-from treckit.console.errors import InputError
+from treckit.console.errors import InputError, TreckitError
 
 TREC_EVAL_FLAGS = ["-q", "-m", "-c", "-l", "-n", "-D", "-N", "-M", "-J", "-R", "-T", "-Z", "-v", "-h"]   # trec_eval -h
 QRELS = "1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 d1 1\n2 0 d4 1\n"
@@ -278,7 +278,7 @@ def _interrupt_while_reading(argv_with_fifo, tmp_path, program=("-m", "treckit")
     os.mkfifo(fifo)
     argv = [str(fifo) if a == "FIFO" else str(a) for a in argv_with_fifo]
     proc = subprocess.Popen([sys.executable, *program, *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, preexec_fn=default_sigint)
     while True:                 # a FIFO opens for writing once a reader has it open (ENXIO until then)
         try:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -352,12 +352,13 @@ def test_a_failed_rename_rolls_the_group_back(tmp_path, monkeypatch):
             raise OSError(errno.EIO, "Input/output error")
         real_replace(src, dst)
     monkeypatch.setattr(tio.os, "replace", replace)
-    with pytest.raises(Exception, match="cannot write"):
+    with pytest.raises(TreckitError, match="cannot write: Input/output error") as e:      # the device's fault: exit 3
         with tout.outputs(a, b):
             with tout.atomic_output(a) as fh:
                 fh.write("new a\n")
             with tout.atomic_output(b) as fh:
                 fh.write("new b\n")
+    assert type(e.value) is TreckitError and e.value.exit_code == 3 and str(e.value).startswith(f"{b}: ")
     monkeypatch.undo()
     assert a.read_text() == "old a\n" and not b.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a"]
 
@@ -676,14 +677,31 @@ def test_make_demo_with_another_quest_file(tmp_path):
     (venv / "bin" / "treckit").write_text(f'#!/bin/sh\nexec {sys.executable} -m treckit "$@"\n')
     (venv / "bin" / "treckit").chmod(0o755)
     (venv / ".installed").touch()
+    (venv / ".installed-plots").touch()               # PLOT=1 installs the plots extra: this interpreter has it
     out = tmp_path / "out"
     p = subprocess.run(["make", "-C", ROOT, "demo", f"VENV={venv}", f"PY={sys.executable}", f"OUT={out}",
                         f"QUEST={quest}", "RUN=data/quest_sample/bm25_predictions.jsonl",
-                        "RUN2=data/quest_sample/dense_predictions.jsonl"], capture_output=True, text=True)
+                        "RUN2=data/quest_sample/dense_predictions.jsonl", "PLOT=1"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     data = json.loads((out / "compare.json").read_text())
     assert list(data["systems"]) == ["bm25", "dense"]
     assert all((out / f"compare.{ext}").exists() for ext in ("csv", "md", "tex", "png"))
+
+
+def test_make_demo_draws_no_plot_unless_asked(tmp_path):
+    """The light install has no matplotlib: the demo's compare step leaves the plot out and says how to get it;
+    with PLOT=1 it installs the plots extra first."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    plain = subprocess.run(["make", "-C", ROOT, "-n", "compare", f"VENV={tmp_path}", f"OUT={tmp_path}"],
+                           capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    assert "--plot" not in plain.stdout and "make demo PLOT=1 installs matplotlib" in plain.stdout
+    assert "-e '.[plots]'" not in plain.stdout and "-e .\n" in plain.stdout           # the light install only
+    plot = subprocess.run(["make", "-C", ROOT, "-n", "compare", f"VENV={tmp_path}", f"OUT={tmp_path}", "PLOT=1"],
+                          capture_output=True, text=True)
+    assert plot.returncode == 0, plot.stderr
+    assert f"--plot {tmp_path}/compare.png" in plot.stdout and "-m pip install -q --no-compile -e '.[plots]'" in plot.stdout
 
 
 def test_license_is_apache_2():

@@ -6,7 +6,7 @@ trec_eval binary is absent (a user's clone has no ../shared; set TRECKIT_TREC_EV
 
 A seed that differs goes into KNOWN with the regression test that pins the cause (tests/
 test_trec_eval_regressions.py), as a strict xfail, so a fix makes it fail until the entry goes; differences kept
-on purpose (README) are recognised by fuzz_cases.compare and counted as known.
+on purpose (docs/trec-eval-differences.md) are recognised by fuzz_cases.compare and counted as known.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from fuzz_cases import NICKNAMES, TREC_EVAL_MEASURES, case, compare
 CASES = int(os.environ.get("TRECKIT_FUZZ_CASES", "400"))
 
 # Seeds that differ on today's code, each with the regression test that pins the cause: none.  The
-# documented differences (README: where treckit differs on purpose) are recognised by fuzz_cases.compare.
+# documented differences (docs/trec-eval-differences.md) are recognised by fuzz_cases.compare.
 KNOWN: dict[int, str] = {}
 
 

@@ -2,7 +2,7 @@
 parser (small files) and the vectorized Arrow path (large files, here by lowering the size
 thresholds), which must give the same rows, the same notices or the same error.
 
-The reading rules tested here are the README's "Reading rules" section.
+The reading rules tested here are the "Reading rules" of docs/formats.md.
 """
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_fast_paths_take_clean_files(tmp_path, monkeypatch):
     assert taken == [("_arrow_read", True), ("_arrow_read", True), ("_read_jsonl_run_fast", True)]
 
 
-# ------------------------------------------------------------------ misreads (issue 9 item 3)
+# ------------------------------------------------------------------ misreads
 def test_run_qid_with_a_space_is_an_error(tmp_path, monkeypatch, capsys):
     """`q 1 Q0 d1 1 2 t` was read as qid q, doc 'Q0 d1': the second field is no iteration mark."""
     got = both(read_trec_run, _write(tmp_path, RUN_PAD + "q 1 Q0 d1 1 2 t\n"), monkeypatch, capsys)
@@ -203,7 +203,7 @@ def test_lone_surrogate_in_json_is_an_error(tmp_path, monkeypatch, capsys):
     assert ok[0] == "ok" and ok[1][-1][1] == "\U0001F600"
 
 
-# ------------------------------------------------------------------ ids with spaces (issue 8 item 9)
+# ------------------------------------------------------------------ ids with spaces
 def test_qrels_line_of_five_fields_is_never_a_silent_guess(tmp_path, monkeypatch, capsys):
     p = _write(tmp_path, QRELS_PAD + "1 0 d1 1 2\n")
     te = _trec_eval(p, _write(tmp_path, "1 Q0 d1 1 1.0 t\n", "run"))
@@ -245,7 +245,7 @@ def test_extra_columns_after_the_tag_are_counted(tmp_path, monkeypatch, capsys):
     assert got[1][-1] == ("7", "x", 1.5, 6, "tag") and "ignored the columns after field 6 on 1 line(s)" in got[4]
 
 
-# ------------------------------------------------------------------ duplicates (issue 9 item 4)
+# ------------------------------------------------------------------ duplicates
 @pytest.mark.parametrize("fmt,text", [
     ("trec", "1 0 d1 1\n1 0 d2 0\n1 0 d1 2\n1 0 d1 0\n"),
     ("beir-tsv", "query-id\tcorpus-id\tscore\n1\td1\t1\n1\td2\t0\n1\td1\t2\n1\td1\t0\n"),

@@ -99,7 +99,7 @@ def test_without_ir_datasets_installed(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ir_datasets", None)          # import ir_datasets now fails
     (tmp_path / "run").write_text(RUN)
     code, _, err = run_cli(["eval", "irds:beir/scifact/test", tmp_path / "run"], capsys)
-    assert code == 2 and "not installed" in err and "pip install" in err
+    assert code == 2 and "not installed" in err and f"install treckit's irds extra: {sys.executable} -m pip install" in err
     with pytest.raises(treckit.InputError, match="not installed"):
         treckit.evaluate("irds:beir/scifact/test", {"1": {"d": 1.0}}, "map")
 

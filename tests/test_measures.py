@@ -110,13 +110,14 @@ def test_cross_check_ir_measures(data):
     qrels, run = data
     measures = [AP, RR, P @ 5, R @ 10, nDCG @ 10]
     ref = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(measures, qrels, run)}
-    ours = evaluate(qrels, run, ["AP", "RR", "P@5", "R@10", "nDCG@10"])
-    for row in ours.to_dict("records"):
-        if row["qid"] == "all":
-            continue
-        for name in ("AP", "RR", "P@5", "R@10", "nDCG@10"):
-            if (row["qid"], name) in ref:
-                assert row[name] == pytest.approx(ref[(row["qid"], name)], abs=1e-9), (row["qid"], name)
+    names = ["AP", "RR", "P@5", "R@10", "nDCG@10"]
+    ours = evaluate(qrels, run, names)
+    rows = {row["qid"]: row for row in ours.to_dict("records") if row["qid"] != "all"}
+    assert set(rows) == set(run)                                     # every query of the run is judged here
+    assert set(ref) == {(q, name) for q in qrels for name in names}  # ir_measures scores every judged query ...
+    for (q, name), value in ref.items():
+        expected = rows[q][name] if q in run else 0.0                # ... one the run lacks as 0 (trec_eval's -c)
+        assert value == pytest.approx(expected, abs=1e-9), (q, name)
 
 
 def test_public_evaluate_stays_a_function_after_use():

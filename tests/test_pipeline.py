@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -194,62 +193,6 @@ def test_default_output_is_said(tmp_path, capsys):
     assert code == 0 and "wrote" not in err                  # the path given is not repeated
 
 
-# ---------------------------------------------------------------- the README's example runs as written
-def readme_blocks(section: str) -> list[str]:
-    """The indented code blocks of a README section, as text (continuation lines kept)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"\n## {section}\n")
-    body = text[start + 1:text.index("\n## ", start + 1)]
-    blocks, current = [], []
-    for line in body.splitlines():
-        if line.startswith("    "):
-            current.append(line[4:])
-        elif current:
-            blocks.append("\n".join(current)), current.clear()
-    return blocks + (["\n".join(current)] if current else [])
-
-
-def test_readme_three_stages_run_as_written(tmp_path):
-    """The README's staged-script block, run by bash from a copy of a fresh clone's layout: its paths exist, its
-    Python is the virtualenv `make demo` creates, and its outputs (in outputs/) give the numbers the README shows."""
-    blocks = readme_blocks("The three stages")
-    staged_blocks = [b for b in blocks if b.startswith(".venv/bin/python code/evaluation/")]
-    assert staged_blocks, "the README's 'The three stages' section lost its staged-script block"
-    for block in staged_blocks:
-        for token in block.replace("\\\n", " ").split():
-            if token.startswith(("data/", "code/")):
-                assert (ROOT / token).exists(), f"README names {token}, which a fresh clone does not have"
-    # a fresh clone's layout: its files (the sample copied, the code linked), outputs/ as committed, and .venv
-    (tmp_path / "data").mkdir()
-    shutil.copytree(SAMPLE, tmp_path / "data" / "quest_sample")
-    (tmp_path / "code").symlink_to(ROOT / "code")
-    (tmp_path / "outputs").mkdir()
-    venv = ROOT / ".venv" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.prefix)
-    if (venv / "pyvenv.cfg").exists():
-        (tmp_path / ".venv").symlink_to(venv)
-    else:                                   # the tests' own interpreter is no virtualenv: stand it in
-        (tmp_path / ".venv" / "bin").mkdir(parents=True)
-        (tmp_path / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    for block in staged_blocks:
-        p = subprocess.run(["bash", "-e", "-c", block], cwd=tmp_path, capture_output=True, text=True)
-        assert p.returncode == 0, (block, p.stderr)
-        if "evaluate.py" in block:
-            assert "numbers agree with ir_measures" in p.stderr
-    assert {f.name for f in (tmp_path / "outputs").iterdir()} >= {"test_qrels", "bm25.trec", "bm25_results.json"}
-    assert not any(f.name.endswith("_trec") for f in (tmp_path / "data" / "quest_sample").iterdir())
-    # the trec_eval lines the README shows, on these outputs (treckit eval prints trec_eval's bytes)
-    shown = next(b for b in blocks if b.startswith("$ trec_eval "))
-    command, *printed = shown.splitlines()
-    code, out, err = run_cli_in(tmp_path, ["eval", *command.split()[2:]])       # after "$ trec_eval"
-    assert code == 0, err
-    assert [line.split() for line in out.splitlines()] == [line.split() for line in printed]
-
-
-def run_cli_in(cwd: Path, argv):
-    p = subprocess.run([sys.executable, "-m", "treckit", *argv], cwd=cwd, capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-
 # ---------------------------------------------------------------- --cross-check: every number again, with ir_measures
 def sample_outputs(tmp_path, capsys) -> tuple[Path, Path]:
     qrels, run = tmp_path / "test_qrels", tmp_path / "bm25.trec"
@@ -276,7 +219,7 @@ def test_cross_check_passes_on_the_sample(tmp_path, capsys):
     assert f"cross-check {run}: 4 numbers agree with ir_measures {ir_measures.__version__} (pytrec_eval " in err
     assert "within 1e-9" in err and "(and the 32 values behind them, over 8 queries)" in err
     assert "not compared" not in err and "differ" not in err
-    # the README's numbers, from ir_measures itself
+    # the numbers docs/pipeline.md shows, from ir_measures itself
     q = {k: v for k, v in treckit.read_qrels(qrels).to_dict().items()}
     r = treckit.read_run(run).to_dict()
     assert f"{irm_mean(ir_measures.AP, q, r):.4f}" == "0.2253" and f"{irm_mean(ir_measures.RR, q, r):.4f}" == "0.3375"

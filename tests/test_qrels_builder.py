@@ -125,3 +125,14 @@ def test_negative_grades_do_not_convert_silently():
     from treckit.console.errors import InputError
     with pytest.raises(InputError, match="negative grade"):
         Qrels.from_columnar(Columnar.from_columns(["1"], ["d"], [-1]))
+
+
+def test_qrels_made_in_code_have_one_builder():
+    """treckit.qrels is the one builder (its duplicate policies, its verification): no second one with rules of
+    its own is exported."""
+    import importlib
+
+    import treckit
+    assert "QrelsBuilder" not in treckit.__all__ and not hasattr(treckit, "QrelsBuilder")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("treckit.builder")

@@ -224,7 +224,7 @@ def test_tsv_third_column_as_score_by_default(tmp_path, capsys):
 
 # ---------------------------------------------------------------- QUEST predictions: ids, gold join
 def test_quest_predictions_eval_equals_run_then_eval(tmp_path, capsys):
-    """The issue's case: negated BM25 scores, no ids, shuffled against the gold file.  `eval --gold`
+    """QUEST's BM25 predictions: negated BM25 scores, no ids, shuffled against the gold file.  `eval --gold`
     equals `run --gold` then `eval`, and trec_eval on the converted files gives the same number."""
     qrels, conv = tmp_path / "qrels", tmp_path / "bm25.trec"
     assert cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0

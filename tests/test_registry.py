@@ -92,7 +92,7 @@ def test_complete_placeholder_equals_trec_eval(conf, te, capsys, args):
 
 
 def test_pinned_bytes_of_trec_eval(conf, capsys):
-    """What trec_eval 10.0 printed for the issue's cases (kept so a clone without the binary still checks)."""
+    """What trec_eval 10.0 printed for these cases (kept so a clone without the binary still checks)."""
     assert ours(["-Z", "zscores_file", "-m", "Rprec", "qrels.test", "results.test"], capsys, conf)[1] == \
         "Z" + f"{'Rprec':<22}\tall\t-0.2241\n"
     assert ours(["-m", "Rprec", "-m", "P.5", "qrels.test", "results.test"], capsys, conf)[1] == \
@@ -248,6 +248,8 @@ def test_schema_is_ir_measures_own():
     import ir_measures
     from ir_measures.measures.base import _NOT_PROVIDED, SumAgg
     for name, (_, spec) in IRM_NAMES.items():
+        if "." in name:                          # a reference tool's own name (gdeval.nDCG): not ir_measures'
+            continue
         theirs_ = ir_measures.measures.registry[name]
         assert set(spec.params) == set(theirs_.SUPPORTED_PARAMS), name
         for p, info in theirs_.SUPPORTED_PARAMS.items():
@@ -276,8 +278,15 @@ BAD = {
     "NDCG@10": None,                             # an alias in ir_measures
     "MRR@10": None,
     "ndcg_cut_10": "ndcg_cut.10",
+    "ndcg_cut@10": "did you mean ndcg_cut.10 or",      # not "ndcg.cut@10": the trec_eval form of a printed name
     "P_10": "P.10",
-    "ERR@10": "does not compute",
+    "ERR@10": None,                              # gdeval.pl's ERR@10, as ir_measures' gdeval provider
+    "gdeval.nDCG@10": None,
+    "ERR": "ERR without a cutoff",               # ir_measures accepts it, but its only provider needs a cutoff
+    "gdeval.nDCG": "gdeval.nDCG needs cutoff",
+    "gdeval.nDCG@0": "at least 1",
+    "gdeval.map@10": "unknown measure",
+    "alpha_nDCG@10": "treckit ndeval QRELS RUN prints",
     "ndcg@10": "ndcg_cut.10",
     "Ndcg@10": "nDCG@10",
     "P@0": "at least 1",
@@ -334,3 +343,18 @@ def test_numbers_beyond_64_bits_are_clean_errors(tmp_path, capsys, qrels, run):
     (tmp_path / "r").write_text(run)
     code, out, err = ours(["-m", "map", "q", "r"], capsys, tmp_path)
     assert code == 2 and out == "" and "99999999999999999999" in err and "internal" not in err
+
+
+def test_one_registry_names_each_measures_reference_tool(capsys):
+    """trec_eval's measures, gdeval.pl's, the C/W/L family and ir_measures' own are declared in the one registry,
+    each with its reference tool, which `treckit measures` prints beside its names."""
+    tools = {m.name: m.reference for m in MEASURES}
+    assert tools["map"] == tools["ndcg_cut"] == "trec_eval 10.0"
+    assert tools["gdeval.nDCG"] == tools["gdeval.ERR"] == registry.GDEVAL
+    assert {tools[f"cwl.{n}"] for n in ("INST", "INSQ", "RBP", "BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")} \
+        == {registry.CWL}
+    assert IRM_NAMES["ERR"][0].name == "gdeval.ERR" and IRM_NAMES["INST"][0].ties == "listed"
+    code, out, _ = run_cli(["measures"], capsys)
+    rows = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("-  ")}
+    assert code == 0 and out.splitlines()[0].split()[4] == "reference"
+    assert registry.GDEVAL in rows["gdeval.ERR@k,"] and registry.CWL in rows["SDCG@k"] and "judged provider" in rows["Judged[@k]"]

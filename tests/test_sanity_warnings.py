@@ -1,4 +1,4 @@
-"""Sanity warnings when evaluating (issue 9, item 13): inputs that evaluate without error yet are most
+"""Sanity warnings when evaluating: inputs that evaluate without error yet are most
 likely not what was meant.  Each warning has a case that raises it and ordinary inputs that must not."""
 from __future__ import annotations
 

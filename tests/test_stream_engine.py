@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzz_cases
+from conftest import default_sigint
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.inputs.options import RunReading
@@ -117,7 +118,10 @@ FLAGS = [["-q", "-m", "all_trec"], ["-q", "-c", "-m", "all_trec"], ["-q", "-J", 
          ["-q", "-c", "-M", "3", "-l", "2", "-m", "all_trec"], ["-q", "-c", "-m", "gm_map", "-m", "gm_bpref", "-m", "relstring.10"],
          ["-q", "-m", "nDCG@10", "-m", "R@5", "-m", "RR", "-m", "P(rel=2)@5", "-m", "Judged@5"], ["-n", "-q", "-m", "official"],
          ["--missing", "zero", "-m", "all_trec"], ["--missing", "error", "-m", "map"], ["-m", "official"],
-         ["--format", "json", "-q", "-m", "map", "-m", "P.5"], ["--float32", "-q", "-m", "map", "-m", "ndcg"]]
+         ["--format", "json", "-q", "-m", "map", "-m", "P.5"], ["--float32", "-q", "-m", "map", "-m", "ndcg"],
+         ["-q", "-c", "-m", "gdeval.nDCG@10", "-m", "ERR@20", "-m", "gdeval.ERR@3", "-m", "ndcg_cut.10"],
+         ["-q", "-c", "-m", "INST(max_rel=3)", "-m", "RBP(rel=1)", "-m", "SDCG(max_rel=3)@5", "-m", "P.5"],
+         ["-q", "-J", "-m", "INSQ(max_rel=3)", "-m", "NERR8(max_rel=3)@3", "-m", "BPM(max_rel=3)@5"]]
 
 
 @pytest.mark.parametrize("interleave", [False, True])
@@ -216,7 +220,7 @@ def test_ctrl_c_exits_130_and_leaves_no_shards(tmp_path):
             "run()\n")
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT / "code")}
     p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "qrels"), str(tmp_path / "run")], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)
     assert p.stdout.readline() == b"sharding\n"
     assert len(list(tmp.iterdir())) == 1                       # the shard folder exists now
     p.send_signal(signal.SIGINT)

@@ -1242,6 +1242,35 @@ def prefs_need_rel_format(c: Ctx, shared: Path):
         c, prefs, results, "-R", "prefs", "-m", "prefs_simp")
 
 
+def reference_command(c: Ctx):
+    """alpha_nDCG@k (ir_measures' name, not yet computed by name: it needs qrels whose iteration field is the
+    subtopic): the fix names the command that prints ndeval's numbers, which runs on the same files.  ERR@k is
+    computed by name, at the numbers treckit gdeval prints."""
+    q, r = _files(c)
+    err = ok(c.cli("eval", "-q", "-m", "ERR@5", q, r)).out.splitlines()
+    out = ok(c.cli("gdeval", q, r, "5")).out.splitlines()
+    assert out[0] == "runid,topic,ndcg@5,err@5" and len(out) > 1
+    assert [ln.split()[1:] for ln in err[:-1]] == [[ln.split(",")[1], f"{float(ln.split(',')[3]):.4f}"] for ln in out[1:]]
+    assert ok(c.cli("gdeval", q, r, "5", "--amean")).out.splitlines()[-1].split(",")[1] == "amean"
+    sub = c.file("1 1 d1 1\n1 2 d2 1\n1 1 d3 0\n", "subtopics")
+    said(c.cli("eval", "-m", "alpha_nDCG@20", sub, r), "unknown measure 'alpha_nDCG@20'",
+         "treckit ndeval QRELS RUN prints")
+    table = ok(c.cli("ndeval", sub, r)).out.splitlines()
+    assert table[0].startswith("runid,topic,ERR-IA@5") and table[-1].split(",")[1] == "amean"
+    assert ok(c.cli("ndeval", "--traditional", sub, r)).out.splitlines()[0] == table[0]
+
+
+def cwl_without_max_docs(c: Ctx):
+    """-M with a C/W/L name: refused (-M cuts trec_eval's order, these measures rank ties in line order); the fix,
+    the measure in a treckit eval of its own without -M, gives cwl-eval's numbers (those of the API)."""
+    import treckit
+    q, r = _files(c)
+    said(c.cli("eval", "-M", "2", "-m", "map", "-m", "INST(max_rel=1)", q, r), "-M 2 with INST(max_rel=1)",
+         "evaluate INST(max_rel=1) without -M")
+    out = ok(c.cli("eval", "-m", "INST(max_rel=1)", q, r)).out.split("\t")
+    assert float(out[2]) == pytest.approx(treckit.evaluate(str(q), str(r), ["INST(max_rel=1)"]).iloc[-1, 1], abs=5e-5)
+
+
 def unknown_measure(command: str):
     def check(c: Ctx):
         import treckit
@@ -1422,6 +1451,54 @@ def no_worker(command: str):
     return check
 
 
+def tie_aware_mode(c: Ctx):
+    q, r = _files(c)          # RUN has no ties: its tie-aware values are trec_eval's
+    said(c.cli("eval", "--tie-aware", "mean", "-m", "map", q, r), "--tie-aware mean: not one of", "e.g. --tie-aware expected")
+    assert ok(c.cli("eval", "--tie-aware", "expected", "-m", "map", q, r)).out == _te_out(c, q, r, "-m", "map")
+
+
+def tie_aware_compare_mode(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("compare", "--tie-aware", "best", "-m", "map", "--test", "t-test", q, r, _second_run(c)),
+         "--tie-aware best: compare takes range or expected", "--tie-aware range")
+    got = ok(c.cli("compare", "--tie-aware", "range", "-m", "map", "--test", "t-test", q, r, _second_run(c)))
+    assert "inside tie ranges" in got.out and c.measure(q, r)["map"] in got.out
+
+
+def tie_aware_engine(command: str):
+    def check(c: Ctx):
+        q, r = _files(c)
+        if command == "eval":
+            said(c.cli("eval", "--tie-aware", "expected", "--engine", "dask", "-m", "map", q, r),
+                 "the dask engine does not compute tie-aware values", "--engine local")
+            assert ok(c.cli("eval", "--tie-aware", "expected", "--engine", "local", "-m", "map", q, r)).out == \
+                _te_out(c, q, r, "-m", "map")
+        else:
+            said(c.cli("compare", "--tie-aware", "range", "--engine", "dask", "-m", "map", "--test", "t-test", q, r,
+                       _second_run(c)), "the dask engine does not compute tie-aware values", "--engine local")
+            got = ok(c.cli("compare", "--tie-aware", "range", "--engine", "local", "-m", "map", "--test", "t-test", q, r,
+                           _second_run(c)))
+            assert c.measure(q, r)["map"] in got.out
+    return check
+
+
+def tie_aware_with(flag: str, extra):
+    def check(c: Ctx):
+        q, r = _files(c)
+        args = extra(c, q)
+        said(c.cli("eval", "--tie-aware", "expected", *args, "-m", "map", q, r), f"--tie-aware with {flag}",
+             f"leave out {flag}, or --tie-aware")
+        assert ok(c.cli("eval", "--tie-aware", "expected", "-m", "map", q, r)).out == _te_out(c, q, r, "-m", "map")
+    return check
+
+
+def detect_ties_of_a_run(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("detect", "--ties", "--role", "qrels", q), "--ties looks at a run file's scores",
+         "give a run file (not stdin), without --role qrels")
+    assert ok(c.cli("detect", "--ties", r)).out.splitlines()[1] == "ties\tno ties: every score is unique within its query"
+
+
 OTHERS = [
     Other("missing-error", "ranking/judged.py: pass --missing skip", "eval", missing_error_eval),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "evaluate.py", missing_error_script),
@@ -1474,6 +1551,20 @@ OTHERS = [
           compare_options("permutations", 5, 10000, "pass e.g. permutations=10000")),
     Other("compare-seed", "compare/compare.py: pass e.g. --seed 42", "python",
           compare_options("seed", -1, 42, "pass e.g. seed=42")),
+    Other("compare-tie-aware", "compare/compare.py: pass e.g. --tie-aware range", "python",
+          compare_options("tie_aware", "best", "range", "pass e.g. tie_aware='range'")),
+    Other("tie-aware-mode", "engines/tie_aware.py: e.g. --tie-aware expected", "eval", tie_aware_mode),
+    Other("tie-aware-compare-mode", "engines/tie_aware.py: --tie-aware range (tests on trec_eval's values) or --tie-aware expected",
+          "compare", tie_aware_compare_mode),
+    *[Other("tie-aware-engine", "engines/tie_aware.py: --engine local (the in-memory and streaming engines", cmd,
+            tie_aware_engine(cmd)) for cmd in ("eval", "compare")],
+    Other("tie-aware-zscores", "engines/tie_aware.py: leave out -Z, or --tie-aware", "eval",
+          tie_aware_with("-Z", lambda c, q: ("-Z", c.file("1 map 0.5 0.1\n", "zscores")))),
+    Other("tie-aware-cross-check", "engines/tie_aware.py: leave out --cross-check, or --tie-aware", "eval",
+          tie_aware_with("--cross-check", lambda c, q: ("--cross-check",))),
+    Other("tie-aware-prefs", "engines/tie_aware.py: leave out -R, or --tie-aware", "eval",
+          tie_aware_with("-R", lambda c, q: ("-R", "qrels_prefs"))),
+    Other("detect-ties", "cli/info.py: give a run file (not stdin), without --role qrels", "detect", detect_ties_of_a_run),
     Other("weights-names", "retrieval/fusion.py: --weights names", "fuse", fuse_weights_by_name),
     Other("weights-numbers", "retrieval/fusion.py: e.g. --weights {", "fuse", fuse_weights_numbers),
     Other("tune-method", "retrieval/fusion.py: use --method rrf or weighted", "fuse", fuse_tune_method),
@@ -1511,6 +1602,9 @@ OTHERS = [
     Other("prefs-needs-R", "cli/evaluate_prefs.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
+    Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
+    Other("cwl-without-max-docs", "engines/memory.py: without -M (cwl-eval reads at most 1000 ranks)", "eval",
+          cwl_without_max_docs),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
           first_parameters_win),
     *[Other("raw-ids", "output/trec.py: instead of --raw-ids", cmd, raw_ids(cmd))
@@ -1542,6 +1636,13 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("cli/info.py: --ties looks at a run file's scores", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware {mode}: not one of", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware {mode}: compare takes", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware: the {engine} engine does not", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware with -Z", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware with --cross-check", "the error's reason (its fix is tested)"),
+    ("engines/tie_aware.py: --tie-aware with -R {rel_format}", "the error's reason (its fix is tested)"),
     ("service/evaluator.py: how the run is ranked, as --order", "a request field's description (the field is named order)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),

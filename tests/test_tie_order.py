@@ -59,7 +59,7 @@ def trec_eval_order(lines: list[bytes]) -> list[bytes]:
     return sorted(lines, key=lambda line: (float(line.split()[4]), line.split()[2]), reverse=True)
 
 
-# ---------------------------------------------------------------- the cases of issue 8
+# ---------------------------------------------------------------- escaped ids in ties, against trec_eval
 @needs_trec_eval
 def test_escaped_id_tie_is_ordered_on_the_text_in_the_file(tmp_path, capsys):
     (tmp_path / "m.qrels").write_text("1 0 a%20b 1\n")

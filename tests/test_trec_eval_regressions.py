@@ -1,7 +1,7 @@
 """Every difference the differential fuzz (tests/fuzz_cases.py) found between ``treckit eval`` and trec_eval 10.0,
 minimised to a few lines and compared with the real binary's output (skipped, with the reason shown, when the
-binary is absent).  A test marked xfail is a difference treckit keeps on purpose (each listed in the README's
-"where treckit differs" section): its reason says what differs.  The marks are strict: should treckit come to
+binary is absent).  A test marked xfail is a difference treckit keeps on purpose (each listed in
+docs/trec-eval-differences.md): its reason says what differs.  The marks are strict: should treckit come to
 agree, the suite fails until the mark goes, so a mark never outlives what it describes.
 
 The last group pins the differences that are deliberate or are trec_eval's own failures (crashes, refusals).
@@ -16,7 +16,7 @@ A_RPREC = "Rprec goes through the ir_measures path (measures/irm.py) instead of 
 A_NAN = "a query left with no retrieved docs prints -nan for iprec_at_recall/11pt_avg in trec_eval (helper A)"
 A_UTIL = "-c: a judged query missing from the run must get utility's c*relnotret + d*nonrelnotret part (helper A)"
 D_TIES = "ties between %-escaped ids are ordered on the decoded id, trec_eval orders the bytes as written (helper D)"
-LEAD = "kept on purpose: README, where treckit differs from trec_eval 10.0 on purpose"
+LEAD = "kept on purpose: docs/trec-eval-differences.md, where treckit differs from trec_eval 10.0 on purpose"
 
 
 def both(trec_eval, tmp_path, qrels: str, run: str, args: str, zscores: str | None = None, ours_extra=()):
@@ -297,7 +297,7 @@ def test_empty_run_both_refuse(trec_eval, tmp_path):
 def test_run_of_blank_lines_only_trec_eval_scores_it_treckit_refuses(trec_eval, tmp_path):
     """Fuzz seed 910858: a run file holding one blank line. trec_eval reads it as a run without queries (with
     -c every judged query scores 0; a run file of 0 bytes it refuses); treckit calls both empty (exit 2):
-    a run without a single line is a wrong file, not a system that found nothing. Kept on purpose (README)."""
+    a run without a single line is a wrong file, not a system that found nothing. Kept on purpose (docs/trec-eval-differences.md)."""
     ref, ours = both(trec_eval, tmp_path, "301 0 d1 1\n", "\t\n", "-c -m map")
     assert ref.status == 0 and ref.stdout == b"map                   \tall\t0.0000\n"
     assert ours.status == 2 and ours.stdout == b"" and b"no run lines" in ours.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _PUBLIC = ("read_qrels", "read_run", "write_qrels", "write_run", "convert_run", "evaluate", "Qrels", "Run",
-           "QrelsBuilder", "InputError", "InputWarning", "RunReading", "EvalOptions")
+           "InputError", "InputWarning", "RunReading", "EvalOptions")
 _LAZY = {name: ("api", name) for name in _PUBLIC}       # treckit.api is the public API; loaded on first use
 __all__ = sorted(_LAZY)
 

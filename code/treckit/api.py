@@ -10,26 +10,28 @@ The typed qrels builder and its checks are :mod:`treckit.qrels`; test sets :mod:
 """
 from __future__ import annotations
 
+import os
+
 from .console.errors import InputError
 from .console.messages import InputWarning, warn_python
 from .engines.budget import DEFAULT_MEMORY, MemoryLimit
 from .engines.choice import choose
 from .engines.memory import EvalOptions
-from .inputs.objects import as_measures, as_qrels, split_options
+from .inputs.objects import as_measures, as_qrels, as_run, split_options
 from .inputs.options import RunReading
 from .inputs.reading import read_qrels, read_run
 from .measures.registry import resolve
 from .model import Qrels, Run
 from .output.trec import write_trec_qrels as write_qrels, write_trec_run as write_run
-from .qrels import QrelsBuilder
 from .ranking.convert import convert_run
 
-__all__ = ["EvalOptions", "InputError", "InputWarning", "Qrels", "QrelsBuilder", "Run", "RunReading", "convert_run",
+__all__ = ["EvalOptions", "InputError", "InputWarning", "Qrels", "Run", "RunReading", "convert_run",
            "evaluate", "read_qrels", "read_run", "write_qrels", "write_run"]
 
 
 def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_rank"), *, per_query: bool = True,
-             engine: str = "local", client=None, scheduler: str | None = None, warn=None, **options):
+             engine: str = "local", client=None, scheduler: str | None = None, warn=None, tie_aware: str | None = None,
+             **options):
     """Evaluate ``run`` against ``qrels``.  Both may be paths (any format, CSV, Parquet, ranx JSON; qrels also
     ``irds:<dataset-id>``), DataFrames (PyTerrier's or ir_measures' columns), ``{qid: {docid: value}}`` dicts,
     ranx objects, ir_measures namedtuples, ``(qid, docid, value)`` tuples or model objects (see
@@ -46,6 +48,10 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
     starts a LocalCluster so needs the ``if __name__ == "__main__":`` guard (its workers are new processes).
 
+    ``tie_aware`` (:mod:`treckit.engines.tie_aware`, docs/ties.md): ``"expected"``, ``"best"`` or ``"worst"`` give the
+    values over the orders of documents with equal scores in the same DataFrame; ``"range"`` a DataFrame of
+    (qid, measure, trec_eval, expected, best, worst); ``"report"`` a dict of what the ties did.
+
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
     import pandas as pd
@@ -56,6 +62,9 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
+    if tie_aware is not None:
+        return _tie_aware(qrels, run, measures, requests, opts, reading, tie_aware, per_query=per_query, limit=limit,
+                          warn=warn, dask=engine != "local" or client is not None or scheduler is not None)
     chosen = choose(engine, scheduler, client, limit)
     res = chosen.evaluate(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, warn=warn)
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
@@ -64,3 +73,19 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     if not per_query:
         df = df[df["qid"] == "all"].reset_index(drop=True)
     return df
+
+
+def _tie_aware(qrels, run, measures, requests, opts, reading, mode: str, *, per_query: bool, limit, warn, dask: bool):
+    """``evaluate(..., tie_aware=mode)``: checked as ``treckit eval --tie-aware`` checks it, on the local engine."""
+    from .engines.choice import is_run_file
+    from .engines.tie_aware import check_mode, check_requests, evaluate_tie_aware, named_measures, refuse
+    from .output.tie_aware import api_frame
+
+    check_mode(mode)
+    refuse("dask" if dask else "local", zscores=opts.zscores is not None)
+    requests = check_requests(requests, mode, named=named_measures(as_measures(measures)), warn=warn)
+    judged = as_qrels(qrels)
+    source = run if is_run_file(run) else as_run(run, reading, qrels_source=qrels, warn=warn)
+    ev = evaluate_tie_aware(judged, source, requests, opts, reading, mode, memory_limit=limit, warn=warn,
+                            qrels_source=qrels if isinstance(qrels, (str, os.PathLike)) else None)
+    return api_frame(ev, mode, per_query)

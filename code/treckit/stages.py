@@ -56,7 +56,7 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
                 id_added: PathLike | None = None, skip_malformed: bool = False, layout: str = "auto") -> QrelsStageResult:
     """Ground truth in any qrels format -> TREC qrels.  ``duplicates`` applies to every format (a
     (qid, docid) judged twice); what it dropped is counted and said.  ``layout``: TREC lines with
-    more than 4 fields (README: Reading rules)."""
+    more than 4 fields (docs/formats.md: Reading rules)."""
     from .inputs.reading import read_qrels
     from .output.trec import write_trec_qrels
     from .inputs.formats.common import check_layout, drop_repeated_judgments

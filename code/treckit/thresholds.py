@@ -24,7 +24,7 @@ DASK_PARTITION_MIN_BYTES = 1 << 28      # a TREC run file this large is partitio
                                         # (256 MiB, ~5M lines); smaller runs are one task each
 DASK_BLOCK_BYTES = 1 << 26              # each worker reads and parses a partitioned run a byte range of this size at a time
 
-# ---------------------------------------------------------------- ids (model.py, strings.py)
+# ---------------------------------------------------------------- ids (model.py, fast/strings.py)
 FEW_RUNS_FRACTION = 8                   # a column is "few runs" (queries' lines together) with at most n / 8 runs ...
 FEW_RUNS_MIN = 50_000                   # ... or at most this many: run heads become Python strings, else Arrow's
                                         # dictionary encoding (the scattered-qid path)
@@ -43,7 +43,7 @@ ROW_SORT_SLICE_CELLS = 1 << 20          # such a matrix is laid out, sorted or c
                                         # about this many cells at a time, side by side (one per core;
                                         # model.query_slices)
 
-# ---------------------------------------------------------------- ranking judged docs (measures/ranking.py)
+# ---------------------------------------------------------------- ranking judged docs (ranking/judged.py)
 RANK_SORT_GROWTH = 8                    # comparing judged rows with their query's rows costs more than this many
 RANK_SORT_SLACK = 1_000_000             # cells per run line (plus this): sort the whole run instead
 RANK_BLOCK_CELLS = 1_000_000            # judged rows are compared a block of about this many cells at a time

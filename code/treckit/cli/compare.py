@@ -60,10 +60,15 @@ def compare_cmd(
                                                     "3x its size) is evaluated in bounded memory"),
     engine: str = typer.Option("local", "--engine", metavar="local|dask",
                                help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
-                                    "pip install 'treckit\\[dask]')"),
+                                    "needs treckit's dask extra)"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                             help="--engine dask: the scheduler (tcp://host:8786); default: a local "
                                                  "cluster started for the job"),
+    tie_aware: Optional[str] = typer.Option(None, "--tie-aware", metavar="range|expected",
+                                            help="ties: each pair's difference against the systems' ranges over "
+                                                 "the orders of documents with equal scores (is it inside them?); "
+                                                 "expected: the means and tests on the expected values over random "
+                                                 "tie orders (range: on trec_eval's). docs/ties.md"),
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
@@ -76,12 +81,16 @@ def compare_cmd(
     from ..engines.budget import MemoryLimit
     from ..engines.choice import choose
     limit = MemoryLimit.option(memory_limit)
+    if tie_aware is not None:                               # checked before any file is read
+        from ..engines.tie_aware import check_compare_mode, refuse
+        check_compare_mode(tie_aware)
+        refuse(engine if scheduler is None else "dask")
     if choose(engine, scheduler).name != "local":         # checked before any file is read
         from ..engines.dask import check_shared_paths
         check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
-                          resamples=resamples, seed=seed)
+                          resamples=resamples, seed=seed, tie_aware=tie_aware)
     if qrels is None and test_set is None:
         from ..console.errors import InputError
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",

@@ -24,7 +24,8 @@ def qrels_cmd(
                                           help=f"a (qid, doc) judged twice: {one_of(DUPLICATES)} "
                                                "(any format; what is dropped is counted)"),
     layout: Layout = typer.Option("auto", metavar="LAYOUT",
-                                  help=f"TREC lines with >4 fields: {one_of(LAYOUTS)} (README: Reading rules)"),
+                                  help=f"TREC lines with >4 fields: {one_of(LAYOUTS)} "
+                                       "(docs/formats.md: Reading rules)"),
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""

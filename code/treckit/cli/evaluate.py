@@ -19,7 +19,8 @@ _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosum
          "--Zscore": "Z", "--Rel_info_format": "R", "--Results_format": "T"}
 _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
         "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway",
-        "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler"}
+        "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler",
+        "--tie-aware": "tie_aware"}
 # how runs are read: the options every run-reading command shares (treckit.inputs.options.FLAGS)
 _READ = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
@@ -49,6 +50,7 @@ class EvalArgs:
     rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (cli/evaluate_prefs.py)
     engine: str = "local"          # local | dask (engines/dask.py)
     scheduler: str | None = None   # --engine dask: a running scheduler's address (default: a LocalCluster)
+    tie_aware: str | None = None   # expected | best | worst | range | report (treckit.engines.tie_aware)
     files: list[str] = field(default_factory=list)
     chosen: Any = None             # the engine the flags choose (engines.choice), set when they are checked
 
@@ -232,15 +234,21 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "with the same output"),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
+        ("", "--tie-aware", "MODE",
+         "values over the orders of documents with equal scores (trec_eval orders them by doc id): expected (the "
+         "exact mean over uniformly random orders), best, worst (trec_eval's output layout, each measure and query "
+         "at its own extreme; counts whose expectation is fractional print with 4 decimals), range (trec_eval's "
+         "value, expected, best and worst side by side) or report (what the ties did: counts, the queries that "
+         "move most, the largest range per measure, where the ties come from). docs/ties.md"),
         ("", "--engine", "local|dask",
          "local (default), or dask: the runs evaluated on a Dask cluster, one task per run, a huge TREC run "
-         "partitioned by query; same output (needs pip install 'treckit[dask]'). QRELS and RUN may be URLs "
+         "partitioned by query; same output (needs treckit's dask extra). QRELS and RUN may be URLs "
          "(s3://, gs://, http(s)://) with either engine"),
         ("", "--scheduler", "ADDRESS", "--engine dask: the scheduler to use (tcp://host:8786; its workers must "
          "read the runs: URLs, or paths on a file system they share); default: a local cluster of one worker "
          "process per core, started for the job"),
     ]),
-    ("Reading runs: the options of `treckit run` and `treckit compare` (README: Reading rules). A TREC run is "
+    ("Reading runs: the options of `treckit run` and `treckit compare` (docs/formats.md: Reading rules). A TREC run is "
      "ranked by score as written, as trec_eval ranks it; any other run, or an option that changes the ranking, is "
      "evaluated as `treckit run` converts it; --layout and --skip-malformed read TREC qrels too", [
         ("", f.flag, "" if f.kind is bool else ("|".join(f.choices) if f.choices else f.flag[2:].upper()),
@@ -327,6 +335,10 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
         if a.rel_format != "qrels":
             raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
                              fix="leave out --engine dask")
+    if a.tie_aware is not None:
+        from ..engines.tie_aware import check_mode, refuse
+        check_mode(a.tie_aware)
+        refuse(a.engine, zscores=a.zscore is not None, cross_check=a.cross_check, rel_format=a.rel_format)
     if a.cross_check:
         from ..engines.crosscheck import check_options
         check_options(eval_options(a), {"-Z": a.zscore is not None, f"-R {a.rel_format}": a.rel_format != "qrels"})
@@ -376,11 +388,18 @@ def run_eval(a: EvalArgs, out=None) -> None:
         from .evaluate_prefs import check_measures_for_qrels
         check_measures_for_qrels(a.measures)
         raise
+    if a.tie_aware is not None:                  # refused or left out before anything is read
+        from ..engines.tie_aware import check_requests, named_measures
+        requests = check_requests(requests, a.tie_aware, named=named_measures(a.measures), warn=say)
     # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
     qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
     opts = dataclasses.replace(eval_options(a), zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     printed = {"per_query_printed": a.query, "summary_printed": a.summary}
+    if a.tie_aware is not None:
+        from ..output.tie_aware import write_tie_aware
+        return write_tie_aware(out, qrels, a.files, requests, opts, a.reading, a.tie_aware, fmt, memory_limit=a.memory_limit,
+                               per_query=a.query, summary=a.summary)
     engine = a.chosen or _check_choices(a).chosen
     if engine.name == "dask":                   # the same results, computed on a Dask cluster
         results = engine.evaluate_files(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],

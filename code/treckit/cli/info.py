@@ -9,22 +9,24 @@ from .common import ROLES, Role
 
 
 def measures_cmd() -> None:
-    """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning."""
+    """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning and the
+    reference tool whose numbers it gives."""
     from ..measures import prefs
     from ..measures.registry import NICKNAMES, describe
 
     def with_default(m) -> str:
         return m.name + (f".{','.join(str(x) for x in m.default)}" if m.default else "")
-    rows = list(describe()) + [(with_default(m), "", m.doc + " (-R prefs, qrels_prefs or qrels_jg)")
+    rows = list(describe()) + [(with_default(m), "", m.doc + " (-R prefs, qrels_prefs or qrels_jg)", "trec_eval 10.0")
                                for m in prefs.MEASURES if m.name not in prefs.GENERIC]
     nicknames = ", ".join(NICKNAMES) + "; with -R: " + ", ".join(prefs.NICKNAMES)
     params = ("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), "
               "nDCG(gains={0:0,1:1}), SetF(beta=0.5), IPrec@0.5")
     if not sys.stdout.isatty():                 # piped or redirected: plain lines, easy to grep
-        cells = [("trec_eval name", "ir_measures names", "meaning")] + [(t, irm or "-", doc) for t, irm, doc in rows]
-        first, second = (max(len(c[i]) for c in cells) for i in (0, 1))     # the longest name sets each column
-        for trec, irm, doc in cells:
-            print(f"{trec:<{first}}  {irm:<{second}}  {doc}")
+        cells = [("trec_eval name", "ir_measures names", "reference", "meaning")] + [
+            (t, irm or "-", ref, doc) for t, irm, doc, ref in rows]
+        first, second, third = (max(len(c[i]) for c in cells) for i in (0, 1, 2))   # the longest sets each column
+        for trec, irm, ref, doc in cells:
+            print(f"{trec:<{first}}  {irm:<{second}}  {ref:<{third}}  {doc}")
         print("\nnicknames: " + nicknames)
         print(params)
         return
@@ -36,22 +38,34 @@ def measures_cmd() -> None:
     table = Table(title="measures (-m NAME)", title_justify="left")
     table.add_column("trec_eval name", style="bold", no_wrap=True)
     table.add_column("ir_measures names", max_width=28, overflow="fold")
+    table.add_column("reference", no_wrap=True)
     table.add_column("meaning")
-    for trec, irm, doc in rows:
-        table.add_row(Text(trec), Text(irm or "-"), Text(doc))
+    for trec, irm, doc, ref in rows:
+        table.add_row(Text(trec), Text(irm or "-"), Text(ref), Text(doc))
     console.print(table)
     console.print(Text("nicknames: ", style="bold") + Text(nicknames))
     console.print(Text(params))
 
 
 def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to look at ('-' = stdin)"),
-               role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}")) -> None:
+               role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}"),
+               ties: bool = typer.Option(False, "--ties", help="a run: also say how many of its lines tie, how many "
+                                         "score digits it carries, and whether its ties look like rounding or "
+                                         "float32 (docs/ties.md)")) -> None:
     """Say which format a file is read as, and why."""
     from ..inputs.formats.detect import detect_qrels, detect_run
     from ..console.process import defer_pandas
     defer_pandas()
+    if ties and (role == "qrels" or path == "-"):
+        from ..console.errors import InputError
+        raise InputError("--ties looks at a run file's scores", fix="give a run file (not stdin), without --role qrels")
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
+    if ties:
+        from ..engines.tie_aware import run_sources
+        from ..inputs.options import RunReading
+        from ..inputs.reading import read_with
+        print(f"ties\t{run_sources(read_with(RunReading(), path, lean=True).run).describe()}")
 
 
 def eval_cmd(ctx: typer.Context) -> None:

@@ -92,13 +92,14 @@ def get_app():
                                           help="Show treckit's version and exit.")) -> None:
         """TREC-format conversion and scoring with trec_eval 10.0's exact numbers."""
 
-    from . import compare, convert, info, retrieval, service, testsets
+    from . import compare, convert, info, reference_tools, retrieval, service, testsets
     convert.register(app)
     service.register(app)
     compare.register(app)
     testsets.register(app)
     retrieval.register(app)
     info.register(app)     # eval is listed here too; main() dispatches it before typer loads
+    reference_tools.register(app)
     groups = [g.typer_instance for g in app.registered_groups]          # testset, cache, system
     for command in [c for t in [app, *groups] for c in t.registered_commands]:
         command.callback = _guarded(command.callback)

@@ -40,6 +40,7 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
     import os
 
     from ..console.errors import InputError
+    from ..dependencies import install_hint
     if log_level.lower() not in LOG_LEVELS:
         raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:
@@ -47,7 +48,7 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
         from ..service.app import TOKEN_ENV, create_app, load_settings
         from ..service.evaluator import ServerSettings
     except ImportError as exc:
-        raise InputError(f"the service needs its extra ({exc.name} is missing)", fix="pip install 'treckit[service]'") from None
+        raise InputError(f"the service needs its extra ({exc.name} is missing)", fix=install_hint("service")) from None
     settings = load_settings(config) if config else ServerSettings()
     app = create_app(settings)
     warning = exposure_warning(host, os.environ.get(TOKEN_ENV))

@@ -130,8 +130,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix"),
                      system_name: Optional[str] = typer.Option(None, "--system-name", help="the system label of the gauges"),
                      engine: str = typer.Option("local", "--engine", metavar="local|dask",
-                                                help="dask: the run read and measured on a Dask cluster (pip install "
-                                                     "'treckit\\[dask]')"),
+                                                help="dask: the run read and measured on a Dask cluster (needs "
+                                                     "treckit's dask extra)"),
                      scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                                              help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
@@ -164,7 +164,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         from ..retrieval.callables import load_callable
         system = _load_system_config(config) if config else None
         res = evaluate(load_callable(function), ts, system, k, measure, gain=gain.value, batch=batch, workers=workers,
-                       cache=not no_cache, warn=say)
+                       cache=not no_cache, warn=say, config_dir=Path(config).parent if config else None)
         if res.cached:
             _say("answered from the cache (same config, test set and measures); --no-cache to recompute")
     data = res.to_dict()

@@ -39,6 +39,7 @@ class ComparedRun:
 
 
 MIN_DRAWS = 100           # fewer random draws than this cannot support a p-value worth reporting
+MAX_DRAWS = 1_000_000     # more draws than this bound time and memory and resolve no p-value anyone reports
 
 
 @dataclass
@@ -50,8 +51,13 @@ class CompareOptions:
     permutations: int = 10000
     resamples: int = 10000
     seed: int = 42
+    tie_aware: str | None = None              # None | range (ranges beside trec_eval's values) | expected (tests on them)
 
     def __post_init__(self) -> None:
+        from ..engines.tie_aware import COMPARE_MODES
+        if self.tie_aware is not None and self.tie_aware not in COMPARE_MODES:
+            raise InputError(f"tie_aware must be one of {', '.join(COMPARE_MODES)}, got {self.tie_aware!r}",
+                             fix="pass e.g. --tie-aware range")
         self.tests = tuple(dict.fromkeys(self.tests))          # a test named twice runs once
         bad = [t for t in self.tests if t not in stats.TESTS]
         if bad:
@@ -63,8 +69,8 @@ class CompareOptions:
         if not (isinstance(self.alpha, numbers.Real) and 0 < self.alpha < 1):
             raise InputError(f"alpha must lie strictly between 0 and 1, got {self.alpha!r}", fix="pass e.g. --alpha 0.05")
         for what, n in (("permutations", self.permutations), ("resamples", self.resamples)):
-            if not (_whole(n) and n >= MIN_DRAWS):
-                raise InputError(f"{what} must be a whole number of at least {MIN_DRAWS}, got {n!r}",
+            if not (_whole(n) and MIN_DRAWS <= n <= MAX_DRAWS):
+                raise InputError(f"{what} must be a whole number from {MIN_DRAWS:,} to {MAX_DRAWS:,}, got {n!r}",
                                  fix=f"pass e.g. --{what} 10000")
         if not (_whole(self.seed) and self.seed >= 0):
             raise InputError(f"the seed must be a whole number >= 0, got {self.seed!r}", fix="pass e.g. --seed 42")
@@ -85,6 +91,9 @@ class Comparison:
     options: CompareOptions
     digests: dict[str, str | None] = field(default_factory=dict)
     definitions: dict = field(default_factory=dict)        # measure -> treckit.measures.definitions.Definition
+    # --tie-aware: system -> {trec_eval, expected, best, worst: (Q, M)}; ``values`` holds trec_eval's (range)
+    # or the expected ones (expected: the tests run on them)
+    ties: dict[str, dict[str, np.ndarray]] | None = None
 
     @property
     def baseline(self) -> str:
@@ -115,6 +124,26 @@ class Comparison:
             t["measure"] = names.get(t["measure"], t["measure"])
         self.definitions = {names.get(m, m): d.with_name(names.get(m, m)) for m, d in self.definitions.items()}
 
+    def tie_pairs(self) -> list[dict]:
+        """For each (measure, system) against the baseline: both systems' mean trec_eval value, expected value,
+        worst and best, the difference of trec_eval's and of the expected values, and whether the difference
+        lies inside the tie ranges (the two [worst, best] ranges overlap: some orders of the tied documents
+        put the systems the other way round)."""
+        if self.ties is None:
+            return []
+        rows = []
+        base = self.ties[self.baseline]
+        for j, m in enumerate(self.measures):
+            b = {k: float(v[:, j].mean()) for k, v in base.items()}
+            for s in self.systems[1:]:
+                o = {k: float(v[:, j].mean()) for k, v in self.ties[s.name].items()}
+                rows.append({"measure": m, "baseline": self.baseline, "system": s.name,
+                             "baseline_values": b, "system_values": o,
+                             "delta_trec_eval": o["trec_eval"] - b["trec_eval"],
+                             "delta_expected": o["expected"] - b["expected"],
+                             "inside_tie_ranges": bool(o["worst"] <= b["best"] and b["worst"] <= o["best"])})
+        return rows
+
     def test_rows(self, measure: str, system: str) -> list[dict]:
         return [r for r in self.tests if r["measure"] == measure and r["system"] == system]
 
@@ -127,16 +156,27 @@ class Scored:
     columns: list[str]
     values: np.ndarray
     hits: list[list[str]]
+    ties: dict[str, np.ndarray] | None = None      # --tie-aware: {trec_eval, expected, best, worst: (Q, columns)}
 
 
-def score_run(qrels: Qrels, run: Run, requests, k: int, source: str) -> Scored:
+def score_run(qrels: Qrels, run: Run, requests, k: int, source: str, tie_aware: str | None = None) -> Scored:
     """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
-    the relevant docs of its top k off the same ranking."""
+    the relevant docs of its top k off the same ranking; with ``tie_aware``, also its tie-aware values
+    (:mod:`treckit.engines.tie_aware`)."""
     from ..engines.memory import EvalOptions, evaluate_requests
 
-    res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
+    ties = None
+    if tie_aware is None:
+        res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
+    else:
+        from ..engines.tie_aware import evaluate_tie_aware
+        ev = evaluate_tie_aware(qrels, run, requests, EvalOptions(complete=True), None, "range")
+        res = ev.plain
     keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
-    return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k))
+    if tie_aware is not None:
+        ties = {"trec_eval": res.values[:, keep], **{m: r.values[:, keep] for m, r in ev.values.items()}}
+    return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k),
+                  ties)
 
 
 def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> Scored | None:
@@ -161,14 +201,14 @@ def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> S
                   [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
 
 
-def score_system(qrels: Qrels, s: ComparedRun, requests, k: int) -> Scored:
+def score_system(qrels: Qrels, s: ComparedRun, requests, k: int, tie_aware: str | None = None) -> Scored:
     """One system scored: its run file in bounded memory when it is to be streamed (``s.score``), else its
-    run read (or ``load``-ed) whole and dropped afterwards."""
-    scored = s.score(qrels, requests, k) if s.score is not None and s.run is None else None
+    run read (or ``load``-ed) whole and dropped afterwards.  With ``tie_aware`` every run is read whole."""
+    scored = s.score(qrels, requests, k) if s.score is not None and s.run is None and tie_aware is None else None
     if scored is not None:
         return scored
     run = s.run if s.run is not None else s.load()
-    return score_run(qrels, run, requests, k, s.run_path or s.name or "run")
+    return score_run(qrels, run, requests, k, s.run_path or s.name or "run", tie_aware)
 
 
 def _in_turn(qrels: Qrels, systems: list[ComparedRun], score) -> Iterator[Scored]:
@@ -213,17 +253,24 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
         _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
     measures, printed = to_engine(measures)
     requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
+    if o.tie_aware is not None:
+        from ..engines.tie_aware import check_requests, named_measures, refuse
+        if scorer is not None:
+            refuse("dask")
+        requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
     draws = None
     if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
         import pyarrow.compute as pc
         n = len(query_ids) if query_ids is not None else pc.count_distinct(qrels.table.column("qid")).as_py()
         draws = stats.BootstrapDraws(n, o.resamples, o.seed).start()
     values, qids, cols, hits, tags = [], None, None, [], []
-    score = functools.partial(score_system, requests=requests, k=o.k)
+    score = functools.partial(score_system, requests=requests, k=o.k, tie_aware=o.tie_aware)
+    ties = []
     for scored in (scorer or _in_turn)(qrels, systems, score):
         if query_ids is not None:
             scored = _over(scored, query_ids)
         values.append(scored.values)
+        ties.append(scored.ties)
         hits.append(scored.hits)
         tags.append(scored.tag)
         qids, cols = scored.qids, scored.columns
@@ -236,9 +283,14 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     idx = [cols.index(c) for c in wanted]
     defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
     names = [printed.get(c, c) for c in wanted]
-    comp = Comparison(systems, names, qids, {s.name: v[:, idx] for s, v in zip(systems, values)},
-                      {s.name: h for s, h in zip(systems, hits)}, [], o,
-                      definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)})
+    by_system = {s.name: v[:, idx] for s, v in zip(systems, values)}
+    tie_values = None
+    if o.tie_aware is not None:
+        tie_values = {s.name: {m: v[:, idx] for m, v in t.items()} for s, t in zip(systems, ties)}
+        if o.tie_aware == "expected":           # the tests (and the means shown) on the expected values
+            by_system = {name: t["expected"] for name, t in tie_values.items()}
+    comp = Comparison(systems, names, qids, by_system, {s.name: h for s, h in zip(systems, hits)}, [], o,
+                      definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)}, ties=tie_values)
     comp.tests = _run_tests(comp, draws)
     if advance:
         advance()
@@ -250,11 +302,16 @@ def _over(scored: Scored, query_ids: list[str]) -> Scored:
     row = {q: i for i, q in enumerate(scored.qids)}
     values = np.zeros((len(query_ids), scored.values.shape[1]), scored.values.dtype)
     hits: list[list[str]] = []
+    rows = np.array([row.get(q, -1) for q in query_ids], np.int64)
     for i, q in enumerate(query_ids):
         if q in row:
             values[i] = scored.values[row[q]]
         hits.append(scored.hits[row[q]] if q in row else [])
-    return Scored(scored.tag, list(query_ids), scored.columns, values, hits)
+    ties = None
+    if scored.ties is not None:
+        ties = {m: np.where((rows >= 0)[:, None], v[np.maximum(rows, 0)], 0.0) if v.size else np.zeros_like(values)
+                for m, v in scored.ties.items()}
+    return Scored(scored.tag, list(query_ids), scored.columns, values, hits, ties)
 
 
 def _import_beside(module: str) -> None:

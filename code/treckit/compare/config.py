@@ -43,7 +43,7 @@ def load_config(path: PathLike) -> SystemConfig:
         return SystemConfig(str(data.get("name") or Path(path).stem), None, None, Path(path), content_digest(data), data)
     if key is None:
         raise InputError("the config names no run file and no retrieval components", path=name,
-                         fix="add 'run: path/to/run', or components (README: systems as configs)")
+                         fix="add 'run: path/to/run', or components (docs/retrieval.md: systems as configs)")
     run = data[key]
     if not isinstance(run, str) or not run:
         raise InputError(f"'{key}' must be a path, found {type(run).__name__}", path=name, fix="e.g. 'run: runs/bm25.trec'")

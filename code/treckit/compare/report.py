@@ -53,8 +53,35 @@ def to_record(comp: Comparison) -> dict:
         "significance": {"rule": "p_adjusted < alpha", "alpha": comp.options.alpha,
                          "correction": comp.options.correction},
         "tests": comp.tests,
+        **({"ties": tie_record(comp)} if comp.ties is not None else {}),
         "per_query": per_query,
     }
+
+
+def tie_statement(comp: Comparison) -> str:
+    """What --tie-aware did to the comparison, in words (the table, Markdown and JSON say it alike)."""
+    values = ("the means and the tests are on the tie-aware expected values (documents of equal scores in a "
+              "uniformly random order)" if comp.options.tie_aware == "expected" else
+              "the means and the tests are on trec_eval's values (ties ordered by doc id)")
+    return (f"ties: {values}; a difference is inside the tie ranges when the two systems' [worst, best] means "
+            "overlap (some order of the tied documents reverses it)")
+
+
+TIE_HEADER = ("measure", "system", "baseline range", "system range", "delta trec_eval", "delta expected",
+              "inside tie ranges")
+
+
+def tie_cells(comp: Comparison) -> list[list[str]]:
+    return [[r["measure"], r["system"],
+             f"{r['baseline_values']['worst']:.4f}-{r['baseline_values']['best']:.4f}",
+             f"{r['system_values']['worst']:.4f}-{r['system_values']['best']:.4f}",
+             f"{r['delta_trec_eval']:+.4f}", f"{r['delta_expected']:+.4f}",
+             "yes" if r["inside_tie_ranges"] else "no"] for r in comp.tie_pairs()]
+
+
+def tie_record(comp: Comparison) -> dict:
+    return {"tests_on": "expected" if comp.options.tie_aware == "expected" else "trec_eval",
+            "statement": tie_statement(comp), "pairs": comp.tie_pairs()}
 
 
 def record_text(record: dict) -> str:
@@ -159,6 +186,10 @@ def markdown(comp: Comparison, query_types: dict[str, str] | None = None, top: i
                 cells.append(f"{mean:.4f}{_mark(comp, m, s.name)} ({comp.delta(s.name)[m]:+.4f}; {w}/{t}/{l})")
         lines.append(f"| {e(s.name)} | " + " | ".join(cells) + " |")
     lines += ["", "Cells of other systems: mean (delta to the baseline; queries won/tied/lost)."]
+    if comp.ties is not None:
+        lines += ["", "## Ties", "", e(tie_statement(comp)) + ".", "",
+                  "| " + " | ".join(TIE_HEADER) + " |", "|" + "---|" * len(TIE_HEADER)]
+        lines += ["| " + " | ".join(e(c) for c in row) + " |" for row in tie_cells(comp)]
     if comp.tests:
         lines += ["", "## Significance tests", "", e(_rule(comp)) + ".", "",
                   "| " + " | ".join(TEST_HEADER) + " |", "|" + "---|" * len(TEST_HEADER)]
@@ -223,12 +254,22 @@ PLOT_METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer":
 
 
 def plot_format(path: PathLike) -> str:
-    """The plot format a path asks for (its suffix): png, pdf or svg."""
+    """The plot format a path asks for (its suffix): png, pdf or svg; checked before any work, with whether
+    matplotlib (the plots extra) is there to draw it."""
     from pathlib import Path
     fmt = PLOT_FORMATS.get(Path(str(path)).suffix.lower())
     if fmt is None:
         raise InputError(f"cannot tell the plot format of {str(path)!r}", fix="end the file name with .png, .pdf or .svg")
+    require_matplotlib()
     return fmt
+
+
+def require_matplotlib() -> None:
+    """An error naming the plots extra when matplotlib is not installed (found without importing it)."""
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        from ..dependencies import install_hint
+        raise InputError("a plot needs matplotlib, which is not installed", fix=install_hint("plots"))
 
 
 def _literal(text: str) -> str:
@@ -239,6 +280,7 @@ def _literal(text: str) -> str:
 def plot_bytes(comp: Comparison, fmt: str = "png") -> bytes:
     """Per-query deltas against the baseline, sorted, one panel per measure (rows) and system
     (columns), 8 x 2.5 inches each at 100 dpi; the x axis names the queries."""
+    require_matplotlib()
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -339,6 +381,15 @@ def table(comp: Comparison, width: int | None = None) -> str:
                       f"IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, max {lat['max']:.2f}"
                       + (f" ({latency_deltas(comp)[s.name]:+.2f} ms vs {comp.baseline})" if s.name in latency_deltas(comp) else ""),
                       markup=False, overflow="ignore", crop=False)
+    if comp.ties is not None:
+        for line in title_lines([p.strip() for p in tie_statement(comp).split(";")], width):
+            con.print(line, markup=False, overflow="ignore", crop=False)
+        ti = Table()
+        for h in TIE_HEADER:
+            ti.add_column(Text(h), justify="left" if h in ("measure", "system", "inside tie ranges") else "right")
+        for row in tie_cells(comp):
+            ti.add_row(*map(Text, row))
+        con.print(ti)
     if comp.tests:
         for line in title_lines([p.strip() for p in _rule(comp).split(";")], width):
             con.print(line, markup=False, overflow="ignore", crop=False)

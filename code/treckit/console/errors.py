@@ -9,7 +9,7 @@ from typing import Callable, Iterator, Sequence
 
 from . import spelling
 
-# Exit codes shared by every command (documented in the README).
+# Exit codes shared by every command (documented in the README: Exit codes).
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_RUNTIME = 3

@@ -35,6 +35,11 @@ class Engine(Protocol):
         """Where ``compare`` scores its systems (None: here, in turn)."""
 
 
+def is_run_file(run) -> bool:
+    """Whether ``run`` is a run file the one reader reads (not irds:, not a table file the API reads itself)."""
+    return isinstance(run, (str, os.PathLike)) and not irds.is_irds(run) and not is_table_file(run)
+
+
 @dataclass(frozen=True)
 class Local:
     """Here: a run in memory, a TREC run file larger than ``memory_limit`` streamed."""
@@ -43,7 +48,7 @@ class Local:
     name = "local"
 
     def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
-        if isinstance(run, (str, os.PathLike)) and not irds.is_irds(run) and not is_table_file(run):
+        if is_run_file(run):
             # a run file, read like `treckit eval` reads it: streamed when larger than the budget
             return evaluate_path(qrels, run, requests, options, reading, warn=warn, memory_limit=self.memory_limit,
                                  qrels_source=qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None)

@@ -14,7 +14,7 @@ environment (Dask's ``distributed.nanny.pre-spawn-environ`` for workers started 
 must be readable by the workers: URLs, or paths on a file system they share (relative paths are resolved in
 each worker's own working directory).
 
-Dask is an optional extra (``pip install 'treckit[dask]'``): nothing here is imported by the local engine,
+Dask is an optional extra (treckit's ``dask`` extra): nothing here is imported by the local engine,
 and ``distributed`` is imported only when a job starts.
 
 What the workers say (warnings about a run, ``treckit: ...`` lines) is captured and said again on the client,
@@ -37,7 +37,7 @@ from ..console.errors import InputError, TreckitError
 from ..fast.parallel import usable_cores
 from ..console import spelling
 from ..console.spelling import spell
-from ..inputs.urls import INSTALL          # the one install hint, shared with the URL readers
+from ..dependencies import install_hint
 from ..inputs.reading import read_with
 from .dask_tasks import captured, job_key, results_in_order
 
@@ -66,7 +66,7 @@ def require_dask():
         import distributed
     except ImportError:
         raise InputError("--engine dask needs Dask (dask.distributed), which is not installed",
-                         fix=f"{INSTALL}, or leave out --engine dask (the local engine needs nothing more)") from None
+                         fix=f"{install_hint('dask')}, or leave out --engine dask (the local engine needs nothing more)") from None
     return distributed
 
 

@@ -130,8 +130,15 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
     the run does not answer get -c's placeholder values).  ``row_offset``: the part's first line in
     the whole run; ``sanity``: gather the facts of the sanity warnings."""
     o = options or EvalOptions()
+    listed = [r for r in requests if r.measure.ties == "listed"]
+    if listed and o.max_docs is not None:
+        raise InputError(f"-M {o.max_docs} with {listed[0].text}: -M keeps the first documents of trec_eval's order, "
+                         "while the C/W/L measures rank score ties in the run's line order (as cwl-eval does), so "
+                         "the documents kept would not be the first of theirs",
+                         fix=f"evaluate {listed[0].text} without -M (cwl-eval reads at most 1000 ranks), in a treckit "
+                             "eval of its own")
     base, facts = rank_and_judge(qrels, run, replace(o, judged_only=False), source=source, facts=sanity,
-                                 row_offset=row_offset)
+                                 row_offset=row_offset, listed_ties=bool(listed))
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:
@@ -163,7 +170,7 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
         else:
             blocks.append(np.asarray(out, np.float64).reshape(view.Q, len(names)))
         if view.missing.any():                 # rows dropped later unless -c / --missing zero keeps them
-            _placeholder(req, blocks[-1], strings.get(names[0]), view.missing)
+            placeholder(req, blocks[-1], strings.get(names[0]), view.missing)
     values = np.concatenate(blocks, axis=1) if blocks else np.zeros((view.Q, 0))
     return PartValues(view.qids, ~view.missing, values, strings, facts, run.table.num_rows,
                       view if keep_view else None)
@@ -213,7 +220,7 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
         view = parts[0].view.select(evaluated)
     res = EvalResult(view, requests, columns, values, strings, {}, kinds, perq, o.zscores is not None,
                      qids=qids, runid=runid)
-    res.summary = _summarise(res, requests, complete, qrels)
+    res.summary = summarise_result(res, requests, complete, qrels)
     return res
 
 
@@ -233,7 +240,7 @@ def restrict_qrels(qrels: Qrels, qids) -> Qrels:
     return Qrels(t.filter(keep), {k: v for k, v in qrels.written.items() if k[0] in wanted})
 
 
-def _placeholder(req: Request, block: np.ndarray, strings: list[str] | None, missing: np.ndarray) -> None:
+def placeholder(req: Request, block: np.ndarray, strings: list[str] | None, missing: np.ndarray) -> None:
     """What a judged query missing from the run contributes under -c, as the measure declares it: the
     kernel's value on trec_eval's one-doc placeholder, or the reset trec_eval applies afterwards."""
     rule = req.measure.placeholder
@@ -262,7 +269,7 @@ def to_zscores(values, columns, kinds, qids, table: "ZScores"):
     return out
 
 
-def _summarise(res: EvalResult, requests, complete: bool, qrels: Qrels) -> dict[str, Any]:
+def summarise_result(res: EvalResult, requests, complete: bool, qrels: Qrels) -> dict[str, Any]:
     n = res.Q
     summary: dict[str, Any] = {}
     col = {c: j for j, c in enumerate(res.columns)}

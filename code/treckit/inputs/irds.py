@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from ..console.errors import InputError
+from ..dependencies import install_hint
 from ..model import Qrels
 from .values import grades
 
@@ -23,7 +24,7 @@ def _irds_dataset(spec: str):
         import ir_datasets
     except ImportError:
         raise InputError(f"{spec}: reading ir_datasets needs the ir_datasets package, which is not installed",
-                         fix="pip install 'treckit[irds]' (or pip install ir_datasets)") from None
+                         fix=install_hint("irds")) from None
     try:
         return ir_datasets.load(dataset_id)
     except KeyError:

@@ -5,7 +5,7 @@ A run file means one thing wherever it is read: ``treckit run`` (conversion), ``
 all read it through :func:`treckit.inputs.reading.read_with`, with the same options and the same defaults, so that
 evaluating a file and evaluating its conversion give the same numbers.
 
-The reading rules (the README's "Reading rules" section says the same):
+The reading rules (docs/formats.md, "Reading rules", says the same):
 
 * **format** -- ``trec`` (6 columns), ``trec3`` (``qid docid score``), ``tsv``, ``jsonl``; detected
   when not given.
@@ -156,7 +156,7 @@ _DEFAULTS = type("Defaults", (), {f.name: f.default for f in dataclasses.fields(
 FLAGS: tuple[ReadFlag, ...] = (
     ReadFlag("format", "--run-format", "run format: trec | trec3 | tsv | jsonl (default: detect)", choices=RUN_FORMATS),
     ReadFlag("order", "--order", "auto | desc | asc | given (score = desc, rank = given); auto: TREC runs by score "
-             "as written, rank-only files by rank, other formats sign-aware (README: reading rules)",
+             "as written, rank-only files by rank, other formats sign-aware (docs/formats.md: reading rules)",
              choices=ORDERS + tuple(ORDER_ALIASES), default=_DEFAULTS.order),
     ReadFlag("ties", "--ties", "equal scores: keep (trec_eval: docno descending) | break (input order) | docid-asc",
              choices=TIES, default=_DEFAULTS.ties),

@@ -127,7 +127,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
                layout: str = "auto", verbose: bool = False) -> Qrels:
     """Qrels from TREC, BEIR TSV/JSONL, QUEST JSONL (every listed doc relevant), or ``irds:<dataset-id>``
     (the dataset's qrels through ir_datasets).  ``layout``: TREC lines with more than 4 fields, as
-    ``treckit qrels --layout`` reads them (README: Reading rules)."""
+    ``treckit qrels --layout`` reads them (docs/formats.md: Reading rules)."""
     if irds.is_irds(path):
         return irds.irds_qrels(path)
     fmt = format

@@ -1,6 +1,6 @@
 """Inputs named by URL -- ``s3://bucket/run``, ``gs://...``, ``http(s)://...``, any protocol fsspec knows --
-read through fsspec (installed with ``pip install treckit[dask]``; s3fs comes with it, gcsfs and aiohttp are
-the usual extras for ``gs://`` and ``http(s)://``).
+read through fsspec (treckit's ``dask`` extra; s3fs comes with it, gcsfs and aiohttp are the usual extras
+for ``gs://`` and ``http(s)://``).
 
 Every command reads them as it reads a pipe: the whole content once, into memory (bounded like any whole
 read), then detected and parsed by the one reader, so an error names the URL and the line.  The Dask engine's
@@ -17,10 +17,10 @@ import os
 import re
 
 from ..console.errors import InputError, TreckitError
+from ..dependencies import install_hint
 from .limits import read_bounded
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-INSTALL = "pip install 'treckit[dask]'"
 
 
 def is_url(path) -> bool:
@@ -35,13 +35,13 @@ def filesystem(url: str):
         from fsspec.core import url_to_fs
     except ImportError:
         raise InputError("reading a URL needs fsspec, which is not installed", path=url,
-                         fix=f"{INSTALL} (or pip install fsspec), or download the file and pass its path") from None
+                         fix=f"{install_hint('dask')}, or download the file and pass its path") from None
     _endpoint_from_environment()
     try:
         return url_to_fs(url)
     except ImportError as exc:                 # fsspec: "Install s3fs to access S3"
         raise InputError(f"reading this URL needs a library that is not installed ({exc})", path=url,
-                         fix=f"{INSTALL} for s3://; the library fsspec names for other protocols") from None
+                         fix=f"{install_hint('dask')} for s3://; the library fsspec names for other protocols") from None
     except ValueError as exc:                  # "Protocol not known"
         raise InputError(f"cannot read this URL ({exc})", path=url,
                          fix="use a protocol fsspec knows (s3://, gs://, http(s)://, file://) or a local path") from None

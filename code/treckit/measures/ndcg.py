@@ -33,6 +33,19 @@ def ndcg(v, pairs):
 def ndcg_cut(v, cutoffs, exponential: bool = False, gains: tuple = ()):
     """nDCG@k with the grade as gain; ``gains``: (grade, gain) pairs replacing grades first, as ir_measures
     maps the qrels; ``exponential``: 2^gain - 1.  No cutoffs: the whole ranking (one column)."""
+    lv, g = cut_gains(v, gains, exponential)
+    ideal = discounted_prefix(ideal_matrix(v.rel_levels, lv)) if lv.size else np.zeros((v.Q, 0))
+    out = []
+    for k in cutoffs or (None,):
+        dcg = _dcg_terms(v, g, k)
+        idcg = at_cutoff(ideal, np.iinfo(np.int64).max if k is None else k)
+        out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
+    return np.stack(out, axis=1)
+
+
+def cut_gains(v: RankedJudged, gains: tuple = (), exponential: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """ndcg_cut's gains: (D,) of each distinct grade of the view and (E,) of each judged retrieved doc
+    (the grade, or the gain ``gains`` maps it to; none below 0; 2^gain - 1 when ``exponential``)."""
     custom = dict(gains)
     lv = level_gains(v, custom) if custom else v.grades.astype(np.float64)
     lv = np.maximum(lv, 0.0)                        # a grade mapped below 0 is no longer judged relevant
@@ -42,13 +55,7 @@ def ndcg_cut(v, cutoffs, exponential: bool = False, gains: tuple = ()):
     judged = v.rel >= 0
     if lv.size:
         g[judged] = lv[v.grade_index(v.rel[judged])]
-    ideal = discounted_prefix(ideal_matrix(v.rel_levels, lv)) if lv.size else np.zeros((v.Q, 0))
-    out = []
-    for k in cutoffs or (None,):
-        dcg = _dcg_terms(v, g, k)
-        idcg = at_cutoff(ideal, np.iinfo(np.int64).max if k is None else k)
-        out.append(np.where(idcg > 0, safe_div(dcg, idcg), dcg))
-    return np.stack(out, axis=1)
+    return lv, g
 
 
 # ------------------------------------------------------------------ measures along the ideal ranking

@@ -8,12 +8,22 @@ from ..ranking.judged import RankedJudged
 from .segments import powers
 
 
-def _p(pairs) -> float:
+def persistence(pairs) -> float:
+    """rbp's persistence ``p`` (``rbp.p=X``; 0.9 unless given)."""
     return next((float(val) for name, val in pairs or () if name == "p"), 0.9)
 
 
 def rbp(v: RankedJudged, pairs):
-    p = _p(pairs)
+    p = persistence(pairs)
+    gain = rbp_gains(v, pairs)
+    pw = powers(p, int(v.num_ret.max()) if v.Q else 0)
+    mask = gain != 0
+    return (1.0 - p) * v.per_query_sum(gain[mask] * pw[v.pos[mask]], mask)
+
+
+def rbp_gains(v: RankedJudged, pairs) -> np.ndarray:
+    """(E,) the gain rbp gives each judged retrieved doc: its grade's gain, rescaled to [0, 1] per query as
+    trec_eval does (below); 0 for a grade without a gain."""
     custom = gain_pairs(pairs)
     lv_gain = level_gains(v, custom)
     lo, hi = _gain_range(v, custom)
@@ -24,10 +34,7 @@ def rbp(v: RankedJudged, pairs):
     listed = (v.rel >= 0) | np.isin(v.rel, list(custom))          # get_gain is 0 for grades not listed
     lo_e, hi_e = lo[v.q], hi[v.q]
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.where(rescale[v.q] & listed, (gain - lo_e) / (hi_e - lo_e), np.where(listed, gain, 0.0))
-    pw = powers(p, int(v.num_ret.max()) if v.Q else 0)
-    mask = gain != 0
-    return (1.0 - p) * v.per_query_sum(gain[mask] * pw[v.pos[mask]], mask)
+        return np.where(rescale[v.q] & listed, (gain - lo_e) / (hi_e - lo_e), np.where(listed, gain, 0.0))
 
 
 def _gain_range(v: RankedJudged, custom: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +60,7 @@ def _gain_range(v: RankedJudged, custom: dict[int, float]) -> tuple[np.ndarray, 
 
 
 def rbp_resid(v: RankedJudged, pairs):
-    p = _p(pairs)
+    p = persistence(pairs)
     width = int(v.num_ret.max()) if v.Q else 0
     pw = powers(p, width)
     unjudged_pos = np.ones((v.Q, width), bool)

@@ -1,6 +1,7 @@
 """Every measure, declared once: its trec_eval name, parameter kind and defaults, its ir_measures
 names with their typed parameters, how it is summarised over queries, what a query missing from
-the run contributes under ``-c``, and the kernel that computes it.
+the run contributes under ``-c``, the kernel that computes it, and the reference tool whose numbers
+it gives (trec_eval 10.0, gdeval.pl, cwl-eval as ir_measures sets it up, ir_measures itself).
 
 Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.engines.memory`
 runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
@@ -24,9 +25,14 @@ from typing import Any, Callable
 
 from ..console.errors import InputError
 from ..inputs.formats.common import atof as _atof, atol as _atol
-from . import ap, counts, ndcg, precision, rbp, recall, relstring, rr
+from . import ap, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
+
+# the reference tools besides trec_eval: the numbers of each measure are those of one of them
+GDEVAL = "gdeval.pl 1.2a"
+CWL = "cwl-eval 1.0.12, as ir_measures 0.4 sets it up"
+IR_MEASURES = "ir_measures 0.4"
 
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -81,6 +87,8 @@ class Measure:
     complete_sum_from_qrels: bool = False   # -c summary: every judgment with grade > 0 in the qrels
     trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
     irm: tuple[Irm, ...] = ()
+    reference: str = "trec_eval 10.0"   # the tool whose numbers it gives
+    ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order
 
 
 def _m(name, doc, kernel, params=NONE, default=(), **kw):
@@ -113,6 +121,61 @@ _RANKED = {"cutoff": CUTOFF, "rel": REL, "judged_only": JUDGED_ONLY}
 _AT_K = {"cutoff": CUTOFF_REQUIRED, "rel": REL, "judged_only": JUDGED_ONLY}
 _SETP = {"rel": REL, "relative": Param(bool, default=False), "judged_only": JUDGED_ONLY}
 _NUMRET = {"rel": Param(int)}
+
+
+def _bind_err(p: dict):
+    """ir_measures declares ERR's cutoff optional, but its one provider (gdeval) computes ERR@k only."""
+    if "cutoff" not in p:
+        raise InputError("ERR without a cutoff: ir_measures computes ERR with gdeval.pl, which needs a depth k",
+                         fix="write ERR@k, e.g. ERR@20")
+    return "gdeval.ERR", (), {"cutoff": p["cutoff"]}
+
+
+_MIN_REL, _MAX_REL = Param(int, default=0), Param(int, required=True)
+_T = Param(float, default=1.0)
+# ir_measures' parameters of each C/W/L measure, as it declares them
+_CWL_PARAMS = {
+    "INST": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "INSQ": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "RBP": {"cutoff": CUTOFF, "p": Param(float, default=0.8), "rel": Param(int)},
+    "BPM": {"cutoff": CUTOFF_REQUIRED, "T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "SDCG": {"cutoff": CUTOFF_REQUIRED, "dcg": Param(str, choices=("log2",), default="log2"), "min_rel": _MIN_REL,
+             "max_rel": _MAX_REL},
+    "NERR8": {"cutoff": CUTOFF_REQUIRED, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR9": {"cutoff": CUTOFF_REQUIRED, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR10": {"p": Param(float, default=0.9), "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+    "NERR11": {"T": _T, "min_rel": _MIN_REL, "max_rel": _MAX_REL},
+}
+_CWL_DOCS = {
+    "INST": "INST: adaptive, target T relevant documents (Moffat et al., ADCS 2015; C/W/L, Azzopardi et al., SIGIR 2019).",
+    "INSQ": "INSQ: INST without the adaptation (Moffat et al., ADCS 2012).",
+    "RBP": "Rank-biased precision of the C/W/L framework, binary at rel, persistence p (Moffat & Zobel, TOIS 2008); "
+           "trec_eval's rbp is another measure of that name.",
+    "BPM": "Bejeweled player model: stop at T gain or k documents (Zhang et al., SIGIR 2017).",
+    "SDCG": "Scaled DCG@k: DCG@k over the sum of its discounts (C/W/L).",
+    "NERR8": "ERR variant (Azzopardi et al., ICTIR 2021, eq. 8), cut at k.",
+    "NERR9": "ERR variant (Azzopardi et al., ICTIR 2021, eq. 9), cut at k.",
+    "NERR10": "ERR variant with persistence p (Azzopardi et al., ICTIR 2021, eq. 10).",
+    "NERR11": "ERR variant with target T (Azzopardi et al., ICTIR 2021, eq. 11).",
+}
+
+
+def _cwl_bind(name: str):
+    spec = _CWL_PARAMS[name]
+
+    def bind(p: dict):
+        settings = {k: (p[k] if k in p else prm.default) for k, prm in spec.items() if k in p or prm.default is not None}
+        settings.pop("dcg", None)
+        if name == "RBP" and ("rel" not in p or "cutoff" in p):
+            raise InputError(f"{'RBP@k' if 'cutoff' in p else 'RBP without rel'}: ir_measures computes RBP with "
+                             "cwl-eval, which takes a relevance level and no cutoff",
+                             fix="write RBP(rel=1) (or RBP(rel=1, p=0.9)); trec_eval's rank-biased precision is rbp")
+        if name != "RBP" and settings["min_rel"] >= settings["max_rel"]:
+            raise InputError(f"{name}: min_rel={settings['min_rel']} must be below max_rel={settings['max_rel']} "
+                             "(judgments are scaled from min_rel..max_rel to 0..1)",
+                             fix=f"e.g. {name}(max_rel=3)" if "cutoff" not in spec else f"e.g. {name}(max_rel=3)@10")
+        return f"cwl.{name}", (), {"measure": name, **settings}
+    return bind
 
 
 def _bind_numret(p: dict):
@@ -199,7 +262,19 @@ MEASURES: list[Measure] = [
     _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO),
     _m("Judged", "Share of the top k (all retrieved without @k) that is in the qrels, as ir_measures' Judged.",
        counts.judged_at, trec=False, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
-                                              _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),)),
+                                              _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),),
+       reference=IR_MEASURES + " (its judged provider)"),
+    _m("gdeval.nDCG", "nDCG@k of the TREC Web track's gdeval.pl: gain 2^g - 1 (judgments 0..4) over a natural-log "
+                      "discount, ideal from every judgment above 0 (Jarvelin & Kekalainen, TOIS 2002).",
+       gdeval.ndcg_at, trec=False, reference=GDEVAL,
+       irm=(Irm(("gdeval.nDCG",), {"cutoff": CUTOFF_REQUIRED}, _to("gdeval.nDCG", options=lambda p: dict(p))),)),
+    _m("gdeval.ERR", "Expected reciprocal rank at k as gdeval.pl computes it: stop probability (2^g - 1) / 16 "
+                     "(Chapelle et al., CIKM 2009); ERR@k is ir_measures' name for it (its gdeval provider).",
+       gdeval.err_at, trec=False, reference=GDEVAL,
+       irm=(Irm(("gdeval.ERR",), {"cutoff": CUTOFF_REQUIRED}, _to("gdeval.ERR", options=lambda p: dict(p))),
+            Irm(("ERR",), {"cutoff": CUTOFF}, _bind_err))),
+    *[_m(f"cwl.{name}", _CWL_DOCS[name], cwl.by_name, trec=False, reference=CWL, ties="listed",
+         irm=(Irm((name,), _CWL_PARAMS[name], _cwl_bind(name)),)) for name in cwl.NAMES],
 ]
 BY_NAME = {m.name: m for m in MEASURES}
 TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
@@ -432,6 +507,8 @@ def _parse_irm_syntax(text: str) -> tuple[str, dict, Any]:
         for k in node.keywords:
             args[k.arg] = _literal(k.value)
         node = node.func
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):     # a tool's own name: gdeval.nDCG
+        return f"{node.value.id}.{node.attr}", args, at
     if not isinstance(node, ast.Name):
         raise _NotIrm("not a measure expression")
     return node.id, args, at
@@ -509,13 +586,27 @@ def _brief(v) -> str:
         else repr(v)[:200]
 
 
+_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1}
+
+
 def _example(name: str, spec: Irm) -> str:
+    """A valid spelling of ``name``: its required parameters given, e.g. ``SDCG(max_rel=3)@10``."""
+    needed = [f"{p}={_EXAMPLE_VALUES.get(p, 1)}" for p, prm in spec.params.items() if prm.required and p != spec.at]
+    shown = name + (f"({', '.join(needed)})" if needed else "")
     if spec.at not in spec.params:
-        return name
-    return f"{name}@0.5" if spec.at == "recall" else f"{name}@10"
+        return shown
+    return f"{shown}@0.5" if spec.at == "recall" else f"{shown}@10"
 
 
 # ------------------------------------------------------------------ unknown names
+_NDEVAL = ("ir_measures computes {name} with ndeval's code, whose numbers treckit ndeval QRELS RUN prints (subtopic "
+           "qrels; it ranks by the rank column as ndeval does, by score with --traditional)")
+BY_REFERENCE_COMMAND = {**{n: _NDEVAL.format(name=n) for n in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "ERR_IA",
+                                                               "nERR_IA", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA",
+                                                               "StRecall")}}
+# the ir_measures names not yet computed by name whose reference's numbers a command of treckit prints
+
+
 def unknown_measure(arg: str) -> InputError:
     """An error naming the nearest known names, in either syntax."""
     base = arg.split("(")[0].split("@")[0].strip()
@@ -525,6 +616,10 @@ def unknown_measure(arg: str) -> InputError:
     hints = [h for h in [_printed_trec_form(arg)] if h]
     if base in _ir_measures_registry() and base not in IRM_NAMES:
         note = f" ({base} is an ir_measures measure that treckit does not compute)"
+        command = BY_REFERENCE_COMMAND.get(base)
+        if command is not None:
+            note = f" ({base} is an ir_measures measure not yet computed by name)"
+            return InputError(f"unknown measure {arg!r}{note}", fix=command.format(k=at or "K"))
     names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
     folded: dict[str, list[str]] = {}
     for n in names:
@@ -554,6 +649,8 @@ def _with_tail(name: str, tail: str, at: str | None) -> str:
 
 def _printed_trec_form(arg: str) -> str | None:
     """``P_10`` -> ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``: the -m form of a name as trec_eval prints it."""
+    if "@" in arg or "(" in arg:           # ir_measures' syntax: ndcg_cut@10 is not ndcg with parameters cut@10
+        return None
     fits = [m.name for m in MEASURES if m.trec and m.params != NONE and arg.startswith(m.name + "_")
             and len(arg) > len(m.name) + 1]
     if not fits:
@@ -570,14 +667,15 @@ def _ir_measures_registry() -> set[str]:
         return set()
 
 
-def describe() -> list[tuple[str, str, str]]:
-    """(trec_eval name with defaults, ir_measures names, meaning) for each measure, for `treckit measures`."""
+def describe() -> list[tuple[str, str, str, str]]:
+    """(trec_eval name with defaults, ir_measures names, meaning, reference tool) for each measure, for
+    `treckit measures`."""
     rows = []
     for m in MEASURES:
         default = ",".join(str(x) for x in m.default)
         trec = (m.name + (f".{default}" if default else "")) if m.trec else "-"
         irm = ", ".join(n + _at_hint(i) for i in m.irm for n in i.names)
-        rows.append((trec, irm, m.doc))
+        rows.append((trec, irm, m.doc, m.reference))
     return rows
 
 

@@ -1,6 +1,6 @@
 """Run conversion: from any reader's Run to the canonical TREC run that trec_eval reads back as intended.
 
-Rules (each documented with an example in the README):
+Rules (each documented with an example in docs/formats.md):
 
 * **order** -- ``desc`` (higher score first), ``asc`` (lower first), ``given`` (list/rank order),
   ``auto``: per query, scores that are all <= 0 with at least one < 0 are taken as negated
@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..console.errors import InputError
 from ..console.spelling import pass_options, spell
@@ -134,6 +133,7 @@ def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]
 def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: list[str], order: str, ties: str,
              depth: int | None, run_name: str | None, report: ConversionReport, texts: DocTexts) -> pa.Table:
     """The rows in their intended order, with the scores and ranks to write (see the module's rules)."""
+    import pyarrow.compute as pc     # not at import: a run evaluated as read needs none (start-up)
     n_queries = len(ids)
     grouped = listed is not None          # first-appearance codes: each query's rows together, in code order
     score = numbers(t.column("score"))
@@ -219,6 +219,7 @@ def _has_repeat(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None) -> bo
 
 def _drop_duplicates(t: pa.Table, codes: np.ndarray, policy: str, report: ConversionReport, source: str) -> pa.Table:
     """Apply the duplicates policy to a run known to list some doc twice for a query."""
+    import pyarrow.compute as pc     # not at import: a run evaluated as read needs none (start-up)
     n = t.num_rows
     key = pa.table({"c": codes, "d": t.column("docid"), "s": t.column("score"), "i": np.arange(n)})
     groups = key.group_by(["c", "d"]).aggregate([("i", "count")])

@@ -46,6 +46,9 @@ class RankedJudged:
     num_docs_in_coll: int = 0
     row: np.ndarray | None = None  # (E,) the run row of each entry (compare names the relevant docs it ranks)
     grades: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # (D,) distinct grades >= 0, ascending
+    # (E,) 0-based rank when score ties keep the run's line order instead (ir_measures' stable sort, as its cwl_eval
+    # provider ranks); computed only when a measure asks for it
+    listed_pos: np.ndarray | None = None
 
     @property
     def Q(self) -> int:
@@ -68,7 +71,8 @@ class RankedJudged:
         return replace(self, qids=[self.qids[i] for i in sel], num_ret=self.num_ret[sel],
                        rel_levels=self.rel_levels[sel], num_rel=self.num_rel[sel], missing=self.missing[sel],
                        q=remap[self.q[ek]], pos=self.pos[ek], rel=self.rel[ek],
-                       row=None if self.row is None else self.row[ek])
+                       row=None if self.row is None else self.row[ek],
+                       listed_pos=None if self.listed_pos is None else self.listed_pos[ek])
 
     def judged_only(self) -> "RankedJudged":
         """trec_eval's -J: docs outside the qrels or judged with a negative grade are dropped and the
@@ -77,8 +81,13 @@ class RankedJudged:
         q = self.q[keep]
         counts = np.bincount(q, minlength=self.Q)
         pos = np.arange(q.size) - np.concatenate(([0], np.cumsum(counts)[:-1]))[q]
+        listed = None
+        if self.listed_pos is not None:              # the kept entries' order by line-order ties, numbered again
+            by_listed = np.lexsort((self.listed_pos[keep], q))
+            listed = np.empty(q.size, np.int64)
+            listed[by_listed] = pos[np.arange(q.size)]   # q is sorted, so pos numbers each query's entries 0, 1, ...
         return replace(self, q=q, pos=pos, rel=self.rel[keep], num_ret=np.where(self.missing, 0, counts),
-                       row=None if self.row is None else self.row[keep])
+                       row=None if self.row is None else self.row[keep], listed_pos=listed)
 
     def grade_index(self, rel: np.ndarray) -> np.ndarray:
         """Column of ``rel_levels`` of each grade in ``rel`` (grades >= 0 only)."""
@@ -155,11 +164,13 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
 
 
 def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
-                   facts: bool = False, row_offset: int = 0) -> tuple[RankedJudged, "RunFacts | None"]:
+                   facts: bool = False, row_offset: int = 0,
+                   listed_ties: bool = False) -> tuple[RankedJudged, "RunFacts | None"]:
     """The view of every judged query (one not in the run marked ``missing``, with -c's placeholder),
     ranked without -J, and (``facts``) what the sanity warnings need to know of the run.  Everything
     here is per query: a run split into sets of whole queries gives the same rows part by part
-    (``row_offset``: the run's first row in the whole run, for the facts' examples)."""
+    (``row_offset``: the run's first row in the whole run, for the facts' examples).  ``listed_ties``: also
+    each entry's rank when score ties keep the run's line order (``RankedJudged.listed_pos``)."""
     level = options.level if level is None else level
     qt = qrels.table
     qrel_qids, grades, rel_levels, qi_arr, qkeys = qrels_side(qrels)
@@ -186,6 +197,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
         found = run_facts(qrels, qrel_qids, qi_arr, run_qids, starts, run_code, present, rt,
                           key if options.order != "rank" else None, rq, jrows, jgrade, row_offset)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
+    listed_all = _ranks_with_line_order_ties(rq, key) if listed_ties else None
     del key
     num_ret = n_per_q.copy()
     if options.max_docs is not None:
@@ -195,14 +207,27 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     jq = rq[jrows]
     o = np.lexsort((jpos, jq))
     jq, jpos, jgrade, jrows = jq[o], jpos[o], jgrade[o], jrows[o]
+    listed_pos = None if listed_all is None else listed_all[jrows]
     missing_q = ~present
     # trec_eval -c's placeholder for a query missing from the run: one doc outside the pool (none with -M 0)
     num_ret = np.where(missing_q, 1 if options.max_docs is None else min(1, options.max_docs), num_ret)
     view = RankedJudged(qids=qrel_qids, num_ret=num_ret, rel_levels=rel_levels,
                         num_rel=rel_levels[:, grades >= level].sum(axis=1), q=jq.astype(np.int64), pos=jpos,
                         rel=jgrade, level=level, missing=missing_q, runid=runid,
-                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows)
+                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows, listed_pos=listed_pos)
     return view, found
+
+
+def _ranks_with_line_order_ties(rq: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Each row's 0-based rank within its query (``rq``; -1: not ranked) by ``key`` descending, rows of equal keys
+    in the order the run lists them: Python's stable ``sorted(..., key=score, reverse=True)``."""
+    rows = np.flatnonzero(rq >= 0)
+    by = rows[np.lexsort((rows, -key[rows], rq[rows]))]
+    q = rq[by]
+    first = np.searchsorted(q, q, side="left")
+    out = np.zeros(rq.size, np.int64)
+    out[by] = np.arange(by.size) - first
+    return out
 
 
 def qrels_side(qrels: Qrels):

@@ -136,7 +136,30 @@ def code_files(fn) -> list[str] | None:
             return None
     if not files or not all(os.path.isfile(f) for f in files):
         return None
-    return list(dict.fromkeys(files))
+    return list(dict.fromkeys(files + _neighbour_modules(files)))
+
+
+def _neighbour_modules(files: list[str]) -> list[str]:
+    """The files of the loaded modules in the folders of ``files`` and below them (the user's own code a
+    function imports, such as a helper module beside it), leaving out the installed libraries and the
+    standard library unless ``files`` are there themselves."""
+    import os
+    import sys
+    import sysconfig
+    libraries = {os.path.realpath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    folders = {os.path.dirname(os.path.realpath(f)) for f in files}
+    out = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            continue
+        real = os.path.realpath(path)
+        for folder in folders:
+            if real.startswith(folder + os.sep) and not any(real.startswith(lib + os.sep) and not folder.startswith(lib)
+                                                            for lib in libraries):
+                out.append(path)
+                break
+    return sorted(out)
 
 
 def check_arguments(fn: Callable, n: int, role: str, name: str | None = None) -> None:

@@ -27,7 +27,7 @@ DENSE_KEYS = ("embeddings", "ids", "query_embeddings", "query_ids", "query_encod
 SIMILARITIES = ("cosine", "dot")
 RERANK_KEYS = ("callable", "depth")
 DEFAULT_RERANK_DEPTH = 100
-README = "see the README: systems as configs"
+README = "see docs/retrieval.md: systems as configs"
 
 
 def check_system_config(config: Any, where: str | None = None) -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..console.errors import InputError
+from ..dependencies import install_hint
 
 DEFAULT_PREFIX = "treckit"
 LABELS = ("test_set", "system", "component")
@@ -101,7 +102,7 @@ def export(entries: list[tuple[str, str, dict[str, float | None]]], *, test_set:
     try:
         from prometheus_client import CollectorRegistry, generate_latest
     except ImportError:
-        raise InputError("exporting metrics needs prometheus-client", fix="pip install 'treckit[service]'") from None
+        raise InputError("exporting metrics needs prometheus-client", fix=install_hint("service")) from None
 
     registry = CollectorRegistry()
     gauges = QualityGauges(registry, prefix)

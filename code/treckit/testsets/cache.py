@@ -325,6 +325,41 @@ def _claim(source: Path, target: Path) -> bool:
     return False
 
 
+# ---------------------------------------------------------------- the files a free-form config names
+MAX_CONFIG_TEXTS = 10_000        # texts of a config looked at as possible file names (a config is small)
+
+
+def named_files(config: Any, folder=None) -> dict[str, str] | None:
+    """The content digest of every file a free-form config names: each text in it that is the name of a
+    regular file, read from ``folder`` (the config file's; relative names) and from the current directory,
+    so that replacing a corpus or an index the config names is never answered from the cache.  None: a
+    file it names cannot be read now (nothing is cached)."""
+    from ..inputs.sources import file_digest
+    texts: list[str] = []
+    stack = [config]
+    while stack and len(texts) < MAX_CONFIG_TEXTS:
+        item = stack.pop()
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    out: dict[str, str] = {}
+    for text in texts:
+        if not text or "\0" in text or len(text) > 4096:
+            continue
+        for base in ({Path(folder), Path.cwd()} if folder is not None else {Path.cwd()}):
+            path = Path(text) if Path(text).is_absolute() else base / text
+            try:
+                if not path.is_file():
+                    continue
+                out[str(path.resolve())] = file_digest(path)
+            except (InputError, OSError, ValueError):
+                return None
+    return out
+
+
 # ---------------------------------------------------------------- the code of a function
 _code_seen: "weakref.WeakKeyDictionary[Any, tuple[str, ...] | None]" = weakref.WeakKeyDictionary()
 _code_lock = threading.Lock()

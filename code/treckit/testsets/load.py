@@ -376,12 +376,13 @@ def test_set_from_judgments(judged: dict[str, dict[str, int]], texts: dict[str, 
     data = {"name": name, "version": version, "queries": [
         {"query_id": q, "query_text": t, "query_type": types.get(q, "unspecified"),
          "relevant_docs": [{"doc_id": d, "grade": g} for d, g in judged[q].items()]} for q, t in texts.items()]}
-    return test_set_from_mapping(data, name)
+    return test_set_from_mapping(data, f"the test set built from the judgments and texts (name {name!r})")
 
 
 def resolve_test_set(name_or_path: PathLike) -> Path:
-    """A path as given when it exists, else ``NAME``, ``NAME.yaml`` or ``NAME.yml`` in the test-set
-    directory (``$TRECKIT_TEST_SETS``, default ``./test_sets``)."""
+    """A path as given when it is a file, else ``NAME``, ``NAME.yaml`` or ``NAME.yml`` in the test-set
+    directory (``$TRECKIT_TEST_SETS``, default ``./test_sets``), else the path as given when it exists
+    (a pipe, a folder)."""
     p = Path(name_or_path)
     if p.is_file():
         return p
@@ -389,6 +390,8 @@ def resolve_test_set(name_or_path: PathLike) -> Path:
     for cand in (root / p, root / f"{p}.yaml", root / f"{p}.yml"):
         if cand.is_file():
             return cand
+    if p.exists():           # a pipe (<(zcat ...)) is read; a folder or a device is said to be one by the reader
+        return p
     known = sorted(x.stem for x in root.glob("*.y*ml")) if root.is_dir() else []
     raise InputError(f"no test set named {str(name_or_path)!r} (looked for the path, and in {root}/)",
                      fix=("known test sets: " + ", ".join(known)) if known
@@ -500,6 +503,7 @@ class _QueryChecker:
         self.allow_unlabeled = allow_unlabeled
         self.model = "QueryMaybeUnlabelled" if allow_unlabeled else "Query"
         self.columns = _Columns()
+        self.problems = Problems()      # replaced when a reading starts; a text refused before that has none here
 
     def __call__(self, problems: Problems):
         self.columns = columns = _Columns()

@@ -26,7 +26,7 @@ DEFAULT_DEPTH = 100      # docs kept per query when k is not given
 
 def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | None = None, k: int | None = None,
              measures: Sequence[str] | None = None, *, gain: str = "exp", batch: bool = False, workers: int = 1,
-             cache: bool = True, cache_dir=None, warn=None) -> TestSetResult:
+             cache: bool = True, cache_dir=None, warn=None, config_dir=None) -> TestSetResult:
     """Evaluate ``retrieval_fn`` on ``test_set`` (a :class:`TestSet`, a path or a name).
 
     ``retrieval_fn`` may also be a system config (a mapping, a YAML path or a
@@ -39,7 +39,8 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     of the function (the files of its code and of its module, :func:`.cache.code_identity`): with a
     config, an unchanged (config, code, test set, measures, k) is answered from the cache without
     calling the function; without one, or for a function whose code is not in a file (said once),
-    nothing is cached.
+    nothing is cached.  Each file the config names (a text that is a file's name, relative to
+    ``config_dir`` or the current directory) is in the key by its content (:func:`.cache.named_files`).
     The evaluation's warnings (e.g. no returned doc is judged) go to ``warn`` (None: InputWarning).
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
@@ -55,7 +56,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
     from ..retrieval.callables import check_arguments
-    from .cache import ResultCache, cache_key, code_identity, say_once
+    from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 
     store = ResultCache(cache_dir) if (cache and config is not None) else None
     code = code_identity(retrieval_fn) if store is not None else None
@@ -63,7 +64,10 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
         say_once(f"the code of the retrieval function {_function_name(retrieval_fn)} is not in a file treckit can "
                  "digest, so its results are not cached (a change to it could not be told)")
         store = None
-    key = cache_key(system={"config": config, "code": code}, test_set=ts, measures=names, k=depth,
+    files = named_files(config, config_dir) if store is not None else None
+    if files is None:
+        store = None
+    key = cache_key(system={"config": config, "code": code, "files": files}, test_set=ts, measures=names, k=depth,
                     gain=gain) if store else None
     if store is not None:
         hit = store.get(key)
@@ -97,7 +101,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
     values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
-    if store is not None:
+    if store is not None and named_files(config, config_dir) == files:     # nothing it names changed meanwhile
         store.put(key, result.to_dict())
     return result
 

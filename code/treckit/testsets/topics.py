@@ -54,8 +54,12 @@ def read_query_records(path: PathLike) -> list[dict]:
             if qf is None or tf is None:
                 raise InputError("a query line needs an id (_id, query_id, qid, id) and a text (text, query_text, query)",
                                  path=name, line=no, fix="add the missing field")
-            qid, text = str(obj[qf]), obj[tf]
-            qtype = obj.get("query_type") if isinstance(obj.get("query_type"), str) else None
+            from ..inputs.formats.jsonl import as_id
+            qid, text = as_id(obj[qf], "query id", name, no, line), obj[tf]
+            qtype = obj.get("query_type")
+            if qtype is not None and not (isinstance(qtype, str) and qtype):
+                raise InputError(f"query_type must be non-empty text, found {json.dumps(qtype, default=str)}",
+                                 path=name, line=no, text=line, fix="give query_type as text, or leave it out")
         else:
             fields = line.split("\t")
             if len(fields) != 2:

@@ -1,5 +1,5 @@
 """What every reader shares: lines and fields split one way, numbers parsed strictly, errors or
-counted skips, and notices of the explicit readings a file needed (README: "Reading rules")."""
+counted skips, and notices of the explicit readings a file needed (docs/formats.md: "Reading rules")."""
 from __future__ import annotations
 
 import re

@@ -2,7 +2,7 @@
 
 Reading follows trec_eval: lines end at '\n', fields are split on runs of ASCII whitespace
 (C's isspace), ``#`` starts a comment line, blank lines are ignored.  A line with more fields
-than its format is read by the rules of ``layout`` (README: "Reading rules"): never a silent
+than its format is read by the rules of ``layout`` (docs/formats.md: "Reading rules"): never a silent
 guess, and every doc id read with spaces is counted on stderr.  Escaped ids (:mod:`treckit.ids`)
 are decoded.  Large well-formed files take a vectorized path (pyarrow) that reads exactly what
 the careful line parser reads; anything it cannot split goes through the line parser.
@@ -35,7 +35,7 @@ from ... import thresholds
 # ---------------------------------------------------------------- qrels
 def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: bool = False,
                     layout: RunLayout = "auto") -> Qrels:
-    """TREC qrels; ``layout`` says how to read a line with more than 4 fields (README: Reading rules)."""
+    """TREC qrels; ``layout`` says how to read a line with more than 4 fields (docs/formats.md: Reading rules)."""
     check_layout(layout)
     name = display_name(path)
     src = Source(path)
@@ -205,7 +205,7 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     A large file may skip materialising columns nobody will read: with ``lean`` (evaluation) the
     rank and tag columns, which trec_eval ignores (the run tag is then taken from the last line);
     without ``ranks`` the rank column (a conversion that orders by score).  ``layout`` says how to
-    read a line with more fields than the format (README: Reading rules).  ``data``: whole lines of
+    read a line with more fields than the format (docs/formats.md: Reading rules).  ``data``: whole lines of
     ``path`` to read instead of the file, the first being its line ``first_line`` (a streaming engine's block);
     ``readings`` (:class:`RunReadings`): where a block's lines read by an explicit rule are counted, to be
     reported once for the file by the caller (``readings.report()``).  ``rising_ranks`` (6 columns): the
