@@ -1599,7 +1599,7 @@ OTHERS = [
     *[Other("test-set-schema", "testsets/load.py: (schema: treckit testset schema)", cmd, schema_check(cmd))
       for cmd in ("testset validate", "testset eval", "rq")],
     Other("prefs-measures", "measures/prefs.py: with -R prefs / qrels_prefs use -m", "eval", prefs_measures),
-    Other("prefs-needs-R", "cli/evaluate_prefs.py: pass {need", "eval", prefs_need_rel_format),
+    Other("prefs-needs-R", "cli/evaluate.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
     Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
