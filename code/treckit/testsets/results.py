@@ -119,13 +119,29 @@ def _stored_shape(d: dict, measures: list[str]) -> bool:
     """Whether ``d`` has the shape of :meth:`TestSetResult.to_dict` for ``measures`` (what reports read)."""
     ts, agg, rows, types, lat = d["test_set"], d["aggregates"], d["per_query"], d["per_query_type"], d["latency_ms"]
     missing, k = d["missing_queries"], d["k"]
-    return (isinstance(ts, dict) and all(isinstance(ts.get(f), str) for f in ("name", "version", "digest"))
-            and isinstance(d["system"], dict) and (k is None or (isinstance(k, int) and not isinstance(k, bool)))
-            and isinstance(agg, dict) and all(isinstance(agg.get(m), dict)
-                                              and all(_number(agg[m].get(s)) for s in ("mean", "median", "std"))
-                                              for m in measures)
-            and isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("qid"), str)
-                                               and all(m in r and _number(r[m]) for m in measures) for r in rows)
+    return (_identifies_test_set(ts) and isinstance(d["system"], dict) and _whole_or_none(k)
+            and _aggregates_of(agg, measures) and _rows_of(rows, measures)
             and isinstance(types, dict) and all(isinstance(t, dict) for t in types.values())
             and (lat is None or (isinstance(lat, dict) and all(_number(v) for v in lat.values())))
             and (missing is None or (isinstance(missing, list) and all(isinstance(q, str) for q in missing))))
+
+
+def _identifies_test_set(ts) -> bool:
+    return isinstance(ts, dict) and all(isinstance(ts.get(f), str) for f in ("name", "version", "digest"))
+
+
+def _whole_or_none(k) -> bool:
+    return k is None or (isinstance(k, int) and not isinstance(k, bool))
+
+
+def _aggregates_of(agg, measures: list[str]) -> bool:
+    """Each measure's mean, median and std: numbers or None."""
+    return isinstance(agg, dict) and all(isinstance(agg.get(m), dict)
+                                         and all(_number(agg[m].get(s)) for s in ("mean", "median", "std"))
+                                         for m in measures)
+
+
+def _rows_of(rows, measures: list[str]) -> bool:
+    """Per-query rows: each a qid and a number (or None) for every measure."""
+    return isinstance(rows, list) and all(isinstance(r, dict) and isinstance(r.get("qid"), str)
+                                          and all(m in r and _number(r[m]) for m in measures) for r in rows)

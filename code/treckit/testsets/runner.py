@@ -56,6 +56,30 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
     from ..retrieval.callables import check_arguments
+    from .cache import named_files
+
+    store, key, files = _cache_of(retrieval_fn, config, config_dir, ts, names, depth, gain, cache, cache_dir)
+    if store is not None:
+        hit = store.get(key)
+        cached = from_cached(hit, gain, names) if hit is not None else None
+        if cached is not None:
+            return cached
+    qids = ts.query_ids
+    check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
+    answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers)
+    rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
+    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
+    result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
+    if store is not None and named_files(config, config_dir) == files:     # nothing it names changed meanwhile
+        store.put(key, result.to_dict())
+    return result
+
+
+def _cache_of(retrieval_fn: Callable, config, config_dir, ts: TestSet, names: list[str], depth: int, gain: str,
+              cache: bool, cache_dir):
+    """(the cache, the key, the files the config names) of a function's evaluation; (None, None, None) when it is
+    not cached: no config, no cache, code not in a file (said once), or files the config names that cannot be
+    digested."""
     from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 
     store = ResultCache(cache_dir) if (cache and config is not None) else None
@@ -69,41 +93,34 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
         store = None
     key = cache_key(system={"config": config, "code": code, "files": files}, test_set=ts, measures=names, k=depth,
                     gain=gain) if store else None
-    if store is not None:
-        hit = store.get(key)
-        cached = from_cached(hit, gain, names) if hit is not None else None
-        if cached is not None:
-            return cached
-    texts = [q.query_text for q in ts.queries]
-    qids = ts.query_ids
-    latencies: dict[str, float] = {}
-    answers: dict[str, Any] = {}
-    check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
+    return store, key, files
+
+
+def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: bool,
+             workers: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """({qid: the function's answer}, {qid: milliseconds}): one batch call (its time shared evenly), or one call
+    per query, from ``workers`` threads."""
     if batch:
         t0 = time.perf_counter()
         out = ask_batch(retrieval_fn, qids, texts)
         each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
-        answers = dict(zip(qids, out))
-        latencies = {q: each for q in qids}
+        return dict(zip(qids, out)), {q: each for q in qids}
+
+    def one(i: int):
+        t0 = time.perf_counter()
+        res = ask(retrieval_fn, qids[i], texts[i])
+        return i, res, (time.perf_counter() - t0) * 1000
+    if workers == 1:
+        results = [one(i) for i in range(len(texts))]
     else:
-        def one(i: int):
-            t0 = time.perf_counter()
-            res = ask(retrieval_fn, qids[i], texts[i])
-            return i, res, (time.perf_counter() - t0) * 1000
-        if workers == 1:
-            results = [one(i) for i in range(len(texts))]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                results = list(pool.map(one, range(len(texts))))
-        for i, res, ms in results:
-            answers[qids[i]] = res
-            latencies[qids[i]] = ms
-    rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
-    values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
-    result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
-    if store is not None and named_files(config, config_dir) == files:     # nothing it names changed meanwhile
-        store.put(key, result.to_dict())
-    return result
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(one, range(len(texts))))
+    answers: dict[str, Any] = {}
+    latencies: dict[str, float] = {}
+    for i, res, ms in results:
+        answers[qids[i]] = res
+        latencies[qids[i]] = ms
+    return answers, latencies
 
 
 def _function_name(fn) -> str:
