@@ -37,13 +37,12 @@ from ..fast.parallel import numbers
 from ..fast.repeats import first_repeat, pair_keys, suspects
 from . import order as trec_order
 from ..fast.strings import run_starts, take
+from . import DUPLICATES, ORDERS, TIES
 from .order import DocTexts
 
-Order = Literal["auto", "desc", "asc", "given"]
-Ties = Literal["keep", "break", "docid-asc"]
-Duplicates = Literal["error", "keep-first", "keep-max", "keep-last"]
-ORDERS = ("auto", "desc", "asc", "given")
-DUPLICATES = ("error", "keep-first", "keep-max", "keep-last")
+Order = Literal[ORDERS]
+Ties = Literal[TIES]
+Duplicates = Literal[DUPLICATES]
 
 
 @dataclass

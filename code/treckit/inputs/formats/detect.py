@@ -8,10 +8,9 @@ from ...console.errors import InputError
 from ..sources import PathLike, display_name
 from ..bounded import loads_json
 from ...console.spelling import pass_options
+from . import QRELS_FORMATS, RUN_FORMATS  # noqa: F401  (the formats it detects, declared in the package)
 from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
 
-QRELS_FORMATS = ("trec", "beir-tsv", "beir-jsonl", "quest")
-RUN_FORMATS = ("trec", "trec3", "tsv", "jsonl")
 
 
 @dataclass(frozen=True)

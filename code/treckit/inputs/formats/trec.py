@@ -25,10 +25,11 @@ from ...model import Qrels, Run
 from ...fast.arrow import as_string, repeated_column
 from ...fast.groups import positions
 from ...fast.strings import contains_byte, has_empty, is_utf8, short_whole_numbers, take, view_as_text
+from . import LAYOUTS
 from .common import FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice, parse_int, parse_score, score_problem, split_fields, text_lines
 from .rising_ranks import NOTE as RISING_RANKS, RisingRanks
 
-RunLayout = Literal["auto", "docid-spaces", "extra-columns"]
+RunLayout = Literal[LAYOUTS]
 from ... import thresholds
 
 
