@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +104,22 @@ def as_qrels(x) -> Qrels:
     from .qrels import Qrels as RowQrels
     if isinstance(x, RowQrels):                  # the typed builder's rows (treckit.qrels)
         return x.to_columnar()
+    if isinstance(x, Iterator):
+        x = list(x)                              # read twice: the judgments, then their iteration field
     q, d, g = _triples(x, "qrels", _QRELS_KINDS, _GRADE_COLUMNS, value_fields=("relevance", "label", "grade"))
-    return Qrels.from_columns(q, d, _grades(g, "qrels"))
+    return Qrels.from_columns(q, d, _grades(g, "qrels"), _iterations(x))
+
+
+def _iterations(x) -> list[str] | None:
+    """The iteration field of each judgment when ``x`` gives one (a frame's ``iteration`` or ``iter`` column,
+    ir_measures' Qrel namedtuples): the subtopic of diversity qrels; None otherwise (every judgment's is 0)."""
+    if _is_frame(x):
+        cols = {str(c).lower(): c for c in x.columns}
+        name = cols.get("iteration", cols.get("iter"))
+        return None if name is None else [str(v) for v in x[name].tolist()]
+    if isinstance(x, (list, tuple)) and x and all("iteration" in getattr(r, "_fields", ()) for r in x):
+        return [str(r.iteration) for r in x]
+    return None
 
 
 def _qrels_from_path(path) -> Qrels:

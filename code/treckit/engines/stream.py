@@ -130,6 +130,9 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
         on_part(part, run)
         return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
     import dataclasses
+
+    from ..measures.subtopics import refuse_streamed
+    refuse_streamed(requests, path)
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
                             warn, on_part, order_option=order_option).run()
