@@ -38,6 +38,17 @@ IPREC_DIFFERS = ("pytrec_eval turns a recall level into relevant docs as trec_ev
 NO_EQUAL = "no equal in ir_measures"
 NOT_PYTREC = "ir_measures computes it without pytrec_eval, by another tool's ranking"
 JUDGED_CUTOFF_DIFFERS = "ir_measures' Judged@k ranks score ties by docid ascending, not trec_eval's order"
+# the measures whose reference is another tool: ir_measures computes them too, but not within the check's terms
+BY_OTHER_TOOL = {
+    "gdeval.pl": "ir_measures computes it by running gdeval.pl, whose output has 5 decimals; treckit gdeval prints "
+                 "gdeval.pl's own output, and the reference fuzz compares the values with it",
+    "cwl-eval": "ir_measures computes it with cwl-eval, from scores as doubles, not pytrec_eval's float32 reading; "
+                "the reference fuzz compares the values with it",
+    "ndeval": "ir_measures computes it with pyndeval over subtopic qrels, which the check's judgments (one grade "
+              "per document) do not carry; the reference fuzz compares the values with it",
+    "ir_measures 0.4 (its compat": "ir_measures computes it with its compat provider, from scores as doubles, not pytrec_eval's "
+                   "float32 reading; tests/test_compat.py compares the values with it",
+}
 
 # the evaluation options a cross-check cannot hand to ir_measures, by the flag that sets them
 _NOT_MIRRORED: tuple[tuple[str, Callable[[EvalOptions], bool]], ...] = (
@@ -189,6 +200,9 @@ def _equal_measure(req, column: int, options: EvalOptions) -> tuple[Any, str | N
     if name == "Judged":               # without a cutoff the share of the whole run: no order involved
         return (None, JUDGED_CUTOFF_DIFFERS) if opts.get("cutoff") else make("Judged", takes_rel=False,
                                                                              takes_judged=False)
+    for tool, why in BY_OTHER_TOOL.items():
+        if req.measure.reference.startswith(tool):
+            return None, why
     return None, NO_EQUAL
 
 
