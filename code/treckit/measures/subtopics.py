@@ -78,19 +78,20 @@ def judged_docs(qrels, requests):
     return Qrels(one, qrels.written)
 
 
-def _subtopic_lines(qrels) -> dict[str, list[tuple[int, str, int]]]:
-    """Per query, its lines as (subtopic number, doc id, judgment), subtopics numbered by first appearance."""
+def _subtopic_lines(qrels) -> tuple[list[str], list[int], list[str], list[int]]:
+    """The qrels' lines as (query, subtopic number, doc id, judgment) columns, subtopics numbered by first
+    appearance over the whole qrels; the same (query, subtopic, document) judged twice is refused."""
     t = qrels.table
+    qids, subs, docs, grades = (t.column(c).to_pylist() for c in ("qid", "iter", "docid", "grade"))
     index: dict[str, int] = {}
-    by_topic: dict[str, list] = {}
     seen: set = set()
-    for q, s, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "iter", "docid", "grade"))):
+    for q, s, d in zip(qids, subs, docs):
         if (q, s, d) in seen:
             raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
                              fix="keep one judgment per (query, subtopic, document)")
         seen.add((q, s, d))
-        by_topic.setdefault(q, []).append((index.setdefault(s, len(index)), d, g))
-    return by_topic
+    numbers = [index.setdefault(s, len(index)) for s in subs]
+    return qids, numbers, docs, grades
 
 
 def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
@@ -105,36 +106,156 @@ def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
 
 def blocks(qrels, run, base, requests, options) -> dict:
     """{request's key: (Q,) values} of the diversity ``requests`` for the queries of ``base`` (the ranked view built with
-    ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels."""
-    lines = _subtopic_lines(qrels)
+    ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
+    Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
+    doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
+    qids, subs, docs, grades = _subtopic_lines(qrels)
     settings = {r.key: _settings(r, options) for r in requests}
     depth = max([diversity.DEPTH] + [s[5] for s in settings.values() if s[5] is not None])
-    docid = run.table.column("docid")
-    entries = np.flatnonzero(~base.missing[base.q]) if base.q.size else np.zeros(0, np.int64)
-    docs_of = {}
-    if entries.size:
-        from ..strings import take
-        texts = take(docid, base.row[entries]).to_pylist()
-        for e, d in zip(entries.tolist(), texts):
-            docs_of.setdefault(int(base.q[e]), []).append((int(base.ascending_pos[e]), d))
-    out = {r.key: np.zeros(base.Q) for r in requests}
+    where = {q: i for i, q in enumerate(base.qids)}
+    line_topic = np.array([where[q] for q in qids], np.int64)
+    # each topic's subtopics in number order (its columns) and its documents in byte order (its rows)
+    col = _within_topic(sorted(set(zip(line_topic.tolist(), subs))))
+    row = _within_topic(sorted({(t, d) for t, d in zip(line_topic.tolist(), docs)},
+                               key=lambda x: (x[0], x[1].encode("utf-8", "surrogatepass"))))
+    width = max(col.values(), default=-1) + 1
+    height = max(row.values(), default=-1) + 1
+    line_row = np.array([row[t, d] for t, d in zip(line_topic.tolist(), docs)], np.int64)
+    line_col = np.array([col[t, s] for t, s in zip(line_topic.tolist(), subs)], np.int64)
+    line_grade = np.array(grades, np.int64)
+    # the run's judged documents: topic, rank in pyndeval's order, row among the topic's documents
+    keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
+    e_topic = base.q[keep]
+    e_pos = base.ascending_pos[keep] if base.ascending_pos is not None else np.zeros(0, np.int64)
+    from ..strings import take
+    texts = take(run.table.column("docid"), base.row[keep]).to_pylist() if keep.any() else []
+    e_row = np.array([row[t, d] for t, d in zip(e_topic.tolist(), texts)], np.int64)
+    out = {}
     groups: dict[tuple, list] = {}
-    for r, s in settings.items():
-        groups.setdefault(s[:4], []).append(r)
-    for (level, alpha, beta, judged), reqs in groups.items():
-        for qi, qid in enumerate(base.qids):
-            if base.missing[qi]:
-                continue
-            topic = diversity.judgments_from_lines([(s, d, 1 if g >= level else 0) for s, d, g in lines[qid]],
-                                                   alpha, beta, depth)
-            ranked = sorted(docs_of.get(qi, []))
-            if judged:
-                ranked = [(i, d) for i, (_, d) in enumerate(ranked)]
-            row = {d: i for i, d in enumerate(topic.docs)}
-            rel = np.zeros((ranked[-1][0] + 1 if ranked else 0, topic.rel.shape[1]), dtype=np.int64)
-            for pos, d in ranked:
-                rel[pos] = topic.rel[row[d]]
-            values = diversity.run_values(topic, rel, alpha, beta, depth)
-            for r in reqs:
-                out[r][qi] = values.value(settings[r][4], settings[r][5])
+    for key, st in settings.items():
+        groups.setdefault(st[:4], []).append(key)
+    for (level, alpha, beta, judged), keys in groups.items():
+        rel = np.zeros((base.Q, height, width), np.int64)
+        binary = (line_grade >= level).astype(np.int64)
+        rel[line_topic, line_row, line_col] = binary
+        nrel_sub = np.zeros((base.Q, width), np.int64)
+        np.add.at(nrel_sub, (line_topic, line_col), binary)
+        values = _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, base.Q)
+        for key in keys:
+            name, cutoff = settings[key][4], settings[key][5]
+            v = values[name]
+            out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
     return out
+
+
+def _within_topic(items: list) -> dict:
+    """{(topic, x): its index among its topic's items} for ``items`` sorted by topic."""
+    out, start = {}, 0
+    for i, item in enumerate(items):
+        if i and items[i - 1][0] != item[0]:
+            start = i
+        out[item] = i - start
+    return out
+
+
+def _lists(score: np.ndarray, nrbp_sum: np.ndarray, actual: np.ndarray, alpha: float, beta: float,
+           depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`diversity.list_values` of every topic at once: ``score`` the (topics x ranks) scores of the first
+    ranks (0 past a list's end), ``nrbp_sum`` the sum over the whole list of score_i * beta^i."""
+    top = np.zeros((score.shape[0], depth))
+    shown = min(depth, score.shape[1])
+    top[:, :shown] = score[:, :shown]
+    discount = diversity._discounts(depth)
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    start = np.full((score.shape[0], depth), 1.0 - alpha)
+    start[:, 0] = actual
+    ideal_gain = np.cumprod(start, axis=1)
+    dcg = np.cumsum(top * discount, axis=1)
+    err = np.cumsum(top / ranks, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg[:, 1:] /= np.cumsum(ideal_gain * discount, axis=1)[:, 1:]
+        err[:, 1:] /= np.cumsum(ideal_gain / ranks, axis=1)[:, 1:]
+        nrbp = nrbp_sum * ((1 - (1 - alpha) * beta) / actual)
+    none = actual == 0
+    dcg[none], err[none], nrbp[none] = 0.0, 0.0, 0.0
+    return dcg, err, nrbp
+
+
+def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list)."""
+    relevant = rel.any(axis=2)
+    steps = int(relevant.sum(axis=1).max(initial=0))
+    gain = np.ones((rel.shape[0], rel.shape[2]))
+    left = relevant.copy()
+    done = np.zeros(rel.shape[0], bool)
+    out = np.zeros((rel.shape[0], steps))
+    keep = 1.0 - alpha
+    topics = np.arange(rel.shape[0])
+    for step in range(steps):
+        terms = rel * gain[:, None, :]
+        score = np.cumsum(terms, axis=2)[..., -1] if rel.shape[2] else np.zeros(rel.shape[:2])
+        score[~left] = -1.0
+        best = score.max(axis=1)
+        done |= best <= 0.0
+        pick = rel.shape[1] - 1 - np.argmax((score == best[:, None])[:, ::-1], axis=1)   # the greatest docno
+        out[:, step] = np.where(done, 0.0, best)
+        on = topics[~done]
+        left[on, pick[on]] = False
+        gain[on] *= np.where(rel[on, pick[on]] > 0, keep, 1.0)
+    return out
+
+
+def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq) -> dict[str, np.ndarray]:
+    """Every ndeval measure of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
+    documents are ``e_topic``, ``e_pos`` (rank), ``e_row`` (row of ``rel``)."""
+    from .ranking import seq_segment_sum
+    actual = np.count_nonzero(nrel_sub, axis=1)
+    order = np.lexsort((e_pos, e_topic))
+    t, pos, r = e_topic[order], e_pos[order], e_row[order]
+    first = np.searchsorted(t, t, side="left")
+    if judged:                                      # only judged documents ranked: renumbered 0, 1, ...
+        pos = np.arange(t.size) - first
+    sub = rel[t, r]                                 # (entries x subtopics), 0/1
+    found = np.cumsum(sub, axis=0)
+    found -= np.concatenate((np.zeros((1, sub.shape[1]), np.int64), found))[first]     # within each topic
+    covered_before = found - sub
+    powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+    weighted = sub * powers[covered_before]
+    score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
+    beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
+    run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
+    shown = pos < depth
+    run_top = np.zeros((nq, depth))
+    run_top[t[shown], pos[shown]] = score[shown]
+    ideal = _ideal_scores(rel, alpha)
+    ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
+        if ideal.shape[1] else np.zeros(nq)
+    dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
+    idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
+    ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
+    nonzero = dcg != 0
+    ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
+    nerr[nonzero] = err[nonzero] / ierr[nonzero]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
+                         np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
+    pairs = np.zeros((nq, depth), np.int64)
+    np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
+    pairs = np.cumsum(pairs, axis=1)
+    first_cover = np.full(rel.shape[::2], depth, np.int64)
+    hit_e, hit_s = np.nonzero(sub[shown])
+    np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
+    seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
+    terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
+    total = np.zeros(nq)
+    for j in range(sub.shape[1]):
+        totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
+    some = actual > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
+        strec = np.where(some[:, None], seen / actual[:, None], 0.0)
+        map_ia = np.where(some, total / np.maximum(actual, 1), 0.0)
+    return {"ERR-IA": err, "nERR-IA": nerr, "alpha-DCG": dcg, "alpha-nDCG": ndcg, "NRBP": nrbp, "nNRBP": nnrbp,
+            "MAP-IA": map_ia, "P-IA": precision, "strec": strec}
