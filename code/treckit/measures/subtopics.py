@@ -57,24 +57,31 @@ def judged_docs(qrels, requests):
     documents are judged matters to the ranking); beside other measures the qrels must judge each document once,
     since those read the grade of a document."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     div = asked(requests)
     t = qrels.table
-    counted = t.group_by(["qid", "docid"], use_threads=False).aggregate([("grade", "max"), ("grade", "count")])
-    if counted.num_rows == t.num_rows:
+    best: dict[tuple[str, str], int] = {}
+    twice = None
+    for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
+        if (q, d) in best:
+            twice = twice or (q, d)
+            best[q, d] = max(best[q, d], g)
+        else:
+            best[q, d] = g
+    if twice is None:
         return qrels
     others = [r for r in requests if r.measure.reference != NDEVAL]
     if others:
-        twice = counted.filter(pc.greater(counted.column("grade_count"), 1)).slice(0, 1).to_pylist()[0]
-        raise InputError(f"the qrels judge doc {twice['docid']!r} {twice['grade_count']} times for query "
-                         f"{twice['qid']!r}: subtopic qrels, as {div[0].text} reads them (the iteration field is the "
-                         f"subtopic), but {others[0].text} reads one judgment per document",
+        raise InputError(f"the qrels judge doc {twice[1]!r} more than once for query {twice[0]!r}: subtopic qrels, "
+                         f"as {div[0].text} reads them (the iteration field is the subtopic), but {others[0].text} "
+                         "reads one judgment per document",
                          fix=f"evaluate {others[0].text} in a treckit eval of its own with ad hoc qrels (one line per "
                              f"judged document), and {div[0].text} with the subtopic qrels")
     from ..model import Qrels
-    one = pa.table({"qid": counted.column("qid"), "iter": pa.array(["0"] * counted.num_rows, pa.string()),
-                    "docid": counted.column("docid"), "grade": counted.column("grade_max")})
+    one = pa.table({"qid": pa.array([q for q, _ in best], pa.string()),
+                    "iter": pa.array(["0"] * len(best), pa.string()),
+                    "docid": pa.array([d for _, d in best], pa.string()),
+                    "grade": pa.array(list(best.values()), pa.int64())})
     return Qrels(one, qrels.written)
 
 
