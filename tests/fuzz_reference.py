@@ -612,7 +612,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
     a = ap.parse_args(argv)
-    available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True, "pyndeval-names": True, "ndeval": ndeval_path() is not None, "cwl": True}
+    available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True,
+                 "pyndeval-names": True, "ndeval": ndeval_path() is not None, "cwl": True}
     tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
     missing = [t for t in tools if not available[t]]
     if missing:

@@ -62,3 +62,13 @@ def test_by_hand():
     row = df[df.qid == "1"].iloc[0]
     assert row["Compat(p=0.5)"] == pytest.approx(1 / 5, abs=1e-15)
     assert row["Compat(p=0.5, normalize=False)"] == pytest.approx(4 / 21, abs=1e-15)
+
+
+def test_streamed_as_in_memory(shared, capsys):
+    """Compat reads each query's own judgments in their line order: a run streamed in parts (--memory-limit 1)
+    gives the in-memory bytes."""
+    from conftest import run_cli
+    qrels, run = shared / "trec_eval" / "qrels.test", shared / "trec_eval" / "results.test"
+    whole = run_cli(["eval", "-q", "-m", "Compat", "-m", "Compat(p=0.5)", qrels, run], capsys)
+    parts = run_cli(["eval", "-q", "--memory-limit", "1", "-m", "Compat", "-m", "Compat(p=0.5)", qrels, run], capsys)
+    assert whole[0] == parts[0] == 0 and whole[1] == parts[1] and "Compat" in whole[1]

@@ -5,7 +5,8 @@ For a query whose run ranks n documents (score descending, ties to the lesser do
 its L documents judged above 0 (judgment descending, then run score descending, a document not retrieved counting
 0.0, then the qrels' line order), with depth = max(n, L):
 
-    RBO = (sum over i < depth of p^i * |top i+1 of the run  ∩  top i+1 of the ideal| / (i + 1)) / (sum over i < depth of p^i)
+    RBO = (sum over i < depth of p^i * |top i+1 of the run ∩ top i+1 of the ideal| / (i + 1))
+          / (sum over i < depth of p^i)
 
 and Compat = RBO, divided by the ideal's RBO with itself when ``normalize`` (the default) and that is above 0.
 p (persistence) defaults to 0.95.  Every sum runs in rank order and p^i is a running product, as the provider's

@@ -13,7 +13,8 @@ numbers of pyndeval, the provider ir_measures 0.4 computes them with (ndeval's C
 * A query without judgments gets no value (as pyndeval); under ``-c`` a judged query the run lacks gets 0 (ndeval
   ``-c``).
 
-The kernels are those of :mod:`treckit.measures.diversity` (``treckit ndeval``'s), fed per query.
+The computations are those of :func:`treckit.measures.diversity.run_values` (``treckit ndeval``'s), every query at
+once in the same operations and order.
 """
 from __future__ import annotations
 
@@ -112,8 +113,8 @@ def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
 
 
 def blocks(qrels, run, base, requests, options) -> dict:
-    """{request's key: (Q,) values} of the diversity ``requests`` for the queries of ``base`` (the ranked view built with
-    ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
+    """{request's key: (Q,) values} of the diversity ``requests`` for the queries of ``base`` (the ranked view built
+    with ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
     Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
     doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
     qids, subs, docs, grades = _subtopic_lines(qrels)
