@@ -239,3 +239,16 @@ def test_cross_check_says_why_the_other_tools_names_are_not_compared(shared, tmp
     assert "not compared: Compat (ir_measures computes it with its compat provider" in err
     assert "not compared: alpha_nDCG@5 (ir_measures computes it with pyndeval over subtopic qrels" in err
     assert "no equal in ir_measures" not in err
+
+
+def test_topics_in_small_groups_give_the_same_doubles(shared, tmp_path, monkeypatch):
+    """The topics are computed in groups of bounded size (subtopics.CELLS): groups of one or two topics give the
+    bytes of one group of all."""
+    from treckit.measures import subtopics
+    subtopic_qrels(shared / "trec_eval" / "qrels.test", tmp_path / "sub", seed=4)
+    run = str(shared / "trec_eval" / "results.test")
+    whole = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
+    monkeypatch.setattr(subtopics, "CELLS", 1)
+    small = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
+    assert whole.equals(small)
+    assert len(subtopics._chunks(np.array([0, 0, 1, 2]), np.array([0, 1, 0, 0]), np.array([0, 0, 0, 1]), 3)) == 3

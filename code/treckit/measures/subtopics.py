@@ -126,8 +126,6 @@ def blocks(qrels, run, base, requests, options) -> dict:
     col = _within_topic(sorted(set(zip(line_topic.tolist(), subs))))
     row = _within_topic(sorted({(t, d) for t, d in zip(line_topic.tolist(), docs)},
                                key=lambda x: (x[0], x[1].encode("utf-8", "surrogatepass"))))
-    width = max(col.values(), default=-1) + 1
-    height = max(row.values(), default=-1) + 1
     line_row = np.array([row[t, d] for t, d in zip(line_topic.tolist(), docs)], np.int64)
     line_col = np.array([col[t, s] for t, s in zip(line_topic.tolist(), subs)], np.int64)
     line_grade = np.array(grades, np.int64)
@@ -142,17 +140,49 @@ def blocks(qrels, run, base, requests, options) -> dict:
     groups: dict[tuple, list] = {}
     for key, st in settings.items():
         groups.setdefault(st[:4], []).append(key)
+    chunks = _chunks(line_topic, line_row, line_col, base.Q)
     for (level, alpha, beta, judged), keys in groups.items():
-        rel = np.zeros((base.Q, height, width), np.int64)
         binary = (line_grade >= level).astype(np.int64)
-        rel[line_topic, line_row, line_col] = binary
-        nrel_sub = np.zeros((base.Q, width), np.int64)
-        np.add.at(nrel_sub, (line_topic, line_col), binary)
-        values = _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, base.Q)
+        values: dict[str, np.ndarray] = {}
+        for topics in chunks:                   # topics of similar size together: the padded arrays stay small
+            local = np.full(base.Q, -1, np.int64)
+            local[topics] = np.arange(topics.size)
+            lines, entries = local[line_topic] >= 0, local[e_topic] >= 0
+            lt, lr, lc = local[line_topic[lines]], line_row[lines], line_col[lines]
+            rel = np.zeros((topics.size, int(lr.max(initial=-1)) + 1, int(lc.max(initial=-1)) + 1), np.int64)
+            rel[lt, lr, lc] = binary[lines]
+            nrel_sub = np.zeros((topics.size, rel.shape[2]), np.int64)
+            np.add.at(nrel_sub, (lt, lc), binary[lines])
+            part = _all_topics(rel, nrel_sub, local[e_topic[entries]], e_pos[entries], e_row[entries], judged, alpha,
+                               beta, depth, topics.size)
+            for name, v in part.items():
+                values.setdefault(name, np.zeros((base.Q,) + v.shape[1:]))[topics] = v
         for key in keys:
             name, cutoff = settings[key][4], settings[key][5]
-            v = values[name]
+            v = values.get(name, np.zeros((base.Q, depth)))
             out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
+    return out
+
+
+CELLS = 1 << 22          # documents x subtopics x topics computed at once, at most (unless one topic is larger)
+
+
+def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int) -> list[np.ndarray]:
+    """The topics in groups whose padded (topics x documents x subtopics) arrays hold at most :data:`CELLS` cells,
+    topics of similar numbers of documents together."""
+    rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
+    np.maximum.at(rows, line_topic, line_row + 1)
+    np.maximum.at(cols, line_topic, line_col + 1)
+    out, current, high, wide = [], [], 0, 0
+    for t in np.argsort(rows, kind="stable").tolist():
+        h, w = max(high, int(rows[t])), max(wide, int(cols[t]))
+        if current and (len(current) + 1) * h * w > CELLS:
+            out.append(np.array(current, np.int64))
+            current, h, w = [], int(rows[t]), int(cols[t])
+        current.append(t)
+        high, wide = h, w
+    if current:
+        out.append(np.array(current, np.int64))
     return out
 
 
