@@ -13,11 +13,13 @@
   also against ir_measures itself: the same doubles for every query both judged and in the run;
 * ``ndeval``: ``treckit.output.ndeval.ndeval_table`` against an ndeval binary ($TRECKIT_NDEVAL; build one with
   ``gcc -O2 -o ndeval src/ndeval.c -lm`` from the pyndeval source package): the same bytes, or both refusing;
+* ``compat``: ``treckit.evaluate`` with ``Compat`` (random ``p``, ``normalize``) against ir_measures' compat provider:
+  the same doubles for every query both judged and in the run;
 * ``cwl``: ``treckit.measures.cwl.evaluate`` against ir_measures' cwl_eval provider (cwl-eval's code) for INST,
   INSQ, RBP, BPM, SDCG and NERR8-11 with random parameters: the same doubles for every query (a judged query the
   run lacks gets 0 there, none here).
 
-    python tests/fuzz_reference.py [--tool gdeval|gdeval-names|pyndeval|pyndeval-names|ndeval|cwl|all] [--cases N]
+    python tests/fuzz_reference.py [--tool gdeval|gdeval-names|pyndeval|pyndeval-names|ndeval|cwl|compat|all] [--cases N]
         [--start S] [--out DIR]
 
 Each difference is written to DIR/<tool>/<seed>/ (the inputs, both outputs) and listed in DIR/SUMMARY.txt.
@@ -434,6 +436,58 @@ def diversity_names_compare(c: DiversityNamesCase, with_ir_measures: bool = Fals
             "files": {"case": repr((c.qrels, c.run, c.names)).encode()}}
 
 
+# ------------------------------------------------------------------ Compat (ir_measures' compat provider)
+@dataclass
+class CompatCase:
+    seed: int
+    qrels: list                   # (qid, doc, grade), no (qid, doc) twice
+    run: dict
+    names: list
+
+
+def compat_case(seed: int) -> CompatCase:
+    """Score ties (whole numbers, 0.0), negative scores, relevant documents the run lacks, grade ties settled by the
+    qrels' line order, random p and normalize."""
+    r = random.Random(seed)
+    qrels, run = [], {}
+    for q in range(r.randint(1, 4)):
+        qid = r.choice([f"q{q}", str(q)])
+        qrels += [(qid, d, r.choice([-1, 0, 0, 1, 1, 2, 3])) for d in sorted({_docno(r) for _ in range(r.randint(1, 25))})]
+        if r.random() < 0.9:
+            run[qid] = {_docno(r): r.choice([float(r.randint(-2, 3)), 0.0, round(r.uniform(-1, 2), 1)])
+                        for _ in range(r.randint(1, 60))}
+    r.shuffle(qrels)
+    names = ["Compat", f"Compat(p={r.choice([0.5, 0.8, 0.95, 0.99])})",
+             f"Compat(p={r.choice([0.5, 0.9])}, normalize={r.random() < 0.5})"]
+    return CompatCase(seed, qrels, run, names)
+
+
+def compat_compare(c: CompatCase) -> dict | None:
+    """treckit.evaluate with Compat against ir_measures' compat provider: the same doubles for every query both
+    judged and in the run."""
+    import ir_measures
+
+    import treckit
+    from treckit.model import Qrels
+    shared = sorted({q for q, _, _ in c.qrels} & set(c.run))
+    if not shared:
+        return None
+    qrels = Qrels.from_columns([x[0] for x in c.qrels], [x[1] for x in c.qrels], [x[2] for x in c.qrels])
+    df = treckit.evaluate(qrels, c.run, c.names, warn=lambda m: None)
+    qr = [ir_measures.Qrel(q, d, g) for q, d, g in c.qrels]
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+    diffs = []
+    for name in c.names:
+        got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.parse_measure(name)], qr, scored)}
+        ours = dict(zip(df.qid, df[name]))
+        diffs += [f"{q} {name}: compat {got.get(q)!r}, treckit {ours.get(q)!r}" for q in shared
+                  if got.get(q) != ours.get(q)]
+    if not diffs:
+        return None
+    return {"known": None, "reference": b"", "treckit": "\n".join(diffs[:20]).encode(),
+            "files": {"case": repr((c.qrels, c.run, c.names)).encode()}}
+
+
 # ------------------------------------------------------------------ ndeval (the C program) cases
 @dataclass
 class NdevalCase:
@@ -593,6 +647,8 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
                 diff = diversity_names_compare(diversity_names_case(seed), with_ir_measures=seed % 5 == 0)
             elif tool == "cwl":
                 diff = cwl_compare(cwl_case(seed))
+            elif tool == "compat":
+                diff = compat_compare(compat_case(seed))
             else:
                 diff = ndeval_compare(ndeval_case(seed), Path(tmp), ndeval_path())
             if diff is not None:
@@ -606,14 +662,15 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", choices=("gdeval", "gdeval-names", "pyndeval", "pyndeval-names", "ndeval", "cwl", "all"),
+    ap.add_argument("--tool", choices=("gdeval", "gdeval-names", "pyndeval", "pyndeval-names", "ndeval", "cwl", "compat",
+                                       "all"),
                     default="all")
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
     a = ap.parse_args(argv)
     available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True,
-                 "pyndeval-names": True, "ndeval": ndeval_path() is not None, "cwl": True}
+                 "pyndeval-names": True, "ndeval": ndeval_path() is not None, "cwl": True, "compat": True}
     tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
     missing = [t for t in tools if not available[t]]
     if missing:

@@ -60,6 +60,14 @@ def test_diversity_names_same_doubles(seed):
         _fail(diff)
 
 
+@pytest.mark.parametrize("seed", list(_seeds("compat"))[:15])
+def test_compat_same_doubles(seed):
+    """treckit.evaluate with Compat: ir_measures' compat provider's doubles."""
+    diff = fr.compat_compare(fr.compat_case(seed))
+    if diff is not None:
+        _fail(diff)
+
+
 @pytest.mark.parametrize("seed", list(_seeds("cwl"))[:30])
 def test_cwl_same_doubles(seed):
     pytest.importorskip("cwl", reason="cwl-eval (the test extra) is not installed")
