@@ -127,7 +127,7 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
                                  ascending_ties=any(r.measure.ties == "ascending" for r in requests))
     # the measures that read the qrels and the run themselves, beside the shared ranking
     whole = {**(subtopics.blocks(qrels, run, base, diverse, o) if diverse else {}),
-             **compat.blocks(qrels, run, base, compat.asked(requests))}
+             **compat.blocks(qrels, run, base, compat.asked(requests), o)}
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:

@@ -23,9 +23,10 @@ def asked(requests) -> list:
     return [r for r in requests if r.measure.name == "Compat"]
 
 
-def blocks(qrels, run, base, requests) -> dict:
+def blocks(qrels, run, base, requests, options) -> dict:
     """{request's key: (Q,) values} of the Compat ``requests`` for the queries of ``base`` (the view built with
-    ``ascending_ties``, every judged query in its order; 0 for one the run lacks)."""
+    ``ascending_ties``, every judged query in its order; 0 for one the run lacks).  The ideal ranking orders ties
+    by the run's scores (as float32 with ``options.float32``, as the ranking reads them)."""
     if not requests:
         return {}
     t = qrels.table
@@ -33,7 +34,8 @@ def blocks(qrels, run, base, requests) -> dict:
     for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
         if g > 0:
             order.setdefault(q, []).append((d, g))
-    score = run.table.column("score").to_numpy()
+    from ..trec_order import sort_key
+    score = sort_key(run.table, "score", options.float32)
     from ..strings import take
     docs = take(run.table.column("docid"), base.row).to_pylist() if base.q.size else []
     mine: dict[int, dict[str, tuple[int, float]]] = {}
