@@ -36,6 +36,7 @@ import pyarrow as pa
 from .. import thresholds
 from ..errors import InputError, os_error
 from ..io import cut_short
+from ..long_lines import check_held
 from ..evaluation import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run, id_runs, repeated_column
@@ -382,8 +383,9 @@ def blocks(path: str, size: int, expected: int | None = None) -> Iterator[tuple[
                 if not n:
                     break
                 del block[n:]
-                if not block.endswith(b"\n"):
-                    block += fh.readline()              # the rest of the last line
+                if not block.endswith(b"\n"):         # the rest of the last line, up to the line bound
+                    block += fh.readline(thresholds.MAX_LINE_BYTES + 1)
+                check_held(block, path, line)
                 read += len(block)
                 if read < expected and (n < size or not block.endswith(b"\n")):     # the end came early
                     raise cut_short(path, read, expected)
