@@ -142,7 +142,8 @@ fuzz-service: $(VENV)/.installed-dev
 	$(PY) tests/fuzz_service.py --cases $(SERVICE_CASES) --seed $(SERVICE_SEED)
 
 # differential fuzz of gdeval's, ndeval's and the C/W/L measures: REF_CASES seeded cases per tool against gdeval.pl
-# (perl; its CSV, and gdeval.nDCG@k / ERR@k by name in treckit eval), pyndeval (and ir_measures' diversity names),
+# (perl; its CSV, and gdeval.nDCG@k / ERR@k by name in treckit eval), pyndeval (and ir_measures' diversity names, also
+# by name in treckit eval over subtopic qrels: pyndeval-names), ir_measures' compat provider (Compat),
 # cwl-eval (its values, and each name through treckit.evaluate) and, when $$TRECKIT_NDEVAL names one, an ndeval binary; each
 # difference to $(OUT)/fuzz_reference/<tool>/<seed>/, the counts to $(OUT)/fuzz_reference/SUMMARY.txt
 REF_CASES ?= 3000

@@ -5,7 +5,8 @@ tie-breaking conventions differ); each query has 1-4 relevant docs graded 1-3
 plus a few judged non-relevant ones.
 
 Modes (``--mode``):
-  classic  the 7M-line data of bench/run_bench.py (run, qrels and a JSONL copy), built in memory.
+  classic  the 7M-line data of bench/run_bench.py (run, qrels and a JSONL copy), built in memory, and subtopic
+           qrels made from the qrels (each judged document on one of 6 subtopics: ``subtopic_qrels``).
   large    the same shape at any size with bounded memory (the scale benchmark's 100,000 x 1,000 = 100M lines,
            about 4 GB): ``run.trec`` and ``qrels``, and with ``--interleave P`` also
            ``run_interleaved.trec``, the same lines in P sweeps over all queries (each query's lines
@@ -79,6 +80,25 @@ def generate(out_dir: Path, queries: int, docs: int, seed: int = 13, shape: str 
                 grade = int(rng.integers(1, 4)) if j < n_rel else 0
                 fh.write(f"{qids[qi]} 0 {doc} {grade}\n")
     return {"run": run_path, "qrels": qrels_path, "jsonl": jsonl_path}
+
+
+def subtopic_qrels(qrels_path: Path, out: Path, *, subtopics: int = 6, most: int = 1, seed: int = 7) -> Path:
+    """Subtopic qrels (the iteration field is the subtopic) made from ``qrels``: each judged document judged on 1 to
+    ``most`` of ``subtopics`` subtopics, seeded, with its grade on each (a relevant document is relevant to each of
+    its subtopics).  With ``most`` 1 (the default) each document is judged once, so the same file also serves
+    trec_eval's and gdeval's measures in one treckit eval (``ERR@20 alpha_nDCG@20 nDCG@10``)."""
+    if out.exists():
+        return out
+    rng = np.random.default_rng(seed)
+    lines = []
+    for line in qrels_path.read_text().splitlines():
+        q, _, d, g = line.split()
+        for s in rng.choice(subtopics, int(rng.integers(1, most + 1)), replace=False) + 1:
+            lines.append(f"{q} {s} {d} {g}\n")
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text("".join(lines))
+    tmp.replace(out)
+    return out
 
 
 def shuffled_copy(run_path: Path, seed: int = 1) -> Path:
@@ -290,6 +310,7 @@ def main() -> None:
         paths = {k: v for k, v in paths.items() if k in ("qrels", "run_000", f"run_{a.runs - 1:03d}")}
     else:
         paths = generate(a.out, a.queries or 7000, a.docs, a.seed, a.shape)
+        paths["subtopic_qrels"] = subtopic_qrels(paths["qrels"], paths["qrels"].with_suffix(".subtopics"))
     for k, v in paths.items():
         print(k, v)
 

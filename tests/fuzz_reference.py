@@ -7,13 +7,20 @@
   query and every measure, with random alpha, beta and relevance level; every fifth case also through
   ir_measures' own names (alpha_nDCG@k, ERR_IA@k, NRBP, nNRBP, AP_IA, P_IA@k, StRecall@k), where a judged
   query the run lacks must get 0 (ir_measures' rule: every judged query has a value);
+* ``pyndeval-names``: ``treckit.evaluate`` with ir_measures' diversity names (alpha_nDCG(rel=.., alpha=..,
+  judged_only=..)@k, NRBP(alpha=.., beta=..), ...) over subtopic qrels, against pyndeval called as ir_measures calls
+  it (the run filtered to judged documents for judged_only, which ir_measures 0.4.3 fails on), every fifth case
+  also against ir_measures itself: the same doubles for every query both judged and in the run;
 * ``ndeval``: ``treckit.output.ndeval.ndeval_table`` against an ndeval binary ($TRECKIT_NDEVAL; build one with
   ``gcc -O2 -o ndeval src/ndeval.c -lm`` from the pyndeval source package): the same bytes, or both refusing;
+* ``compat``: ``treckit.evaluate`` with ``Compat`` (random ``p``, ``normalize``) against ir_measures' compat provider:
+  the same doubles for every query both judged and in the run;
 * ``cwl``: ``treckit.measures.cwl.evaluate`` against ir_measures' cwl_eval provider (cwl-eval's code) for INST,
   INSQ, RBP, BPM, SDCG and NERR8-11 with random parameters: the same doubles for every query (a judged query the
   run lacks gets 0 there, none here).
 
-    python tests/fuzz_reference.py [--tool gdeval|pyndeval|ndeval|cwl|all] [--cases N] [--start S] [--out DIR]
+    python tests/fuzz_reference.py [--tool gdeval|gdeval-names|pyndeval|pyndeval-names|ndeval|cwl|compat|all] [--cases N]
+        [--start S] [--out DIR]
 
 Each difference is written to DIR/<tool>/<seed>/ (the inputs, both outputs) and listed in DIR/SUMMARY.txt.
 Inputs treckit refuses on purpose where the tool answers (KNOWN_REFUSALS) count as known, not as differences.
@@ -247,7 +254,7 @@ def diversity_case(seed: int) -> DiversityCase:
     subtopic_names = r.choice([[str(i) for i in range(8)], ["1", "01", "a", "b", "2", "x-1", "3", "4"]])
     for q in range(r.randint(1, 5)):
         qid = r.choice([f"q{q}", str(q), f"Q-{q}"])
-        docs = {_docno(r) for _ in range(r.randint(0, 30))}
+        docs = sorted({_docno(r) for _ in range(r.randint(0, 30))})        # sorted: the same case in every process
         for d in docs:
             for s in r.sample(subtopic_names, r.randint(0, 4)):
                 qrels.append((qid, s, d, r.choice([-1, 0, 0, 1, 1, 1, 2, 3])))
@@ -331,6 +338,154 @@ def _ir_measures_differences(c: DiversityCase, ours: dict) -> list[str]:
         if q not in mine and (q not in judged_not_ranked or v != 0):
             out.append(f"{q} {m}: ir_measures {v!r}, treckit has no value")
     return out
+
+
+# ------------------------------------------------------------------ diversity names in treckit eval's path
+@dataclass
+class DiversityNamesCase:
+    seed: int
+    qrels: list                   # (qid, subtopic, doc, grade), no (qid, subtopic, doc) twice
+    run: dict                     # qid -> {doc: score}
+    names: list                   # ir_measures' names with parameters
+
+
+def diversity_names_case(seed: int) -> DiversityNamesCase:
+    """A diversity case (its subtopic qrels without a (query, subtopic, doc) judged twice, which treckit refuses)
+    with ir_measures' names at random parameters: rel, alpha, beta, judged_only, cutoffs 1-20."""
+    c = diversity_case(seed)
+    r = random.Random(seed + 1)
+    seen, qrels = set(), []
+    for q, s, d, g in c.qrels:
+        if (q, s, d) not in seen:
+            seen.add((q, s, d))
+            qrels.append((q, s, d, g))
+    rel = f"rel={c.rel}"
+    judged = f", judged_only={r.random() < 0.3}"
+    cut = r.randint(1, 20)
+    names = [f"alpha_nDCG({rel}, alpha={c.alpha}{judged})@{cut}", f"alpha_DCG({rel}, alpha={c.alpha})@{r.randint(1, 20)}",
+             f"ERR_IA({rel}{judged})@{r.randint(1, 20)}", f"nERR_IA({rel})@{cut}", f"P_IA({rel}{judged})@{cut}",
+             f"StRecall({rel})@{r.randint(1, 20)}", f"NRBP({rel}, alpha={c.alpha}, beta={c.beta})",
+             f"nNRBP({rel}, alpha={c.alpha}, beta={c.beta})", f"AP_IA({rel}{judged})"]
+    return DiversityNamesCase(seed, qrels, c.run, names)
+
+
+def _pyndeval_by_name(c: DiversityNamesCase, name: str) -> dict:
+    """{query: value} of one ir_measures name as ir_measures computes it with pyndeval: its parameters mapped as
+    its provider maps them, the run filtered to judged documents for judged_only (what its code does before it
+    fails with a TypeError in 0.4.3)."""
+    import ir_measures
+    import pyndeval
+
+    m = ir_measures.parse_measure(name)
+    alpha = m["alpha"] if m.NAME in ("alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP") else 0.5
+    beta = m["beta"] if m.NAME in ("NRBP", "nNRBP") else 0.5
+    ndeval_name = {"AP_IA": "MAP-IA", "StRecall": "strec"}.get(m.NAME, m.NAME.replace("_", "-"))
+    if "cutoff" in m.params:
+        ndeval_name += f"@{m['cutoff']}"
+    judged = {(q, d) for q, _, d, _ in c.qrels}
+    only = m.params.get("judged_only", False)
+    rows = [(q, d, s) for q, docs in sorted(c.run.items()) for d, s in docs.items() if not only or (q, d) in judged]
+    qrels = [pyndeval.SubtopicQrel(q, s, d, g) for q, s, d, g in c.qrels]
+    got = pyndeval.RelevanceEvaluator(qrels, [ndeval_name], relevance_level=m["rel"], alpha=alpha,
+                                      beta=beta).evaluate(rows)
+    out = {q: v[ndeval_name] for q, v in got.items()}
+    if only:          # a query left without documents gets ir_measures' default, 0 (it gives every judged query one)
+        out.update({q: 0.0 for q in c.run if q not in out and any(x[0] == q for x in c.qrels)})
+    return out
+
+
+def diversity_names_compare(c: DiversityNamesCase, with_ir_measures: bool = False) -> dict | None:
+    """treckit.evaluate with ir_measures' names (the path of treckit eval: the registry, the ranking with docno
+    ascending ties, the subtopic qrels read from the iteration field) against pyndeval as ir_measures calls it;
+    ``with_ir_measures``: also against ir_measures itself (its names without judged_only=True)."""
+    import treckit
+    from treckit.model import Qrels
+
+    shared = sorted({q for q, _, _, _ in c.qrels} & {q for q, docs in c.run.items() if docs})
+    if not shared:
+        return None
+    qrels = Qrels.from_columns([x[0] for x in c.qrels], [x[2] for x in c.qrels], [x[3] for x in c.qrels],
+                               iter=[x[1] for x in c.qrels])
+    df = treckit.evaluate(qrels, c.run, c.names, warn=lambda m: None)
+    diffs = []
+    for name in c.names:
+        ours = dict(zip(df.qid, df[name]))
+        ref = _pyndeval_by_name(c, name)
+        diffs += [f"{q} {name}: pyndeval {ref.get(q)!r}, treckit {ours.get(q)!r}" for q in shared
+                  if q not in ref or q not in ours or not _same(ref[q], ours[q])]
+    if with_ir_measures and not diffs:
+        import contextlib
+        import io
+
+        import ir_measures
+        plain = [n for n in c.names if "judged_only=True" not in n]
+        parsed = {ir_measures.parse_measure(n): n for n in plain}
+        qr = [ir_measures.Qrel(q, d, g, s) for q, s, d, g in c.qrels]
+        run = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+        got = {}
+        for measure, name in parsed.items():   # one name a call: ir_measures 0.4.3 computes one parameter set a call
+            with contextlib.redirect_stderr(io.StringIO()):      # (its run iterator is spent), and warns of subtopics
+                got.update({(m.query_id, name): m.value for m in ir_measures.iter_calc([measure], qr, run)})
+        for name in plain:
+            ours = dict(zip(df.qid, df[name]))
+            diffs += [f"{q} {name}: ir_measures {got.get((q, name))!r}, treckit {ours[q]!r}" for q in shared
+                      if not _same(got.get((q, name), math.inf), ours[q])]
+    if not diffs:
+        return None
+    return {"known": None, "reference": b"", "treckit": "\n".join(diffs[:20]).encode(),
+            "files": {"case": repr((c.qrels, c.run, c.names)).encode()}}
+
+
+# ------------------------------------------------------------------ Compat (ir_measures' compat provider)
+@dataclass
+class CompatCase:
+    seed: int
+    qrels: list                   # (qid, doc, grade), no (qid, doc) twice
+    run: dict
+    names: list
+
+
+def compat_case(seed: int) -> CompatCase:
+    """Score ties (whole numbers, 0.0), negative scores, relevant documents the run lacks, grade ties settled by the
+    qrels' line order, random p and normalize."""
+    r = random.Random(seed)
+    qrels, run = [], {}
+    for q in range(r.randint(1, 4)):
+        qid = r.choice([f"q{q}", str(q)])
+        qrels += [(qid, d, r.choice([-1, 0, 0, 1, 1, 2, 3])) for d in sorted({_docno(r) for _ in range(r.randint(1, 25))})]
+        if r.random() < 0.9:
+            run[qid] = {_docno(r): r.choice([float(r.randint(-2, 3)), 0.0, round(r.uniform(-1, 2), 1)])
+                        for _ in range(r.randint(1, 60))}
+    r.shuffle(qrels)
+    names = ["Compat", f"Compat(p={r.choice([0.5, 0.8, 0.95, 0.99])})",
+             f"Compat(p={r.choice([0.5, 0.9])}, normalize={r.random() < 0.5})"]
+    return CompatCase(seed, qrels, run, names)
+
+
+def compat_compare(c: CompatCase) -> dict | None:
+    """treckit.evaluate with Compat against ir_measures' compat provider: the same doubles for every query both
+    judged and in the run."""
+    import ir_measures
+
+    import treckit
+    from treckit.model import Qrels
+    shared = sorted({q for q, _, _ in c.qrels} & set(c.run))
+    if not shared:
+        return None
+    qrels = Qrels.from_columns([x[0] for x in c.qrels], [x[1] for x in c.qrels], [x[2] for x in c.qrels])
+    df = treckit.evaluate(qrels, c.run, c.names, warn=lambda m: None)
+    qr = [ir_measures.Qrel(q, d, g) for q, d, g in c.qrels]
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, docs in c.run.items() for d, s in docs.items()]
+    diffs = []
+    for name in c.names:
+        got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.parse_measure(name)], qr, scored)}
+        ours = dict(zip(df.qid, df[name]))
+        diffs += [f"{q} {name}: compat {got.get(q)!r}, treckit {ours.get(q)!r}" for q in shared
+                  if got.get(q) != ours.get(q)]
+    if not diffs:
+        return None
+    return {"known": None, "reference": b"", "treckit": "\n".join(diffs[:20]).encode(),
+            "files": {"case": repr((c.qrels, c.run, c.names)).encode()}}
 
 
 # ------------------------------------------------------------------ ndeval (the C program) cases
@@ -488,8 +643,12 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
                 diff = gdeval_names_compare(gdeval_names_case(seed), Path(tmp), gdeval_path())
             elif tool == "pyndeval":
                 diff = pyndeval_compare(diversity_case(seed), with_ir_measures=seed % 5 == 0)
+            elif tool == "pyndeval-names":
+                diff = diversity_names_compare(diversity_names_case(seed), with_ir_measures=seed % 5 == 0)
             elif tool == "cwl":
                 diff = cwl_compare(cwl_case(seed))
+            elif tool == "compat":
+                diff = compat_compare(compat_case(seed))
             else:
                 diff = ndeval_compare(ndeval_case(seed), Path(tmp), ndeval_path())
             if diff is not None:
@@ -503,12 +662,15 @@ def run_tool(tool: str, seeds: range, out: Path) -> tuple[int, list[int], list[i
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tool", choices=("gdeval", "gdeval-names", "pyndeval", "ndeval", "cwl", "all"), default="all")
+    ap.add_argument("--tool", choices=("gdeval", "gdeval-names", "pyndeval", "pyndeval-names", "ndeval", "cwl", "compat",
+                                       "all"),
+                    default="all")
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "fuzz_reference")
     a = ap.parse_args(argv)
-    available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True, "ndeval": ndeval_path() is not None, "cwl": True}
+    available = {"gdeval": gdeval_path() is not None, "gdeval-names": gdeval_path() is not None, "pyndeval": True,
+                 "pyndeval-names": True, "ndeval": ndeval_path() is not None, "cwl": True, "compat": True}
     tools = [a.tool] if a.tool != "all" else [t for t, ok in available.items() if ok]
     missing = [t for t in tools if not available[t]]
     if missing:

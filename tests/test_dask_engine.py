@@ -293,6 +293,17 @@ def test_a_partitioned_run_is_byte_identical_to_the_local_engine(data, big, addr
     assert derr == err
 
 
+def test_diversity_names_run_whole_on_a_worker_as_locally(data, big, address, capsys, partitioned):
+    """The diversity names (and Compat) on the cluster: byte-identical to the local engine; a run the engine would
+    partition is evaluated whole on one worker instead (the subtopics are numbered over the whole qrels)."""
+    for run in (data["runs"][0], big["grouped"]):
+        argv = ["-q", "-c", "-m", "alpha_nDCG@20", "-m", "NRBP(beta=0.8)", "-m", "AP_IA", "-m", "Compat", "-m", "map",
+                data["qrels"], run]
+        (code, out, err), (dcode, dout, derr) = both(argv, address, capsys)
+        assert code == dcode == 0 and dout == out and derr == err and "alpha_nDCG@20" in out, derr
+    assert partitioned == []
+
+
 def test_a_malformed_line_in_a_partition_is_named_by_file_and_true_line(data, big, address, capsys, partitioned,
                                                                          tmp_path):
     lines = Path(big["interleaved"]).read_text().splitlines(keepends=True)

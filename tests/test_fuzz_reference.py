@@ -1,5 +1,6 @@
 """The differential fuzz of tests/fuzz_reference.py, a fixed few seeds per reference tool (``make fuzz-reference``
-runs thousands): gdeval.pl (skipped without perl or the script), pyndeval with ir_measures' names, cwl-eval, an
+runs thousands): gdeval.pl (skipped without perl or the script), pyndeval with ir_measures' names (and those names
+in treckit eval's path), cwl-eval, an
 ndeval binary (skipped without $TRECKIT_NDEVAL).  A seed that differs would go into KNOWN with the named test that pins
 its cause, as a strict xfail; inputs treckit refuses on purpose (fuzz_reference.KNOWN_REFUSALS, each pinned by a
 test_kept_difference_* test) are recognised by the comparison and pass."""
@@ -45,6 +46,24 @@ def test_gdeval_by_name_same_values(gdeval_pl, tmp_path, seed):
 def test_pyndeval_same_doubles(seed):
     pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is not installed")
     diff = fr.pyndeval_compare(fr.diversity_case(seed), with_ir_measures=seed % 5 == 0)
+    if diff is not None:
+        _fail(diff)
+
+
+@pytest.mark.parametrize("seed", list(_seeds("pyndeval-names"))[:15])
+def test_diversity_names_same_doubles(seed):
+    """treckit.evaluate with ir_measures' diversity names over subtopic qrels: pyndeval's doubles (ir_measures' own
+    every fifth seed)."""
+    pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is not installed")
+    diff = fr.diversity_names_compare(fr.diversity_names_case(seed), with_ir_measures=seed % 5 == 0)
+    if diff is not None:
+        _fail(diff)
+
+
+@pytest.mark.parametrize("seed", list(_seeds("compat"))[:15])
+def test_compat_same_doubles(seed):
+    """treckit.evaluate with Compat: ir_measures' compat provider's doubles."""
+    diff = fr.compat_compare(fr.compat_case(seed))
     if diff is not None:
         _fail(diff)
 

@@ -1243,21 +1243,55 @@ def prefs_need_rel_format(c: Ctx, shared: Path):
 
 
 def reference_command(c: Ctx):
-    """alpha_nDCG@k (ir_measures' name, not yet computed by name: it needs qrels whose iteration field is the
-    subtopic): the fix names the command that prints ndeval's numbers, which runs on the same files.  ERR@k is
-    computed by name, at the numbers treckit gdeval prints."""
+    """ERR@k is computed by name at the numbers treckit gdeval prints; an ir_measures name treckit does not compute
+    (Accuracy) names the closest one it does, which runs on the same files."""
     q, r = _files(c)
     err = ok(c.cli("eval", "-q", "-m", "ERR@5", q, r)).out.splitlines()
     out = ok(c.cli("gdeval", q, r, "5")).out.splitlines()
     assert out[0] == "runid,topic,ndcg@5,err@5" and len(out) > 1
     assert [ln.split()[1:] for ln in err[:-1]] == [[ln.split(",")[1], f"{float(ln.split(',')[3]):.4f}"] for ln in out[1:]]
     assert ok(c.cli("gdeval", q, r, "5", "--amean")).out.splitlines()[-1].split(",")[1] == "amean"
-    sub = c.file("1 1 d1 1\n1 2 d2 1\n1 1 d3 0\n", "subtopics")
-    said(c.cli("eval", "-m", "alpha_nDCG@20", sub, r), "unknown measure 'alpha_nDCG@20'",
-         "treckit ndeval QRELS RUN prints")
-    table = ok(c.cli("ndeval", sub, r)).out.splitlines()
-    assert table[0].startswith("runid,topic,ERR-IA@5") and table[-1].split(",")[1] == "amean"
-    assert ok(c.cli("ndeval", "--traditional", sub, r)).out.splitlines()[0] == table[0]
+    said(c.cli("eval", "-m", "Accuracy@5", q, r), "unknown measure 'Accuracy@5'", "the closest it computes is bpref")
+    assert ok(c.cli("eval", "-m", "bpref", q, r)).out == _te_out(c, q, r, "-m", "bpref")
+
+
+SUBTOPICS = "1 1 d1 1\n1 2 d1 1\n1 2 d3 1\n1 1 d2 0\n2 1 d4 1\n2 2 d5 1\n"
+
+
+def diversity_streamed(c: Ctx):
+    """A diversity name on a run that would be streamed: refused; with --memory-limit 0 the run is read whole and
+    the values are the API's (pyndeval's, tests/test_diversity_names.py); treckit ndeval, the other fix, prints
+    ndeval's table of the same files."""
+    import treckit
+    sub, r = c.file(SUBTOPICS, "subtopics"), c.file(RUN, "run")
+    said(c.cli("eval", "--memory-limit", "1", "-m", "alpha_nDCG@5", sub, r), "computed in memory only",
+         "give --memory-limit 0")
+    out = ok(c.cli("eval", "--memory-limit", "0", "-m", "alpha_nDCG@5", sub, r)).out.split("\t")
+    assert float(out[2]) == pytest.approx(treckit.evaluate(str(sub), str(r), ["alpha_nDCG@5"]).iloc[-1, 1], abs=5e-5)
+    assert ok(c.cli("ndeval", sub, r)).out.splitlines()[0].startswith("runid,topic,ERR-IA@5")
+
+
+def diversity_without_max_docs(c: Ctx):
+    """-M with a diversity name (or Compat): refused (-M cuts trec_eval's order, these rank ties by doc id
+    ascending); the fix, the measure in a treckit eval of its own without -M, gives the API's numbers."""
+    import treckit
+    sub, r = c.file(SUBTOPICS, "subtopics"), c.file(RUN, "run")
+    said(c.cli("eval", "-M", "2", "-m", "StRecall@2", sub, r), "-M 2 with StRecall@2",
+         "evaluate StRecall@2 without -M, in a treckit eval of its own")
+    out = ok(c.cli("eval", "-m", "StRecall@2", sub, r)).out.split("\t")
+    assert float(out[2]) == pytest.approx(treckit.evaluate(str(sub), str(r), ["StRecall@2"]).iloc[-1, 1], abs=5e-5)
+
+
+def subtopic_qrels_beside_map(c: Ctx):
+    """Subtopic qrels (a document judged on two subtopics) with map beside a diversity name: refused; the fix, map
+    with ad hoc qrels in a treckit eval of its own and the diversity name with the subtopic qrels, runs: map as
+    trec_eval prints it."""
+    sub, r = c.file(SUBTOPICS, "subtopics"), c.file(RUN, "run")
+    said(c.cli("eval", "-m", "map", "-m", "AP_IA", sub, r), "subtopic qrels, as AP_IA reads them",
+         "evaluate map in a treckit eval of its own with ad hoc qrels")
+    q = c.file(QRELS, "qrels")
+    assert ok(c.cli("eval", "-m", "map", q, r)).out == _te_out(c, q, r, "-m", "map")
+    assert ok(c.cli("eval", "-m", "AP_IA", sub, r)).out.startswith("AP_IA")
 
 
 def cwl_without_max_docs(c: Ctx):
@@ -1602,7 +1636,13 @@ OTHERS = [
     Other("prefs-needs-R", "cli/evaluate.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
-    Other("reference-command", "measures/registry.py: whose numbers treckit ndeval QRELS RUN", "eval", reference_command),
+    Other("reference-command", "measures/registry.py: the closest it computes is {closest}", "eval", reference_command),
+    Other("diversity-streamed", "measures/subtopics.py: give --memory-limit 0 (read the run whole)", "eval",
+          diversity_streamed),
+    Other("diversity-without-max-docs", "measures/subtopics.py: without -M, in a treckit eval of its own", "eval",
+          diversity_without_max_docs),
+    Other("subtopic-qrels-beside-map", "measures/subtopics.py: in a treckit eval of its own with ad hoc qrels", "eval",
+          subtopic_qrels_beside_map),
     Other("cwl-without-max-docs", "engines/memory.py: without -M (cwl-eval reads at most 1000 ranks)", "eval",
           cwl_without_max_docs),
     Other("first-parameters-win", "measures/registry.py: ask for each in a separate treckit eval", "eval",
@@ -1636,6 +1676,7 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("measures/subtopics.py: is computed in memory only, and this run is larger", "the error's reason (its fix is tested)"),
     ("cli/info.py: --ties looks at a run file's scores", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware {mode}: not one of", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware {mode}: compare takes", "the error's reason (its fix is tested)"),

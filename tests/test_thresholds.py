@@ -97,7 +97,7 @@ STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "S
                      "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
 # thresholds whose both sides are run by another test file (on a Dask cluster)
 ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py",
-             "TESTSET_RUN_MEMORY": "test_testsets.py"}
+             "TESTSET_RUN_MEMORY": "test_testsets.py", "MAX_LINE_BYTES": "test_long_lines.py"}
 
 
 def test_every_threshold_is_listed_here():

@@ -93,6 +93,12 @@ def test_complete_relstring_for_missing_query(trec_eval, tmp_path):
     assert_same(*both(trec_eval, tmp_path, "1 0 a 1\n2 0 b 1\n", "1 Q0 a 1 1 t\n", "-c -q -m relstring.5"))
 
 
+def test_Rprec_mult_of_zero_is_zero(trec_eval, tmp_path):
+    """A multiple of 0 (fuzz seeds 302059, 303151) cuts at no document: trec_eval prints 0.0000 for it."""
+    assert_same(*both(trec_eval, tmp_path, "q 0 a 1\nq 0 b 1\n", "q Q0 a 1 2 t\nq Q0 x 2 1 t\n",
+                      "-m Rprec_mult.0.0,0.91,1.72"))
+
+
 @pytest.mark.xfail(strict=True, reason="-l -1: trec_eval gives unjudged retrieved docs (its grade -1) the rank-based "
                                        "measures of relevant docs; treckit counts them non-relevant; " + LEAD)
 def test_level_minus_one_counts_unjudged_docs(trec_eval, tmp_path):

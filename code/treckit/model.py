@@ -87,7 +87,8 @@ class Qrels:
         cols = {c.lower(): c for c in df.columns}
         q, d = df[cols.get("qid", cols.get("query_id"))], df[cols.get("docid", cols.get("doc_id"))]
         g = df[cols.get("grade", cols.get("relevance", cols.get("rel")))]
-        it = df[cols["iter"]].astype(str) if "iter" in cols else None
+        it_col = cols.get("iter", cols.get("iteration"))         # ir_measures' name: the subtopic of diversity qrels
+        it = df[it_col].astype(str) if it_col is not None else None
         return cls.from_columns(q.astype(str), d.astype(str), g.astype("int64"), it)
 
     def __len__(self) -> int:

@@ -3,7 +3,8 @@
 Each name is read at the moment of the decision (``thresholds.NAME``, never copied), so a test can
 lower or raise it with ``monkeypatch.setattr(thresholds, NAME, value)`` and run both sides of the
 branch on small data (tests/test_thresholds.py does so for every one).  Both sides must give the
-same result; only time and memory differ.
+same result; only time and memory differ.  The bounds on hostile input at the end are no switch: past them,
+input is refused.
 """
 from __future__ import annotations
 
@@ -69,3 +70,12 @@ SHARD_SHARE = 4                         # an interleaved run is cut into shards 
 SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when
                                         # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
 OUTPUT_CHUNK_QUERIES = 1000            # trec_eval text (-q) is written this many queries' lines at a time
+
+# ---------------------------------------------------------------- bounds on hostile input (long_lines.py)
+MAX_LINE_BYTES = 1 << 24                # no line of an input may be longer (16 MiB; checked while reading, so a
+                                        # gzip bomb of one endless line is refused, never held whole): TREC and TSV
+                                        # lines are under a KiB, QUEST's JSON lines about 10 KiB (one listing
+                                        # thousands of docs a few hundred KiB), so a JSON line may carry long texts
+                                        # and still fit many times over; while Python parses one line of ids it holds
+                                        # about ten times its bytes, a bounded cost; under the detector's 64 MiB
+                                        # (formats/common.py), so every first line the readers read is detected

@@ -6,7 +6,8 @@ treckit read them (doc ids in their written form, the bytes trec_eval compares) 
 
 * pytrec_eval reads scores as float32, so treckit's numbers are recomputed with scores read as float32
   (``--float32``) and those are compared; a printed number that differs from its float32 reading (scores that
-  tie only in float32) is said.
+  tie only in float32) is said.  The C/W/L names and ``Compat`` are compared through ir_measures' cwl_eval and
+  compat providers, handed the same float32 scores in the run's line order.
 * the query set is treckit's: the judged queries the run answers (trec_eval's default); ir_measures' own mean
   would count every judged query.
 * each measure is compared with the ir_measures measure that is equal to it by definition (:func:`equal_measure`);
@@ -40,6 +41,13 @@ IPREC_DIFFERS = ("pytrec_eval turns a recall level into relevant docs as trec_ev
 NO_EQUAL = "no equal in ir_measures"
 NOT_PYTREC = "ir_measures computes it without pytrec_eval, by another tool's ranking"
 JUDGED_CUTOFF_DIFFERS = "ir_measures' Judged@k ranks score ties by docid ascending, not trec_eval's order"
+# the measures whose reference is another tool: ir_measures computes them too, but not within the check's terms
+BY_OTHER_TOOL = {
+    "gdeval.pl": "ir_measures computes it by running gdeval.pl, whose output has 5 decimals; treckit gdeval prints "
+                 "gdeval.pl's own output, and the reference fuzz compares the values with it",
+    "ndeval": "ir_measures computes it with pyndeval over subtopic qrels, which the check's judgments (one grade "
+              "per document) do not carry; the reference fuzz compares the values with it",
+}
 
 # the evaluation options a cross-check cannot hand to ir_measures, by the flag that sets them
 _NOT_MIRRORED: tuple[tuple[str, Callable[[EvalOptions], bool]], ...] = (
@@ -111,7 +119,7 @@ def equal_measure(req, column: int, options: EvalOptions) -> tuple[Any, str | No
 def _provider(measure):
     """The ir_measures provider that computes ``measure`` as the cross-check means it, or None."""
     import ir_measures
-    for provider in (ir_measures.pytrec_eval, ir_measures.judged):
+    for provider in (ir_measures.pytrec_eval, ir_measures.judged, ir_measures.cwl_eval, ir_measures.compat):
         if provider.supports(measure):
             return provider
     return None
@@ -191,6 +199,14 @@ def _equal_measure(req, column: int, options: EvalOptions) -> tuple[Any, str | N
     if name == "Judged":               # without a cutoff the share of the whole run: no order involved
         return (None, JUDGED_CUTOFF_DIFFERS) if opts.get("cutoff") else make("Judged", takes_rel=False,
                                                                              takes_judged=False)
+    if req.measure.reference.startswith(("cwl-eval", "ir_measures 0.4 (its compat")):
+        # the same provider as ir_measures' name, handed the run's scores as float32 (as treckit recomputes them)
+        if judged_only:
+            return None, f"{NO_EQUAL} with -J"
+        return ir_measures.parse_measure(req.text), None
+    for tool, why in BY_OTHER_TOOL.items():
+        if req.measure.reference.startswith(tool):
+            return None, why
     return None, NO_EQUAL
 
 
@@ -325,6 +341,7 @@ def _as_dicts(qrels, run, qids: set[str]) -> tuple[dict, dict, set[str]]:
     (judgments all negative).  Docs are named by the run's written form of each id (the bytes trec_eval orders
     ties on, as treckit does), a judged doc the run lacks by the qrels' own: pytrec_eval then joins the two where
     treckit joins them, on the decoded ids."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -340,7 +357,7 @@ def _as_dicts(qrels, run, qids: set[str]) -> tuple[dict, dict, set[str]]:
     run_dict: dict[str, dict[str, float]] = {}
     for q, doc, shown, score in rows(run.table, run.written, "score"):
         names[q, doc] = shown
-        run_dict.setdefault(q, {})[shown] = float(score)
+        run_dict.setdefault(q, {})[shown] = float(np.float32(score))   # pytrec_eval's reading, for every provider
     qrels_dict: dict[str, dict[str, int]] = {}
     for q, doc, shown, grade in rows(qrels.table, qrels.written, "grade"):
         qrels_dict.setdefault(q, {})[names.get((q, doc), shown)] = int(grade)

@@ -223,6 +223,7 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
     gives them: each run one task, a huge TREC run partitioned by query (:mod:`.dask_partition`).
     Every task is submitted before the first result is awaited; results (and what the workers said)
     are taken in the runs' order, so the first bad run in that order is the one reported."""
+    from ..measures import subtopics
     from . import dask_partition
 
     with connect(scheduler, client) as c:
@@ -231,7 +232,8 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
         remote = scheduler is not None or client is not None
         for i, shown in enumerate(paths):
             path = for_workers(shown, remote)
-            part = dask_partition.plan(path, reading, options)
+            # the diversity measures number subtopics over the whole qrels: such a run is one task, never partitioned
+            part = dask_partition.plan(path, reading, options) if not subtopics.asked(requests) else None
             if part is not None:
                 jobs.append(dask_partition.submit(c, part, q, qrels, requests, options, warn, key=job_key(f"run-{i}"),
                                                   reading=reading))

@@ -14,6 +14,7 @@ from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..inputs.objects import as_measures, as_qrels, as_run
 from ..inputs.options import RunReading
+from ..measures import compat, subtopics
 from ..ranking.judged import RankedJudged, RunFacts, rank_and_judge, seq_sum
 from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
 from ..model import Qrels, Run
@@ -137,8 +138,15 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
                          "the documents kept would not be the first of theirs",
                          fix=f"evaluate {listed[0].text} without -M (cwl-eval reads at most 1000 ranks), in a treckit "
                              "eval of its own")
-    base, facts = rank_and_judge(qrels, run, replace(o, judged_only=False), source=source, facts=sanity,
-                                 row_offset=row_offset, listed_ties=bool(listed))
+    diverse = subtopics.asked(requests)
+    subtopics.refuse_cut(requests, o.max_docs)
+    judged = subtopics.judged_docs(qrels, requests) if diverse else qrels
+    base, facts = rank_and_judge(judged, run, replace(o, judged_only=False), source=source, facts=sanity,
+                                 row_offset=row_offset, listed_ties=bool(listed),
+                                 ascending_ties=any(r.measure.ties == "ascending" for r in requests))
+    # the measures that read the qrels and the run themselves, beside the shared ranking
+    whole = {**(subtopics.blocks(qrels, run, base, diverse, o) if diverse else {}),
+             **compat.blocks(qrels, run, base, compat.asked(requests), o)}
     views: dict[tuple, RankedJudged] = {}
 
     def view_at(judged: bool, level: int) -> RankedJudged:
@@ -163,7 +171,7 @@ def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: Eval
         if m.value == "runid":
             blocks.append(np.full((view.Q, 1), np.nan))
             continue
-        out = m.kernel(view_for(req), req.params, **dict(req.options))
+        out = whole[req.key] if req.key in whole else m.kernel(view_for(req), req.params, **dict(req.options))
         if m.value == "string":
             strings[names[0]] = out
             blocks.append(np.full((view.Q, 1), np.nan))

@@ -35,6 +35,7 @@ import pyarrow as pa
 from .. import thresholds
 from ..console.errors import InputError, os_error
 from .budget import DEFAULT_MEMORY, MemoryLimit, parse_memory_limit  # noqa: F401  (parse_memory_limit: the option's sizes)
+from ..inputs.long_lines import check_held
 from ..inputs.sources import cut_short
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
@@ -105,6 +106,9 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
         on_part(part, run)
         return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
     import dataclasses
+
+    from ..measures.subtopics import refuse_streamed
+    refuse_streamed(requests, path)
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
                             warn, on_part, order_option=order_option).run()
@@ -354,8 +358,9 @@ def blocks(path: str, size: int, expected: int | None = None) -> Iterator[tuple[
                 if not n:
                     break
                 del block[n:]
-                if not block.endswith(b"\n"):
-                    block += fh.readline()              # the rest of the last line
+                if not block.endswith(b"\n"):         # the rest of the last line, up to the line bound
+                    block += fh.readline(thresholds.MAX_LINE_BYTES + 1)
+                check_held(block, path, line)
                 read += len(block)
                 if read < expected and (n < size or not block.endswith(b"\n")):     # the end came early
                     raise cut_short(path, read, expected)

@@ -8,6 +8,7 @@ import select
 from typing import IO
 
 from ..console.errors import InputError
+from .long_lines import LineWatch
 
 WHOLE_READ_LIMIT: int | None = None
 """At most this many bytes are read into memory whole (stdin, pipes, ``.gz`` content, the line
@@ -34,10 +35,17 @@ def too_large(name: str, limit: int, fix: str = STREAMED_FIX) -> InputError:
     return InputError(f"more than {limit:,} bytes to read into memory", path=name, fix=fix)
 
 
-def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
-    """Everything ``fh`` gives, in blocks (a read of ``limit`` bytes at once would reserve them)."""
+def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
+    """Everything ``fh`` gives, in blocks (a read of ``limit`` bytes at once would reserve them).  ``lines``: the
+    content is lines, each refused as soon as it is past the line bound -- unless it is gzip data, whose lines are
+    watched as it is decompressed."""
     blocks, total = [], 0
+    watch = LineWatch(name) if lines else None
     while block := fh.read(min(_BLOCK, limit + 1 - total) or 1):
+        if watch is not None and total == 0 and block[:2] == GZIP_MAGIC:
+            watch = None
+        if watch is not None:
+            watch.feed(block)
         blocks.append(block)
         total += len(block)
         if total > limit:
@@ -47,6 +55,7 @@ def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX) 
 
 _BLOCK = 1 << 24
 _POLL_MS = 200
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _PipeReader:
@@ -66,9 +75,9 @@ class _PipeReader:
         return os.read(self.fd, n)
 
 
-def read_pipe(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
+def read_pipe(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
     try:
         reader = _PipeReader(fh) if hasattr(select, "poll") else fh
     except (OSError, ValueError, io.UnsupportedOperation):
         reader = fh
-    return read_bounded(reader, name, limit, fix)
+    return read_bounded(reader, name, limit, fix, lines)

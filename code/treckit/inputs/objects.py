@@ -25,7 +25,7 @@ import dataclasses
 import io
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +106,22 @@ def as_qrels(x) -> Qrels:
         return x
     if isinstance(x, (str, os.PathLike)):
         return _qrels_from_path(x)
+    if isinstance(x, Iterator):
+        x = list(x)                              # read twice: the judgments, then their iteration field
     q, d, g = _triples(x, "qrels", _QRELS_KINDS, _GRADE_COLUMNS, value_fields=("relevance", "label", "grade"))
-    return Qrels.from_columns(q, d, grades(g, "qrels"))
+    return Qrels.from_columns(q, d, grades(g, "qrels"), _iterations(x))
+
+
+def _iterations(x) -> list[str] | None:
+    """The iteration field of each judgment when ``x`` gives one (a frame's ``iteration`` or ``iter`` column,
+    ir_measures' Qrel namedtuples): the subtopic of diversity qrels; None otherwise (every judgment's is 0)."""
+    if _is_frame(x):
+        cols = {str(c).lower(): c for c in x.columns}
+        name = cols.get("iteration", cols.get("iter"))
+        return None if name is None else [str(v) for v in x[name].tolist()]
+    if isinstance(x, (list, tuple)) and x and all("iteration" in getattr(r, "_fields", ()) for r in x):
+        return [str(r.iteration) for r in x]
+    return None
 
 
 def _qrels_from_path(path) -> Qrels:

@@ -1,7 +1,8 @@
 """Inputs named by path: regular files, pipes (``-`` for stdin, ``<(cmd)``), ``.gz`` and URLs (:mod:`.urls`).
 
 Folders and devices are refused, and what is read whole into memory is bounded
-(:data:`treckit.inputs.limits.WHOLE_READ_LIMIT`).  Every OS error names the path.  Stdin, pipes and URLs
+(:data:`treckit.inputs.limits.WHOLE_READ_LIMIT`), and so is each line of what is read as lines
+(:mod:`.long_lines`).  Every OS error names the path.  Stdin, pipes and URLs
 are read once and their content kept, so that detecting the format and reading it see the same bytes.
 :class:`Source` hands the vectorized readers a plain file by path (Arrow streams it) and anything else
 as bytes; :func:`file_digest` and :func:`content_digest` identify inputs.
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..console.errors import InputError, os_error
-from .limits import STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
+from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
+from .long_lines import check_file, check_held
 from .urls import is_url, read_url
 
 PathLike = str | os.PathLike
@@ -80,10 +82,12 @@ def read_as(path: str, content: bytes) -> Iterator[None]:
         _stream_cache.pop(path, None)
 
 
-def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX) -> bytes:
+def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX,
+               lines: bool = False) -> bytes:
     """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
     At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not; past it, an
-    error whose fix is ``too_large_fix``."""
+    error whose fix is ``too_large_fix``.  ``lines``: the content is lines, none longer than
+    ``thresholds.MAX_LINE_BYTES`` (:mod:`treckit.inputs.long_lines`), refused while it is read."""
     name = display_name(path)
     limit = whole_read_limit() if limit is None else limit
     key = str(path)
@@ -93,7 +97,7 @@ def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str =
             if len(data) > limit:
                 raise too_large(name, limit, too_large_fix)
         elif is_stdio(path):
-            data = _stream_cache[key] = read_pipe(sys.stdin.buffer, name, limit, too_large_fix)
+            data = _stream_cache[key] = read_pipe(sys.stdin.buffer, name, limit, too_large_fix, lines)
         elif is_url(path):          # read once (detection and parsing see the same bytes); forget_stream drops it
             data = _stream_cache[key] = read_url(key, limit)
         else:
@@ -101,15 +105,19 @@ def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str =
             if stat.S_ISREG(st.st_mode) and st.st_size > limit:
                 raise too_large(name, limit, too_large_fix)
             with open(path, "rb") as fh:
-                data = fh.read() if stat.S_ISREG(st.st_mode) else read_pipe(fh, name, limit, too_large_fix)
+                if lines and stat.S_ISREG(st.st_mode) and fh.peek(2)[:2] != GZIP_MAGIC:
+                    _check_file_lines(fh.fileno(), name, st.st_size)      # before the whole file is read
+                data = fh.read() if stat.S_ISREG(st.st_mode) else read_pipe(fh, name, limit, too_large_fix, lines)
             if stat.S_ISREG(st.st_mode) and len(data) < st.st_size:
                 raise cut_short(name, len(data), st.st_size)
             if stat.S_ISFIFO(st.st_mode):
                 _stream_cache[key] = data
     except OSError as exc:
         raise os_error(exc, name) from None
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, name, limit, too_large_fix)
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, name, limit, too_large_fix, lines)
+    if lines:                   # what the checks while reading did not see: kept content, a URL's
+        check_held(data, name)
     return data
 
 
@@ -127,10 +135,10 @@ def forget_stream(path: PathLike) -> None:
         _stream_cache.pop(str(path), None)
 
 
-def _gunzip(data: bytes, name: str, limit: int, fix: str = STREAMED_FIX) -> bytes:
+def _gunzip(data: bytes, name: str, limit: int, fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
-            return read_bounded(gz, name, limit, fix)
+            return read_bounded(gz, name, limit, fix, lines)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise _gzip_error(exc, name) from None
 
@@ -198,15 +206,16 @@ class Source:
                 try:
                     with open(path, "rb") as fh:
                         self.head = fh.read(1 << 16)
-                        plain = self.head[:2] != b"\x1f\x8b"
+                        plain = self.head[:2] != GZIP_MAGIC
                         if plain:
                             self.size = os.fstat(fh.fileno()).st_size
+                            _check_file_lines(fh.fileno(), display_name(path), self.size)
                             fh.seek(max(0, self.size - (1 << 16)))
                             self.tail = fh.read()
                 except OSError as exc:
                     raise os_error(exc, str(path)) from None
         if not plain:
-            self._data = read_bytes(path)
+            self._data = read_bytes(path, lines=True)
             self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
         self.plain = plain
 
@@ -224,7 +233,7 @@ class Source:
 
     def data(self) -> bytes:
         if self._data is None:
-            data = read_bytes(self.path)
+            data = read_bytes(self.path, lines=True)
             if self.plain and len(data) < self.size:           # shorter than when it was first looked at
                 raise cut_short(display_name(self.path), len(data), self.size)
             self._data = data
@@ -265,23 +274,33 @@ class Source:
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
             try:
-                parts, at = [], start
-                while at < end:                      # pread may return fewer bytes than asked
-                    got = os.pread(fd, end - at, at)
-                    if not got:
-                        raise cut_short(display_name(self.path), at, self.size)
-                    parts.append(got)
-                    at += len(got)
+                return _pread(fd, start, end, display_name(self.path), self.size)
             finally:
                 os.close(fd)
         except OSError as exc:
             raise os_error(exc, str(self.path)) from None
-        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def holds_any(self, data: bytes | memoryview, span: tuple[int, int], needles: tuple[bytes, ...]) -> bool:
         """Whether ``data`` (this content's :meth:`span` ``span``) holds any of the bytes ``needles``."""
         within, bounds = (data, ()) if isinstance(data, bytes) else (self._data, span)
         return any(within.find(n, *bounds) >= 0 for n in needles)
+
+
+def _pread(fd: int, start: int, end: int, name: str, size: int) -> bytes:
+    """The bytes ``start:end`` of the open file ``fd`` (of ``size`` bytes when it was first looked at)."""
+    parts, at = [], start
+    while at < end:                      # pread may return fewer bytes than asked
+        got = os.pread(fd, end - at, at)
+        if not got:
+            raise cut_short(name, at, size)
+        parts.append(got)
+        at += len(got)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _check_file_lines(fd: int, name: str, size: int) -> None:
+    """Refuse the plain file open as ``fd`` if a line is past the line bound, reading only near line ends."""
+    check_file(lambda start, end: _pread(fd, start, end, name, size), size, name)
 
 
 def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
@@ -301,8 +320,9 @@ def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_text(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX) -> str:
-    return decode_text(read_bytes(path, limit=limit, too_large_fix=too_large_fix), path)
+def read_text(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX,
+              lines: bool = False) -> str:
+    return decode_text(read_bytes(path, limit=limit, too_large_fix=too_large_fix, lines=lines), path)
 
 
 def check_readable(path: PathLike) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..console.errors import InputError
 from ..inputs.formats.common import atof as _atof, atol as _atol
-from . import ap, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr
+from . import ap, compat, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr, subtopics
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
@@ -88,7 +88,8 @@ class Measure:
     trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
     irm: tuple[Irm, ...] = ()
     reference: str = "trec_eval 10.0"   # the tool whose numbers it gives
-    ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order
+    ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order;
+                                 # ascending: by docno ascending (pyndeval's)
 
 
 def _m(name, doc, kernel, params=NONE, default=(), **kw):
@@ -175,6 +176,43 @@ def _cwl_bind(name: str):
                              "(judgments are scaled from min_rel..max_rel to 0..1)",
                              fix=f"e.g. {name}(max_rel=3)" if "cutoff" not in spec else f"e.g. {name}(max_rel=3)@10")
         return f"cwl.{name}", (), {"measure": name, **settings}
+    return bind
+
+
+_DIV = {"rel": REL, "judged_only": JUDGED_ONLY}
+_ALPHA, _BETA = Param(float, default=0.5), Param(float, default=0.5)
+# ir_measures' diversity names: (ndeval's name, the parameters ir_measures declares, citation)
+_DIVERSITY = {
+    "ERR_IA": ("ERR-IA", {"cutoff": CUTOFF, **_DIV}, "Intent-aware ERR@k (Chapelle et al., CIKM 2009), alpha 0.5"),
+    "nERR_IA": ("nERR-IA", {"cutoff": CUTOFF, **_DIV}, "ERR-IA@k over the ideal ranking's"),
+    "alpha_DCG": ("alpha-DCG", {"cutoff": CUTOFF, "alpha": _ALPHA, **_DIV},
+                  "alpha-DCG@k over the ideal-ideal gains (Clarke et al., SIGIR 2008)"),
+    "alpha_nDCG": ("alpha-nDCG", {"cutoff": CUTOFF, "alpha": _ALPHA, **_DIV},
+                   "alpha-nDCG@k: alpha-DCG@k over the greedy ideal ranking's (Clarke et al., SIGIR 2008)"),
+    "NRBP": ("NRBP", {"rel": REL, "alpha": _ALPHA, "beta": _BETA},
+             "Novelty- and rank-biased precision (Clarke et al., ICTIR 2009)"),
+    "nNRBP": ("nNRBP", {"rel": REL, "alpha": _ALPHA, "beta": _BETA}, "NRBP over the ideal ranking's"),
+    "AP_IA": ("MAP-IA", _DIV, "Intent-aware AP: AP per subtopic, averaged over the subtopics (Agrawal et al., WSDM 2009)"),
+    "P_IA": ("P-IA", {"cutoff": CUTOFF, **_DIV}, "Intent-aware precision@k (Agrawal et al., WSDM 2009)"),
+    "StRecall": ("strec", {"cutoff": CUTOFF, "rel": REL}, "Subtopic recall@k (Zhai et al., SIGIR 2003)"),
+}
+_DIVERSITY_ALIASES = {"alpha_DCG": ("α_DCG",), "alpha_nDCG": ("α_nDCG",), "AP_IA": ("MAP_IA",)}
+
+
+def _diversity_bind(name: str):
+    ndeval_name, spec, _ = _DIVERSITY[name]
+
+    def bind(p: dict):
+        if "cutoff" in spec and "cutoff" not in p:
+            raise InputError(f"{name} without a cutoff: ir_measures computes {name} with ndeval (pyndeval), which "
+                             "needs a depth k", fix=f"write {name}@k, e.g. {name}@20")
+        for key in ("alpha", "beta"):
+            if key in p and not 0 <= p[key] <= 1:
+                raise InputError(f"{name}: {key}={p[key]!r} must be from 0 to 1", fix=f"e.g. {name}({key}=0.5)")
+        options = {"measure": ndeval_name, **{k: p[k] for k in ("cutoff", "alpha", "beta") if k in p}}
+        if "judged_only" not in spec:              # ir_measures never filters these: -J leaves them alone
+            options["judged_only"] = False
+        return f"ndeval.{ndeval_name}", (), options
     return bind
 
 
@@ -275,6 +313,15 @@ MEASURES: list[Measure] = [
             Irm(("ERR",), {"cutoff": CUTOFF}, _bind_err))),
     *[_m(f"cwl.{name}", _CWL_DOCS[name], cwl.by_name, trec=False, reference=CWL, ties="listed",
          irm=(Irm((name,), _CWL_PARAMS[name], _cwl_bind(name)),)) for name in cwl.NAMES],
+    *[_m(f"ndeval.{nd}", f"{doc}, binary per subtopic over subtopic qrels (the iteration field is the subtopic).",
+         None, trec=False, reference=subtopics.NDEVAL, ties="ascending", placeholder=ZERO,
+         irm=(Irm((name, *_DIVERSITY_ALIASES.get(name, ())), spec, _diversity_bind(name)),))
+      for name, (nd, spec, doc) in _DIVERSITY.items()],
+    _m("Compat", "Compatibility: rank-biased overlap of the run with the ideal ranking, persistence p, normalised by "
+                 "the ideal's (Clarke, Vtyurina & Smucker, TOIS 2021).", None, trec=False, reference=compat.REFERENCE,
+       ties="ascending", placeholder=ZERO,
+       irm=(Irm(("Compat",), {"p": Param(float, default=0.95), "normalize": Param(bool, default=True)},
+                _to("Compat", options=lambda p: {k: p[k] for k in ("p", "normalize") if k in p})),)),
 ]
 BY_NAME = {m.name: m for m in MEASURES}
 TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
@@ -328,7 +375,7 @@ def _trec_columns(m: Measure, params: tuple, raw: str | None) -> tuple[str, ...]
 LONG_MAX = (1 << 63) - 1         # trec_eval's largest cutoff (a C long)
 # the ranges of the numeric parameters whose meaning has one: (lowest, highest, whether the ends are allowed)
 PARAM_RANGES = {"iprec_at_recall": (0.0, 1.0, True), "11pt_avg": (0.0, 1.0, True), "relstring": (0.0, LONG_MAX, True),
-                "Rprec_mult": (0.0, 1e9, False), "set_F": (0.0, math.inf, True)}
+                "Rprec_mult": (0.0, 1e9, True), "set_F": (0.0, math.inf, True)}
 PERSISTENCE = ("rbp", "rbp_resid")     # p=X: the persistence, from 0 up to (not including) 1
 
 
@@ -599,12 +646,12 @@ def _example(name: str, spec: Irm) -> str:
 
 
 # ------------------------------------------------------------------ unknown names
-_NDEVAL = ("ir_measures computes {name} with ndeval's code, whose numbers treckit ndeval QRELS RUN prints (subtopic "
-           "qrels; it ranks by the rank column as ndeval does, by score with --traditional)")
-BY_REFERENCE_COMMAND = {**{n: _NDEVAL.format(name=n) for n in ("alpha_nDCG", "alpha_DCG", "α_nDCG", "α_DCG", "ERR_IA",
-                                                               "nERR_IA", "NRBP", "nNRBP", "AP_IA", "MAP_IA", "P_IA",
-                                                               "StRecall")}}
-# the ir_measures names not yet computed by name whose reference's numbers a command of treckit prints
+# the ir_measures names treckit does not compute: why, and the closest measure it does
+NOT_COMPUTED = {
+    "Accuracy": ("its mean is over the queries with a relevant document retrieved only, other queries than every "
+                 "other measure's (and ir_measures 0.4 fails on a query whose retrieved documents are all relevant)",
+                 "bpref (relevant documents ranked above judged non-relevant ones)"),
+}
 
 
 def unknown_measure(arg: str) -> InputError:
@@ -614,12 +661,12 @@ def unknown_measure(arg: str) -> InputError:
     at = tail.rpartition("@")[2] if "@" in tail else None
     note = ""
     hints = [h for h in [_printed_trec_form(arg)] if h]
+    if base in NOT_COMPUTED:
+        why, closest = NOT_COMPUTED[base]
+        return InputError(f"unknown measure {arg!r} ({base} is an ir_measures measure that treckit does not compute: "
+                          f"{why})", fix=f"the closest it computes is {closest}; `treckit measures` lists every name")
     if base in _ir_measures_registry() and base not in IRM_NAMES:
         note = f" ({base} is an ir_measures measure that treckit does not compute)"
-        command = BY_REFERENCE_COMMAND.get(base)
-        if command is not None:
-            note = f" ({base} is an ir_measures measure not yet computed by name)"
-            return InputError(f"unknown measure {arg!r}{note}", fix=command.format(k=at or "K"))
     names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
     folded: dict[str, list[str]] = {}
     for n in names:

@@ -22,7 +22,7 @@ from ..model import Qrels, Run
 from ..fast.groups import expand_ranges, id_runs, spread
 from ..fast.repeats import first_repeat, suspects
 from ..fast.strings import hash64, take
-from .order import DocTexts, ranks_of, sort_key
+from .order import AscendingDocTexts, DocTexts, ranks_of, sort_key
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
@@ -49,6 +49,8 @@ class RankedJudged:
     # (E,) 0-based rank when score ties keep the run's line order instead (ir_measures' stable sort, as its cwl_eval
     # provider ranks); computed only when a measure asks for it
     listed_pos: np.ndarray | None = None
+    # (E,) 0-based rank when score ties go to the lesser doc id (pyndeval's order, for the diversity measures)
+    ascending_pos: np.ndarray | None = None
 
     @property
     def Q(self) -> int:
@@ -72,7 +74,8 @@ class RankedJudged:
                        rel_levels=self.rel_levels[sel], num_rel=self.num_rel[sel], missing=self.missing[sel],
                        q=remap[self.q[ek]], pos=self.pos[ek], rel=self.rel[ek],
                        row=None if self.row is None else self.row[ek],
-                       listed_pos=None if self.listed_pos is None else self.listed_pos[ek])
+                       listed_pos=None if self.listed_pos is None else self.listed_pos[ek],
+                       ascending_pos=None if self.ascending_pos is None else self.ascending_pos[ek])
 
     def judged_only(self) -> "RankedJudged":
         """trec_eval's -J: docs outside the qrels or judged with a negative grade are dropped and the
@@ -87,7 +90,7 @@ class RankedJudged:
             listed = np.empty(q.size, np.int64)
             listed[by_listed] = pos[np.arange(q.size)]   # q is sorted, so pos numbers each query's entries 0, 1, ...
         return replace(self, q=q, pos=pos, rel=self.rel[keep], num_ret=np.where(self.missing, 0, counts),
-                       row=None if self.row is None else self.row[keep], listed_pos=listed)
+                       row=None if self.row is None else self.row[keep], listed_pos=listed, ascending_pos=None)
 
     def grade_index(self, rel: np.ndarray) -> np.ndarray:
         """Column of ``rel_levels`` of each grade in ``rel`` (grades >= 0 only)."""
@@ -165,12 +168,14 @@ def build_view(qrels: Qrels, run: Run, options, *, level: int | None = None, sou
 
 def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None, source: str = "run",
                    facts: bool = False, row_offset: int = 0,
-                   listed_ties: bool = False) -> tuple[RankedJudged, "RunFacts | None"]:
+                   listed_ties: bool = False,
+                   ascending_ties: bool = False) -> tuple[RankedJudged, "RunFacts | None"]:
     """The view of every judged query (one not in the run marked ``missing``, with -c's placeholder),
     ranked without -J, and (``facts``) what the sanity warnings need to know of the run.  Everything
     here is per query: a run split into sets of whole queries gives the same rows part by part
     (``row_offset``: the run's first row in the whole run, for the facts' examples).  ``listed_ties``: also
-    each entry's rank when score ties keep the run's line order (``RankedJudged.listed_pos``)."""
+    each entry's rank when score ties keep the run's line order (``RankedJudged.listed_pos``); ``ascending_ties``:
+    also its rank when score ties go to the lesser doc id (``RankedJudged.ascending_pos``)."""
     level = options.level if level is None else level
     qt = qrels.table
     qrel_qids, grades, rel_levels, qi_arr, qkeys = qrels_side(qrels)
@@ -197,6 +202,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
         found = run_facts(qrels, qrel_qids, qi_arr, run_qids, starts, run_code, present, rt,
                           key if options.order != "rank" else None, rq, jrows, jgrade, row_offset)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
+    jasc = ranks_of(listed, rq, key, AscendingDocTexts.of_run(run), jrows, Qall) if ascending_ties else None
     listed_all = _ranks_with_line_order_ties(rq, key) if listed_ties else None
     del key
     num_ret = n_per_q.copy()
@@ -204,9 +210,11 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
         num_ret = np.minimum(num_ret, options.max_docs)
         ok = jpos < options.max_docs
         jrows, jgrade, jpos = jrows[ok], jgrade[ok], jpos[ok]
+        jasc = None if jasc is None else jasc[ok]
     jq = rq[jrows]
     o = np.lexsort((jpos, jq))
     jq, jpos, jgrade, jrows = jq[o], jpos[o], jgrade[o], jrows[o]
+    jasc = None if jasc is None else jasc[o]
     listed_pos = None if listed_all is None else listed_all[jrows]
     missing_q = ~present
     # trec_eval -c's placeholder for a query missing from the run: one doc outside the pool (none with -M 0)
@@ -214,7 +222,8 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     view = RankedJudged(qids=qrel_qids, num_ret=num_ret, rel_levels=rel_levels,
                         num_rel=rel_levels[:, grades >= level].sum(axis=1), q=jq.astype(np.int64), pos=jpos,
                         rel=jgrade, level=level, missing=missing_q, runid=runid,
-                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows, listed_pos=listed_pos)
+                        num_docs_in_coll=options.num_docs_in_coll, grades=grades, row=jrows, listed_pos=listed_pos,
+                        ascending_pos=jasc)
     return view, found
 
 

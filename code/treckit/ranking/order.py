@@ -34,6 +34,8 @@ class DocTexts:
     """A run's doc ids as trec_eval compares them: the written form (``escaped``) or, for a file
     written with raw ids, the ids themselves.  Only the few rows a tie involves are ever taken."""
 
+    descending = True            # score ties: the greater text first (trec_eval's order)
+
     def __init__(self, docid, qid=None, written: Mapping[tuple[str, str], str] | None = None,
                  escaped: bool = True):
         self.docid, self.qid, self.written, self.escaped = docid, qid, written or {}, escaped
@@ -59,6 +61,18 @@ class DocTexts:
         if rows.size == 0:
             return np.zeros(0, bool)
         return call("greater", self.take(rows), self.take(than)).to_numpy(zero_copy_only=False)
+
+
+class AscendingDocTexts(DocTexts):
+    """The same texts with score ties settled the other way, doc id ascending (pyndeval's rule, as ir_measures
+    ranks for its diversity measures): a doc ranks above a tied one whose text is greater."""
+
+    descending = False
+
+    def greater(self, rows: np.ndarray, than: np.ndarray) -> np.ndarray:
+        if rows.size == 0:
+            return np.zeros(0, bool)
+        return call("less", self.take(rows), self.take(than)).to_numpy(zero_copy_only=False)
 
 
 # ---------------------------------------------------------------- the whole permutation
@@ -96,7 +110,8 @@ def order(codes: np.ndarray, key: np.ndarray, texts, grouped: bool) -> np.ndarra
     import pyarrow.compute as pc
 
     sub = pa.table({"g": np.cumsum(opens), "d": texts.take(src)})
-    inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"),
+                                            ("d", "descending" if texts.descending else "ascending")]).to_numpy()
     perm = np.arange(n) if perm is None else perm.copy()
     perm[rows] = src[inner]
     return perm

@@ -14,7 +14,7 @@ _G = ("score", "relevance", "grade", "rel")
 
 def read_beir_tsv(path: PathLike, *, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
-    lines = text_lines(read_text(path))
+    lines = text_lines(read_text(path, lines=True))
     errors = LineErrors(name, skip_malformed, "qrels")
     start = 0
     while start < len(lines) and is_blank(lines[start]):

@@ -100,7 +100,7 @@ def load_json_line(line: str):
 
 def iter_json_lines(path: PathLike, errors: LineErrors | None = None) -> Iterator[tuple[int, str, Any]]:
     name = display_name(path)
-    text = read_text(path)
+    text = read_text(path, lines=True)
     found = False
     for no, line in enumerate(text_lines(text), 1):
         if not line.strip(_JSON_BLANK):

@@ -21,7 +21,7 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
     name = display_name(path)
     if third not in THIRD_COLUMN:
         raise InputError(f"unknown third-column meaning {third!r}", fix=f"use one of {', '.join(THIRD_COLUMN)}")
-    lines = text_lines(read_text(path))
+    lines = text_lines(read_text(path, lines=True))
     errors = LineErrors(name, skip_malformed)
     body = [(no, ln) for no, ln in enumerate(lines, 1) if not is_blank(ln) and not is_comment(ln)]
     if not body:

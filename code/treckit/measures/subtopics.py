@@ -1,0 +1,299 @@
+"""ir_measures' diversity names (``alpha_nDCG@k``, ``ERR_IA@k``, ``NRBP``, ...) on treckit eval's one path, at the
+numbers of pyndeval, the provider ir_measures 0.4 computes them with (ndeval's C code).
+
+* Qrels are subtopic qrels: the iteration field is the subtopic, a document is judged once per subtopic.  Subtopics
+  are numbered in order of first appearance over the whole qrels (pyndeval's numbering: the order each document's
+  gains are summed in); a judgment of at least ``rel`` is relevant.  The same (query, subtopic, document) judged
+  twice is refused (pyndeval keeps the last judgment while counting both towards the subtopic).
+* Each query's documents are ranked as pyndeval ranks them: score descending, ties to the lesser doc id.
+* ``judged_only`` (ir_measures' parameter; ``-J`` sets its default) keeps the documents the qrels judge, with any
+  judgment, as ir_measures' code filters the run before pyndeval sees it (ir_measures 0.4.3 itself stops there
+  with a TypeError; the values are pyndeval's on the filtered run); NRBP, nNRBP and StRecall take no such
+  parameter in ir_measures, so ``-J`` leaves them alone.
+* A query without judgments gets no value (as pyndeval); under ``-c`` a judged query the run lacks gets 0 (ndeval
+  ``-c``).
+
+The computations are those of :func:`treckit.measures.diversity.run_values` (``treckit ndeval``'s), every query at
+once in the same operations and order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..console.errors import InputError
+from . import diversity
+
+NDEVAL = "ndeval 4.5 as pyndeval 0.0.8 runs it (ir_measures 0.4's provider)"
+
+
+def asked(requests) -> list:
+    """The requests of diversity measures among ``requests``."""
+    return [r for r in requests if r.measure.reference == NDEVAL]
+
+
+def refuse_streamed(requests, path) -> None:
+    """The streaming engine evaluates a run chunk by chunk, each chunk against its queries' judgments; the
+    subtopics' numbering needs the whole qrels at once, so the diversity names are computed in memory only."""
+    div = asked(requests)
+    if div:
+        raise InputError(f"{div[0].text} is computed in memory only, and this run is larger than --memory-limit "
+                         "(it would be streamed)", path=str(path),
+                         fix="give --memory-limit 0 (read the run whole), or evaluate the diversity measures "
+                             "with treckit ndeval")
+
+
+def refuse_cut(requests, max_docs) -> None:
+    """-M cuts trec_eval's order; the measures ranking score ties by doc id ascending read another."""
+    other = [r for r in requests if r.measure.ties == "ascending"]
+    if other and max_docs is not None:
+        raise InputError(f"-M {max_docs} with {other[0].text}: -M keeps the first documents of trec_eval's order, "
+                         f"while {other[0].text} ranks score ties by doc id ascending (as its reference does), so "
+                         "the documents kept would not be the first of its order",
+                         fix=f"evaluate {other[0].text} without -M, in a treckit eval of its own")
+
+
+def judged_docs(qrels, requests):
+    """The qrels the ranking reads when diversity measures are asked for: one line per judged document.  Alone,
+    the diversity measures read subtopic qrels, collapsed here to each document's highest judgment (only which
+    documents are judged matters to the ranking); beside other measures the qrels must judge each document once,
+    since those read the grade of a document."""
+    import pyarrow as pa
+
+    div = asked(requests)
+    t = qrels.table
+    best: dict[tuple[str, str], int] = {}
+    twice = None
+    for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
+        if (q, d) in best:
+            twice = twice or (q, d)
+            best[q, d] = max(best[q, d], g)
+        else:
+            best[q, d] = g
+    if twice is None:
+        return qrels
+    others = [r for r in requests if r.measure.reference != NDEVAL]
+    if others:
+        raise InputError(f"the qrels judge doc {twice[1]!r} more than once for query {twice[0]!r}: subtopic qrels, "
+                         f"as {div[0].text} reads them (the iteration field is the subtopic), but {others[0].text} "
+                         "reads one judgment per document",
+                         fix=f"evaluate {others[0].text} in a treckit eval of its own with ad hoc qrels (one line per "
+                             f"judged document), and {div[0].text} with the subtopic qrels")
+    from ..model import Qrels
+    one = pa.table({"qid": pa.array([q for q, _ in best], pa.string()),
+                    "iter": pa.array(["0"] * len(best), pa.string()),
+                    "docid": pa.array([d for _, d in best], pa.string()),
+                    "grade": pa.array(list(best.values()), pa.int64())})
+    return Qrels(one, qrels.written)
+
+
+def _subtopic_lines(qrels) -> tuple[list[str], list[int], list[str], list[int]]:
+    """The qrels' lines as (query, subtopic number, doc id, judgment) columns, subtopics numbered by first
+    appearance over the whole qrels; the same (query, subtopic, document) judged twice is refused."""
+    t = qrels.table
+    qids, subs, docs, grades = (t.column(c).to_pylist() for c in ("qid", "iter", "docid", "grade"))
+    index: dict[str, int] = {}
+    seen: set = set()
+    for q, s, d in zip(qids, subs, docs):
+        if (q, s, d) in seen:
+            raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
+                             fix="keep one judgment per (query, subtopic, document)")
+        seen.add((q, s, d))
+    numbers = [index.setdefault(s, len(index)) for s in subs]
+    return qids, numbers, docs, grades
+
+
+def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
+    """(relevance level, alpha, beta, judged only, ndeval's name, cutoff) of a request."""
+    opts = dict(req.options)
+    level = options.level if req.level is None else req.level
+    judged = opts["judged_only"] if "judged_only" in opts else (
+        options.judged_only if req.judged_only is None else req.judged_only)
+    return (level, opts.get("alpha", diversity.ALPHA), opts.get("beta", diversity.BETA), judged, opts["measure"],
+            opts.get("cutoff"))
+
+
+def blocks(qrels, run, base, requests, options) -> dict:
+    """{request's key: (Q,) values} of the diversity ``requests`` for the queries of ``base`` (the ranked view built
+    with ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
+    Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
+    doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
+    qids, subs, docs, grades = _subtopic_lines(qrels)
+    settings = {r.key: _settings(r, options) for r in requests}
+    depth = max([diversity.DEPTH] + [s[5] for s in settings.values() if s[5] is not None])
+    where = {q: i for i, q in enumerate(base.qids)}
+    line_topic = np.array([where[q] for q in qids], np.int64)
+    # each topic's subtopics in number order (its columns) and its documents in byte order (its rows)
+    col = _within_topic(sorted(set(zip(line_topic.tolist(), subs))))
+    row = _within_topic(sorted({(t, d) for t, d in zip(line_topic.tolist(), docs)},
+                               key=lambda x: (x[0], x[1].encode("utf-8", "surrogatepass"))))
+    line_row = np.array([row[t, d] for t, d in zip(line_topic.tolist(), docs)], np.int64)
+    line_col = np.array([col[t, s] for t, s in zip(line_topic.tolist(), subs)], np.int64)
+    line_grade = np.array(grades, np.int64)
+    # the run's judged documents: topic, rank in pyndeval's order, row among the topic's documents
+    keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
+    e_topic = base.q[keep]
+    e_pos = base.ascending_pos[keep] if base.ascending_pos is not None else np.zeros(0, np.int64)
+    from ..fast.strings import take
+    texts = take(run.table.column("docid"), base.row[keep]).to_pylist() if keep.any() else []
+    e_row = np.array([row[t, d] for t, d in zip(e_topic.tolist(), texts)], np.int64)
+    out = {}
+    groups: dict[tuple, list] = {}
+    for key, st in settings.items():
+        groups.setdefault(st[:4], []).append(key)
+    chunks = _chunks(line_topic, line_row, line_col, base.Q)
+    for (level, alpha, beta, judged), keys in groups.items():
+        binary = (line_grade >= level).astype(np.int64)
+        values: dict[str, np.ndarray] = {}
+        for topics in chunks:                   # topics of similar size together: the padded arrays stay small
+            local = np.full(base.Q, -1, np.int64)
+            local[topics] = np.arange(topics.size)
+            lines, entries = local[line_topic] >= 0, local[e_topic] >= 0
+            lt, lr, lc = local[line_topic[lines]], line_row[lines], line_col[lines]
+            rel = np.zeros((topics.size, int(lr.max(initial=-1)) + 1, int(lc.max(initial=-1)) + 1), np.int64)
+            rel[lt, lr, lc] = binary[lines]
+            nrel_sub = np.zeros((topics.size, rel.shape[2]), np.int64)
+            np.add.at(nrel_sub, (lt, lc), binary[lines])
+            part = _all_topics(rel, nrel_sub, local[e_topic[entries]], e_pos[entries], e_row[entries], judged, alpha,
+                               beta, depth, topics.size)
+            for name, v in part.items():
+                values.setdefault(name, np.zeros((base.Q,) + v.shape[1:]))[topics] = v
+        for key in keys:
+            name, cutoff = settings[key][4], settings[key][5]
+            v = values.get(name, np.zeros((base.Q, depth)))
+            out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
+    return out
+
+
+CELLS = 1 << 22          # documents x subtopics x topics computed at once, at most (unless one topic is larger)
+
+
+def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int) -> list[np.ndarray]:
+    """The topics in groups whose padded (topics x documents x subtopics) arrays hold at most :data:`CELLS` cells,
+    topics of similar numbers of documents together."""
+    rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
+    np.maximum.at(rows, line_topic, line_row + 1)
+    np.maximum.at(cols, line_topic, line_col + 1)
+    out, current, high, wide = [], [], 0, 0
+    for t in np.argsort(rows, kind="stable").tolist():
+        h, w = max(high, int(rows[t])), max(wide, int(cols[t]))
+        if current and (len(current) + 1) * h * w > CELLS:
+            out.append(np.array(current, np.int64))
+            current, h, w = [], int(rows[t]), int(cols[t])
+        current.append(t)
+        high, wide = h, w
+    if current:
+        out.append(np.array(current, np.int64))
+    return out
+
+
+def _within_topic(items: list) -> dict:
+    """{(topic, x): its index among its topic's items} for ``items`` sorted by topic."""
+    out, start = {}, 0
+    for i, item in enumerate(items):
+        if i and items[i - 1][0] != item[0]:
+            start = i
+        out[item] = i - start
+    return out
+
+
+def _lists(score: np.ndarray, nrbp_sum: np.ndarray, actual: np.ndarray, alpha: float, beta: float,
+           depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`diversity.list_values` of every topic at once: ``score`` the (topics x ranks) scores of the first
+    ranks (0 past a list's end), ``nrbp_sum`` the sum over the whole list of score_i * beta^i."""
+    top = np.zeros((score.shape[0], depth))
+    shown = min(depth, score.shape[1])
+    top[:, :shown] = score[:, :shown]
+    discount = diversity._discounts(depth)
+    ranks = np.arange(1, depth + 1, dtype=np.float64)
+    start = np.full((score.shape[0], depth), 1.0 - alpha)
+    start[:, 0] = actual
+    ideal_gain = np.cumprod(start, axis=1)
+    dcg = np.cumsum(top * discount, axis=1)
+    err = np.cumsum(top / ranks, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dcg[:, 1:] /= np.cumsum(ideal_gain * discount, axis=1)[:, 1:]
+        err[:, 1:] /= np.cumsum(ideal_gain / ranks, axis=1)[:, 1:]
+        nrbp = nrbp_sum * ((1 - (1 - alpha) * beta) / actual)
+    none = actual == 0
+    dcg[none], err[none], nrbp[none] = 0.0, 0.0, 0.0
+    return dcg, err, nrbp
+
+
+def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list)."""
+    relevant = rel.any(axis=2)
+    steps = int(relevant.sum(axis=1).max(initial=0))
+    gain = np.ones((rel.shape[0], rel.shape[2]))
+    left = relevant.copy()
+    done = np.zeros(rel.shape[0], bool)
+    out = np.zeros((rel.shape[0], steps))
+    keep = 1.0 - alpha
+    topics = np.arange(rel.shape[0])
+    for step in range(steps):
+        terms = rel * gain[:, None, :]
+        score = np.cumsum(terms, axis=2)[..., -1] if rel.shape[2] else np.zeros(rel.shape[:2])
+        score[~left] = -1.0
+        best = score.max(axis=1)
+        done |= best <= 0.0
+        pick = rel.shape[1] - 1 - np.argmax((score == best[:, None])[:, ::-1], axis=1)   # the greatest docno
+        out[:, step] = np.where(done, 0.0, best)
+        on = topics[~done]
+        left[on, pick[on]] = False
+        gain[on] *= np.where(rel[on, pick[on]] > 0, keep, 1.0)
+    return out
+
+
+def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq) -> dict[str, np.ndarray]:
+    """Every ndeval measure of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
+    documents are ``e_topic``, ``e_pos`` (rank), ``e_row`` (row of ``rel``)."""
+    from ..ranking.judged import seq_segment_sum
+    actual = np.count_nonzero(nrel_sub, axis=1)
+    order = np.lexsort((e_pos, e_topic))
+    t, pos, r = e_topic[order], e_pos[order], e_row[order]
+    first = np.searchsorted(t, t, side="left")
+    if judged:                                      # only judged documents ranked: renumbered 0, 1, ...
+        pos = np.arange(t.size) - first
+    sub = rel[t, r]                                 # (entries x subtopics), 0/1
+    found = np.cumsum(sub, axis=0)
+    found -= np.concatenate((np.zeros((1, sub.shape[1]), np.int64), found))[first]     # within each topic
+    covered_before = found - sub
+    powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+    weighted = sub * powers[covered_before]
+    score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
+    beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
+    run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
+    shown = pos < depth
+    run_top = np.zeros((nq, depth))
+    run_top[t[shown], pos[shown]] = score[shown]
+    ideal = _ideal_scores(rel, alpha)
+    ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
+        if ideal.shape[1] else np.zeros(nq)
+    dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
+    idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
+    ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
+    nonzero = dcg != 0
+    ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
+    nerr[nonzero] = err[nonzero] / ierr[nonzero]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
+                         np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
+    pairs = np.zeros((nq, depth), np.int64)
+    np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
+    pairs = np.cumsum(pairs, axis=1)
+    first_cover = np.full(rel.shape[::2], depth, np.int64)
+    hit_e, hit_s = np.nonzero(sub[shown])
+    np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
+    seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
+    terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
+    total = np.zeros(nq)
+    for j in range(sub.shape[1]):
+        totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
+    some = actual > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
+        strec = np.where(some[:, None], seen / actual[:, None], 0.0)
+        map_ia = np.where(some, total / np.maximum(actual, 1), 0.0)
+    return {"ERR-IA": err, "nERR-IA": nerr, "alpha-DCG": dcg, "alpha-nDCG": ndcg, "NRBP": nrbp, "nNRBP": nnrbp,
+            "MAP-IA": map_ia, "P-IA": precision, "strec": strec}
