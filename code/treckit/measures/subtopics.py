@@ -86,20 +86,58 @@ def judged_docs(qrels, requests):
     return Qrels(one, qrels.written)
 
 
-def _subtopic_lines(qrels) -> tuple[list[str], list[int], list[str], list[int]]:
-    """The qrels' lines as (query, subtopic number, doc id, judgment) columns, subtopics numbered by first
-    appearance over the whole qrels; the same (query, subtopic, document) judged twice is refused."""
+def _encoded(*columns) -> tuple[list[np.ndarray], object]:
+    """Each of ``columns`` (string columns) as codes into one dictionary of their distinct strings, numbered in order
+    of first appearance over the columns in turn, and that dictionary."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    parts = [p if p.type == pa.string() else p.cast(pa.string()) for p in parts]
+    coded = pc.dictionary_encode(pa.concat_arrays(parts))
+    codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    cuts = np.cumsum([0] + [len(p) for p in parts])
+    return [codes[a:b] for a, b in zip(cuts[:-1], cuts[1:])], coded.dictionary
+
+
+def _within_topic(topic: np.ndarray, item: np.ndarray, items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each line's index among its topic's distinct items in item order, with the distinct (topic, item) keys
+    (``topic * items + item``, sorted) and the index of each among its topic's."""
+    key = topic * items + item
+    distinct, inverse = np.unique(key, return_inverse=True)
+    owner = distinct // max(items, 1)
+    index = np.arange(distinct.size) - np.searchsorted(owner, owner, side="left")
+    return index[inverse.reshape(-1)], distinct, index
+
+
+def _subtopic_lines(qrels, where: dict, run_docs) -> tuple[np.ndarray, ...]:
+    """The qrels' lines as (topic, row, column, judgment) and the row of each of ``run_docs`` (the
+    judged documents of the run, with their topics): subtopics numbered by first appearance over the whole qrels
+    (pyndeval's numbering), each topic's subtopics in number order (its columns) and its documents in byte order (its
+    rows).  The same (query, subtopic, document) judged twice is refused."""
+    import pyarrow.compute as pc
+
     t = qrels.table
-    qids, subs, docs, grades = (t.column(c).to_pylist() for c in ("qid", "iter", "docid", "grade"))
-    index: dict[str, int] = {}
-    seen: set = set()
-    for q, s, d in zip(qids, subs, docs):
-        if (q, s, d) in seen:
-            raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
-                             fix="keep one judgment per (query, subtopic, document)")
-        seen.add((q, s, d))
-    numbers = [index.setdefault(s, len(index)) for s in subs]
-    return qids, numbers, docs, grades
+    e_topic, e_texts = run_docs
+    (line_q,), qnames = _encoded(t.column("qid"))
+    (line_sub,), _ = _encoded(t.column("iter"))
+    (line_docs, e_docs), docnames = _encoded(t.column("docid"), e_texts)
+    line_topic = np.array([where[q] for q in qnames.to_pylist()], np.int64)[line_q]
+    byte_rank = np.empty(len(docnames), np.int64)          # Arrow orders strings by their UTF-8 bytes
+    byte_rank[pc.sort_indices(docnames).to_numpy(zero_copy_only=False)] = np.arange(len(docnames))
+    line_doc, e_doc = byte_rank[line_docs], byte_rank[e_docs]
+    order = np.lexsort((line_doc, line_sub, line_topic))   # stable: the lines of one triple in line order
+    same = (np.diff(line_topic[order]) == 0) & (np.diff(line_sub[order]) == 0) & (np.diff(line_doc[order]) == 0)
+    if same.any():
+        line = int(order[1:][same].min())                  # the first line judging a triple again
+        q, s, d = (t.column(c)[line].as_py() for c in ("qid", "iter", "docid"))
+        raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
+                         fix="keep one judgment per (query, subtopic, document)")
+    line_col, _, _ = _within_topic(line_topic, line_sub, int(line_sub.max(initial=-1)) + 1)
+    line_row, distinct, index = _within_topic(line_topic, line_doc, len(docnames))
+    e_row = index[np.searchsorted(distinct, e_topic * len(docnames) + e_doc)] if e_doc.size else np.zeros(0, np.int64)
+    grades = t.column("grade").to_numpy().astype(np.int64)
+    return line_topic, line_row, line_col, grades, e_row
 
 
 def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
@@ -117,25 +155,18 @@ def blocks(qrels, run, base, requests, options) -> dict:
     with ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
     Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
     doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
-    qids, subs, docs, grades = _subtopic_lines(qrels)
+    import pyarrow as pa
+
     settings = {r.key: _settings(r, options) for r in requests}
     depth = max([diversity.DEPTH] + [s[5] for s in settings.values() if s[5] is not None])
-    where = {q: i for i, q in enumerate(base.qids)}
-    line_topic = np.array([where[q] for q in qids], np.int64)
-    # each topic's subtopics in number order (its columns) and its documents in byte order (its rows)
-    col = _within_topic(sorted(set(zip(line_topic.tolist(), subs))))
-    row = _within_topic(sorted({(t, d) for t, d in zip(line_topic.tolist(), docs)},
-                               key=lambda x: (x[0], x[1].encode("utf-8", "surrogatepass"))))
-    line_row = np.array([row[t, d] for t, d in zip(line_topic.tolist(), docs)], np.int64)
-    line_col = np.array([col[t, s] for t, s in zip(line_topic.tolist(), subs)], np.int64)
-    line_grade = np.array(grades, np.int64)
     # the run's judged documents: topic, rank in pyndeval's order, row among the topic's documents
     keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
     e_topic = base.q[keep]
     e_pos = base.ascending_pos[keep] if base.ascending_pos is not None else np.zeros(0, np.int64)
     from ..strings import take
-    texts = take(run.table.column("docid"), base.row[keep]).to_pylist() if keep.any() else []
-    e_row = np.array([row[t, d] for t, d in zip(e_topic.tolist(), texts)], np.int64)
+    texts = take(run.table.column("docid"), base.row[keep]) if keep.any() else pa.array([], pa.string())
+    line_topic, line_row, line_col, line_grade, e_row = _subtopic_lines(
+        qrels, {q: i for i, q in enumerate(base.qids)}, (e_topic, texts))
     out = {}
     groups: dict[tuple, list] = {}
     for key, st in settings.items():
@@ -183,16 +214,6 @@ def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, 
         high, wide = h, w
     if current:
         out.append(np.array(current, np.int64))
-    return out
-
-
-def _within_topic(items: list) -> dict:
-    """{(topic, x): its index among its topic's items} for ``items`` sorted by topic."""
-    out, start = {}, 0
-    for i, item in enumerate(items):
-        if i and items[i - 1][0] != item[0]:
-            start = i
-        out[item] = i - start
     return out
 
 
