@@ -211,6 +211,18 @@ def test_a_subtopic_line_judged_twice_is_refused(tmp_path, capsys):
     assert code == 2 and "judge doc 'a' twice for query '1' and subtopic 's1'" in err
 
 
+
+def test_the_first_line_judging_again_is_named(tmp_path, capsys):
+    """Of several repeated judgments, the message names the first line (in the file's order) that repeats one:
+    here query 2's, though query 1 sorts first."""
+    (tmp_path / "q").write_text("1 s1 a 1\n2 s1 b 1\n2 s1 b 0\n1 s1 a 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 r\n2 Q0 b 1 2.0 r\n")
+    code, out, err = run_cli(["eval", "-m", "AP_IA", tmp_path / "q", tmp_path / "r"], capsys)
+    assert code == 2 and "judge doc 'b' twice for query '2' and subtopic 's1'" in err
+    (tmp_path / "q").write_text("1 s1 a 1\n2 s1 b 1\n2 s2 b 1\n1 s2 a 1\n")
+    code, out, err = run_cli(["eval", "-m", "alpha_nDCG@20", "-m", "map", tmp_path / "q", tmp_path / "r"], capsys)
+    assert code == 2 and "judge doc 'b' more than once for query '2'" in err
+
 def test_api_reads_the_iteration_field():
     """A pandas qrels frame in ir_measures' column names (query_id, iteration, doc_id, relevance) and a list of
     ir_measures' Qrel namedtuples: the iteration is the subtopic.  By hand: a covers s1 and s2, b covers s1;

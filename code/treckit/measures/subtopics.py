@@ -61,40 +61,53 @@ def judged_docs(qrels, requests):
 
     div = asked(requests)
     t = qrels.table
-    best: dict[tuple[str, str], int] = {}
-    twice = None
-    for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
-        if (q, d) in best:
-            twice = twice or (q, d)
-            best[q, d] = max(best[q, d], g)
-        else:
-            best[q, d] = g
-    if twice is None:
+    (line_q,), _ = _encoded(t.column("qid"))
+    (line_d,), _ = _encoded(t.column("docid"))
+    order, first = _groups(line_q, line_d)
+    if first.all():
         return qrels
+    twice = int(order[~first].min())                    # the first line judging a document again
     others = [r for r in requests if r.measure.reference != NDEVAL]
     if others:
-        raise InputError(f"the qrels judge doc {twice[1]!r} more than once for query {twice[0]!r}: subtopic qrels, "
+        q, d = (t.column(c)[twice].as_py() for c in ("qid", "docid"))
+        raise InputError(f"the qrels judge doc {d!r} more than once for query {q!r}: subtopic qrels, "
                          f"as {div[0].text} reads them (the iteration field is the subtopic), but {others[0].text} "
                          "reads one judgment per document",
                          fix=f"evaluate {others[0].text} in a treckit eval of its own with ad hoc qrels (one line per "
                              f"judged document), and {div[0].text} with the subtopic qrels")
     from ..model import Qrels
-    one = pa.table({"qid": pa.array([q for q, _ in best], pa.string()),
-                    "iter": pa.array(["0"] * len(best), pa.string()),
-                    "docid": pa.array([d for _, d in best], pa.string()),
-                    "grade": pa.array(list(best.values()), pa.int64())})
+    from ..strings import take
+    starts = np.flatnonzero(first)
+    highest = np.maximum.reduceat(t.column("grade").to_numpy().astype(np.int64)[order], starts)
+    lines = order[starts]                               # each document's first line, in line order
+    by_line = np.argsort(lines, kind="stable")
+    lines = lines[by_line]
+    one = pa.table({"qid": take(t.column("qid"), lines).cast(pa.string()),
+                    "iter": pa.array(["0"] * lines.size, pa.string()),
+                    "docid": take(t.column("docid"), lines).cast(pa.string()),
+                    "grade": pa.array(highest[by_line], pa.int64())})
     return Qrels(one, qrels.written)
+
+
+def _groups(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lines in order of ``codes`` (the first the major key; lines of equal codes in line order) and whether
+    each of those lines is the first of its codes."""
+    order = np.lexsort(codes[::-1])
+    first = np.ones(order.size, bool)
+    if order.size:
+        first[1:] = np.any([np.diff(c[order]) != 0 for c in codes], axis=0)
+    return order, first
 
 
 def _encoded(*columns) -> tuple[list[np.ndarray], object]:
     """Each of ``columns`` (string columns) as codes into one dictionary of their distinct strings, numbered in order
     of first appearance over the columns in turn, and that dictionary."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    from ..arrow_calls import call
     parts = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
     parts = [p if p.type == pa.string() else p.cast(pa.string()) for p in parts]
-    coded = pc.dictionary_encode(pa.concat_arrays(parts))
+    coded = call("dictionary_encode", pa.concat_arrays(parts))
     codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     cuts = np.cumsum([0] + [len(p) for p in parts])
     return [codes[a:b] for a, b in zip(cuts[:-1], cuts[1:])], coded.dictionary
@@ -115,8 +128,7 @@ def _subtopic_lines(qrels, where: dict, run_docs) -> tuple[np.ndarray, ...]:
     judged documents of the run, with their topics): subtopics numbered by first appearance over the whole qrels
     (pyndeval's numbering), each topic's subtopics in number order (its columns) and its documents in byte order (its
     rows).  The same (query, subtopic, document) judged twice is refused."""
-    import pyarrow.compute as pc
-
+    from ..arrow_calls import call
     t = qrels.table
     e_topic, e_texts = run_docs
     (line_q,), qnames = _encoded(t.column("qid"))
@@ -124,12 +136,11 @@ def _subtopic_lines(qrels, where: dict, run_docs) -> tuple[np.ndarray, ...]:
     (line_docs, e_docs), docnames = _encoded(t.column("docid"), e_texts)
     line_topic = np.array([where[q] for q in qnames.to_pylist()], np.int64)[line_q]
     byte_rank = np.empty(len(docnames), np.int64)          # Arrow orders strings by their UTF-8 bytes
-    byte_rank[pc.sort_indices(docnames).to_numpy(zero_copy_only=False)] = np.arange(len(docnames))
+    byte_rank[call("sort_indices", docnames).to_numpy(zero_copy_only=False)] = np.arange(len(docnames))
     line_doc, e_doc = byte_rank[line_docs], byte_rank[e_docs]
-    order = np.lexsort((line_doc, line_sub, line_topic))   # stable: the lines of one triple in line order
-    same = (np.diff(line_topic[order]) == 0) & (np.diff(line_sub[order]) == 0) & (np.diff(line_doc[order]) == 0)
-    if same.any():
-        line = int(order[1:][same].min())                  # the first line judging a triple again
+    order, first = _groups(line_topic, line_sub, line_doc)
+    if not first.all():
+        line = int(order[~first].min())                   # the first line judging a triple again
         q, s, d = (t.column(c)[line].as_py() for c in ("qid", "iter", "docid"))
         raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
                          fix="keep one judgment per (query, subtopic, document)")
