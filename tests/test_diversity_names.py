@@ -255,6 +255,17 @@ def test_cross_check_compares_or_says_why_not(shared, tmp_path, capsys):
     assert code == 0 and "not compared: INST(max_rel=1) (no equal in ir_measures with -J)" in err
 
 
+
+def test_each_name_alone_gives_the_doubles_of_all_together(shared, tmp_path):
+    """Only the measures asked for are computed (and the greedy ideal only to the depth the asked ones read): each
+    name alone gives the bytes it gives beside every other."""
+    subtopic_qrels(shared / "trec_eval" / "qrels.test", tmp_path / "sub", seed=6)
+    run = str(shared / "trec_eval" / "results.test")
+    whole = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
+    for name in NAMES:
+        alone = treckit.evaluate(str(tmp_path / "sub"), run, [name], warn=lambda m: None)
+        assert alone[name].tolist() == whole[name].tolist() and (alone[name] > 0).any(), name
+
 def test_topics_in_small_groups_give_the_same_doubles(shared, tmp_path, monkeypatch):
     """The topics are computed in groups of bounded size (subtopics.CELLS): groups of one or two topics give the
     bytes of one group of all."""

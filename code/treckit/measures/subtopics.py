@@ -185,6 +185,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     chunks = _chunks(line_topic, line_row, line_col, base.Q)
     for (level, alpha, beta, judged), keys in groups.items():
         binary = (line_grade >= level).astype(np.int64)
+        names = frozenset(settings[key][4] for key in keys)
         values: dict[str, np.ndarray] = {}
         for topics in chunks:                   # topics of similar size together: the padded arrays stay small
             local = np.full(base.Q, -1, np.int64)
@@ -196,7 +197,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
             nrel_sub = np.zeros((topics.size, rel.shape[2]), np.int64)
             np.add.at(nrel_sub, (lt, lc), binary[lines])
             part = _all_topics(rel, nrel_sub, local[e_topic[entries]], e_pos[entries], e_row[entries], judged, alpha,
-                               beta, depth, topics.size)
+                               beta, depth, topics.size, names)
             for name, v in part.items():
                 values.setdefault(name, np.zeros((base.Q,) + v.shape[1:]))[topics] = v
         for key in keys:
@@ -205,6 +206,10 @@ def blocks(qrels, run, base, requests, options) -> dict:
             out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
     return out
 
+
+_LISTED = frozenset({"ERR-IA", "alpha-DCG", "NRBP"})            # from the run's list alone
+_NORMALIZED = frozenset({"nERR-IA", "alpha-nDCG", "nNRBP"})    # over the ideal list: also the run's
+NAMES = _LISTED | _NORMALIZED | {"P-IA", "strec", "MAP-IA"}
 
 CELLS = 1 << 22          # documents x subtopics x topics computed at once, at most (unless one topic is larger)
 
@@ -215,16 +220,16 @@ def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, 
     rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
     np.maximum.at(rows, line_topic, line_row + 1)
     np.maximum.at(cols, line_topic, line_col + 1)
-    out, current, high, wide = [], [], 0, 0
-    for t in np.argsort(rows, kind="stable").tolist():
-        h, w = max(high, int(rows[t])), max(wide, int(cols[t]))
-        if current and (len(current) + 1) * h * w > CELLS:
-            out.append(np.array(current, np.int64))
-            current, h, w = [], int(rows[t]), int(cols[t])
-        current.append(t)
-        high, wide = h, w
-    if current:
-        out.append(np.array(current, np.int64))
+    order = np.argsort(rows, kind="stable")
+    rows, cols = rows[order], cols[order]
+    out, start = [], 0
+    while start < nq:       # as many topics as fit, each chunk padded to its last (largest) topic's documents
+        end = min(nq, start + CELLS + 1)
+        cells = np.arange(1, end - start + 1) * rows[start:end] * np.maximum.accumulate(cols[start:end])
+        over = cells > CELLS
+        stop = start + max(1, int(np.argmax(over)) if over.any() else end - start)
+        out.append(order[start:stop])
+        start = stop
     return out
 
 
@@ -251,10 +256,12 @@ def _lists(score: np.ndarray, nrbp_sum: np.ndarray, actual: np.ndarray, alpha: f
     return dcg, err, nrbp
 
 
-def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
-    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list)."""
+def _ideal_scores(rel: np.ndarray, alpha: float, most: int | None = None) -> np.ndarray:
+    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list), its first
+    ``most`` ranks only if given (the greedy picks rank by rank: the first ranks are the same)."""
     relevant = rel.any(axis=2)
     steps = int(relevant.sum(axis=1).max(initial=0))
+    steps = steps if most is None else min(steps, most)
     gain = np.ones((rel.shape[0], rel.shape[2]))
     left = relevant.copy()
     done = np.zeros(rel.shape[0], bool)
@@ -275,8 +282,9 @@ def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
     return out
 
 
-def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq) -> dict[str, np.ndarray]:
-    """Every ndeval measure of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
+def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq,
+                names=frozenset(NAMES)) -> dict[str, np.ndarray]:
+    """The ndeval measures ``names`` of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
     documents are ``e_topic``, ``e_pos`` (rank), ``e_row`` (row of ``rel``)."""
     from .ranking import seq_segment_sum
     actual = np.count_nonzero(nrel_sub, axis=1)
@@ -288,44 +296,54 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
     sub = rel[t, r]                                 # (entries x subtopics), 0/1
     found = np.cumsum(sub, axis=0)
     found -= np.concatenate((np.zeros((1, sub.shape[1]), np.int64), found))[first]     # within each topic
-    covered_before = found - sub
-    powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
-    weighted = sub * powers[covered_before]
-    score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
-    beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
-    run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
     shown = pos < depth
-    run_top = np.zeros((nq, depth))
-    run_top[t[shown], pos[shown]] = score[shown]
-    ideal = _ideal_scores(rel, alpha)
-    ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
-        if ideal.shape[1] else np.zeros(nq)
-    dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
-    idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
-    ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
-    nonzero = dcg != 0
-    ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
-    nerr[nonzero] = err[nonzero] / ierr[nonzero]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
-                         np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
-    pairs = np.zeros((nq, depth), np.int64)
-    np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
-    pairs = np.cumsum(pairs, axis=1)
-    first_cover = np.full(rel.shape[::2], depth, np.int64)
-    hit_e, hit_s = np.nonzero(sub[shown])
-    np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
-    seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
-    terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
-    total = np.zeros(nq)
-    for j in range(sub.shape[1]):
-        totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
     some = actual > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
-        strec = np.where(some[:, None], seen / actual[:, None], 0.0)
-        map_ia = np.where(some, total / np.maximum(actual, 1), 0.0)
-    return {"ERR-IA": err, "nERR-IA": nerr, "alpha-DCG": dcg, "alpha-nDCG": ndcg, "NRBP": nrbp, "nNRBP": nnrbp,
-            "MAP-IA": map_ia, "P-IA": precision, "strec": strec}
+    out = {}
+    if names & (_LISTED | _NORMALIZED):
+        covered_before = found - sub
+        powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+        weighted = sub * powers[covered_before]
+        score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
+        beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
+        run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
+        run_top = np.zeros((nq, depth))
+        run_top[t[shown], pos[shown]] = score[shown]
+        dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
+        out.update({"ERR-IA": err, "alpha-DCG": dcg, "NRBP": nrbp})
+    if names & _NORMALIZED:
+        # nNRBP sums the whole ideal list; the others read its first ``depth`` ranks, the greedy's first picks
+        ideal = _ideal_scores(rel, alpha, None if "nNRBP" in names else depth)
+        ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
+            if ideal.shape[1] else np.zeros(nq)
+        idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
+        ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
+        nonzero = dcg != 0
+        ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
+        nerr[nonzero] = err[nonzero] / ierr[nonzero]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
+                             np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
+        out.update({"nERR-IA": nerr, "alpha-nDCG": ndcg, "nNRBP": nnrbp})
+    if "P-IA" in names:
+        pairs = np.zeros((nq, depth), np.int64)
+        np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
+        pairs = np.cumsum(pairs, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["P-IA"] = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
+    if "strec" in names:
+        first_cover = np.full(rel.shape[::2], depth, np.int64)
+        hit_e, hit_s = np.nonzero(sub[shown])
+        np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
+        seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["strec"] = np.where(some[:, None], seen / actual[:, None], 0.0)
+    if "MAP-IA" in names:
+        terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
+        total = np.zeros(nq)
+        for j in range(sub.shape[1]):
+            totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["MAP-IA"] = np.where(some, total / np.maximum(actual, 1), 0.0)
+    return out
