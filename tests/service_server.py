@@ -46,6 +46,19 @@ def negated(run_text: str) -> str:
     return "".join(out)
 
 
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (its evaluation workers)."""
+    return sorted(int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split())
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (neither gone nor a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 class Server:
     """``config``: more lines of SERVER.yaml; ``system``: the systems config's text (default: BM25 and
     bag-of-words over the sample corpus, fused)."""

@@ -211,6 +211,18 @@ def test_a_subtopic_line_judged_twice_is_refused(tmp_path, capsys):
     assert code == 2 and "judge doc 'a' twice for query '1' and subtopic 's1'" in err
 
 
+
+def test_the_first_line_judging_again_is_named(tmp_path, capsys):
+    """Of several repeated judgments, the message names the first line (in the file's order) that repeats one:
+    here query 2's, though query 1 sorts first."""
+    (tmp_path / "q").write_text("1 s1 a 1\n2 s1 b 1\n2 s1 b 0\n1 s1 a 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 r\n2 Q0 b 1 2.0 r\n")
+    code, out, err = run_cli(["eval", "-m", "AP_IA", tmp_path / "q", tmp_path / "r"], capsys)
+    assert code == 2 and "judge doc 'b' twice for query '2' and subtopic 's1'" in err
+    (tmp_path / "q").write_text("1 s1 a 1\n2 s1 b 1\n2 s2 b 1\n1 s2 a 1\n")
+    code, out, err = run_cli(["eval", "-m", "alpha_nDCG@20", "-m", "map", tmp_path / "q", tmp_path / "r"], capsys)
+    assert code == 2 and "judge doc 'b' more than once for query '2'" in err
+
 def test_api_reads_the_iteration_field():
     """A pandas qrels frame in ir_measures' column names (query_id, iteration, doc_id, relevance) and a list of
     ir_measures' Qrel namedtuples: the iteration is the subtopic.  By hand: a covers s1 and s2, b covers s1;
@@ -242,6 +254,17 @@ def test_cross_check_compares_or_says_why_not(shared, tmp_path, capsys):
     code, _, err = run_cli(["eval", "-J", "--cross-check", "-m", "INST(max_rel=1)", qrels, run], capsys)
     assert code == 0 and "not compared: INST(max_rel=1) (no equal in ir_measures with -J)" in err
 
+
+
+def test_each_name_alone_gives_the_doubles_of_all_together(shared, tmp_path):
+    """Only the measures asked for are computed (and the greedy ideal only to the depth the asked ones read): each
+    name alone gives the bytes it gives beside every other."""
+    subtopic_qrels(shared / "trec_eval" / "qrels.test", tmp_path / "sub", seed=6)
+    run = str(shared / "trec_eval" / "results.test")
+    whole = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
+    for name in NAMES:
+        alone = treckit.evaluate(str(tmp_path / "sub"), run, [name], warn=lambda m: None)
+        assert alone[name].tolist() == whole[name].tolist() and (alone[name] > 0).any(), name
 
 def test_topics_in_small_groups_give_the_same_doubles(shared, tmp_path, monkeypatch):
     """The topics are computed in groups of bounded size (subtopics.CELLS): groups of one or two topics give the

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, patience, run_cli
-from service_server import BASELINE_RUN, SAMPLE, TOKEN_ENV, Server, free_port, negated, sample_test_set
+from service_server import (BASELINE_RUN, SAMPLE, TOKEN_ENV, Server, alive, children, free_port, negated,
+                            sample_test_set)
 
 httpx = pytest.importorskip("httpx", reason="the service tests need the dev extra (httpx)")
 pytest.importorskip("fastapi", reason="the service tests need the service extra")
@@ -585,19 +586,6 @@ def test_sigterm_stops_within_the_grace_time_and_a_public_host_without_token_war
         asked.join(10)
     finally:
         s.stop()
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (its evaluation workers)."""
-    return sorted(int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split())
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (neither gone nor a zombie)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
 
 
 def test_workers_do_not_outlive_a_killed_server_and_a_dead_worker_is_replaced(tmp_path):

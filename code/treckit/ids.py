@@ -92,7 +92,7 @@ _SLICE = 1 << 20
 def rows_needing_escape(col) -> np.ndarray:
     """Rows of a string column whose id :func:`escape_id` changes (whitespace or '%'), found
     without a Python object per row."""
-    from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see arrow_calls
+    from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see fast/arrow.py
 
     from .fast.arrow import call
 

@@ -61,45 +61,94 @@ def judged_docs(qrels, requests):
 
     div = asked(requests)
     t = qrels.table
-    best: dict[tuple[str, str], int] = {}
-    twice = None
-    for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
-        if (q, d) in best:
-            twice = twice or (q, d)
-            best[q, d] = max(best[q, d], g)
-        else:
-            best[q, d] = g
-    if twice is None:
+    (line_q,), _ = _encoded(t.column("qid"))
+    (line_d,), _ = _encoded(t.column("docid"))
+    order, first = _groups(line_q, line_d)
+    if first.all():
         return qrels
+    twice = int(order[~first].min())                    # the first line judging a document again
     others = [r for r in requests if r.measure.reference != NDEVAL]
     if others:
-        raise InputError(f"the qrels judge doc {twice[1]!r} more than once for query {twice[0]!r}: subtopic qrels, "
+        q, d = (t.column(c)[twice].as_py() for c in ("qid", "docid"))
+        raise InputError(f"the qrels judge doc {d!r} more than once for query {q!r}: subtopic qrels, "
                          f"as {div[0].text} reads them (the iteration field is the subtopic), but {others[0].text} "
                          "reads one judgment per document",
                          fix=f"evaluate {others[0].text} in a treckit eval of its own with ad hoc qrels (one line per "
                              f"judged document), and {div[0].text} with the subtopic qrels")
     from ..model import Qrels
-    one = pa.table({"qid": pa.array([q for q, _ in best], pa.string()),
-                    "iter": pa.array(["0"] * len(best), pa.string()),
-                    "docid": pa.array([d for _, d in best], pa.string()),
-                    "grade": pa.array(list(best.values()), pa.int64())})
+    from ..fast.strings import take
+    starts = np.flatnonzero(first)
+    highest = np.maximum.reduceat(t.column("grade").to_numpy().astype(np.int64)[order], starts)
+    lines = order[starts]                               # each document's first line, in line order
+    by_line = np.argsort(lines, kind="stable")
+    lines = lines[by_line]
+    one = pa.table({"qid": take(t.column("qid"), lines).cast(pa.string()),
+                    "iter": pa.array(["0"] * lines.size, pa.string()),
+                    "docid": take(t.column("docid"), lines).cast(pa.string()),
+                    "grade": pa.array(highest[by_line], pa.int64())})
     return Qrels(one, qrels.written)
 
 
-def _subtopic_lines(qrels) -> tuple[list[str], list[int], list[str], list[int]]:
-    """The qrels' lines as (query, subtopic number, doc id, judgment) columns, subtopics numbered by first
-    appearance over the whole qrels; the same (query, subtopic, document) judged twice is refused."""
+def _groups(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lines in order of ``codes`` (the first the major key; lines of equal codes in line order) and whether
+    each of those lines is the first of its codes."""
+    order = np.lexsort(codes[::-1])
+    first = np.ones(order.size, bool)
+    if order.size:
+        first[1:] = np.any([np.diff(c[order]) != 0 for c in codes], axis=0)
+    return order, first
+
+
+def _encoded(*columns) -> tuple[list[np.ndarray], object]:
+    """Each of ``columns`` (string columns) as codes into one dictionary of their distinct strings, numbered in order
+    of first appearance over the columns in turn, and that dictionary."""
+    import pyarrow as pa
+
+    from ..fast.arrow import call
+    parts = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    parts = [p if p.type == pa.string() else p.cast(pa.string()) for p in parts]
+    coded = call("dictionary_encode", pa.concat_arrays(parts))
+    codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    cuts = np.cumsum([0] + [len(p) for p in parts])
+    return [codes[a:b] for a, b in zip(cuts[:-1], cuts[1:])], coded.dictionary
+
+
+def _within_topic(topic: np.ndarray, item: np.ndarray, items: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each line's index among its topic's distinct items in item order, with the distinct (topic, item) keys
+    (``topic * items + item``, sorted) and the index of each among its topic's."""
+    key = topic * items + item
+    distinct, inverse = np.unique(key, return_inverse=True)
+    owner = distinct // max(items, 1)
+    index = np.arange(distinct.size) - np.searchsorted(owner, owner, side="left")
+    return index[inverse.reshape(-1)], distinct, index
+
+
+def _subtopic_lines(qrels, where: dict, run_docs) -> tuple[np.ndarray, ...]:
+    """The qrels' lines as (topic, row, column, judgment) and the row of each of ``run_docs`` (the
+    judged documents of the run, with their topics): subtopics numbered by first appearance over the whole qrels
+    (pyndeval's numbering), each topic's subtopics in number order (its columns) and its documents in byte order (its
+    rows).  The same (query, subtopic, document) judged twice is refused."""
+    from ..fast.arrow import call
     t = qrels.table
-    qids, subs, docs, grades = (t.column(c).to_pylist() for c in ("qid", "iter", "docid", "grade"))
-    index: dict[str, int] = {}
-    seen: set = set()
-    for q, s, d in zip(qids, subs, docs):
-        if (q, s, d) in seen:
-            raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
-                             fix="keep one judgment per (query, subtopic, document)")
-        seen.add((q, s, d))
-    numbers = [index.setdefault(s, len(index)) for s in subs]
-    return qids, numbers, docs, grades
+    e_topic, e_texts = run_docs
+    (line_q,), qnames = _encoded(t.column("qid"))
+    (line_sub,), _ = _encoded(t.column("iter"))
+    (line_docs, e_docs), docnames = _encoded(t.column("docid"), e_texts)
+    line_topic = np.array([where[q] for q in qnames.to_pylist()], np.int64)[line_q]
+    byte_rank = np.empty(len(docnames), np.int64)          # Arrow orders strings by their UTF-8 bytes
+    byte_rank[call("sort_indices", docnames).to_numpy(zero_copy_only=False)] = np.arange(len(docnames))
+    line_doc, e_doc = byte_rank[line_docs], byte_rank[e_docs]
+    order, first = _groups(line_topic, line_sub, line_doc)
+    if not first.all():
+        line = int(order[~first].min())                   # the first line judging a triple again
+        q, s, d = (t.column(c)[line].as_py() for c in ("qid", "iter", "docid"))
+        raise InputError(f"the qrels judge doc {d!r} twice for query {q!r} and subtopic {s!r}",
+                         fix="keep one judgment per (query, subtopic, document)")
+    line_col, _, _ = _within_topic(line_topic, line_sub, int(line_sub.max(initial=-1)) + 1)
+    line_row, distinct, index = _within_topic(line_topic, line_doc, len(docnames))
+    e_row = index[np.searchsorted(distinct, e_topic * len(docnames) + e_doc)] if e_doc.size else np.zeros(0, np.int64)
+    grades = t.column("grade").to_numpy().astype(np.int64)
+    return line_topic, line_row, line_col, grades, e_row
 
 
 def _settings(req, options) -> tuple[int, float, float, bool, str, int | None]:
@@ -117,25 +166,18 @@ def blocks(qrels, run, base, requests, options) -> dict:
     with ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
     Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
     doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
-    qids, subs, docs, grades = _subtopic_lines(qrels)
+    import pyarrow as pa
+
     settings = {r.key: _settings(r, options) for r in requests}
     depth = max([diversity.DEPTH] + [s[5] for s in settings.values() if s[5] is not None])
-    where = {q: i for i, q in enumerate(base.qids)}
-    line_topic = np.array([where[q] for q in qids], np.int64)
-    # each topic's subtopics in number order (its columns) and its documents in byte order (its rows)
-    col = _within_topic(sorted(set(zip(line_topic.tolist(), subs))))
-    row = _within_topic(sorted({(t, d) for t, d in zip(line_topic.tolist(), docs)},
-                               key=lambda x: (x[0], x[1].encode("utf-8", "surrogatepass"))))
-    line_row = np.array([row[t, d] for t, d in zip(line_topic.tolist(), docs)], np.int64)
-    line_col = np.array([col[t, s] for t, s in zip(line_topic.tolist(), subs)], np.int64)
-    line_grade = np.array(grades, np.int64)
     # the run's judged documents: topic, rank in pyndeval's order, row among the topic's documents
     keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
     e_topic = base.q[keep]
     e_pos = base.ascending_pos[keep] if base.ascending_pos is not None else np.zeros(0, np.int64)
     from ..fast.strings import take
-    texts = take(run.table.column("docid"), base.row[keep]).to_pylist() if keep.any() else []
-    e_row = np.array([row[t, d] for t, d in zip(e_topic.tolist(), texts)], np.int64)
+    texts = take(run.table.column("docid"), base.row[keep]) if keep.any() else pa.array([], pa.string())
+    line_topic, line_row, line_col, line_grade, e_row = _subtopic_lines(
+        qrels, {q: i for i, q in enumerate(base.qids)}, (e_topic, texts))
     out = {}
     groups: dict[tuple, list] = {}
     for key, st in settings.items():
@@ -143,6 +185,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     chunks = _chunks(line_topic, line_row, line_col, base.Q)
     for (level, alpha, beta, judged), keys in groups.items():
         binary = (line_grade >= level).astype(np.int64)
+        names = frozenset(settings[key][4] for key in keys)
         values: dict[str, np.ndarray] = {}
         for topics in chunks:                   # topics of similar size together: the padded arrays stay small
             local = np.full(base.Q, -1, np.int64)
@@ -154,7 +197,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
             nrel_sub = np.zeros((topics.size, rel.shape[2]), np.int64)
             np.add.at(nrel_sub, (lt, lc), binary[lines])
             part = _all_topics(rel, nrel_sub, local[e_topic[entries]], e_pos[entries], e_row[entries], judged, alpha,
-                               beta, depth, topics.size)
+                               beta, depth, topics.size, names)
             for name, v in part.items():
                 values.setdefault(name, np.zeros((base.Q,) + v.shape[1:]))[topics] = v
         for key in keys:
@@ -163,6 +206,10 @@ def blocks(qrels, run, base, requests, options) -> dict:
             out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
     return out
 
+
+_LISTED = frozenset({"ERR-IA", "alpha-DCG", "NRBP"})            # from the run's list alone
+_NORMALIZED = frozenset({"nERR-IA", "alpha-nDCG", "nNRBP"})    # over the ideal list: also the run's
+NAMES = _LISTED | _NORMALIZED | {"P-IA", "strec", "MAP-IA"}
 
 CELLS = 1 << 22          # documents x subtopics x topics computed at once, at most (unless one topic is larger)
 
@@ -173,26 +220,16 @@ def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, 
     rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
     np.maximum.at(rows, line_topic, line_row + 1)
     np.maximum.at(cols, line_topic, line_col + 1)
-    out, current, high, wide = [], [], 0, 0
-    for t in np.argsort(rows, kind="stable").tolist():
-        h, w = max(high, int(rows[t])), max(wide, int(cols[t]))
-        if current and (len(current) + 1) * h * w > CELLS:
-            out.append(np.array(current, np.int64))
-            current, h, w = [], int(rows[t]), int(cols[t])
-        current.append(t)
-        high, wide = h, w
-    if current:
-        out.append(np.array(current, np.int64))
-    return out
-
-
-def _within_topic(items: list) -> dict:
-    """{(topic, x): its index among its topic's items} for ``items`` sorted by topic."""
-    out, start = {}, 0
-    for i, item in enumerate(items):
-        if i and items[i - 1][0] != item[0]:
-            start = i
-        out[item] = i - start
+    order = np.argsort(rows, kind="stable")
+    rows, cols = rows[order], cols[order]
+    out, start = [], 0
+    while start < nq:       # as many topics as fit, each chunk padded to its last (largest) topic's documents
+        end = min(nq, start + CELLS + 1)
+        cells = np.arange(1, end - start + 1) * rows[start:end] * np.maximum.accumulate(cols[start:end])
+        over = cells > CELLS
+        stop = start + max(1, int(np.argmax(over)) if over.any() else end - start)
+        out.append(order[start:stop])
+        start = stop
     return out
 
 
@@ -219,10 +256,12 @@ def _lists(score: np.ndarray, nrbp_sum: np.ndarray, actual: np.ndarray, alpha: f
     return dcg, err, nrbp
 
 
-def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
-    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list)."""
+def _ideal_scores(rel: np.ndarray, alpha: float, most: int | None = None) -> np.ndarray:
+    """:func:`diversity.ideal_scores` of every topic at once (topics x ranks, 0 past a topic's ideal list), its first
+    ``most`` ranks only if given (the greedy picks rank by rank: the first ranks are the same)."""
     relevant = rel.any(axis=2)
     steps = int(relevant.sum(axis=1).max(initial=0))
+    steps = steps if most is None else min(steps, most)
     gain = np.ones((rel.shape[0], rel.shape[2]))
     left = relevant.copy()
     done = np.zeros(rel.shape[0], bool)
@@ -243,8 +282,9 @@ def _ideal_scores(rel: np.ndarray, alpha: float) -> np.ndarray:
     return out
 
 
-def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq) -> dict[str, np.ndarray]:
-    """Every ndeval measure of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
+def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth, nq,
+                names=frozenset(NAMES)) -> dict[str, np.ndarray]:
+    """The ndeval measures ``names`` of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
     documents are ``e_topic``, ``e_pos`` (rank), ``e_row`` (row of ``rel``)."""
     from ..ranking.judged import seq_segment_sum
     actual = np.count_nonzero(nrel_sub, axis=1)
@@ -256,44 +296,54 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
     sub = rel[t, r]                                 # (entries x subtopics), 0/1
     found = np.cumsum(sub, axis=0)
     found -= np.concatenate((np.zeros((1, sub.shape[1]), np.int64), found))[first]     # within each topic
-    covered_before = found - sub
-    powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
-    weighted = sub * powers[covered_before]
-    score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
-    beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
-    run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
     shown = pos < depth
-    run_top = np.zeros((nq, depth))
-    run_top[t[shown], pos[shown]] = score[shown]
-    ideal = _ideal_scores(rel, alpha)
-    ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
-        if ideal.shape[1] else np.zeros(nq)
-    dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
-    idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
-    ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
-    nonzero = dcg != 0
-    ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
-    nerr[nonzero] = err[nonzero] / ierr[nonzero]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
-                         np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
-    pairs = np.zeros((nq, depth), np.int64)
-    np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
-    pairs = np.cumsum(pairs, axis=1)
-    first_cover = np.full(rel.shape[::2], depth, np.int64)
-    hit_e, hit_s = np.nonzero(sub[shown])
-    np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
-    seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
-    terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
-    total = np.zeros(nq)
-    for j in range(sub.shape[1]):
-        totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
     some = actual > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
-        strec = np.where(some[:, None], seen / actual[:, None], 0.0)
-        map_ia = np.where(some, total / np.maximum(actual, 1), 0.0)
-    return {"ERR-IA": err, "nERR-IA": nerr, "alpha-DCG": dcg, "alpha-nDCG": ndcg, "NRBP": nrbp, "nNRBP": nnrbp,
-            "MAP-IA": map_ia, "P-IA": precision, "strec": strec}
+    out = {}
+    if names & (_LISTED | _NORMALIZED):
+        covered_before = found - sub
+        powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+        weighted = sub * powers[covered_before]
+        score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
+        beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
+        run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
+        run_top = np.zeros((nq, depth))
+        run_top[t[shown], pos[shown]] = score[shown]
+        dcg, err, nrbp = _lists(run_top, run_nrbp, actual, alpha, beta, depth)
+        out.update({"ERR-IA": err, "alpha-DCG": dcg, "NRBP": nrbp})
+    if names & _NORMALIZED:
+        # nNRBP sums the whole ideal list; the others read its first ``depth`` ranks, the greedy's first picks
+        ideal = _ideal_scores(rel, alpha, None if "nNRBP" in names else depth)
+        ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
+            if ideal.shape[1] else np.zeros(nq)
+        idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
+        ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
+        nonzero = dcg != 0
+        ndcg[nonzero] = dcg[nonzero] / idcg[nonzero]
+        nerr[nonzero] = err[nonzero] / ierr[nonzero]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
+                             np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
+        out.update({"nERR-IA": nerr, "alpha-nDCG": ndcg, "nNRBP": nnrbp})
+    if "P-IA" in names:
+        pairs = np.zeros((nq, depth), np.int64)
+        np.add.at(pairs, (t[shown], pos[shown]), sub[shown].sum(axis=1))
+        pairs = np.cumsum(pairs, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["P-IA"] = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
+    if "strec" in names:
+        first_cover = np.full(rel.shape[::2], depth, np.int64)
+        hit_e, hit_s = np.nonzero(sub[shown])
+        np.minimum.at(first_cover, (t[shown][hit_e], hit_s), pos[shown][hit_e])
+        seen = (first_cover[:, :, None] <= np.arange(depth)).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["strec"] = np.where(some[:, None], seen / actual[:, None], 0.0)
+    if "MAP-IA" in names:
+        terms = np.where(sub > 0, found / (pos + 1.0)[:, None], 0.0)
+        total = np.zeros(nq)
+        for j in range(sub.shape[1]):
+            totals = seq_segment_sum(terms[:, j], t, nq) if t.size else np.zeros(nq)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                total += np.where(nrel_sub[:, j] > 0, totals / np.maximum(nrel_sub[:, j], 1), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["MAP-IA"] = np.where(some, total / np.maximum(actual, 1), 0.0)
+    return out

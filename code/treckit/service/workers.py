@@ -34,6 +34,7 @@ WORKER_TMP_PREFIX = "treckit-worker-"   # each worker's temporary directory, rem
 STARTUP_TIMEOUT_S = 120         # importing the library and loading the system (its index) may take a while
 LARGE_BODY = 1 << 20           # after a body this large, the worker hands what it freed back to the system
 POLL_S = 0.02                   # how often a waiting request looks for a free worker
+TERM_GRACE_S = 5                # a stopped worker still there after this long is killed (SIGKILL)
 
 
 class WorkerFailed(Exception):
@@ -85,9 +86,16 @@ class Worker:
             raise WorkerFailed("the evaluation worker stopped") from None
 
     def kill(self) -> None:
+        """Stop the worker now, whatever it is doing: SIGTERM, whose default action ends it at once (a worker that
+        measures itself, as under `make coverage`, first saves what it measured), then SIGKILL for one that is still
+        there after TERM_GRACE_S (user code that caught SIGTERM)."""
         try:
-            self.proc.kill()
-            self.proc.wait(30)
+            self.proc.terminate()
+            try:
+                self.proc.wait(TERM_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
         except (OSError, subprocess.TimeoutExpired):
             pass
         self.conn.close()
