@@ -80,6 +80,18 @@ def run_cli(argv, capsys):
     return code, out.out, out.err
 
 
+def staged(name, *args, capsys):
+    """A staged script's main() run in this process (as `treckit` commands are in run_cli): (exit code, stdout,
+    stderr)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"staged_{name[:-3]}", ROOT / "code" / "evaluation" / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    code = module.main(list(map(str, args)))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 FAKE_CLOCK = '''
 """A clock that only moves when a search works: searches cost a known time, a first call a second more."""
 calls = []          # "tick" for each reading of the clock, (who, query text) for each call

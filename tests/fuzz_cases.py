@@ -54,7 +54,7 @@ def trec_eval_path() -> Path | None:
 # ------------------------------------------------------------------ measures and parameters
 # trec_eval 10.0's measures (its order) with the kind of parameters each takes and its default columns.  Written out
 # here, not read from treckit's registry: the oracle side must not move when the code under test does, and the
-# seed -> case mapping stays fixed (tests/test_fuzz_trec_eval.py checks the registry against this list).
+# seed -> case mapping stays fixed (tests/conformance/test_fuzz_trec_eval.py checks the registry against this list).
 LONG, FRACTIONS, NUMBERS, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 _STD = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_EVAL_MEASURES: dict[str, tuple[str, tuple]] = {

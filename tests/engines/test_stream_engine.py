@@ -15,18 +15,16 @@ import signal
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzz_cases
-from conftest import default_sigint
+from conftest import ROOT, default_sigint
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.reading import RunReading
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

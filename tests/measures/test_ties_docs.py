@@ -7,9 +7,9 @@ import io
 import re
 import shlex
 import warnings
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 PAGE = ROOT / "docs" / "ties.md"
 
 
