@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli  # noqa: F401 -- the tests' one CLI runner, imported from here
+
 ROOT = Path(__file__).resolve().parents[1]
 # the reference data (trec_eval's conformance suite, QUEST and BEIR samples): TRECKIT_REFERENCE_DATA, else ../shared/data
 SHARED = Path(os.environ.get("TRECKIT_REFERENCE_DATA") or ROOT.parent / "shared" / "data")
@@ -70,14 +72,6 @@ def default_sigint() -> None:
     KeyboardInterrupt handler), and a blocked one never delivered."""
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def run_cli(argv, capsys):
-    """Run the treckit CLI in-process; returns (exit code, stdout, stderr)."""
-    from treckit.cli.main import main
-    code = main(list(map(str, argv)))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def staged(name, *args, capsys):
