@@ -115,7 +115,7 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest tests
 
 # the suite under coverage, subprocesses and Dask workers included (tests/README.md): the report per module, then
-# the modules under COVERAGE_FLOOR percent (exit 1 when there are any); TESTS="tests/test_x.py ..." measures part of it
+# the modules under COVERAGE_FLOOR percent (exit 1 when there are any); TESTS="tests/measures ..." measures part of it
 COVERAGE_FLOOR ?= 80
 TESTS ?= tests
 coverage: $(VENV)/.installed-dev

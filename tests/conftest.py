@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run_cli  # noqa: F401 -- the tests' one CLI runner, imported from here
+
 ROOT = Path(__file__).resolve().parents[1]
 # the reference data (trec_eval's conformance suite, QUEST and BEIR samples): TRECKIT_REFERENCE_DATA, else ../shared/data
 SHARED = Path(os.environ.get("TRECKIT_REFERENCE_DATA") or ROOT.parent / "shared" / "data")
@@ -72,10 +74,14 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def run_cli(argv, capsys):
-    """Run the treckit CLI in-process; returns (exit code, stdout, stderr)."""
-    from treckit.cli.main import main
-    code = main(list(map(str, argv)))
+def staged(name, *args, capsys):
+    """A staged script's main() run in this process (as `treckit` commands are in run_cli): (exit code, stdout,
+    stderr)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"staged_{name[:-3]}", ROOT / "code" / "evaluation" / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    code = module.main(list(map(str, args)))
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -29,8 +29,6 @@ Semantics chosen where the two programs differ on purpose:
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import random
 import re
@@ -39,6 +37,8 @@ import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 20.0          # seconds for one trec_eval call; cases run in well under 0.1 s
@@ -54,7 +54,7 @@ def trec_eval_path() -> Path | None:
 # ------------------------------------------------------------------ measures and parameters
 # trec_eval 10.0's measures (its order) with the kind of parameters each takes and its default columns.  Written out
 # here, not read from treckit's registry: the oracle side must not move when the code under test does, and the
-# seed -> case mapping stays fixed (tests/test_fuzz_trec_eval.py checks the registry against this list).
+# seed -> case mapping stays fixed (tests/conformance/test_fuzz_trec_eval.py checks the registry against this list).
 LONG, FRACTIONS, NUMBERS, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 _STD = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_EVAL_MEASURES: dict[str, tuple[str, tuple]] = {
@@ -396,14 +396,8 @@ def run_trec_eval(binary: Path, argv: list[str], timeout: float = TIMEOUT) -> Ou
 
 def run_treckit(argv: list[str]) -> Outcome:
     """``treckit eval ARGV`` in-process: measured 0.02 s a case against 0.8 s for a subprocess (start-up)."""
-    import warnings
-
-    from treckit.cli.main import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(["eval", *argv])
-    return Outcome(code, out.getvalue().encode("utf-8", "surrogateescape"), err.getvalue().encode("utf-8", "replace"))
+    code, out, err = run_cli(["eval", *argv])
+    return Outcome(code, out.encode("utf-8", "surrogateescape"), err.encode("utf-8", "replace"))
 
 
 def _missing_without_c(c: Case) -> bool:

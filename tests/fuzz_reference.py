@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT / "code"))
 from treckit.console.errors import InputError  # noqa: E402
 
 TIMEOUT = 60
-# what treckit refuses on purpose where the reference tool prints something (tests/test_gdeval.py and
-# tests/test_diversity.py pin each): the words of the refusal -> why
+# what treckit refuses on purpose where the reference tool prints something (tests/measures/test_gdeval.py and
+# tests/measures/test_diversity.py pin each): the words of the refusal -> why
 KNOWN_REFUSALS = {
     "is NaN": "gdeval.pl's order of a NaN score depends on its sort algorithm",
     "holds '%'": "gdeval.pl prints the run id inside a printf format",

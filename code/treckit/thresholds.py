@@ -2,7 +2,7 @@
 
 Each name is read at the moment of the decision (``thresholds.NAME``, never copied), so a test can
 lower or raise it with ``monkeypatch.setattr(thresholds, NAME, value)`` and run both sides of the
-branch on small data (tests/test_thresholds.py does so for every one).  Both sides must give the
+branch on small data (tests/engines/test_thresholds.py does so for every one).  Both sides must give the
 same result; only time and memory differ.  The bounds on hostile input at the end are no switch: past them,
 input is refused.
 """

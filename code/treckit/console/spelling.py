@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
-# The reading options of runs: treckit.inputs.options.FLAGS and --break-ties (tests/test_suggested_fixes.py
+# The reading options of runs: treckit.inputs.options.FLAGS and --break-ties (tests/cli/test_suggested_fixes.py
 # checks that they agree).
 RUN_OPTIONS = frozenset({
     "--run-format", "--order", "--ties", "--duplicates", "--gold", "--id-base", "--layout", "--tsv-third",

@@ -165,7 +165,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     """{request's key: (Q,) values} of the diversity ``requests`` for the queries of ``base`` (the ranked view built
     with ``ascending_ties`` from :func:`judged_docs`, every judged query, in its order), ``qrels`` the subtopic qrels.
     Every query at once, in the operations and the order of :func:`treckit.measures.diversity.run_values`, so the
-    doubles are the same (tests/test_diversity_names.py, the pyndeval-names fuzz)."""
+    doubles are the same (tests/measures/test_diversity_names.py, the pyndeval-names fuzz)."""
     import pyarrow as pa
 
     settings = {r.key: _settings(r, options) for r in requests}

@@ -49,7 +49,7 @@ is the worst; that order is built and the engine's own kernel computes the value
 the value trec_eval gives some order.  Where the optimal order depends on the data (``infAP``, ``G``), a
 dynamic programme over each group's composition lattice finds it.  Under ``-J`` with a cut inside a group,
 the extremes are taken over every possible number of judged docs retrieved.  The test suite checks every
-mode of every covered measure against the enumeration of all orders (tests/test_ties.py).
+mode of every covered measure against the enumeration of all orders (tests/measures/test_ties.py).
 
 Interface (pure functions over arrays; no engine, registry or reading here):
 

@@ -1260,7 +1260,7 @@ SUBTOPICS = "1 1 d1 1\n1 2 d1 1\n1 2 d3 1\n1 1 d2 0\n2 1 d4 1\n2 2 d5 1\n"
 
 def diversity_streamed(c: Ctx):
     """A diversity name on a run that would be streamed: refused; with --memory-limit 0 the run is read whole and
-    the values are the API's (pyndeval's, tests/test_diversity_names.py); treckit ndeval, the other fix, prints
+    the values are the API's (pyndeval's, tests/measures/test_diversity_names.py); treckit ndeval, the other fix, prints
     ndeval's table of the same files."""
     import treckit
     sub, r = c.file(SUBTOPICS, "subtopics"), c.file(RUN, "run")

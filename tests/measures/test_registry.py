@@ -11,11 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from treckit.measures import registry
 from treckit.measures.registry import IRM_NAMES, MEASURES, resolve
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _first_dir(*cands) -> Path | None:

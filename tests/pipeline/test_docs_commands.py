@@ -15,7 +15,7 @@ hide from this test.
 The blocks of one page run one after another in one folder laid out as a fresh clone after ``make demo``: a copy of
 data/, code/ (linked), an empty outputs/ and .venv (the virtualenv running the tests), with the virtualenv's bin
 first on PATH.  ``trec_eval`` is the reference binary (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL); where it is
-absent, ``treckit eval`` stands in for it (it prints trec_eval's bytes: tests/test_conformance.py).
+absent, ``treckit eval`` stands in for it (it prints trec_eval's bytes: tests/conformance/test_conformance.py).
 """
 from __future__ import annotations
 

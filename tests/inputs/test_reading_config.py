@@ -31,13 +31,9 @@ def trec_eval_binary() -> str:
     pytest.skip("trec_eval 10.0 not found (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL)")
 
 
-def cli(argv, capsys):
-    return run_cli([str(a) for a in argv], capsys)
-
-
 def recip_rank(capsys, *argv) -> tuple[str, str]:
     """(treckit eval -m recip_rank ARGV's summary value, its stderr)."""
-    code, out, err = cli(["eval", "-m", "recip_rank", *argv], capsys)
+    code, out, err = run_cli(["eval", "-m", "recip_rank", *argv], capsys)
     assert code == 0, err
     return out.split()[-1], err
 
@@ -138,13 +134,13 @@ def test_evaluating_a_file_equals_evaluating_its_conversion(tmp_path_factory, ca
     run, qrels = write_case(tmp, fmt, queries), write_qrels(tmp, queries, grades)
     options = [str(tmp / "gold.jsonl") if o == "GOLD" else o for o in options]
     converted = tmp / "converted.trec"
-    code_run, _, err_run = cli(["run", run, "-o", converted, *options], capsys)
-    code_direct, direct, err_direct = cli(["eval", "-q", "-m", "all_trec", qrels, run, *options], capsys)
+    code_run, _, err_run = run_cli(["run", run, "-o", converted, *options], capsys)
+    code_direct, direct, err_direct = run_cli(["eval", "-q", "-m", "all_trec", qrels, run, *options], capsys)
     assert code_run == code_direct, (err_run, err_direct)
     if code_run:
         assert code_run == 2 and "duplicate" not in err_run          # only bad input fails, and alike
         return
-    code_back, back, err = cli(["eval", "-q", "-m", "all_trec", qrels, converted], capsys)
+    code_back, back, err = run_cli(["eval", "-q", "-m", "all_trec", qrels, converted], capsys)
     assert code_back == 0, err
     assert direct == back and "map" in direct
 
@@ -171,7 +167,7 @@ def test_trec_runs_are_ranked_by_score_as_written(tmp_path, capsys):
     run.write_text("1 Q0 best 1 -9.5 bm25\n1 Q0 mid 2 -4.0 bm25\n1 Q0 worst 3 -1.0 bm25\n")
     assert recip_rank(capsys, qrels, run)[0] == "0.3333"          # trec_eval: -1.0 first, best third
     converted = tmp_path / "c.trec"
-    cli(["run", run, "-o", converted], capsys)
+    run_cli(["run", run, "-o", converted], capsys)
     assert [ln.split()[2] for ln in converted.read_text().splitlines()] == ["worst", "mid", "best"]
     assert recip_rank(capsys, "--order", "asc", qrels, run)[0] == "1.0000"    # said explicitly: most negative first
     assert trec_eval_recip_rank(qrels, run) == "0.3333"
@@ -195,7 +191,7 @@ def test_rank_valued_tsv_is_ranked_by_rank(tmp_path, capsys, header):
     ms.write_text(("qid\tpid\trank\n" if header else "") + "1\tgood\t1\n1\tbad1\t2\n1\tbad2\t3\n")
     flag = [] if header else ["--tsv-third", "rank"]
     out = tmp_path / "ms.trec"
-    code, _, err = cli(["run", ms, "-o", out, *flag], capsys)
+    code, _, err = run_cli(["run", ms, "-o", out, *flag], capsys)
     assert code == 0, err
     lines = [ln.split() for ln in out.read_text().splitlines()]
     assert [ln[2] for ln in lines] == ["good", "bad1", "bad2"] and [ln[3] for ln in lines] == ["1", "2", "3"]
@@ -227,12 +223,12 @@ def test_quest_predictions_eval_equals_run_then_eval(tmp_path, capsys):
     """QUEST's BM25 predictions: negated BM25 scores, no ids, shuffled against the gold file.  `eval --gold`
     equals `run --gold` then `eval`, and trec_eval on the converted files gives the same number."""
     qrels, conv = tmp_path / "qrels", tmp_path / "bm25.trec"
-    assert cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0
-    assert cli(["run", PRED, "--gold", GOLD, "-o", conv], capsys)[0] == 0
-    code, direct, err = cli(["eval", "-m", "map", "-m", "recip_rank", GOLD, PRED, "--gold", GOLD], capsys)
+    assert run_cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0
+    assert run_cli(["run", PRED, "--gold", GOLD, "-o", conv], capsys)[0] == 0
+    code, direct, err = run_cli(["eval", "-m", "map", "-m", "recip_rank", GOLD, PRED, "--gold", GOLD], capsys)
     assert code == 0, err
     assert "ranked as negated" in err and "matched to the gold file by query text" in err
-    _, back, _ = cli(["eval", "-m", "map", "-m", "recip_rank", GOLD, conv], capsys)
+    _, back, _ = run_cli(["eval", "-m", "map", "-m", "recip_rank", GOLD, conv], capsys)
     assert direct == back
     te = subprocess.run([trec_eval_binary(), "-m", "map", "-m", "recip_rank", str(qrels), str(conv)],
                         capture_output=True, text=True)
@@ -243,7 +239,7 @@ def test_quest_predictions_eval_equals_run_then_eval(tmp_path, capsys):
 
 def test_id_less_predictions_out_of_gold_order_are_an_error(tmp_path, capsys):
     for argv in (["eval", "-m", "map", GOLD, PRED], ["compare", GOLD, PRED, PRED]):
-        code, _, err = cli(argv, capsys)
+        code, _, err = run_cli(argv, capsys)
         assert code == 2 and "not in the gold file's order" in err and f"--gold {GOLD}" in err
     with pytest.raises(treckit.InputError, match="not in the gold file's order"):
         treckit.evaluate(GOLD, PRED, "map")
@@ -258,12 +254,12 @@ def test_id_less_lines_are_reported_once(tmp_path, capsys, command):
     ordered = tmp_path / "ordered.jsonl"          # the predictions in the gold file's order
     ordered.write_text("\n".join(by_text[json.loads(g)["query"]] for g in gold_lines) + "\n")
     qrels = tmp_path / "q.trec"
-    assert cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0
+    assert run_cli(["qrels", GOLD, "-o", qrels], capsys)[0] == 0
     argv = {"eval": ["eval", "-m", "map", qrels, ordered],
             "compare": ["compare", qrels, ordered, ordered, "--name", "a", "--name", "b", "-m", "map"],
             "run": ["run", ordered, "-o", tmp_path / "x.trec"],
             "eval-in-gold-order": ["eval", "-m", "map", GOLD, ordered]}[command]
-    code, _, err = cli(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 0, err
     about = [ln for ln in err.splitlines() if "no query id" in ln or "no id field" in ln]
     runs = 2 if command == "compare" else 1
@@ -276,29 +272,29 @@ def test_id_less_predictions_in_gold_order_are_numbered_with_a_warning(tmp_path,
     by_text = {json.loads(ln)["query"]: ln for ln in PRED.read_text().splitlines()}
     ordered = tmp_path / "ordered.jsonl"          # the predictions in the gold file's order
     ordered.write_text("\n".join(by_text[json.loads(g)["query"]] for g in gold_lines) + "\n")
-    code, by_line, err = cli(["eval", "-m", "map", GOLD, ordered], capsys)
+    code, by_line, err = run_cli(["eval", "-m", "map", GOLD, ordered], capsys)
     assert code == 0, err
-    _, joined, _ = cli(["eval", "-m", "map", GOLD, PRED, "--gold", GOLD], capsys)
+    _, joined, _ = run_cli(["eval", "-m", "map", GOLD, PRED, "--gold", GOLD], capsys)
     assert by_line == joined
-    code, _, err = cli(["run", ordered, "-o", tmp_path / "x.trec"], capsys)
+    code, _, err = run_cli(["run", ordered, "-o", tmp_path / "x.trec"], capsys)
     assert code == 0 and "numbered by line" in err and "--gold" in err
     with pytest.warns(treckit.InputWarning, match="numbered by line"):
         treckit.read_run(ordered)
     other = tmp_path / "other_split.jsonl"        # predictions for queries the gold file does not have
     other.write_text('{"query": "not a gold query", "docs": ["x"], "scores": [1.0]}\n')
-    code, _, err = cli(["eval", "-m", "map", "--missing", "zero", GOLD, other], capsys)
+    code, _, err = run_cli(["eval", "-m", "map", "--missing", "zero", GOLD, other], capsys)
     assert code == 0 and "1 of 1 JSONL lines without a query id have a query text that the gold file" in err
 
 
 def test_compare_reads_runs_as_eval_does(tmp_path, capsys):
     conv = tmp_path / "bm25.trec"
-    cli(["run", PRED, "--gold", GOLD, "-o", conv], capsys)
+    run_cli(["run", PRED, "--gold", GOLD, "-o", conv], capsys)
     out = tmp_path / "c.json"
-    code, _, err = cli(["compare", GOLD, PRED, conv, "--gold", GOLD, "-m", "map", "--name", "jsonl", "--name", "trec",
-                        "--out", out], capsys)
+    code, _, err = run_cli(["compare", GOLD, PRED, conv, "--gold", GOLD, "-m", "map", "--name", "jsonl",
+                            "--name", "trec", "--out", out], capsys)
     assert code == 0, err
     systems = json.loads(out.read_text())["systems"]
-    _, direct, _ = cli(["eval", "-m", "map", GOLD, conv], capsys)
+    _, direct, _ = run_cli(["eval", "-m", "map", GOLD, conv], capsys)
     assert systems["jsonl"]["metrics"] == systems["trec"]["metrics"]
     assert f"{systems['jsonl']['metrics']['macro']['map']:.4f}" == direct.split()[2]
 
@@ -331,7 +327,7 @@ def test_bad_reading_options_are_refused_everywhere(tmp_path, capsys, flag, valu
     qrels = tmp_path / "q"
     qrels.write_text("1 0 a 1\n")
     for argv in (["run", run, "-o", tmp_path / "o"], ["eval", qrels, run], ["compare", qrels, run, run]):
-        code, _, err = cli([*argv, flag, value], capsys)
+        code, _, err = run_cli([*argv, flag, value], capsys)
         assert code == 2 and f"'{value}'" in err and flag in err, (argv, err)
     with pytest.raises(treckit.InputError):
         treckit.read_run(run, **{flag[2:].replace("-", "_").replace("run_format", "format"): value})
@@ -366,7 +362,7 @@ def test_layout_and_skip_malformed_read_trec_qrels_too(tmp_path, capsys):
     qrels.write_text("8 0 District 9 1\n8 0 Rio 2 0\n8 0 American Psycho (film) 1\n9 0 Saw 3 1\n9 0 x 0\n")
     run = tmp_path / "r.trec"
     run.write_text("8 Q0 District%209 1 2 t\n8 Q0 Rio%202 2 1 t\n9 Q0 x 1 3 t\n9 Q0 Saw%203 2 2 t\n")
-    code, _, err = cli(["eval", "-m", "recip_rank", qrels, run], capsys)
+    code, _, err = run_cli(["eval", "-m", "recip_rank", qrels, run], capsys)
     assert code == 2 and "ambiguous line of 5 fields" in err and "--layout docid-spaces" in err
     value, err = recip_rank(capsys, "--layout", "docid-spaces", qrels, run)
     assert value == "0.7500" and "read 4 doc id(s) containing whitespace" in err      # (1 + 1/2) / 2
@@ -375,7 +371,7 @@ def test_layout_and_skip_malformed_read_trec_qrels_too(tmp_path, capsys):
     value, err = recip_rank(capsys, "--skip-malformed", qrels, run)
     assert value == "0.0000" and "skipped 3 malformed qrels line(s)" in err
     out = tmp_path / "c.json"
-    code, _, err = cli(["compare", qrels, run, run, "-m", "recip_rank", "--layout", "docid-spaces", "--name", "a",
-                        "--name", "b", "--test", "t-test", "--out", out], capsys)
+    code, _, err = run_cli(["compare", qrels, run, run, "-m", "recip_rank", "--layout", "docid-spaces", "--name", "a",
+                            "--name", "b", "--test", "t-test", "--out", out], capsys)
     assert code == 0, err
     assert json.loads(out.read_text())["systems"]["a"]["metrics"]["macro"]["recip_rank"] == 0.75

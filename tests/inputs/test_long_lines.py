@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, run_cli
-from test_pipeline import staged
+from conftest import ROOT, run_cli, staged
 from treckit.inputs import limits as tlimits, sources as tio
 from treckit import thresholds
 from treckit.inputs import long_lines

@@ -2,14 +2,11 @@
 number of four decimals its text quotes is one of those outputs'."""
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shlex
-import warnings
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT, run_cli
+
 PAGE = ROOT / "docs" / "ties.md"
 
 
@@ -25,15 +22,6 @@ def _blocks(text: str) -> list[tuple[list[str], str]]:
     return out
 
 
-def _treckit(argv):
-    from treckit.cli.main import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_the_page_shows_what_the_commands_print(monkeypatch):
     text = PAGE.read_text()
     blocks = _blocks(text)
@@ -41,7 +29,7 @@ def test_the_page_shows_what_the_commands_print(monkeypatch):
     monkeypatch.chdir(ROOT)  # the page's commands run from the repository's root, as every docs page's do
     printed = []
     for argv, shown in blocks:
-        code, out, err = _treckit(argv)
+        code, out, err = run_cli(argv)
         assert code == 0, (argv, err)
         assert out == shown, argv
         printed.append(out)

@@ -99,29 +99,11 @@ def test_judged_only_and_minus_J(shared, tmp_path):
     ours = dict(zip(only.qid, only["alpha_nDCG(judged_only=True)@20"]))
     assert [x for x in ref if not same(ref[x], ours[x])] == []
     assert (only["alpha_nDCG(judged_only=True)@20"] != only["alpha_nDCG@20"]).any()
-    code, with_j, _ = run_cli(["eval", "-q", "-J", "-m", "alpha_nDCG@20", "-m", "StRecall@20", q, run], _Capsys())
-    code2, without, _ = run_cli(["eval", "-q", "-m", "alpha_nDCG(judged_only=True)@20", "-m", "StRecall@20", q, run],
-                                _Capsys())
+    code, with_j, _ = run_cli(["eval", "-q", "-J", "-m", "alpha_nDCG@20", "-m", "StRecall@20", q, run])
+    code2, without, _ = run_cli(["eval", "-q", "-m", "alpha_nDCG(judged_only=True)@20", "-m", "StRecall@20", q, run])
     assert code == code2 == 0
     column = [ln.split()[1:] for ln in with_j.splitlines()]
     assert column == [ln.split()[1:] for ln in without.splitlines()]
-
-
-class _Capsys:
-    """A capsys stand-in for two CLI calls in one test: the output of each call."""
-
-    def __init__(self):
-        import contextlib
-        import io
-        self.out, self.err = io.StringIO(), io.StringIO()
-        self._cm = [contextlib.redirect_stdout(self.out), contextlib.redirect_stderr(self.err)]
-        for c in self._cm:
-            c.__enter__()
-
-    def readouterr(self):
-        for c in reversed(self._cm):
-            c.__exit__(None, None, None)
-        return type("Out", (), {"out": self.out.getvalue(), "err": self.err.getvalue()})
 
 
 def test_ties_go_to_the_lesser_doc_id(tmp_path):

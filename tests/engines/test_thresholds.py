@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from conftest import ROOT
 from treckit import thresholds
 from treckit.ranking import order as trec_order
 from treckit.fast import arrow, groups, matrix, strings
@@ -92,20 +93,21 @@ THRESHOLDS = [
 ]
 
 
-# the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/test_stream_engine.py
+# the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/engines/test_stream_engine.py
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
                      "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
 # thresholds whose both sides are run by another test file (on a Dask cluster)
-ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "test_dask_engine.py", "DASK_BLOCK_BYTES": "test_dask_engine.py",
-             "TESTSET_RUN_MEMORY": "test_testsets.py", "MAX_LINE_BYTES": "test_long_lines.py"}
+ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
+             "DASK_BLOCK_BYTES": "engines/test_dask_engine.py",
+             "TESTSET_RUN_MEMORY": "testsets/test_testsets.py", "MAX_LINE_BYTES": "inputs/test_long_lines.py"}
 
 
 def test_every_threshold_is_listed_here():
     names = {n for n in vars(thresholds) if n.isupper()}
     assert names == {t[0] for t in THRESHOLDS} | STREAM_THRESHOLDS | set(ELSEWHERE)
-    here = __import__("pathlib").Path(__file__).parent
+    tests = ROOT / "tests"
     for name, test_file in ELSEWHERE.items():
-        assert name in (here / test_file).read_text()
+        assert name in (tests / test_file).read_text()
 
 
 @pytest.fixture(scope="module")

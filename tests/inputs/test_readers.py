@@ -139,6 +139,8 @@ def test_gzip_and_stdin(tmp_path, monkeypatch):
     p = tmp_path / "q.gz"
     p.write_bytes(gzip.compress(b"1 0 d1 1\n1 0 d2 0\n"))
     assert read_qrels(p).to_dict() == {"1": {"d1": 1, "d2": 0}}
+    from treckit.inputs import sources as tio
+    monkeypatch.setattr(tio, "_stream_cache", {})     # stdin is read once per process: this test's leaves with it
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"7 0 x 2\n")))
     assert read_qrels("-", "trec").to_dict() == {"7": {"x": 2}}
 

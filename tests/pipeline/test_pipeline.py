@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treckit
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, staged
 
 SAMPLE = ROOT / "data" / "quest_sample"
 GOLD = SAMPLE / "test.jsonl"
@@ -22,18 +22,6 @@ GOLD = SAMPLE / "test.jsonl"
 def script(name, *args, cwd=ROOT):
     return subprocess.run([sys.executable, str(ROOT / "code" / "evaluation" / name), *map(str, args)],
                           capture_output=True, text=True, cwd=cwd)
-
-
-def staged(name, *args, capsys):
-    """A staged script's main() run in this process (as `treckit` commands are in run_cli): (exit code, stdout,
-    stderr)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(f"staged_{name[:-3]}", ROOT / "code" / "evaluation" / name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    code = module.main(list(map(str, args)))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_three_stages(tmp_path):

@@ -4,9 +4,9 @@ CI runs the first TRECKIT_FUZZ_CASES seeds (400 by default, a few seconds); ``ma
 and writes a reproducer for each difference to outputs/fuzz/.  Skipped, with the reason shown, when the
 trec_eval binary is absent (a user's clone has no ../shared; set TRECKIT_TREC_EVAL to its path).
 
-A seed that differs goes into KNOWN with the regression test that pins the cause (tests/
-test_trec_eval_regressions.py), as a strict xfail, so a fix makes it fail until the entry goes; differences kept
-on purpose (docs/trec-eval-differences.md) are recognised by fuzz_cases.compare and counted as known.
+A seed that differs goes into KNOWN with the regression test that pins the cause
+(tests/conformance/test_trec_eval_regressions.py), as a strict xfail, so a fix makes it fail until the entry goes;
+differences kept on purpose (docs/trec-eval-differences.md) are recognised by fuzz_cases.compare and counted as known.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The optional parts (pyproject.toml's extras): the install command a command gives is the extra's own
 requirements for this interpreter, and each command that needs a missing one exits 2 with it, before any work.
-(tests/test_install.py checks the same in a fresh virtualenv that has no extra at all.)"""
+(tests/pipeline/test_install.py checks the same in a fresh virtualenv that has no extra at all.)"""
 from __future__ import annotations
 
 import sys

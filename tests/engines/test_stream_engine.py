@@ -6,7 +6,6 @@ the parts, so each test shows that the streamed side really ran.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import os
@@ -15,18 +14,16 @@ import signal
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzz_cases
-from conftest import default_sigint
+from conftest import ROOT, default_sigint, run_cli
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.inputs.options import RunReading
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -50,12 +47,7 @@ def tiny(monkeypatch, tmp_path):
 
 
 def treckit(argv):
-    from treckit.cli.main import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(["eval", *argv])
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(["eval", *argv])
 
 
 def both(argv, tiny_fixture):
@@ -304,13 +296,11 @@ def test_compare_streams_a_large_run_with_the_same_report(tiny, tmp_path):
     _, other = _grouped_case(8, True)
     for name, text in (("qrels", qrels), ("a", run), ("b", other)):
         (tmp_path / name).write_text(text)
-    from treckit.cli.main import main
     outs = {}
     for limit in ("0", "1K"):
         out = tmp_path / f"c{limit}.csv"
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            assert main(["compare", "--memory-limit", limit, "--k", "3", "-m", "map", "-m", "P.5",
-                         str(tmp_path / "qrels"), str(tmp_path / "a"), str(tmp_path / "b"), "--csv", str(out)]) == 0
+        assert run_cli(["compare", "--memory-limit", limit, "--k", "3", "-m", "map", "-m", "P.5",
+                        tmp_path / "qrels", tmp_path / "a", tmp_path / "b", "--csv", out])[0] == 0
         outs[limit] = out.read_text()
     hits = [row["hits"] for row in csv.DictReader(io.StringIO(outs["0"]))]
     assert outs["0"] == outs["1K"] and any(h != "[]" for h in hits)      # per-query values and the hits

@@ -3,14 +3,12 @@ command prints are the enumeration's (every order of the tied docs scored by the
 layout with every flag; streamed runs give the same bytes; what is not covered is refused (exit 2)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
-import warnings
 
 import pytest
 
+from conftest import run_cli
 from ties_enumeration import Case, enumerated, exact_mean, qrels_and_run
 
 MEASURES = ["map", "P.1,3", "ndcg_cut.2,4", "num_rel_ret", "recip_rank", "bpref", "Rprec"]
@@ -19,12 +17,7 @@ CASE = Case([([[1, "n"], [0, 2, "n", 1], [1]], [1]), ([[2], ["n", 0, 1]], [])], 
 
 
 def treckit(argv):
-    from treckit.cli.main import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        code = main(["eval", *map(str, argv)])
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(["eval", *argv])
 
 
 def write_case(case: Case, tmp_path):
@@ -236,7 +229,7 @@ def test_the_python_api(tmp_path):
 
 
 def test_detect_says_where_the_ties_come_from(capsys, monkeypatch):
-    from conftest import ROOT, run_cli
+    from conftest import ROOT
 
     monkeypatch.chdir(ROOT / "data" / "ties")
     code, out, _ = run_cli(["detect", "--ties", "rounded.run"], capsys)
