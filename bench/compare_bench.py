@@ -25,23 +25,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from generate import generate  # noqa: E402
-from run_bench import PY, SHIM  # noqa: E402
+from run_bench import PY, measured_in_detail  # noqa: E402
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
 
 def measured(argv: list[str]) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS in MiB) of one whole process."""
-    import subprocess
-    import tempfile
-
-    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r", suffix=".txt") as stats:
-        subprocess.run([PY, "-c", SHIM, stats.name, *argv], stdout=subprocess.DEVNULL, stderr=err, check=False)
-        wall, rss, code, cpu = stats.read().split()     # run_bench's shim: peak RSS of the command itself
-        if int(code) != 0:
-            err.seek(0)
-            raise SystemExit(f"benchmark step failed: {' '.join(argv)}\n{err.read().decode()[-2000:]}")
-        return float(wall), float(cpu), int(rss) / 1024
+    """(wall seconds, CPU seconds, peak RSS in MiB) of one whole process, by run_bench's measuring shim."""
+    wall, rss, _, cpu, _ = measured_in_detail(argv)
+    return wall, cpu, rss
 
 
 def variant(run_path: Path, index: int) -> Path:
