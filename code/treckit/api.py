@@ -22,6 +22,7 @@ from .inputs.options import RunReading
 from .inputs.reading import read_qrels, read_run
 from .measures.registry import resolve
 from .model import Qrels, Run
+from .output.records import frame
 from .output.trec import write_trec_qrels as write_qrels, write_trec_run as write_run
 from .ranking.convert import convert_run
 
@@ -54,8 +55,6 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
 
     Returns a DataFrame: one row per query (``qid``) and a final row ``qid == "all"`` with the summary.
     """
-    import pandas as pd
-
     # the budget is checked whatever the engine and the run's kind, as the commands check it
     limit = MemoryLimit.parse(options.pop("memory_limit", DEFAULT_MEMORY))
     warn = warn or warn_python
@@ -67,12 +66,7 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
                           warn=warn, dask=engine != "local" or client is not None or scheduler is not None)
     chosen = choose(engine, scheduler, client, limit)
     res = chosen.evaluate(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, warn=warn)
-    cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
-    df = res.to_pandas()[["qid"] + cols]
-    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
-    if not per_query:
-        df = df[df["qid"] == "all"].reset_index(drop=True)
-    return df
+    return frame(res, per_query)
 
 
 def _tie_aware(qrels, run, measures, requests, opts, reading, mode: str, *, per_query: bool, limit, warn, dask: bool):

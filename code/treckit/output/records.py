@@ -28,6 +28,18 @@ def _json_number(x: float):
     return None if math.isnan(x) else x
 
 
+def frame(res, per_query: bool = True):
+    """The API's DataFrame of a result: a row per query, then the summary row ``all``; numeric measures only."""
+    import pandas as pd
+
+    cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
+    df = res.to_pandas()[["qid"] + cols]
+    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
+    if not per_query:
+        df = df[df["qid"] == "all"].reset_index(drop=True)
+    return df
+
+
 def write(out, results, fmt: str, *, per_query: bool = False, summary: bool = True) -> None:
     """:func:`render`'s text written to ``out``; trec_eval text a piece at a time (see trec_eval_chunks)."""
     if fmt != "trec_eval":

@@ -11,7 +11,7 @@ from ..console.messages import say
 from ..engines.budget import MemoryLimit
 from ..engines.memory import EvalOptions
 from ..engines.tie_aware import VALUE_MODES, TieAwareEvaluation, evaluate_tie_aware
-from .records import write
+from .records import frame, write
 
 # ---------------------------------------------------------------- range and report
 def range_rows(ev: TieAwareEvaluation, per_query: bool, summary: bool) -> list[dict]:
@@ -205,9 +205,4 @@ def api_frame(ev: TieAwareEvaluation, mode: str, per_query: bool):
         df = pd.DataFrame(range_rows(ev, per_query, True), columns=["qid", "measure", "trec_eval", *VALUE_MODES])
         return df.reset_index(drop=True)
     res = ev.values[mode]
-    cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
-    df = res.to_pandas()[["qid"] + cols]
-    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
-    if not per_query:
-        df = df[df["qid"] == "all"].reset_index(drop=True)
-    return df
+    return frame(res, per_query)
