@@ -72,7 +72,7 @@ import numpy as np
 from ..console.errors import InputError
 from .ap import INFAP_EPSILON
 from .gains import entry_gains, gain_pairs, level_gains
-from ..ranking.judged import RankedJudged
+from ..ranking.judged import RankedJudged, query_selection
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
 
 MODES = ("expected", "best", "worst")
@@ -149,12 +149,9 @@ class TiedRanking:
         """The queries where ``keep`` (a (Q,) bool mask) holds, in the same order."""
         if keep.all():
             return self
-        sel = np.flatnonzero(keep)
-        remap = np.full(self.Q, -1)
-        remap[sel] = np.arange(sel.size)
-        ek = keep[self.q]
+        sel, q, ek = query_selection(keep, self.q)
         return replace(self, qids=[self.qids[i] for i in sel], listed=self.listed[sel],
-                       rel_levels=self.rel_levels[sel], missing=self.missing[sel], q=remap[self.q[ek]],
+                       rel_levels=self.rel_levels[sel], missing=self.missing[sel], q=q,
                        rel=self.rel[ek], start=self.start[ek], size=self.size[ek], _layout=None)
 
     def layout(self) -> "Layout":

@@ -31,6 +31,16 @@ UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
 MAX_GRADE_CELLS = 1 << 26
 
 
+def query_selection(keep: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kept queries' indices, each kept entry's query renumbered among them, and which entries are kept,
+    for ``keep`` (a (Q,) bool mask) over entries whose query index is ``q``."""
+    sel = np.flatnonzero(keep)
+    remap = np.full(keep.size, -1)
+    remap[sel] = np.arange(sel.size)
+    kept = keep[q]
+    return sel, remap[q[kept]], kept
+
+
 @dataclass
 class RankedJudged:
     qids: list[str]               # evaluated queries, in trec_eval's order (byte order of qid)
@@ -66,13 +76,10 @@ class RankedJudged:
         """The view of the queries where ``keep`` (a (Q,) bool mask) holds, in the same order."""
         if keep.all():
             return self
-        sel = np.flatnonzero(keep)
-        remap = np.full(self.Q, -1)
-        remap[sel] = np.arange(sel.size)
-        ek = keep[self.q]
+        sel, q, ek = query_selection(keep, self.q)
         return replace(self, qids=[self.qids[i] for i in sel], num_ret=self.num_ret[sel],
                        rel_levels=self.rel_levels[sel], num_rel=self.num_rel[sel], missing=self.missing[sel],
-                       q=remap[self.q[ek]], pos=self.pos[ek], rel=self.rel[ek],
+                       q=q, pos=self.pos[ek], rel=self.rel[ek],
                        row=None if self.row is None else self.row[ek],
                        listed_pos=None if self.listed_pos is None else self.listed_pos[ek],
                        ascending_pos=None if self.ascending_pos is None else self.ascending_pos[ek])

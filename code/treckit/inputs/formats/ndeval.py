@@ -96,14 +96,18 @@ class NdevalQrels:
     topics: dict[int, list[tuple[int, bytes, int]]]
 
 
+def _file_lines(path, data: bytes | None, kind: str, fix: str) -> tuple[str, list]:
+    """The display name and the lines of ``path`` (or of ``data`` named ``path``); an empty file refused."""
+    name = display_name(path)
+    lines = _lines(read_bytes(path) if data is None else data, name, fix)
+    if not lines:
+        raise InputError(f"the {kind} file is empty (ndeval refuses it too)", path=name, fix=fix)
+    return name, lines
+
+
 def read_qrels(path, *, data: bytes | None = None) -> NdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as ndeval reads its qrels."""
-    name = display_name(path)
-    if data is None:
-        data = read_bytes(path)
-    lines = _lines(data, name, _QRELS_FIX)
-    if not lines:
-        raise InputError("the qrels file is empty (ndeval refuses it too)", path=name, fix=_QRELS_FIX)
+    name, lines = _file_lines(path, data, "qrels", _QRELS_FIX)
     topics: dict[int, list] = {}
     for line_no, line in enumerate(lines, 1):
         f = line.split()
@@ -135,12 +139,7 @@ class NdevalRun:
 def read_run(path, *, traditional: bool = False, depth: int | None = None, data: bytes | None = None) -> NdevalRun:
     """Read ``path`` (or ``data`` named ``path``) as ndeval reads its run: ranked by the rank column, or with
     ``traditional`` by score descending then docno descending; cut to ``depth`` documents per topic."""
-    name = display_name(path)
-    if data is None:
-        data = read_bytes(path)
-    lines = _lines(data, name, _RUN_FIX)
-    if not lines:
-        raise InputError("the run file is empty (ndeval refuses it too)", path=name, fix=_RUN_FIX)
+    name, lines = _file_lines(path, data, "run", _RUN_FIX)
     rows = []                     # (topic, rank, docno, score, line number)
     runid = b""
     for line_no, line in enumerate(lines, 1):
