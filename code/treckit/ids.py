@@ -26,6 +26,8 @@ from typing import Mapping
 import numpy as np
 import pyarrow as pa
 
+from . import thresholds
+
 WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
               "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")  # every c with c.isspace()
 _ESCAPE = {ch: "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in WHITESPACE + "%"}
@@ -83,10 +85,9 @@ def _escape_search(chunk: pa.Array) -> str | None:
     if int(data.min()) < 0x21 or int(data.max()) > 0x7F:
         return NEEDS_ESCAPE_RE2
     # '%' by memchr over slices: a copy of the whole buffer would cost more than the search
-    return "%" if any(data[a:a + _SLICE].tobytes().find(b"%") >= 0 for a in range(0, data.size, _SLICE)) else None
+    step = thresholds.PERCENT_SCAN_SLICE_BYTES
+    return "%" if any(data[a:a + step].tobytes().find(b"%") >= 0 for a in range(0, data.size, step)) else None
 
-
-_SLICE = 1 << 20
 
 
 def rows_needing_escape(col) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from .console.messages import say
 from .engines.budget import DEFAULT_MEMORY
+from .inputs import is_irds
 from .inputs.sources import PathLike
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
 from .inputs.options import FLAGS, python_name
@@ -69,7 +70,7 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
     check_duplicates_policy(duplicates)
     check_layout(layout)
     refuse_overwriting_inputs([input], [output, id_added])
-    fmt = format or (None if str(input).startswith("irds:") else detect_qrels(input).format)   # irds: read_qrels
+    fmt = format or (None if is_irds(input) else detect_qrels(input).format)   # irds: read_qrels
     written_ids = None
     dropped = 0
     with outputs(output, id_added, inputs=[input]):     # the qrels and the id-added file: both or neither

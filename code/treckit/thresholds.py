@@ -50,6 +50,24 @@ RANK_SORT_SLACK = 1_000_000             # cells per run line (plus this): sort t
 RANK_BLOCK_CELLS = 1_000_000            # judged rows are compared a block of about this many cells at a time
 QUERY_ROWS_BLOCK_CELLS = 1 << 18        # the same for the per-query matrix path (256K cells: a block stays in cache)
 
+# ---------------------------------------------------------------- work done in pieces (the same result, bounded memory)
+PERCENT_SCAN_SLICE_BYTES = 1 << 20      # ids are searched for '%' a slice of this many bytes at a time (ids.py: a
+                                        # copy of the whole buffer would cost more than the search)
+DIVERSITY_BLOCK_CELLS = 1 << 22         # documents x subtopics x topics computed at once, at most (unless one topic is
+                                        # larger; measures/subtopics.py)
+TIE_LATTICE_CHUNK_STATES = 2_000_000    # tie-aware infAP / G: a group's composition lattice is worked on this many
+                                        # states at a time (measures/ties.py)
+DENSE_DOC_CHUNK_ROWS = 65_536           # documents scored at once by the dense baseline: bounds the (queries x chunk)
+                                        # score block (retrieval/dense.py)
+RESAMPLE_DRAW_BLOCK = 1000              # random draws made per block by the resampling tests (compare/stats.py) ...
+RESAMPLE_DRAW_CELLS = 1 << 24           # ... and at most this many random numbers per block (many queries: fewer draws)
+WHOLE_READ_BLOCK_BYTES = 1 << 24        # what is read into memory whole is read a block of this many bytes at a time
+                                        # (one read of the whole limit would reserve it; inputs/limits.py)
+TESTSET_BLOCK_QUERIES = 1 << 16         # a test set's queries gathered as Python objects before they join its Arrow
+                                        # columns (testsets/load.py)
+DASK_TAIL_READ_BYTES = 1 << 16          # a partitioned block's last line is read on past the block's end this many
+                                        # bytes at a time (engines/dask_partition.py)
+
 # ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
 REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools
 
@@ -79,3 +97,20 @@ MAX_LINE_BYTES = 1 << 24                # no line of an input may be longer (16 
                                         # and still fit many times over; while Python parses one line of ids it holds
                                         # about ten times its bytes, a bounded cost; under the detector's 64 MiB
                                         # (formats/common.py), so every first line the readers read is detected
+WHOLE_READ_LIMIT: int | None = None     # at most this many bytes are read into memory whole (stdin, pipes, .gz content,
+                                        # the line parsers' input); None: the machine's physical memory. Plain files
+                                        # above it are still read by the streaming (Arrow) paths
+CONFIG_READ_LIMIT = 1 << 20             # small side files (configs): at most 1 MiB (inputs/bounded.py)
+DOCUMENT_READ_LIMIT = 256 << 20         # test sets and results files: at most 256 MiB of content (a million-query
+                                        # test set is about 170 MB; inputs/bounded.py)
+DETECT_MAX_BYTES = 64 << 20             # format detection reads whole first lines (a QUEST line lists thousands of
+                                        # docs), but no more: a longer first line is refused (inputs/formats/common.py)
+GRADE_COUNT_MAX_CELLS = 1 << 26         # docs-per-grade counts are kept per query x distinct grade (not per grade value
+                                        # up to the largest, as trec_eval does): a grade of 10**12 costs one column;
+                                        # qrels needing more cells are refused (ranking/judged.py)
+GRADE_LIKE_HEAD = 4096                  # only a run whose first this-many scores look like grades is scanned whole for
+                                        # the "scores look like grades" warning (ranking/judged.py)
+TIE_LATTICE_MAX_STATES = 20_000_000     # tie-aware infAP / G: a tie group whose composition lattice has more states is
+                                        # refused, its size named (measures/ties.py)
+TIE_IPREC_MAX_CELLS = 500_000_000       # tie-aware interpolated precision: at most this many steps (values x places x
+                                        # relevant docs) in one level (measures/ties.py)

@@ -26,8 +26,8 @@ import pytest
 
 from conftest import ROOT, default_sigint, run_cli
 
+from treckit import thresholds
 import treckit.inputs.bounded as tjson
-import treckit.inputs.limits as tlimits
 import treckit.inputs.sources as tio
 import treckit.output.files as tout
 from treckit.console.errors import InputError, TreckitError
@@ -473,7 +473,7 @@ def test_corpus_digest_is_streamed(tmp_path, monkeypatch):
     corpus = tmp_path / "corpus.jsonl"
     data = b"".join(b'{"_id": "d%d", "text": "some words"}\n' % i for i in range(20000))
     corpus.write_bytes(data)
-    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 1 << 12)      # reading it whole is refused ...
+    monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 1 << 12)      # reading it whole is refused ...
     with pytest.raises(InputError, match="more than 4,096 bytes"):
         tio.read_bytes(corpus)
     assert tio.file_digest(corpus) == hashlib.sha256(data).hexdigest()      # ... hashing streams it
@@ -509,7 +509,7 @@ def test_a_fifo_input_is_read_once_and_gives_the_file_numbers(files, tmp_path, c
 
 def test_absurd_sizes_are_refused_where_read_whole(files, tmp_path, monkeypatch, capsys):
     q, r = files
-    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 1000)
+    monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 1000)
     bomb = tmp_path / "run.gz"
     bomb.write_bytes(gzip.compress(RUN.encode() * 100))       # 600 bytes compressed, 15 kB inside
     assert bomb.stat().st_size < 1000

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from treckit import thresholds
 from treckit.engines.memory import EvalOptions, evaluate_requests
 from treckit.ranking import judged as ranking
 from treckit.ranking.judged import build_view
@@ -108,7 +109,7 @@ def test_swapped_qrels_and_run(tmp_path, capsys):
 
 
 def test_grade_like_scores_are_checked_beyond_the_head(monkeypatch):
-    monkeypatch.setattr(ranking, "GRADE_LIKE_HEAD", 3)
+    monkeypatch.setattr(thresholds, "GRADE_LIKE_HEAD", 3)
     assert ranking._grade_like(np.array([1.0, 0.0, 2.0, 1.0]))
     assert not ranking._grade_like(np.array([1.0, 0.0, 2.0, 1.5]))          # the tail decides
     assert not ranking._grade_like(np.array([1.0, 0.0, 2.0, 11.0]))

@@ -28,6 +28,7 @@ from typing import Callable
 import pytest
 
 from conftest import ROOT, run_cli
+from treckit import thresholds
 from treckit.console.errors import TreckitError
 
 CODE = ROOT / "code"
@@ -653,8 +654,7 @@ def _reading_files(r: Reading, c: Ctx, monkeypatch) -> dict:
     """The files of reading case ``r`` by name (the trigger, QUERIES, the clean QRELS and RUN, OTHER_QRELS: the
     clean qrels with its first grade flipped) and its ROLE."""
     if r.detect_limit:
-        from treckit.inputs.formats import common
-        monkeypatch.setattr(common, "DETECT_MAX_BYTES", r.detect_limit)
+        monkeypatch.setattr(thresholds, "DETECT_MAX_BYTES", r.detect_limit)
     texts = {"QRELS": QRELS, "RUN": RUN, "QUERIES": QUERIES, **r.files}
     p: dict = {name: c.file(text, name.lower()) for name, text in texts.items()}
     clean_q = r.clean.get("QRELS", texts["QRELS"] if r.role == "run" else QRELS)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
+from treckit import thresholds
 from treckit.compare import stats
 from treckit.compare.compare import CompareOptions, ComparedRun, compare
 from treckit.inputs.sources import content_digest
@@ -67,8 +68,8 @@ def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
 @pytest.mark.parametrize("cells", [None, 7 * (4 + 8 * 3)])      # the second: blocks of 7 assignments
 def test_randomization_ignores_zero_deltas_and_batches_like_single_tests(monkeypatch, cells):
     if cells:
-        monkeypatch.setattr(stats, "DRAW_CELLS", cells)
-    block = stats.DRAW_CELLS // (4 + 8 * 3)
+        monkeypatch.setattr(thresholds, "RESAMPLE_DRAW_CELLS", cells)
+    block = thresholds.RESAMPLE_DRAW_CELLS // (4 + 8 * 3)
     a, b = A[:12], B[:12]
     padded = stats.randomization(np.r_[a, np.full(30, 0.5)], np.r_[b, np.full(30, 0.5)])   # 30 ties added
     assert padded.detail == {"method": "exact", "assignments": 2 ** 12}
@@ -87,15 +88,15 @@ def test_randomization_ignores_zero_deltas_and_batches_like_single_tests(monkeyp
     assert all(1 / 3001 <= r.p_value <= 1 for r in many)
 
 
-@pytest.mark.parametrize("cells", [stats.DRAW_CELLS, 60])       # 60: blocks of 2 resamples (the bound on large inputs)
+@pytest.mark.parametrize("cells", [thresholds.RESAMPLE_DRAW_CELLS, 60])       # 60: blocks of 2 resamples (the bound on large inputs)
 def test_bootstrap_p_value_and_interval_by_hand(monkeypatch, cells):
     """The resamples redrawn here with the same seed: interval = order statistics, p = the smallest
     level at which that interval excludes 0, so p < alpha exactly when the interval excludes 0."""
     import math
-    monkeypatch.setattr(stats, "DRAW_CELLS", cells)
+    monkeypatch.setattr(thresholds, "RESAMPLE_DRAW_CELLS", cells)
     d = B - A
     n, R, seed = d.size, 3000, 11
-    rows = min(stats.DRAW_BLOCK, max(1, cells // n))
+    rows = min(thresholds.RESAMPLE_DRAW_BLOCK, max(1, cells // n))
     rng = np.random.default_rng(seed)
     means = np.concatenate([d[rng.integers(0, n, size=(min(rows, R - s), n), dtype=np.int32)].mean(axis=1)
                             for s in range(0, R, rows)])

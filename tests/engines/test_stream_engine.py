@@ -331,12 +331,11 @@ def test_staged_script_and_python_api_stream_too(tiny, tmp_path):
 
 
 def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_path, monkeypatch):
-    from treckit.inputs import limits as tlimits
     qrels, run = _grouped_case(4, True)
     (tmp_path / "qrels").write_text(qrels)
     (tmp_path / "run").write_text(run)
     whole = treckit(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
-    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
+    monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
     assert os.path.getsize(tmp_path / "run") > 2000 > os.path.getsize(tmp_path / "qrels")
     refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
     assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]

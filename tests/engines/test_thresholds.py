@@ -99,7 +99,17 @@ STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "S
 # thresholds whose both sides are run by another test file (on a Dask cluster)
 ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "DASK_BLOCK_BYTES": "engines/test_dask_engine.py",
-             "TESTSET_RUN_MEMORY": "testsets/test_testsets.py", "MAX_LINE_BYTES": "inputs/test_long_lines.py"}
+             "TESTSET_RUN_MEMORY": "testsets/test_testsets.py", "MAX_LINE_BYTES": "inputs/test_long_lines.py",
+             "PERCENT_SCAN_SLICE_BYTES": "ranking/test_tie_order.py",
+             "DIVERSITY_BLOCK_CELLS": "measures/test_diversity_names.py",
+             "TIE_LATTICE_CHUNK_STATES": "measures/test_ties.py", "TIE_LATTICE_MAX_STATES": "measures/test_ties.py",
+             "TIE_IPREC_MAX_CELLS": "measures/test_ties.py", "DENSE_DOC_CHUNK_ROWS": "retrieval/test_retrieval.py",
+             "RESAMPLE_DRAW_BLOCK": "compare/test_compare.py", "RESAMPLE_DRAW_CELLS": "compare/test_compare.py",
+             "WHOLE_READ_BLOCK_BYTES": "engines/test_piece_sizes.py", "TESTSET_BLOCK_QUERIES": "engines/test_piece_sizes.py",
+             "DASK_TAIL_READ_BYTES": "engines/test_piece_sizes.py", "GRADE_COUNT_MAX_CELLS": "engines/test_piece_sizes.py",
+             "WHOLE_READ_LIMIT": "inputs/test_long_lines.py", "CONFIG_READ_LIMIT": "inputs/test_bounded.py",
+             "DOCUMENT_READ_LIMIT": "inputs/test_bounded.py", "DETECT_MAX_BYTES": "inputs/test_hostile_inputs.py",
+             "GRADE_LIKE_HEAD": "cli/test_sanity_warnings.py"}
 
 
 def test_every_threshold_is_listed_here():

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import ROOT, run_cli
-import treckit.inputs.limits as tlimits
+from treckit import thresholds
 import treckit.inputs.sources as tio
 from treckit.inputs import bounded
 from treckit.inputs.bounded import MAX_DEPTH, parse_json, yaml_tree
@@ -172,8 +172,8 @@ def test_a_gzip_bomb_stops_at_the_bound(what, make_argv, files, tmp_path, capsys
     """The bound holds after decompression: a small .gz (built here) that inflates far beyond it is cut
     at the bound, in bounded memory."""
     limit = 1 << 20
-    monkeypatch.setattr(tlimits, "CONFIG_READ_LIMIT", limit)
-    monkeypatch.setattr(bounded, "DOCUMENT_READ_LIMIT", limit)
+    monkeypatch.setattr(thresholds, "CONFIG_READ_LIMIT", limit)
+    monkeypatch.setattr(thresholds, "DOCUMENT_READ_LIMIT", limit)
     pack = zlib.compressobj(9, zlib.DEFLATED, 31)           # wbits 31: the gzip format
     block = b"# " + b"x" * (1 << 20) + b"\n"
     bomb = b"".join(pack.compress(block) for _ in range(64)) + pack.flush()     # inflates to 64 MiB
@@ -192,7 +192,7 @@ def test_the_real_config_bound_holds_on_a_gzip_bomb(files, tmp_path, capsys):
     bomb = b"".join(pack.compress(b" " * (1 << 20)) for _ in range(100)) + pack.flush()     # 100 MiB of spaces
     p = tmp_path / "server.yaml"
     p.write_bytes(bomb)
-    _refused(["serve", "--config", p], capsys, f"{p}: more than {tlimits.CONFIG_READ_LIMIT:,} bytes")
+    _refused(["serve", "--config", p], capsys, f"{p}: more than {thresholds.CONFIG_READ_LIMIT:,} bytes")
 
 
 class _Endless(io.RawIOBase):
@@ -213,7 +213,7 @@ class _Endless(io.RawIOBase):
 
 def test_stdin_is_bounded(tmp_path, capsys, monkeypatch):
     limit = 1 << 20
-    monkeypatch.setattr(bounded, "DOCUMENT_READ_LIMIT", limit)
+    monkeypatch.setattr(thresholds, "DOCUMENT_READ_LIMIT", limit)
     endless = _Endless()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless)))
     monkeypatch.setattr(tio, "_stream_cache", {})

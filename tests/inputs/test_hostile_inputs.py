@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED, run_cli
+from treckit import thresholds
 from treckit.console.errors import InputError
 from treckit.inputs.formats import common, detect, jsonl, trec
 from treckit.inputs.formats.beir import read_beir_jsonl, read_beir_tsv
@@ -281,7 +282,7 @@ def test_detection_reads_whole_first_lines(tmp_path, monkeypatch):
     run = _write(tmp_path, f"1 Q0 {long_id} 1 2.5 t\n1 Q0 b 2 1.5 t\n", "run")
     assert detect.detect_run(run).format == "trec"
     assert read_trec_run(run).table.column("docid")[0].as_py() == long_id
-    monkeypatch.setattr(common, "DETECT_MAX_BYTES", 50_000)
+    monkeypatch.setattr(thresholds, "DETECT_MAX_BYTES", 50_000)
     with pytest.raises(InputError, match="first line is longer than 50,000 bytes") as exc:
         detect.detect_run(run)
     assert "format=FORMAT" in exc.value.fix

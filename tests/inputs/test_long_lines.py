@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli, staged
-from treckit.inputs import limits as tlimits, sources as tio
+from treckit.inputs import sources as tio
 from treckit import thresholds
 from treckit.inputs import long_lines
 from treckit.engines.stream import blocks
@@ -79,7 +79,7 @@ def test_a_gzip_bomb_is_refused_while_it_is_decompressed(tmp_path, monkeypatch, 
     """The line is refused in the first block decompressed, long before the read limit (which the whole content
     would pass: without the line bound this is the "more than N bytes to read into memory" error)."""
     path = _file(tmp_path, b"301 0 a 1\n" + b"x" * (8 << 20), gz=True)
-    monkeypatch.setattr(tlimits, "WHOLE_READ_LIMIT", 4 << 20)
+    monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 4 << 20)
     with pytest.raises(InputError) as exc:
         read_trec_qrels(path)
     assert exc.value.line == 2 and exc.value.reason.startswith("line longer than 1,000 bytes")

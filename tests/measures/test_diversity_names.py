@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from treckit import thresholds
 import treckit
 from conftest import run_cli
 
@@ -249,13 +250,13 @@ def test_each_name_alone_gives_the_doubles_of_all_together(shared, tmp_path):
         assert alone[name].tolist() == whole[name].tolist() and (alone[name] > 0).any(), name
 
 def test_topics_in_small_groups_give_the_same_doubles(shared, tmp_path, monkeypatch):
-    """The topics are computed in groups of bounded size (subtopics.CELLS): groups of one or two topics give the
+    """The topics are computed in groups of bounded size (thresholds.DIVERSITY_BLOCK_CELLS): groups of one or two topics give the
     bytes of one group of all."""
     from treckit.measures import subtopics
     subtopic_qrels(shared / "trec_eval" / "qrels.test", tmp_path / "sub", seed=4)
     run = str(shared / "trec_eval" / "results.test")
     whole = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
-    monkeypatch.setattr(subtopics, "CELLS", 1)
+    monkeypatch.setattr(thresholds, "DIVERSITY_BLOCK_CELLS", 1)
     small = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
     assert whole.equals(small)
     assert len(subtopics._chunks(np.array([0, 0, 1, 2]), np.array([0, 1, 0, 0]), np.array([0, 0, 0, 1]), 3)) == 3

@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from treckit import thresholds
 from treckit.engines.memory import EvalOptions, evaluate_requests
 from treckit.measures.registry import resolve
-from treckit.measures.ties import (LATTICE_MAX_STATES, NotTieAware, TieGroupTooLarge, covered, tie_groups,
+from treckit.measures.ties import (NotTieAware, TieGroupTooLarge, covered, tie_groups,
                                    tie_sources, tie_values, tied_ranking)
 from treckit.model import Qrels, Run
 
@@ -184,16 +185,15 @@ def test_measures_not_covered_are_refused_with_the_covered_ones():
 
 
 def test_a_group_too_large_for_the_lattice_is_refused_by_its_size(monkeypatch):
-    import treckit.measures.ties as ties
-
-    monkeypatch.setattr(ties, "LATTICE_MAX_STATES", 10)
+    default = thresholds.TIE_LATTICE_MAX_STATES
+    monkeypatch.setattr(thresholds, "TIE_LATTICE_MAX_STATES", 10)
     case = Case([([[1, 0, -1, "n", 1, 0]], [])])
     qrels, run = qrels_and_run(case)
     tied = tied_ranking(qrels, run, EvalOptions())
     with pytest.raises(TieGroupTooLarge, match="6 documents"):
         tie_values(tied, "infAP", (), "expected")
     assert tie_values(tied, "map", (), "expected").shape == (1, 1)      # other measures are not affected
-    assert LATTICE_MAX_STATES >= 1_000_000
+    assert default >= 1_000_000
 
 
 # ---------------------------------------------------------------- tie groups
@@ -291,11 +291,9 @@ def test_larger_groups_against_random_orders():
 
 
 def test_lattice_worked_in_small_chunks_gives_the_same_values(monkeypatch):
-    import treckit.measures.ties as ties
-
     case = Case([([[1, 0, "n", -1], [2, 2, 0, "n", 1], [1]], [2]), ([[0, 1, 3], ["n", 1]], [])])
     whole = {mode: tie_aware(case, ["infAP", "G"], mode) for mode in ("expected", "best", "worst")}
-    monkeypatch.setattr(ties, "LATTICE_CHUNK_STATES", 3)
+    monkeypatch.setattr(thresholds, "TIE_LATTICE_CHUNK_STATES", 3)
     for mode, want in whole.items():
         assert tie_aware(case, ["infAP", "G"], mode) == want
 
@@ -323,9 +321,7 @@ def test_an_unknown_mode_or_a_missing_kernel_is_a_programming_error():
 
 
 def test_interpolated_precision_over_a_huge_group_is_refused_by_its_size(monkeypatch):
-    import treckit.measures.ties as ties
-
-    monkeypatch.setattr(ties, "IPREC_MAX_CELLS", 5)
+    monkeypatch.setattr(thresholds, "TIE_IPREC_MAX_CELLS", 5)
     case = Case([([[1, 0, "n", 1, 2, 0]], [])])           # three relevant docs: the path count by DP
     qrels, run = qrels_and_run(case)
     with pytest.raises(TieGroupTooLarge, match="6 documents"):

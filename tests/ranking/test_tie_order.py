@@ -272,8 +272,7 @@ def test_escape_column_matches_escape_id_on_every_chunk(monkeypatch, slice_bytes
     """The vectorized escape (byte scans, then only the ids that need it through Python) equals
     escape_id on each id, across chunk boundaries and the scan's slices."""
     import pyarrow as pa
-    from treckit import ids
-    monkeypatch.setattr(ids, "_SLICE", slice_bytes)
+    monkeypatch.setattr(thresholds, "PERCENT_SCAN_SLICE_BYTES", slice_bytes)
     values = ["plain", "a b", "100%", "é", "x\u00a0y", "tab\there", "", "#1", "\x1c", "z"]
     col = pa.chunked_array([pa.array(values[:3]), pa.array([], pa.string()), pa.array(values[3:])])
     assert written_ids(col).to_pylist() == [escape_id(v) for v in values]

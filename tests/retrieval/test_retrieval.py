@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, run_cli
+from treckit import thresholds
 from treckit.console.errors import InputError
 from treckit.model import Run
 from treckit.retrieval.corpus import Corpus, read_corpus
@@ -207,7 +208,7 @@ def test_dense_exact_top_k_is_chunk_independent(monkeypatch):
     q = np.vstack([docs[3] * 2, rng.normal(size=8)])
     ids = [f"e{i}" for i in range(50)]
     full = dense.DenseRetriever(docs, ids, "cosine").search(q, 5)
-    monkeypatch.setattr(dense, "DOC_CHUNK_ROWS", 3)
+    monkeypatch.setattr(thresholds, "DENSE_DOC_CHUNK_ROWS", 3)
     chunked = dense.DenseRetriever(docs, ids, "cosine").search(q, 5)
     assert full == chunked
     assert [d for d, _ in full[0][:2]] == ["e3", "e7"] and full[0][0][1] == pytest.approx(1.0)

@@ -18,6 +18,7 @@ from typing import Literal, Mapping, Optional
 
 from ..compare import CORRECTIONS, TESTS
 from ..engines import MISSING  # noqa: F401  (the choices the commands offer, from the library)
+from ..inputs import is_irds
 from ..inputs.formats import LAYOUTS, QRELS_FORMATS, ROLES, RUN_FORMATS, TSV_THIRD
 from ..inputs.options import FLAGS, python_name, reading_from_values
 from ..output import FORMATS  # noqa: F401
@@ -128,7 +129,7 @@ def refuse_overwriting(inputs, outputs) -> None:
     from ..testsets.load import resolve_test_set
 
     def path_of(x):
-        if x is None or str(x) == "-" or str(x).startswith("irds:") or Path(str(x)).exists():
+        if x is None or str(x) == "-" or is_irds(x) or Path(str(x)).exists():
             return x
         try:
             return resolve_test_set(x)

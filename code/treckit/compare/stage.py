@@ -22,6 +22,7 @@ from ..console.messages import say
 from ..console.progress import Steps
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..inputs.formats.common import head_lines
+from ..inputs import is_irds
 from ..inputs.options import RunReading
 from ..inputs.reading import read_qrels, read_with
 from ..inputs.sources import PathLike, check_readable, content_digest, file_digest
@@ -110,7 +111,7 @@ class CompareJob:
         """Fail before the real work: the outputs, and the files read for their digests only."""
         plot_format = self.out.check()
         for extra in (self.corpus, self.queries):
-            if extra is not None and str(extra) != "-" and not str(extra).startswith("irds:"):
+            if extra is not None and str(extra) != "-" and not is_irds(extra):
                 check_readable(extra)
         return plot_format
 
@@ -164,7 +165,7 @@ class CompareJob:
         """The digests of the regular files, computed beside the reading (a pipe is read once, by the reader,
         and digested afterwards from what was read)."""
         return {key: pool.submit(self.digest_of, key, path) for key, path in files
-                if self.digests and path is not None and (str(path).startswith("irds:") or Path(path).is_file())}
+                if self.digests and path is not None and (is_irds(path) or Path(path).is_file())}
 
     def digest(self, comp: Comparison, files, pending: dict) -> None:
         done = {key: f.result() for key, f in pending.items()}
@@ -270,7 +271,7 @@ class CompareJob:
         if key == "qrels" and self.test_set_read is not None:
             return self.test_set_read.digest                      # the test set's content
         # irds:<id> qrels and queries are no files: their digests are of the judgments and the queries themselves
-        if str(path).startswith("irds:"):
+        if is_irds(path):
             if key == "qrels":
                 return content_digest(read_qrels(path).to_dict())
             from ..inputs.irds import irds_queries

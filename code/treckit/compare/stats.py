@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import CORRECTIONS as CORRECTION_NAMES, TESTS  # noqa: F401  (TESTS: the tests this module runs)
+from .. import thresholds
 
 EXACT_LIMIT = 16          # up to 2**16 sign assignments (of the queries whose deltas differ) are enumerated exactly
-DRAW_BLOCK = 1000         # random draws made per block (bounds the memory of the resampling tests) ...
-DRAW_CELLS = 1 << 24      # ... and at most this many random numbers per block (with many queries, fewer draws)
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ def randomization_many(d: np.ndarray, *, permutations: int = 10000, seed: int = 
     total = d.sum(axis=0)
     rng = np.random.default_rng(seed)
     hits = np.zeros(c, np.int64)
-    block = max(1, DRAW_CELLS // (groups + 8 * c))        # random bytes and sums per block: about DRAW_CELLS
+    block = max(1, thresholds.RESAMPLE_DRAW_CELLS // (groups + 8 * c))     # random bytes and sums per block
     for start in range(0, permutations, block):
         m = min(block, permutations - start)
         draws = np.frombuffer(rng.bytes(m * groups), np.uint8).reshape(m, groups).T.copy()
@@ -157,7 +156,7 @@ class BootstrapDraws:
         rng = np.random.default_rng(self.seed)
         dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
         small = np.uint16 if self.n < (1 << 16) else np.int64          # a count never exceeds n
-        rows = max(1, min(DRAW_BLOCK, DRAW_CELLS // self.n))     # a block's draws stay within DRAW_CELLS
+        rows = max(1, min(thresholds.RESAMPLE_DRAW_BLOCK, thresholds.RESAMPLE_DRAW_CELLS // self.n))   # within the cells
         for start in range(0, self.resamples, rows):
             m = min(rows, self.resamples - start)
             picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)

@@ -24,10 +24,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import thresholds
 from ..console import spelling
 from .dask_tasks import Outcome, captured, cluster_failure, unwrap
-
-TAIL_BYTES = 1 << 16      # a block's last line is read on past the block's end this many bytes at a time
 
 
 @dataclass
@@ -110,7 +109,7 @@ def owned_lines(path: str, start: int, end: int, size: int) -> bytes:
     data = _read_range(path, lo, end)
     pos = end
     while pos < size and not data.endswith(b"\n"):
-        chunk = _read_range(path, pos, min(pos + TAIL_BYTES, size))
+        chunk = _read_range(path, pos, min(pos + thresholds.DASK_TAIL_READ_BYTES, size))
         i = chunk.find(b"\n")
         data += chunk if i < 0 else chunk[:i + 1]
         pos += len(chunk)

@@ -2,7 +2,7 @@
 results files -- is read here, within bounds that hold whatever the file holds.
 
 - Size: at most ``limit`` bytes of content, counted after decompression (``.gz``) and on stdin
-  (``-``): :data:`treckit.inputs.limits.CONFIG_READ_LIMIT` for configs, :data:`DOCUMENT_READ_LIMIT` for test sets and
+  (``-``): :data:`treckit.thresholds.CONFIG_READ_LIMIT` for configs, :data:`treckit.thresholds.DOCUMENT_READ_LIMIT` for test sets and
   results files.
 - Plain data only: mappings with text keys (each once), lists, strings, numbers, booleans and null.
   YAML anchors and aliases (the "billion laughs" bomb), tags other than the plain ones (``!!binary``,
@@ -37,8 +37,8 @@ import re
 from typing import Any, Callable, Iterator
 
 from ..console.errors import InputError
-from . import limits
 from .sources import PathLike, display_name, read_text
+from .. import thresholds
 
 JSON_MAX_NUMBER_DIGITS = 400
 """Longer numbers in JSON input are refused (a double has 17 significant digits; Python's own
@@ -112,9 +112,6 @@ MAX_DEPTH = 32
 MAX_NUMBER_CHARS = JSON_MAX_NUMBER_DIGITS
 """Longer numbers are refused, in YAML as in JSON."""
 
-DOCUMENT_READ_LIMIT = 256 << 20
-"""Test sets and results files: at most 256 MiB of content (a million-query test set is about 170 MB)."""
-
 MEMORY_FACTOR = 6
 """Peak memory of reading a test set or a results file, in times its size (beyond the interpreter); a test
 measures it on generated files."""
@@ -134,7 +131,7 @@ class _NotRead:
 
 NOT_READ = _NotRead()
 
-__all__ = ["BAD", "DOCUMENT_READ_LIMIT", "LinesNeeded", "MAX_DEPTH", "MAX_LISTED_PROBLEMS", "NOT_READ", "Problems",
+__all__ = ["BAD", "LinesNeeded", "MAX_DEPTH", "MAX_LISTED_PROBLEMS", "NOT_READ", "Problems",
            "config_read_limit", "load_yaml_mapping", "parse_json", "parse_yaml_mapping", "read_document", "read_json",
            "without_gc", "yaml_tree"]
 
@@ -196,8 +193,8 @@ class Problems:
 # ------------------------------------------------------------------ reading files
 def read_document(path: PathLike, limit: int | None, what: str) -> str:
     """The text of a YAML or JSON document: at most ``limit`` bytes once decompressed, stdin included
-    (None: :data:`DOCUMENT_READ_LIMIT`)."""
-    limit = DOCUMENT_READ_LIMIT if limit is None else limit
+    (None: :data:`treckit.thresholds.DOCUMENT_READ_LIMIT`)."""
+    limit = thresholds.DOCUMENT_READ_LIMIT if limit is None else limit
     return read_text(path, limit=limit, too_large_fix=f"a {what} holds at most {limit:,} bytes; check that this is "
                                                        f"the right file")
 
@@ -243,7 +240,7 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def read_json(path: PathLike, *, limit: int | None = None, what: str = "results file", fix: str) -> Any:
-    """A JSON file's value, read within ``limit`` bytes (None: :data:`DOCUMENT_READ_LIMIT`; see
+    """A JSON file's value, read within ``limit`` bytes (None: :data:`treckit.thresholds.DOCUMENT_READ_LIMIT`; see
     :func:`parse_json`)."""
     return parse_json(read_document(path, limit, what), display_name(path), fix=fix)
 
@@ -303,8 +300,8 @@ def load_yaml_mapping(path: PathLike, *, what: str = "config", example: str = "'
 
 
 def config_read_limit() -> int:
-    """:data:`treckit.inputs.limits.CONFIG_READ_LIMIT`, read when a config is read (tests lower it)."""
-    return limits.CONFIG_READ_LIMIT
+    """:data:`treckit.thresholds.CONFIG_READ_LIMIT`, read when a config is read (tests lower it)."""
+    return thresholds.CONFIG_READ_LIMIT
 
 
 def _kind(value: Any) -> str:

@@ -1,19 +1,11 @@
 """``irds:<dataset-id>``: the qrels and queries of an ir_datasets dataset (an optional extra), read in one place."""
 from __future__ import annotations
 
-import os
-
 from ..console.errors import InputError
 from ..dependencies import install_hint
 from ..model import Qrels
+from . import IRDS_PREFIX, is_irds  # noqa: F401  (is_irds: the one test, read here by the readers)
 from .values import grades
-
-IRDS_PREFIX = "irds:"
-
-
-def is_irds(source) -> bool:
-    """Whether ``source`` names an ir_datasets dataset (``irds:<dataset-id>``) rather than a file."""
-    return isinstance(source, (str, os.PathLike)) and str(source).startswith(IRDS_PREFIX)
 
 
 def _irds_dataset(spec: str):

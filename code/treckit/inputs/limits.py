@@ -9,19 +9,13 @@ from typing import IO
 
 from ..console.errors import InputError
 from .long_lines import LineWatch
+from .. import thresholds
 
-WHOLE_READ_LIMIT: int | None = None
-"""At most this many bytes are read into memory whole (stdin, pipes, ``.gz`` content, the line
-parsers' input); ``None``: the machine's physical memory.  Plain files above it are still read by
-the streaming (Arrow) paths; tests lower it."""
-
-CONFIG_READ_LIMIT = 1 << 20
-"""Small side files (configs): at most 1 MiB."""
 
 
 def whole_read_limit() -> int:
-    if WHOLE_READ_LIMIT is not None:
-        return WHOLE_READ_LIMIT
+    if thresholds.WHOLE_READ_LIMIT is not None:
+        return thresholds.WHOLE_READ_LIMIT
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -41,7 +35,7 @@ def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, 
     watched as it is decompressed."""
     blocks, total = [], 0
     watch = LineWatch(name) if lines else None
-    while block := fh.read(min(_BLOCK, limit + 1 - total) or 1):
+    while block := fh.read(min(thresholds.WHOLE_READ_BLOCK_BYTES, limit + 1 - total) or 1):
         if watch is not None and total == 0 and block[:2] == GZIP_MAGIC:
             watch = None
         if watch is not None:
@@ -53,7 +47,6 @@ def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, 
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
-_BLOCK = 1 << 24
 _POLL_MS = 200
 GZIP_MAGIC = b"\x1f\x8b"
 

@@ -1,7 +1,7 @@
 """Inputs named by path: regular files, pipes (``-`` for stdin, ``<(cmd)``), ``.gz`` and URLs (:mod:`.urls`).
 
 Folders and devices are refused, and what is read whole into memory is bounded
-(:data:`treckit.inputs.limits.WHOLE_READ_LIMIT`), and so is each line of what is read as lines
+(:data:`treckit.thresholds.WHOLE_READ_LIMIT`), and so is each line of what is read as lines
 (:mod:`.long_lines`).  Every OS error names the path.  Stdin, pipes and URLs
 are read once and their content kept, so that detecting the format and reading it see the same bytes.
 :class:`Source` hands the vectorized readers a plain file by path (Arrow streams it) and anything else

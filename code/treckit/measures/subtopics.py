@@ -22,6 +22,7 @@ import numpy as np
 
 from ..console.errors import InputError
 from . import diversity
+from .. import thresholds
 
 NDEVAL = "ndeval 4.5 as pyndeval 0.0.8 runs it (ir_measures 0.4's provider)"
 
@@ -211,22 +212,19 @@ _LISTED = frozenset({"ERR-IA", "alpha-DCG", "NRBP"})            # from the run's
 _NORMALIZED = frozenset({"nERR-IA", "alpha-nDCG", "nNRBP"})    # over the ideal list: also the run's
 NAMES = _LISTED | _NORMALIZED | {"P-IA", "strec", "MAP-IA"}
 
-CELLS = 1 << 22          # documents x subtopics x topics computed at once, at most (unless one topic is larger)
-
-
 def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int) -> list[np.ndarray]:
-    """The topics in groups whose padded (topics x documents x subtopics) arrays hold at most :data:`CELLS` cells,
+    """The topics in groups whose padded (topics x documents x subtopics) arrays hold at most :data:`treckit.thresholds.DIVERSITY_BLOCK_CELLS` cells,
     topics of similar numbers of documents together."""
     rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
     np.maximum.at(rows, line_topic, line_row + 1)
     np.maximum.at(cols, line_topic, line_col + 1)
     order = np.argsort(rows, kind="stable")
     rows, cols = rows[order], cols[order]
-    out, start = [], 0
+    out, start, most = [], 0, thresholds.DIVERSITY_BLOCK_CELLS
     while start < nq:       # as many topics as fit, each chunk padded to its last (largest) topic's documents
-        end = min(nq, start + CELLS + 1)
+        end = min(nq, start + most + 1)
         cells = np.arange(1, end - start + 1) * rows[start:end] * np.maximum.accumulate(cols[start:end])
-        over = cells > CELLS
+        over = cells > most
         stop = start + max(1, int(np.argmax(over)) if over.any() else end - start)
         out.append(order[start:stop])
         start = stop

@@ -74,15 +74,9 @@ from .ap import INFAP_EPSILON
 from .gains import entry_gains, gain_pairs, level_gains
 from ..ranking.judged import RankedJudged, query_selection
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
+from .. import thresholds
 
 MODES = ("expected", "best", "worst")
-# the composition lattice of one group (infAP, G): at most this many states in one group (a larger group is
-# refused, its size named), and groups are worked on this many states at a time (memory)
-LATTICE_MAX_STATES = 20_000_000
-LATTICE_CHUNK_STATES = 2_000_000
-# interpolated precision: the path counts of every possible value of every group, at most this many steps
-# (values x places x relevant docs) in one level
-IPREC_MAX_CELLS = 500_000_000
 
 
 class NotTieAware(InputError):
@@ -948,7 +942,7 @@ def _dp_below(lay, g, num, den, r, A, j0) -> np.ndarray:
     heights = np.zeros(keys.size, np.int64)
     np.maximum.at(heights, inverse, rr_all + 1)
     work = int((np.bincount(inverse, minlength=keys.size) * widths * heights).sum())
-    if work > IPREC_MAX_CELLS:
+    if work > thresholds.TIE_IPREC_MAX_CELLS:
         big = int(np.argmax(nn * (rr_all + 1)))
         raise TieGroupTooLarge(f"interpolated precision over a tie group of {int(nn[big])} documents "
                                f"({int(rr_all[big])} relevant) is too large to compute exactly ({work} steps)",
@@ -1014,14 +1008,14 @@ def _lattice_values(lay: Layout, groups: np.ndarray, counts: np.ndarray, starts:
         return out
     sizes = np.prod(counts + 1, axis=1)
     worst = int(np.argmax(sizes))
-    if sizes[worst] > LATTICE_MAX_STATES:
+    if sizes[worst] > thresholds.TIE_LATTICE_MAX_STATES:
         raise TieGroupTooLarge(f"a tie group of {int(counts[worst].sum())} documents ({', '.join(map(str, counts[worst]))} "
                                f"of each kind) is too large for an exact tie-aware value ({int(sizes[worst])} states)",
                                fix="round the scores less coarsely, or ask for measures other than infAP and G")
     bounds = np.cumsum(sizes)
     begin = 0
     while begin < groups.size:
-        end = int(np.searchsorted(bounds, (bounds[begin - 1] if begin else 0) + LATTICE_CHUNK_STATES, side="right"))
+        end = int(np.searchsorted(bounds, (bounds[begin - 1] if begin else 0) + thresholds.TIE_LATTICE_CHUNK_STATES, side="right"))
         end = max(end, begin + 1)
         sl = slice(begin, end)
         out[sl] = _lattice_chunk(counts[sl], starts[sl], slots[sl], groups[sl], term, mode)

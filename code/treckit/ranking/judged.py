@@ -26,9 +26,6 @@ from .order import AscendingDocTexts, DocTexts, ranks_of, sort_key
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged
-# docs-per-grade counts are kept for each query x each distinct grade (not each grade value up to the
-# largest, as trec_eval does): this bounds that table, so a grade of 10**12 costs one column
-MAX_GRADE_CELLS = 1 << 26
 
 
 def query_selection(keep: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -263,7 +260,7 @@ def qrels_side(qrels: Qrels):
     nonneg = qg >= 0
     grades, column = np.unique(qg[nonneg], return_inverse=True)
     nq = len(qrel_qids)
-    if nq * grades.size > MAX_GRADE_CELLS:
+    if nq * grades.size > thresholds.GRADE_COUNT_MAX_CELLS:
         raise InputError(f"the qrels use {grades.size} distinct grades over {nq} queries: too many to count per query",
                          fix="map the grades to a few levels (e.g. 0-4) before evaluating")
     cells = qi_arr[nonneg].astype(np.int64) * grades.size + column.reshape(-1)
@@ -290,11 +287,10 @@ def evaluated_queries(present: np.ndarray, options, missing_names: list[str], so
 
 # ---------------------------------------------------------------- sanity warnings
 # Scores that look like grades: integers within +-GRADE_LIKE_MAX; grades that look like scores:
-# more than GRADES_AT_MOST distinct values.  Only a run whose first GRADE_LIKE_HEAD scores look like
+# more than GRADES_AT_MOST distinct values.  Only a run whose first thresholds.GRADE_LIKE_HEAD scores look like
 # grades is scanned further, so an ordinary run costs one look at a few thousand numbers.
 GRADE_LIKE_MAX = 10
 GRADES_AT_MOST = 10
-GRADE_LIKE_HEAD = 4096
 
 
 @dataclass
@@ -418,7 +414,7 @@ def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], unjudged: list[
 
 def _grade_like(key: np.ndarray) -> bool:
     """Whether every score is an integer within +-GRADE_LIKE_MAX (a look at the head first)."""
-    for part in (key[:GRADE_LIKE_HEAD], key):
+    for part in (key[:thresholds.GRADE_LIKE_HEAD], key):
         if part.size == 0 or np.abs(part).max() > GRADE_LIKE_MAX or not np.array_equal(part, np.round(part)):
             return False
     return True

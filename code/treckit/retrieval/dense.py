@@ -12,9 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..console.errors import InputError
-
-DOC_CHUNK_ROWS = 65_536      # documents scored at once: bounds the (queries x chunk) score block
-
+from .. import thresholds
 
 def read_ids(path) -> list[str]:
     from ..inputs.sources import read_text
@@ -52,8 +50,9 @@ class DenseRetriever:
         k = min(k, len(self.ids))
         best_s = np.full((q.shape[0], 0), -np.inf)
         best_i = np.zeros((q.shape[0], 0), np.int64)
-        for a in range(0, len(self.ids), DOC_CHUNK_ROWS):
-            d = np.asarray(self.docs[a:a + DOC_CHUNK_ROWS], np.float64)
+        step = thresholds.DENSE_DOC_CHUNK_ROWS
+        for a in range(0, len(self.ids), step):
+            d = np.asarray(self.docs[a:a + step], np.float64)
             if self.similarity == "cosine":
                 d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-300)
             s = q @ d.T

@@ -25,6 +25,7 @@ from ..console.errors import InputError
 from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
+from .. import thresholds
 from .schema import MAX_GRADE
 
 ID_KEYS = ("query_id", "doc_id")
@@ -62,15 +63,11 @@ class TestQuery(NamedTuple):
     relevant_docs: tuple[Judgment, ...]
 
 
-BLOCK_QUERIES = 1 << 16
-"""Queries gathered as Python objects before they join their test set's Arrow columns."""
-
-
 class _Columns:
     """A test set's queries as Arrow columns, one per field (the judged docs of query ``i`` are rows
     ``doc_starts[i]:doc_starts[i + 1]`` of ``doc_ids`` and ``grades``): about a quarter of the memory of a
     Python string per id and text, and nothing for the garbage collector to walk.  Filled by
-    :meth:`add` (or the lists of :meth:`filling`), a block of :data:`BLOCK_QUERIES` queries at a time;
+    :meth:`add` (or the lists of :meth:`filling`), a block of :data:`treckit.thresholds.TESTSET_BLOCK_QUERIES` queries at a time;
     read once :meth:`done`.  ``lines`` and ``positions`` (the line and index of each query in its file)
     are kept for the check of unique ids, which :meth:`repeated_ids` makes once every id is in."""
 
@@ -86,7 +83,7 @@ class _Columns:
         return self._lists
 
     def block_full(self) -> None:
-        if len(self._lists[0]) >= BLOCK_QUERIES:
+        if len(self._lists[0]) >= thresholds.TESTSET_BLOCK_QUERIES:
             self._flush()
 
     def add(self, qid: str, text: str, qtype: str, top_k: int | None, docs, line: int | None = None) -> None:
@@ -151,9 +148,10 @@ class _Columns:
     def __len__(self) -> int:
         return len(self.query_ids)
 
-    def blocks(self, size: int = BLOCK_QUERIES):
+    def blocks(self, size: int | None = None):
         """(query ids, texts, types, topKs, [(doc ids, grades) of each query]) as Python lists, a block of
-        ``size`` queries at a time."""
+        ``size`` queries (default :data:`treckit.thresholds.TESTSET_BLOCK_QUERIES`) at a time."""
+        size = size or thresholds.TESTSET_BLOCK_QUERIES
         for a in range(0, len(self), size):
             b = min(a + size, len(self))
             lo, hi = int(self.doc_starts[a]), int(self.doc_starts[b])
@@ -400,7 +398,7 @@ def resolve_test_set(name_or_path: PathLike) -> Path:
 
 def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> TestSet:
     """Load and validate a test set by path or by name (see :func:`resolve_test_set`); ``.gz`` and
-    ``-`` (stdin) are read too, within :data:`~treckit.inputs.bounded.DOCUMENT_READ_LIMIT` bytes.
+    ``-`` (stdin) are read too, within :data:`~treckit.thresholds.DOCUMENT_READ_LIMIT` bytes.
 
     ``allow_unlabeled``: read it as the RQ metric reads a query set, where a query may have no
     ``relevant_docs`` or none of grade > 0 (every other check holds); by default each query needs a

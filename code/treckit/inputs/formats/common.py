@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ...console.errors import InputError, SkipCounter
 from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
+from ... import thresholds
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
 # trec_eval splits on; any other character (NBSP, U+2028, U+0085, \x1c..\x1f, ...) is part of a field.
@@ -50,9 +51,6 @@ def text_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-# Format detection reads whole first lines (a QUEST line lists thousands of docs, an id may be
-# long), but no more than this: a first line longer than it is refused with a clear error.
-DETECT_MAX_BYTES = 64 << 20
 _DETECT_CHUNK = 1 << 16
 
 
@@ -65,16 +63,16 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
         data = src.head
         with open(src.path, "rb") as fh:
             fh.seek(len(data))
-            while len(data) < src.size and len(data) < DETECT_MAX_BYTES and _content_count(data) < n:
-                data += fh.read(min(max(len(data), _DETECT_CHUNK), DETECT_MAX_BYTES - len(data)))
+            while len(data) < src.size and len(data) < thresholds.DETECT_MAX_BYTES and _content_count(data) < n:
+                data += fh.read(min(max(len(data), _DETECT_CHUNK), thresholds.DETECT_MAX_BYTES - len(data)))
     else:
-        data = src.data()[:DETECT_MAX_BYTES]
+        data = src.data()[:thresholds.DETECT_MAX_BYTES]
     cut = len(data) < src.size
     if cut:                                      # whole lines only (a UTF-8 sequence is never cut)
         data = data[: data.rfind(b"\n") + 1]
     lines = [ln for ln in text_lines(decode_text(data, path)) if not is_blank(ln) and not is_comment(ln)]
     if cut and not lines:
-        raise InputError(f"the first line is longer than {DETECT_MAX_BYTES:,} bytes, so the format cannot be "
+        raise InputError(f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes, so the format cannot be "
                          f"detected from it", path=display_name(path),
                          fix=_say_the_format(role))
     return lines[:n]
