@@ -262,7 +262,7 @@ COMPLEX_FUNCTIONS = {
     "_read_jsonl_run_fast", "inputs/formats/tsv.py:read_tsv_run",
     "inputs/formats/trec.py:_run_candidates",
     "inputs/formats/trec.py:_read_run_lines", "testsets/load.py:_QueryChecker._report",
-    "measures/registry.py:resolve", "compare/report.py:markdown", "service/evaluator.py:Evaluator.evaluate",
+    "measures/registry.py:resolve", "compare/report.py:markdown",
     "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
     "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
     "testsets/lifecycle.py:refresh", "retrieval/fusion.py:fuse",
