@@ -6,7 +6,7 @@ import dataclasses
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..console.errors import InputError
 from .common import FORMATS as EVAL_FORMATS, QRELS_FORMATS
@@ -80,90 +80,135 @@ def _int_option(flag: str, val: str, minimum: int | None, what: str) -> int:
 
 
 def parse_args(argv: list[str]) -> EvalArgs:
-    a = EvalArgs()
-    read_values: dict = {}
-    i = 0
+    """``treckit eval``'s arguments: trec_eval's flags (:data:`_TREC_EVAL_FLAGS`), treckit's own and the files."""
+    return _EvalArgv(argv).parse()
 
-    def set_opt(ch: str, val: str | None) -> None:
-        if ch == "q":
-            a.query = True
-        elif ch == "c":
-            a.complete = True
-        elif ch == "n":
-            a.summary = False
-        elif ch == "J":
-            a.judged = True
-        elif ch == "m":
-            a.measures.append(val)
-        elif ch == "l":
-            a.level = _int_option("-l", val, 0, "the lowest grade that counts as relevant, e.g. -l 2")
-        elif ch == "M":
-            a.max_docs = _int_option("-M", val, 0, "the number of docs kept per query, e.g. -M 1000")
-        elif ch == "N":
-            a.ndocs = _int_option("-N", val, None, "the number of docs in the collection, e.g. -N 500000")
-        elif ch == "Z":
-            a.zscore = val
-        elif ch == "R":
-            a.rel_format = check_rel_format(val)
-        elif ch == "T":
-            if val != "trec_results":
-                raise InputError(f"-T {val}: only the trec_results format is supported",
-                                 fix="use --qrels-format / --run-format for other input formats")
-        # -D (debug level) is accepted and ignored
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            a.files.extend(argv[i + 1:])
-            break
-        if arg.startswith("--"):
-            name, eq, val = arg.partition("=")
-            if name == "--float32":
-                a.float32 = True
-            elif name == "--cross-check":
-                a.cross_check = True
-            elif name in _READ_BOOL:
-                read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
-            elif name in _OWN or name in _LONG or name in _READ:
-                if not eq:
-                    i += 1
-                    if i >= len(argv):
-                        raise InputError(f"{name} needs a value", fix=f"e.g. {name} VALUE")
-                    val = argv[i]
-                if name in _READ:
-                    f = _READ[name]
-                    read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
-                elif name in _OWN:
-                    setattr(a, _OWN[name], val)
-                else:
-                    ch = _LONG[name]
-                    set_opt(ch, val if ch in _ARG else None)
+
+class _EvalArgv:
+    """trec_eval's command line: flags and files in any order, ``--`` ends the flags; a flag's value attached
+    (``-M100``, ``--measure=map``) or the next argument."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.i = 0                      # the argument being read
+        self.args = EvalArgs()
+        self.read_values: dict = {}     # how runs are read (reading_from_values), by option name
+
+    def parse(self) -> EvalArgs:
+        argv = self.argv
+        while self.i < len(argv):
+            arg = argv[self.i]
+            if arg == "--":
+                self.args.files.extend(argv[self.i + 1:])
+                break
+            if arg.startswith("--"):
+                self.long_flag(arg)
+            elif arg.startswith("-") and len(arg) > 1:
+                self.short_flags(arg)
             else:
-                raise InputError(f"unknown option {name}", fix="see `treckit eval --help`")
-        elif arg.startswith("-") and len(arg) > 1:
-            j = 1
-            while j < len(arg):
-                ch = arg[j]
-                if ch in _NO_ARG:
-                    set_opt(ch, None)
-                    j += 1
-                elif ch in _ARG:
-                    val = arg[j + 1:]
-                    if not val:
-                        i += 1
-                        if i >= len(argv):
-                            raise InputError(f"-{ch} needs a value", fix=f"e.g. -{ch} VALUE")
-                        val = argv[i]
-                    set_opt(ch, val)
-                    break
-                else:
-                    raise InputError(f"unknown option -{ch}", fix="see `treckit eval --help`")
+                self.args.files.append(arg)
+            self.i += 1
+        if len(self.args.files) < 2:
+            raise InputError("usage: treckit eval [flags] QRELS RUN [RUN ...]",
+                             fix="give the qrels file, then one or more runs")
+        self.args.reading = reading_from_values(self.read_values)
+        return self.args
+
+    def value_after(self, flag: str) -> str:
+        """The next argument, as the value of ``flag`` given apart from it (``-M 100``)."""
+        self.i += 1
+        if self.i >= len(self.argv):
+            raise InputError(f"{flag} needs a value", fix=f"e.g. {flag} VALUE")
+        return self.argv[self.i]
+
+    def long_flag(self, arg: str) -> None:
+        name, eq, val = arg.partition("=")
+        if name == "--float32":
+            self.args.float32 = True
+        elif name == "--cross-check":
+            self.args.cross_check = True
+        elif name in _READ_BOOL:
+            self.read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
+        elif name in _OWN or name in _LONG or name in _READ:
+            self.long_flag_value(name, val if eq else self.value_after(name))
         else:
-            a.files.append(arg)
-        i += 1
-    if len(a.files) < 2:
-        raise InputError("usage: treckit eval [flags] QRELS RUN [RUN ...]", fix="give the qrels file, then one or more runs")
-    a.reading = reading_from_values(read_values)
-    return a
+            raise InputError(f"unknown option {name}", fix="see `treckit eval --help`")
+
+    def long_flag_value(self, name: str, val: str) -> None:
+        if name in _READ:
+            f = _READ[name]
+            self.read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
+        elif name in _OWN:
+            setattr(self.args, _OWN[name], val)
+        else:
+            ch = _LONG[name]
+            _TREC_EVAL_FLAGS[ch](self.args, val if ch in _ARG else None)
+
+    def short_flags(self, arg: str) -> None:
+        """``-qc``: letters without a value, and at most one that takes one, ending the argument (``-qM100``)
+        or taking the next (``-qM 100``)."""
+        for j in range(1, len(arg)):
+            ch = arg[j]
+            if ch in _NO_ARG:
+                _TREC_EVAL_FLAGS[ch](self.args, None)
+            elif ch in _ARG:
+                _TREC_EVAL_FLAGS[ch](self.args, arg[j + 1:] or self.value_after(f"-{ch}"))
+                return
+            else:
+                raise InputError(f"unknown option -{ch}", fix="see `treckit eval --help`")
+
+
+def _switch(attr: str, value: bool) -> Callable[[EvalArgs, str | None], None]:
+    """A flag without a value, which sets ``attr`` to ``value``."""
+    def handle(a: EvalArgs, _val: str | None) -> None:
+        setattr(a, attr, value)
+    return handle
+
+
+def _whole_number(attr: str, flag: str, minimum: int | None, what: str) -> Callable[[EvalArgs, str], None]:
+    """A flag whose value is a whole number (:func:`_int_option`) kept in ``attr``."""
+    def handle(a: EvalArgs, val: str) -> None:
+        setattr(a, attr, _int_option(flag, val, minimum, what))
+    return handle
+
+
+def _add_measure(a: EvalArgs, val: str) -> None:
+    a.measures.append(val)
+
+
+def _set_zscore(a: EvalArgs, val: str) -> None:
+    a.zscore = val
+
+
+def _set_rel_format(a: EvalArgs, val: str) -> None:
+    a.rel_format = check_rel_format(val)
+
+
+def _check_results_format(a: EvalArgs, val: str) -> None:
+    if val != "trec_results":
+        raise InputError(f"-T {val}: only the trec_results format is supported",
+                         fix="use --qrels-format / --run-format for other input formats")
+
+
+def _ignore(a: EvalArgs, val: str | None) -> None:
+    """-D (trec_eval's debug level) is accepted and ignored."""
+
+
+# trec_eval's flags by letter (_NO_ARG, _ARG) -> what each does with the arguments and its value (None without one)
+_TREC_EVAL_FLAGS: dict[str, Callable[[EvalArgs, Any], None]] = {
+    "q": _switch("query", True),
+    "c": _switch("complete", True),
+    "n": _switch("summary", False),
+    "J": _switch("judged", True),
+    "m": _add_measure,
+    "l": _whole_number("level", "-l", 0, "the lowest grade that counts as relevant, e.g. -l 2"),
+    "M": _whole_number("max_docs", "-M", 0, "the number of docs kept per query, e.g. -M 1000"),
+    "N": _whole_number("ndocs", "-N", None, "the number of docs in the collection, e.g. -N 500000"),
+    "Z": _set_zscore,
+    "R": _set_rel_format,
+    "T": _check_results_format,
+    "D": _ignore,
+}
 
 
 def _integer(flag: str, text: str) -> int:

@@ -126,82 +126,132 @@ def _provider(measure):
 
 
 def _equal_measure(req, column: int, options: EvalOptions) -> tuple[Any, str | None]:
-    import ir_measures
+    terms = _Terms(rel=options.level if req.level is None else req.level,
+                   judged_only=options.judged_only if req.judged_only is None else req.judged_only)
+    cut = req.params[column] if req.measure.params == "long_cutoffs" else None
+    equal = _EQUALS.get(req.measure.name)
+    if equal is not None:
+        return equal(req, cut, terms)
+    return _equal_by_reference(req, terms)
 
-    name, p, opts = req.measure.name, req.params, dict(req.options)
-    rel = options.level if req.level is None else req.level
-    judged_only = options.judged_only if req.judged_only is None else req.judged_only
 
-    def make(irm: str, cutoff=None, *, takes_rel=True, takes_judged=True, **extra):
-        if judged_only and not takes_judged:
+@dataclass(frozen=True)
+class _Terms:
+    """The relevance level and the judged-only view a measure is asked with, which its equal must share."""
+
+    rel: int
+    judged_only: bool
+
+    def measure(self, irm: str, cutoff=None, *, takes_rel=True, takes_judged=True, **extra) -> tuple[Any, str | None]:
+        """(ir_measures' ``irm`` with these terms, ``extra`` parameters and ``cutoff``, None), or (None, why not)
+        when ``irm`` takes no relevance level or no judged-only view and these terms need one."""
+        import ir_measures
+
+        if self.judged_only and not takes_judged:
             return None, f"{NO_EQUAL} with -J"
-        if rel != 1 and not takes_rel:
-            return None, f"{NO_EQUAL} at -l {rel}"
+        if self.rel != 1 and not takes_rel:
+            return None, f"{NO_EQUAL} at -l {self.rel}"
         kw = dict(extra)
-        if takes_rel and rel != 1:
-            kw["rel"] = rel
-        if judged_only:
+        if takes_rel and self.rel != 1:
+            kw["rel"] = self.rel
+        if self.judged_only:
             kw["judged_only"] = True
         m = getattr(ir_measures, irm)
         m = m(**kw) if kw else m
         return (m @ cutoff if cutoff is not None else m), None
 
-    cut = p[column] if req.measure.params == "long_cutoffs" else None
-    if name == "map":
-        return make("AP")
-    if name == "map_cut":
-        return make("AP", cut)
-    if name == "recip_rank":
-        return (None, RR_CUTOFF_DIFFERS) if opts.get("cutoff") else make("RR")
-    if name == "P":
-        return make("P", cut)
-    if name == "recall":
-        return make("R", cut)
-    if name == "success":
-        return make("Success", cut, takes_judged=False)
-    if name in ("ndcg", "ndcg_cut"):
-        extra: dict = {}
-        pairs = opts.get("gains") or (p if name == "ndcg" else ())
-        if pairs:
-            try:
-                extra["gains"] = {int(level): gain for level, gain in pairs}
-            except ValueError:
-                return None, f"{NO_EQUAL} (gains of non-integer grades)"
-        if opts.get("exponential"):
-            extra["dcg"] = "exp-log2"
-        return make("nDCG", cut if name == "ndcg_cut" else None, takes_rel=False, **extra)
-    if name == "num_q":
-        return make("NumQ", takes_rel=False, takes_judged=False)
-    if name == "num_ret":
-        return make("NumRet", takes_rel=False, takes_judged=False)
-    if name == "num_rel":
-        return make("NumRel", takes_judged=False)
-    if name == "num_rel_ret":           # NumRet(rel=1) is ir_measures' NumRelRet: the level is always given
-        return (None, f"{NO_EQUAL} with -J") if judged_only else (ir_measures.NumRet(rel=rel), None)
-    if name == "Rprec":
-        return make("Rprec")
-    if name == "bpref":
-        return make("Bpref", takes_judged=False)
-    if name == "infAP":
-        return make("infAP", takes_judged=False)
-    if name == "set_P":
-        return make("SetP")
-    if name == "set_relative_P":
-        return make("SetP", relative=True)
-    if name == "set_recall":
-        return make("SetR", takes_judged=False)
-    if name == "set_map":
-        return make("SetAP")
-    if name == "set_F":
-        return make("SetF", **({"beta": p[0]} if p and p[0] != 1.0 else {}))
-    if name == "iprec_at_recall":
-        return None, IPREC_DIFFERS
-    if name == "Judged":               # without a cutoff the share of the whole run: no order involved
-        return (None, JUDGED_CUTOFF_DIFFERS) if opts.get("cutoff") else make("Judged", takes_rel=False,
-                                                                             takes_judged=False)
+
+@dataclass(frozen=True)
+class _SameDefinition:
+    """A trec_eval measure that is ir_measures' ``irm`` under another name (at the cutoff asked, with ``cut``)."""
+
+    irm: str
+    cut: bool = False
+    takes_rel: bool = True
+    takes_judged: bool = True
+    extra: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, req, cut, terms: _Terms) -> tuple[Any, str | None]:
+        return terms.measure(self.irm, cut if self.cut else None, takes_rel=self.takes_rel,
+                             takes_judged=self.takes_judged, **dict(self.extra))
+
+
+def _recip_rank(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    return (None, RR_CUTOFF_DIFFERS) if dict(req.options).get("cutoff") else terms.measure("RR")
+
+
+def _ndcg(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    """nDCG with trec_eval's gains (``ndcg``'s parameters or the ``gains`` option) and its dcg form."""
+    opts = dict(req.options)
+    extra: dict = {}
+    pairs = opts.get("gains") or (req.params if req.measure.name == "ndcg" else ())
+    if pairs:
+        try:
+            extra["gains"] = {int(level): gain for level, gain in pairs}
+        except ValueError:
+            return None, f"{NO_EQUAL} (gains of non-integer grades)"
+    if opts.get("exponential"):
+        extra["dcg"] = "exp-log2"
+    return terms.measure("nDCG", cut if req.measure.name == "ndcg_cut" else None, takes_rel=False, **extra)
+
+
+def _num_rel_ret(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    """NumRet(rel=1) is ir_measures' NumRelRet: the level is always given."""
+    import ir_measures
+
+    return (None, f"{NO_EQUAL} with -J") if terms.judged_only else (ir_measures.NumRet(rel=terms.rel), None)
+
+
+def _set_f(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    p = req.params
+    return terms.measure("SetF", **({"beta": p[0]} if p and p[0] != 1.0 else {}))
+
+
+def _iprec_at_recall(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    return None, IPREC_DIFFERS
+
+
+def _judged(req, cut, terms: _Terms) -> tuple[Any, str | None]:
+    """Without a cutoff the share of the whole run: no order involved."""
+    if dict(req.options).get("cutoff"):
+        return None, JUDGED_CUTOFF_DIFFERS
+    return terms.measure("Judged", takes_rel=False, takes_judged=False)
+
+
+# trec_eval's name -> its equal in ir_measures, (req, cutoff, terms) -> (measure, None) or (None, why there is none)
+_EQUALS: dict[str, Callable[[Any, Any, _Terms], tuple[Any, str | None]]] = {
+    "map": _SameDefinition("AP"),
+    "map_cut": _SameDefinition("AP", cut=True),
+    "recip_rank": _recip_rank,
+    "P": _SameDefinition("P", cut=True),
+    "recall": _SameDefinition("R", cut=True),
+    "success": _SameDefinition("Success", cut=True, takes_judged=False),
+    "ndcg": _ndcg,
+    "ndcg_cut": _ndcg,
+    "num_q": _SameDefinition("NumQ", takes_rel=False, takes_judged=False),
+    "num_ret": _SameDefinition("NumRet", takes_rel=False, takes_judged=False),
+    "num_rel": _SameDefinition("NumRel", takes_judged=False),
+    "num_rel_ret": _num_rel_ret,
+    "Rprec": _SameDefinition("Rprec"),
+    "bpref": _SameDefinition("Bpref", takes_judged=False),
+    "infAP": _SameDefinition("infAP", takes_judged=False),
+    "set_P": _SameDefinition("SetP"),
+    "set_relative_P": _SameDefinition("SetP", extra=(("relative", True),)),
+    "set_recall": _SameDefinition("SetR", takes_judged=False),
+    "set_map": _SameDefinition("SetAP"),
+    "set_F": _set_f,
+    "iprec_at_recall": _iprec_at_recall,
+    "Judged": _judged,
+}
+
+
+def _equal_by_reference(req, terms: _Terms) -> tuple[Any, str | None]:
+    """The equal of a measure named by another tool: the same provider as ir_measures' name for cwl-eval's and
+    Compat, handed the run's scores as float32 (as treckit recomputes them); none for the others."""
+    import ir_measures
+
     if req.measure.reference.startswith(("cwl-eval", "ir_measures 0.4 (its compat")):
-        # the same provider as ir_measures' name, handed the run's scores as float32 (as treckit recomputes them)
-        if judged_only:
+        if terms.judged_only:
             return None, f"{NO_EQUAL} with -J"
         return ir_measures.parse_measure(req.text), None
     for tool, why in BY_OTHER_TOOL.items():
@@ -223,21 +273,7 @@ def cross_check(qrels, run, result: EvalResult, options: EvalOptions | None = No
     options = options or EvalOptions()
     check_options(options)
     done = CrossCheck(source, versions=_versions(ir_measures))
-    # (column, request, ir_measures measure) of every printed number that has an equal
-    targets: list[tuple[str, Any, Any]] = []
-    for req in result.requests:
-        for i, col in enumerate(req.columns):
-            if col not in result.summary and col not in result.per_query_columns:
-                continue                                   # not printed (runid, relstring are not numbers)
-            if result.kinds.get(col) not in ("double", "long"):
-                if result.kinds.get(col) == "string":
-                    _note(done.not_compared.setdefault(NO_EQUAL, []), req.text)
-                continue
-            measure, why = equal_measure(req, i, options)
-            if measure is None:               # named as asked for (iprec_at_recall, not its 11 columns)
-                _note(done.not_compared.setdefault(why, []), req.text)
-            else:
-                targets.append((col, req, measure))
+    targets = _targets(result, options, done)
     if not targets:
         return done
 
@@ -256,51 +292,96 @@ def cross_check(qrels, run, result: EvalResult, options: EvalOptions | None = No
     theirs = _ir_measures_values(ir_measures, [t[2] for t in targets], qrels_dict, run_dict)
 
     done.queries = len(qids)
-    failures: list[str] = []
-    set_name = "the 1 query judged and in the run" if len(qids) == 1 else f"all {len(qids)} queries judged and in the run"
-    row = {q: k for k, q in enumerate(ours.qids)}
-    printed_row = {q: k for k, q in enumerate(result.qids)}
+    comparison = _Comparison(done, result, ours, left_out, options.float32, per_query_printed, summary_printed)
     for col, req, measure in targets:
-        c, pc = ours.columns.index(col), result.columns.index(col)
-        values = theirs.get(measure, {})
+        comparison.column(col, measure, theirs.get(measure, {}))
+    comparison.raise_on_failures()
+    return done
+
+
+def _targets(result: EvalResult, options: EvalOptions, done: CrossCheck) -> list[tuple[str, Any, Any]]:
+    """(column, request, ir_measures measure) of every printed number that has an equal; the requests of the
+    others are named in ``done.not_compared``."""
+    targets: list[tuple[str, Any, Any]] = []
+    for req in result.requests:
+        for i, col in enumerate(req.columns):
+            if col not in result.summary and col not in result.per_query_columns:
+                continue                                   # not printed (runid, relstring are not numbers)
+            if result.kinds.get(col) not in ("double", "long"):
+                if result.kinds.get(col) == "string":
+                    _note(done.not_compared.setdefault(NO_EQUAL, []), req.text)
+                continue
+            measure, why = equal_measure(req, i, options)
+            if measure is None:               # named as asked for (iprec_at_recall, not its 11 columns)
+                _note(done.not_compared.setdefault(why, []), req.text)
+            else:
+                targets.append((col, req, measure))
+    return targets
+
+
+class _Comparison:
+    """treckit's values, as printed (``result``) and with scores read as float32 (``ours``), against
+    ir_measures', column by column: what was compared is counted in ``done``, what differs is listed."""
+
+    def __init__(self, done: CrossCheck, result: EvalResult, ours: EvalResult, left_out: set[str], float32: bool,
+                 per_query_printed: bool, summary_printed: bool) -> None:
+        self.done, self.result, self.ours, self.left_out = done, result, ours, left_out
+        self.float32, self.per_query_printed, self.summary_printed = float32, per_query_printed, summary_printed
+        self.qids = list(result.qids)
+        self.row = {q: k for k, q in enumerate(ours.qids)}
+        self.printed_row = {q: k for k, q in enumerate(result.qids)}
+        self.set_name = ("the 1 query judged and in the run" if len(self.qids) == 1
+                         else f"all {len(self.qids)} queries judged and in the run")
+        self.failures: list[str] = []
+
+    def column(self, col: str, measure, values: dict[str, float]) -> None:
+        """Column ``col`` against ir_measures' ``measure`` ({qid: value}): each query's value, then the summary
+        (ir_measures' aggregate over treckit's query set, a left-out query counting with treckit's value)."""
+        c, pc = self.ours.columns.index(col), self.result.columns.index(col)
         agg = measure.aggregator()
-        for q in qids:
-            mine = float(ours.values[row[q], c])
-            if q in left_out:
+        for q in self.qids:
+            mine = float(self.ours.values[self.row[q], c])
+            if q in self.left_out:
                 agg.add(mine)
                 continue
             if q not in values:
-                failures.append(f"{col} ({measure}), query {q}: treckit {mine!r}, ir_measures gave no value")
+                self.failures.append(f"{col} ({measure}), query {q}: treckit {mine!r}, ir_measures gave no value")
                 continue
             agg.add(values[q])
-            if col in result.per_query_columns:
-                if not _close(mine, values[q]):
-                    failures.append(_difference(col, measure, f"query {q}", mine, values[q],
-                                                float(result.values[printed_row[q], pc]), options.float32))
-                if per_query_printed:
-                    done.numbers += 1
-                    if not _close(float(result.values[printed_row[q], pc]), mine):
-                        _note(done.float32_ties, f"{col} of query {q}")
-                else:
-                    done.behind += 1
-        if col not in result.summary:
-            continue
-        mine, printed, reference = float(ours.summary[col]), float(result.summary[col]), float(agg.result())
-        if summary_printed:
-            done.numbers += 1
-        else:
-            done.behind += 1
+            if col in self.result.per_query_columns:
+                self.query_value(col, measure, q, mine, values[q], float(self.result.values[self.printed_row[q], pc]))
+        if col in self.result.summary:
+            self.summary(col, measure, float(agg.result()))
+
+    def query_value(self, col: str, measure, q: str, mine: float, reference: float, printed: float) -> None:
         if not _close(mine, reference):
-            failures.append(_difference(col, measure, set_name, mine, reference, printed, options.float32))
+            self.failures.append(_difference(col, measure, f"query {q}", mine, reference, printed, self.float32))
+        if self.per_query_printed:
+            self.done.numbers += 1
+            if not _close(printed, mine):
+                _note(self.done.float32_ties, f"{col} of query {q}")
+        else:
+            self.done.behind += 1
+
+    def summary(self, col: str, measure, reference: float) -> None:
+        mine, printed = float(self.ours.summary[col]), float(self.result.summary[col])
+        if self.summary_printed:
+            self.done.numbers += 1
+        else:
+            self.done.behind += 1
+        if not _close(mine, reference):
+            self.failures.append(_difference(col, measure, self.set_name, mine, reference, printed, self.float32))
         elif not _close(printed, mine):
-            _note(done.float32_ties, col)
-    if failures:
-        shown = failures[:20] + ([f"... and {len(failures) - 20} more"] if len(failures) > 20 else [])
-        raise CrossCheckFailed(f"cross-check {source} failed: {len(failures)} number(s) differ from "
-                               f"{done.versions} by more than {TOLERANCE_TEXT}:\n  " + "\n  ".join(shown)
-                               + "\n  (a difference is a defect to report: treckit's numbers and trec_eval's "
-                                 "C code should agree on these measures)")
-    return done
+            _note(self.done.float32_ties, col)
+
+    def raise_on_failures(self) -> None:
+        failures = self.failures
+        if failures:
+            shown = failures[:20] + ([f"... and {len(failures) - 20} more"] if len(failures) > 20 else [])
+            raise CrossCheckFailed(f"cross-check {self.done.source} failed: {len(failures)} number(s) differ from "
+                                   f"{self.done.versions} by more than {TOLERANCE_TEXT}:\n  " + "\n  ".join(shown)
+                                   + "\n  (a difference is a defect to report: treckit's numbers and trec_eval's "
+                                     "C code should agree on these measures)")
 
 
 def _close(a: float, b: float) -> bool:

@@ -196,17 +196,11 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     complete = o.complete or o.missing == "zero"
     columns, kinds, perq = columns_of(requests)
     qrel_qids = sorted(id_runs(qrels.table.column("qid"))[2], key=_bytes)
-    where: dict[str, tuple[int, int]] = {}
-    for p, part in enumerate(parts):
-        for i, q in enumerate(part.qids):
-            if where.setdefault(q, (p, i)) != (p, i):
-                raise RuntimeError(f"query {q!r} was evaluated in two parts of the run")
+    where = _part_of_each_query(parts)
     uncovered = [q for q in qrel_qids if q not in where]
     if uncovered and complete:                 # judged queries no part holds: -c's placeholder values
-        extra = evaluate_part(restrict_qrels(qrels, uncovered), empty_run(), requests, o, source, sanity=False)
-        parts = parts + [extra]
-        where.update({q: (len(parts) - 1, i) for i, q in enumerate(extra.qids)})
-    answered = np.array([q in where and bool(parts[where[q][0]].answered[where[q][1]]) for q in qrel_qids], bool)
+        parts = _with_placeholder_part(parts, where, qrels, uncovered, requests, o, source)
+    answered = _answered_queries(parts, where, qrel_qids)
     if warn is not None:
         facts = RunFacts.combine([p.facts for p in parts])
         sanity_warnings(warn, source, qrels, qrel_qids, answered, facts)
@@ -216,20 +210,62 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     if not qids:
         raise InputError("no queries with both results and relevance judgments", path=source,
                          fix="check that the run and the qrels use the same query ids")
-    first = np.cumsum([0] + [len(p.qids) for p in parts])
-    rows = np.array([first[where[q][0]] + where[q][1] for q in qids], np.int64)
-    values = np.concatenate([p.values for p in parts])[rows] if parts else np.zeros((0, len(columns)))
-    strings = {c: [s for p in parts for s in p.strings[c]] for c in parts[0].strings}
-    strings = {c: [col[i] for i in rows.tolist()] for c, col in strings.items()}
+    rows = _rows_of_queries(parts, where, qids)
+    values, strings = _gathered_rows(parts, rows, len(columns))
     if o.zscores is not None:
         values = to_zscores(values, columns, kinds, qids, o.zscores)
-    view = None
-    if len(parts) == 1 and parts[0].view is not None:
-        view = parts[0].view.select(evaluated)
-    res = EvalResult(view, requests, columns, values, strings, {}, kinds, perq, o.zscores is not None,
-                     qids=qids, runid=runid)
+    res = EvalResult(_whole_run_view(parts, evaluated), requests, columns, values, strings, {}, kinds, perq,
+                     o.zscores is not None, qids=qids, runid=runid)
     res.summary = summarise_result(res, requests, complete, qrels)
     return res
+
+
+def _part_of_each_query(parts: list[PartValues]) -> dict[str, tuple[int, int]]:
+    """{qid: (part, row in the part)}; a query evaluated in two parts is a defect of the engine that split the run."""
+    where: dict[str, tuple[int, int]] = {}
+    for p, part in enumerate(parts):
+        for i, q in enumerate(part.qids):
+            if where.setdefault(q, (p, i)) != (p, i):
+                raise RuntimeError(f"query {q!r} was evaluated in two parts of the run")
+    return where
+
+
+def _with_placeholder_part(parts: list[PartValues], where: dict[str, tuple[int, int]], qrels: Qrels,
+                          uncovered: list[str], requests: list[Request], options: EvalOptions,
+                          source: str) -> list[PartValues]:
+    """``parts`` and one more: the -c placeholder values of the judged queries ``uncovered`` no part holds
+    (``where`` learns their rows)."""
+    extra = evaluate_part(restrict_qrels(qrels, uncovered), empty_run(), requests, options, source, sanity=False)
+    parts = parts + [extra]
+    where.update({q: (len(parts) - 1, i) for i, q in enumerate(extra.qids)})
+    return parts
+
+
+def _answered_queries(parts: list[PartValues], where: dict[str, tuple[int, int]], qrel_qids: list[str]) -> np.ndarray:
+    """Which of the judged queries ``qrel_qids`` the run answers (a (Q,) bool mask)."""
+    return np.array([q in where and bool(parts[where[q][0]].answered[where[q][1]]) for q in qrel_qids], bool)
+
+
+def _rows_of_queries(parts: list[PartValues], where: dict[str, tuple[int, int]], qids: list[str]) -> np.ndarray:
+    """The row of each query of ``qids`` in the parts' values stacked in order."""
+    first = np.cumsum([0] + [len(p.qids) for p in parts])
+    return np.array([first[where[q][0]] + where[q][1] for q in qids], np.int64)
+
+
+def _gathered_rows(parts: list[PartValues], rows: np.ndarray,
+                   n_columns: int) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """The values and the string columns of the parts stacked in order, at ``rows``."""
+    values = np.concatenate([p.values for p in parts])[rows] if parts else np.zeros((0, n_columns))
+    strings = {c: [s for p in parts for s in p.strings[c]] for c in parts[0].strings}
+    strings = {c: [col[i] for i in rows.tolist()] for c, col in strings.items()}
+    return values, strings
+
+
+def _whole_run_view(parts: list[PartValues], evaluated: np.ndarray) -> RankedJudged | None:
+    """The ranking of the evaluated queries when the run was evaluated in one piece that kept it, else None."""
+    if len(parts) == 1 and parts[0].view is not None:
+        return parts[0].view.select(evaluated)
+    return None
 
 
 def empty_run() -> Run:

@@ -313,17 +313,32 @@ class RunFacts:
     @classmethod
     def combine(cls, parts: "list[RunFacts]") -> "RunFacts":
         parts = [p for p in parts if p is not None and p.lines]
-        examples = [p.example for p in parts if p.example is not None]
         grade_like = bool(parts) and all(p.grade_like for p in parts)
-        prefixes = {p.docid_prefix for p in parts} if grade_like else {None}
-        unjudged = sorted((r, q) for p in parts for r, q in zip(p.unjudged_rows, p.unjudged_qids))
+        unjudged = _unjudged_in_row_order(parts)
         return cls(lines=sum(p.lines for p in parts), unjudged_qids=[q for _, q in unjudged],
                    unjudged_rows=[r for r, _ in unjudged],
                    shared=sum(p.shared for p in parts), judged_hit=any(p.judged_hit for p in parts),
-                   example=min(examples, key=lambda e: e[0]) if examples else None, grade_like=grade_like,
+                   example=_first_example(parts), grade_like=grade_like,
                    judged_rows=sum(p.judged_rows for p in parts),
                    lines_are_judgments=grade_like and all(p.lines_are_judgments for p in parts),
-                   docid_prefix=prefixes.pop() if len(prefixes) == 1 else None)
+                   docid_prefix=_shared_docid_prefix(parts) if grade_like else None)
+
+
+def _unjudged_in_row_order(parts: list[RunFacts]) -> list[tuple[int, str]]:
+    """(row, qid) of the parts' run queries without judgments, in the whole run's row order."""
+    return sorted((r, q) for p in parts for r, q in zip(p.unjudged_rows, p.unjudged_qids))
+
+
+def _first_example(parts: list[RunFacts]) -> tuple | None:
+    """The parts' example line that comes first in the whole run, or None."""
+    examples = [p.example for p in parts if p.example is not None]
+    return min(examples, key=lambda e: e[0]) if examples else None
+
+
+def _shared_docid_prefix(parts: list[RunFacts]) -> str | None:
+    """The doc id prefix of every part, if they all have the same one."""
+    prefixes = {p.docid_prefix for p in parts}
+    return prefixes.pop() if len(prefixes) == 1 else None
 
 
 def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: list[str], starts: np.ndarray,

@@ -22,6 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationErr
 
 from ..console.errors import InputError, shown
 from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
+from ..testsets.cache import ResultCache, cache_key
+from ..testsets.results import from_cached
+from ..testsets.runner import evaluate_run, missing_queries
+from ..testsets.systems import evaluate_system
 
 DEFAULT_MAX_BODY = 16 << 20
 DEFAULT_MAX_QUERIES = 10_000
@@ -324,46 +328,18 @@ class Evaluator:
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
-        from ..testsets.cache import ResultCache, cache_key
         from ..testsets.load import TestSet
         from ..testsets.measures import canonical_name
-        from ..testsets.results import from_cached
-        from ..testsets.runner import evaluate_run, missing_queries
 
         measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
         ts = TestSet(req.test_set)
-        block = None
         warnings: list[str] = []
-        if req.order is not None and req.run is None and req.run_file is None:
-            raise InputError("order says how a run sent in the request is ranked; this request has none",
-                             fix="drop order, or send a run (or run_file)")
         if req.run is None and req.run_file is None:
-            if self._system is None:
-                raise InputError("the request has no run and the server has no system configured",
-                                 fix="send a run (TREC text or {qid: {doc: score}}) or run_file")
-            from ..testsets.systems import evaluate_system
-            stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
-                                     cache_dir=self.s.cache_dir)
-            final = stages[components[-1]] if components else stages[self._system.final_stage()]
-            result, system = final, req.system or self._system.name
-            block = {name: _summary(r) for name, r in stages.items()}
+            result, system, block = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
-            if components:
-                raise InputError("?components= applies to the server's system, not to a run in the request",
-                                 fix="drop ?components=, or send no run")
-            run, digest = self._run(req, warnings)
-            system = req.system or ("run" if isinstance(req.run, dict) else run.tag)
-            store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
-            ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
-            key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
-            hit = store.get(key) if store else None
-            result = from_cached(hit, "exp", measures) if hit else None
-            if result is None:
-                result = evaluate_run(run, ts, measures)
-            if store is not None and not result.cached:
-                store.put(key, result.to_dict())
-            missing = missing_queries(run, ts.query_ids)
+            result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
+            block = None
         gauges = [(ts.name, system, name, summary["metrics"])
                   for name, summary in (block or {"all": {"metrics": result.metrics}}).items()]
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
@@ -371,6 +347,40 @@ class Evaluator:
                 "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
                 "system": system, "cached": result.cached, "components": block,
                 "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}, gauges
+
+    def _system_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None):
+        """(the result of the server's system on the test set, the system's label, each component's summary),
+        for a request without a run."""
+        if req.order is not None:
+            raise InputError("order says how a run sent in the request is ranked; this request has none",
+                             fix="drop order, or send a run (or run_file)")
+        if self._system is None:
+            raise InputError("the request has no run and the server has no system configured",
+                             fix="send a run (TREC text or {qid: {doc: score}}) or run_file")
+        stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
+                                 cache_dir=self.s.cache_dir)
+        final = stages[components[-1]] if components else stages[self._system.final_stage()]
+        return final, req.system or self._system.name, {name: _summary(r) for name, r in stages.items()}
+
+    def _sent_run_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None,
+                         warnings: list[str]):
+        """(the result of the request's run on the test set, cached by the run's digest, the system's label, the
+        test set's queries the run does not answer); what reading the run warns of is added to ``warnings``."""
+        if components:
+            raise InputError("?components= applies to the server's system, not to a run in the request",
+                             fix="drop ?components=, or send no run")
+        run, digest = self._run(req, warnings)
+        system = req.system or ("run" if isinstance(req.run, dict) else run.tag)
+        store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
+        ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
+        key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
+        hit = store.get(key) if store else None
+        result = from_cached(hit, "exp", measures) if hit else None
+        if result is None:
+            result = evaluate_run(run, ts, measures)
+        if store is not None and not result.cached:
+            store.put(key, result.to_dict())
+        return result, system, missing_queries(run, ts.query_ids)
 
     def answer(self, kind: str, body: bytes, params: dict) -> tuple[int, Any, list]:
         """(HTTP status, JSON answer, gauges) of one request; never raises for a request's fault."""
