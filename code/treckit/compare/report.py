@@ -419,7 +419,7 @@ def _title_phrases(comp: Comparison) -> list[str]:
             f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
 
 
-def _text_table(header, left: tuple[str, ...], rows, **column) -> "Table":
+def _text_table(header, left: tuple[str, ...], rows, **column):
     """A rich table of text cells (Text: no rich markup in them); the columns named in ``left`` flush left,
     the others right."""
     from rich.table import Table
@@ -432,7 +432,7 @@ def _text_table(header, left: tuple[str, ...], rows, **column) -> "Table":
     return t
 
 
-def _means_table(comp: Comparison) -> "Table":
+def _means_table(comp: Comparison):
     """One row per system: its mean of each measure, \u2020 where significant."""
     from rich.table import Table
     from rich.text import Text
