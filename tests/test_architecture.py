@@ -261,7 +261,7 @@ COMPLEX_FUNCTIONS = {
     "engines/crosscheck.py:_equal_measure", "engines/crosscheck.py:cross_check", "inputs/formats/jsonl.py:"
     "_read_jsonl_run_fast", "inputs/formats/tsv.py:read_tsv_run", "engines/memory.py:merge_parts",
     "inputs/formats/trec.py:_run_candidates",
-    "inputs/formats/trec.py:_read_run_lines", "testsets/load.py:_QueryChecker._report",
+    "inputs/formats/trec.py:_read_run_lines",
     "measures/registry.py:resolve", "service/evaluator.py:Evaluator.evaluate",
     "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
     "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
