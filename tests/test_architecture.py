@@ -265,7 +265,7 @@ COMPLEX_FUNCTIONS = {
     "measures/registry.py:resolve", "service/evaluator.py:Evaluator.evaluate",
     "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
     "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
-    "ranking/judged.py:RunFacts.combine", "retrieval/fusion.py:fuse",
+    "ranking/judged.py:RunFacts.combine",
     "retrieval/corpus.py:read_corpus", "measures/registry.py:parse_params",
 }
 
