@@ -263,7 +263,7 @@ COMPLEX_FUNCTIONS = {
     "inputs/formats/trec.py:_run_candidates",
     "inputs/formats/trec.py:_read_run_lines",
     "measures/registry.py:resolve", "service/evaluator.py:Evaluator.evaluate",
-    "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
+    "testsets/topics.py:read_query_records",
     "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
     "ranking/judged.py:RunFacts.combine",
     "retrieval/corpus.py:read_corpus", "measures/registry.py:parse_params",
