@@ -266,7 +266,7 @@ COMPLEX_FUNCTIONS = {
     "testsets/topics.py:read_query_records",
     "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
     "ranking/judged.py:RunFacts.combine",
-    "retrieval/corpus.py:read_corpus", "measures/registry.py:parse_params",
+    "measures/registry.py:parse_params",
 }
 
 
