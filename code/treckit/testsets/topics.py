@@ -9,6 +9,8 @@ import json
 from ..console.errors import InputError
 from ..inputs.sources import PathLike, display_name, read_text
 from ..inputs.bounded import loads_json
+from ..inputs.irds import irds_queries
+from .load import load_test_set
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("text", "query_text", "query")
@@ -70,12 +72,10 @@ def read_query_records(path: PathLike) -> list[dict]:
 
 
 def _irds_records(dataset: str) -> list[dict]:
-    from ..inputs.irds import irds_queries
     return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(dataset)]
 
 
 def _test_set_records(path: PathLike) -> list[dict]:
-    from .load import load_test_set
     return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
             for q in load_test_set(path).queries]
 
