@@ -244,8 +244,7 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     from ..measures.registry import resolve
 
     o = options or CompareOptions()
-    if query_ids is not None:
-        query_ids = sorted(set(query_ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
+    query_ids = _in_byte_order(query_ids)
     if len(systems) < 2:
         raise InputError("compare needs at least two runs: the baseline first, then the others",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
@@ -258,43 +257,64 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
         if scorer is not None:
             refuse("dask")
         requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
-    draws = None
-    if "bootstrap" in o.tests:               # every judged query is scored: their number is known now
-        import pyarrow.compute as pc
-        n = len(query_ids) if query_ids is not None else pc.count_distinct(qrels.table.column("qid")).as_py()
-        draws = stats.BootstrapDraws(n, o.resamples, o.seed).start()
-    values, qids, cols, hits, tags = [], None, None, [], []
+    draws = _bootstrap_draws(qrels, o, query_ids)
     score = functools.partial(score_system, requests=requests, k=o.k, tie_aware=o.tie_aware)
-    ties = []
-    for scored in (scorer or _in_turn)(qrels, systems, score):
-        if query_ids is not None:
-            scored = _over(scored, query_ids)
-        values.append(scored.values)
-        ties.append(scored.ties)
-        hits.append(scored.hits)
-        tags.append(scored.tag)
-        qids, cols = scored.qids, scored.columns
-        if advance:
-            advance()
+    runs = _score_each(qrels, systems, scorer or _in_turn, score, query_ids, advance)
+    cols = runs[-1].columns if runs else None
     if not cols:
         raise InputError("none of the measures has per-query values to compare", fix="pick measures such as map or ndcg_cut.10")
-    _name(systems, tags)
+    _name(systems, [r.tag for r in runs])
     wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
     defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
     names = [printed.get(c, c) for c in wanted]
-    by_system = {s.name: v[:, idx] for s, v in zip(systems, values)}
-    tie_values = None
-    if o.tie_aware is not None:
-        tie_values = {s.name: {m: v[:, idx] for m, v in t.items()} for s, t in zip(systems, ties)}
-        if o.tie_aware == "expected":           # the tests (and the means shown) on the expected values
-            by_system = {name: t["expected"] for name, t in tie_values.items()}
-    comp = Comparison(systems, names, qids, by_system, {s.name: h for s, h in zip(systems, hits)}, [], o,
+    by_system, tie_values = _compared_values(o, systems, runs, idx)
+    comp = Comparison(systems, names, runs[-1].qids, by_system, {s.name: r.hits for s, r in zip(systems, runs)}, [], o,
                       definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)}, ties=tie_values)
     comp.tests = _run_tests(comp, draws)
     if advance:
         advance()
     return comp
+
+
+def _in_byte_order(query_ids: Sequence[str] | None) -> list[str] | None:
+    """The listed query ids once each, in byte order (the engine's order); None: the judged queries."""
+    if query_ids is None:
+        return None
+    return sorted(set(query_ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
+
+
+def _bootstrap_draws(qrels: Qrels, o: CompareOptions, query_ids: list[str] | None) -> stats.BootstrapDraws | None:
+    """The bootstrap's resamples, started while the runs are scored (every judged query is scored: their
+    number is known before any run is read); None without the bootstrap."""
+    if "bootstrap" not in o.tests:
+        return None
+    import pyarrow.compute as pc
+    n = len(query_ids) if query_ids is not None else pc.count_distinct(qrels.table.column("qid")).as_py()
+    return stats.BootstrapDraws(n, o.resamples, o.seed).start()
+
+
+def _score_each(qrels: Qrels, systems: list[ComparedRun], scorer, score, query_ids: list[str] | None,
+                advance: Callable[[], None] | None) -> list[Scored]:
+    """Each system scored in turn (by ``scorer``), over ``query_ids`` when given; ``advance`` after each."""
+    runs = []
+    for scored in scorer(qrels, systems, score):
+        runs.append(_over(scored, query_ids) if query_ids is not None else scored)
+        if advance:
+            advance()
+    return runs
+
+
+def _compared_values(o: CompareOptions, systems: list[ComparedRun], runs: list[Scored], idx: list[int]):
+    """The values the means and tests run on (system -> (Q, M)), and with --tie-aware every system's tie-aware
+    values (system -> {trec_eval, expected, best, worst: (Q, M)}, else None); the columns ``idx`` of each."""
+    by_system = {s.name: r.values[:, idx] for s, r in zip(systems, runs)}
+    if o.tie_aware is None:
+        return by_system, None
+    tie_values = {s.name: {m: v[:, idx] for m, v in r.ties.items()} for s, r in zip(systems, runs)}
+    if o.tie_aware == "expected":           # the tests (and the means shown) on the expected values
+        by_system = {name: t["expected"] for name, t in tie_values.items()}
+    return by_system, tie_values
 
 
 def _over(scored: Scored, query_ids: list[str]) -> Scored:

@@ -170,30 +170,58 @@ def _mark(comp: Comparison, m: str, system: str) -> str:
 
 
 def markdown(comp: Comparison, query_types: dict[str, str] | None = None, top: int = 5) -> str:
+    """The Markdown report: means, ties, tests, the queries each system gained and lost most on, and
+    the means by query type (``query_types``: qid -> type)."""
+    lines = [*_markdown_means(comp), *_markdown_ties(comp), *_markdown_tests(comp), *_markdown_movers(comp, top),
+             *_markdown_by_query_type(comp, query_types)]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_table(header, rows) -> list[str]:
+    """A Markdown table: the header row as given, the body cells escaped."""
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows])
+
+
+def _markdown_means(comp: Comparison) -> list[str]:
+    """The title, the significance note and the table of means, one row per system."""
     o, e = comp.options, md_escape
     lines = [f"# Comparison against {e(comp.baseline)}", "",
              f"{len(comp.qids)} queries; \u2020 = significant at alpha {o.alpha:g} ({o.tests[0] if o.tests else '-'}, "
              f"{o.correction} correction over {len(comp.measures) * (len(comp.systems) - 1)} comparisons).", "",
              "| system | " + " | ".join(e(m) for m in comp.measures) + " |", "|---|" + "---|" * len(comp.measures)]
     for s in comp.systems:
-        cells = []
-        for m in comp.measures:
-            mean = comp.column(s.name, m).mean()
-            if s.name == comp.baseline:
-                cells.append(f"{mean:.4f}")
-            else:
-                w, t, l = comp.win_tie_loss(s.name, m)
-                cells.append(f"{mean:.4f}{_mark(comp, m, s.name)} ({comp.delta(s.name)[m]:+.4f}; {w}/{t}/{l})")
+        cells = [_markdown_mean_cell(comp, s.name, m) for m in comp.measures]
         lines.append(f"| {e(s.name)} | " + " | ".join(cells) + " |")
-    lines += ["", "Cells of other systems: mean (delta to the baseline; queries won/tied/lost)."]
-    if comp.ties is not None:
-        lines += ["", "## Ties", "", e(tie_statement(comp)) + ".", "",
-                  "| " + " | ".join(TIE_HEADER) + " |", "|" + "---|" * len(TIE_HEADER)]
-        lines += ["| " + " | ".join(e(c) for c in row) + " |" for row in tie_cells(comp)]
-    if comp.tests:
-        lines += ["", "## Significance tests", "", e(_rule(comp)) + ".", "",
-                  "| " + " | ".join(TEST_HEADER) + " |", "|" + "---|" * len(TEST_HEADER)]
-        lines += ["| " + " | ".join(e(c) for c in row) + " |" for row in test_cells(comp)]
+    return lines + ["", "Cells of other systems: mean (delta to the baseline; queries won/tied/lost)."]
+
+
+def _markdown_mean_cell(comp: Comparison, system: str, m: str) -> str:
+    """The baseline's mean; another system's mean, its mark, delta and queries won/tied/lost."""
+    mean = comp.column(system, m).mean()
+    if system == comp.baseline:
+        return f"{mean:.4f}"
+    w, t, l = comp.win_tie_loss(system, m)
+    return f"{mean:.4f}{_mark(comp, m, system)} ({comp.delta(system)[m]:+.4f}; {w}/{t}/{l})"
+
+
+def _markdown_ties(comp: Comparison) -> list[str]:
+    if comp.ties is None:
+        return []
+    return ["", "## Ties", "", md_escape(tie_statement(comp)) + ".", "", *_markdown_table(TIE_HEADER, tie_cells(comp))]
+
+
+def _markdown_tests(comp: Comparison) -> list[str]:
+    if not comp.tests:
+        return []
+    return ["", "## Significance tests", "", md_escape(_rule(comp)) + ".", "",
+            *_markdown_table(TEST_HEADER, test_cells(comp))]
+
+
+def _markdown_movers(comp: Comparison, top: int) -> list[str]:
+    """For each other system and measure: the ``top`` queries it gained most and lost most on."""
+    e = md_escape
+    lines: list[str] = []
     for s in comp.systems[1:]:
         for m in comp.measures:
             d = comp.column(s.name, m) - comp.column(comp.baseline, m)
@@ -201,18 +229,29 @@ def markdown(comp: Comparison, query_types: dict[str, str] | None = None, top: i
             gained = [i for i in order[::-1][:top] if d[i] > 0]
             lost = [i for i in order[:top] if d[i] < 0]
             lines += ["", f"## {e(s.name)} vs {e(comp.baseline)}: {e(m)}", "",
-                      "Gained most: " + (", ".join(f"{e(comp.qids[i])} ({d[i]:+.4f})" for i in gained) or "none"),
-                      "", "Lost most: " + (", ".join(f"{e(comp.qids[i])} ({d[i]:+.4f})" for i in lost) or "none")]
-    if query_types:
-        types = sorted({query_types.get(q, "(unknown)") for q in comp.qids})
-        lines += ["", "## By query type", "", "| type | queries | " +
-                  " | ".join(f"{e(s.name)} {e(m)}" for s in comp.systems for m in comp.measures) + " |",
-                  "|---|---|" + "---|" * (len(comp.systems) * len(comp.measures))]
-        for t in types:
-            sel = np.array([query_types.get(q, "(unknown)") == t for q in comp.qids])
-            lines.append(f"| {e(t)} | {int(sel.sum())} | " + " | ".join(
-                f"{comp.column(s.name, m)[sel].mean():.4f}" for s in comp.systems for m in comp.measures) + " |")
-    return "\n".join(lines) + "\n"
+                      "Gained most: " + _markdown_queries(comp, d, gained), "",
+                      "Lost most: " + _markdown_queries(comp, d, lost)]
+    return lines
+
+
+def _markdown_queries(comp: Comparison, deltas, picked: list) -> str:
+    return ", ".join(f"{md_escape(comp.qids[i])} ({deltas[i]:+.4f})" for i in picked) or "none"
+
+
+def _markdown_by_query_type(comp: Comparison, query_types: dict[str, str] | None) -> list[str]:
+    """Each system's and measure's mean over the queries of each type (queries without one: "(unknown)")."""
+    if not query_types:
+        return []
+    e = md_escape
+    types = sorted({query_types.get(q, "(unknown)") for q in comp.qids})
+    lines = ["", "## By query type", "", "| type | queries | " +
+             " | ".join(f"{e(s.name)} {e(m)}" for s in comp.systems for m in comp.measures) + " |",
+             "|---|---|" + "---|" * (len(comp.systems) * len(comp.measures))]
+    for t in types:
+        sel = np.array([query_types.get(q, "(unknown)") == t for q in comp.qids])
+        lines.append(f"| {e(t)} | {int(sel.sum())} | " + " | ".join(
+            f"{comp.column(s.name, m)[sel].mean():.4f}" for s in comp.systems for m in comp.measures) + " |")
+    return lines
 
 
 # ------------------------------------------------------------------ LaTeX
@@ -354,18 +393,49 @@ def _gain_phrases(comp: Comparison) -> list[str]:
 def table(comp: Comparison, width: int | None = None) -> str:
     """The terminal summary: means per system (\u2020 where significant), then every test's numbers."""
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     width = width or console_width()
-    o = comp.options
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=False, width=width, highlight=False, soft_wrap=False)
-    phrases = [f"mean over {len(comp.qids)} queries", *_query_set_phrase(comp),
-               *_gain_phrases(comp),
-               f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
-    for line in title_lines(phrases, width):
+    _print_lines(con, title_lines(_title_phrases(comp), width))
+    con.print(_means_table(comp))
+    _print_latencies(con, comp)
+    if comp.ties is not None:
+        _print_ties(con, comp, width)
+    if comp.tests:
+        _print_tests(con, comp, width)
+    return buf.getvalue()
+
+
+def _print_lines(con, lines: list[str]) -> None:
+    """Lines printed as written: no rich markup, never wrapped or cropped."""
+    for line in lines:
         con.print(line, markup=False, overflow="ignore", crop=False)
+
+
+def _title_phrases(comp: Comparison) -> list[str]:
+    o = comp.options
+    return [f"mean over {len(comp.qids)} queries", *_query_set_phrase(comp), *_gain_phrases(comp),
+            f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
+
+
+def _text_table(header, left: tuple[str, ...], rows, **column):
+    """A rich table of text cells (Text: no rich markup in them); the columns named in ``left`` flush left,
+    the others right."""
+    from rich.table import Table
+    from rich.text import Text
+    t = Table()
+    for h in header:
+        t.add_column(Text(h), justify="left" if h in left else "right", **column)
+    for row in rows:
+        t.add_row(*map(Text, row))
+    return t
+
+
+def _means_table(comp: Comparison):
+    """One row per system: its mean of each measure, \u2020 where significant."""
+    from rich.table import Table
+    from rich.text import Text
     t = Table()                     # names are shown as written (Text: no rich markup in them)
     t.add_column(Text("system"))
     for m in comp.measures:
@@ -373,41 +443,38 @@ def table(comp: Comparison, width: int | None = None) -> str:
     for s in comp.systems:
         t.add_row(Text(s.name), *[Text(f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}")
                                   for m in comp.measures])
-    con.print(t)
+    return t
+
+
+def _print_latencies(con, comp: Comparison) -> None:
+    """Each timed system's latency, with its difference to the baseline's mean when both were timed."""
+    deltas = latency_deltas(comp)
     for s in comp.systems:
         if s.latency_ms is not None:
             lat = s.latency_ms
-            con.print(f"latency {s.name}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, mean {lat['mean']:.2f} ms, "
-                      f"IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, max {lat['max']:.2f}"
-                      + (f" ({latency_deltas(comp)[s.name]:+.2f} ms vs {comp.baseline})" if s.name in latency_deltas(comp) else ""),
-                      markup=False, overflow="ignore", crop=False)
-    if comp.ties is not None:
-        for line in title_lines([p.strip() for p in tie_statement(comp).split(";")], width):
-            con.print(line, markup=False, overflow="ignore", crop=False)
-        ti = Table()
-        for h in TIE_HEADER:
-            ti.add_column(Text(h), justify="left" if h in ("measure", "system", "inside tie ranges") else "right")
-        for row in tie_cells(comp):
-            ti.add_row(*map(Text, row))
-        con.print(ti)
-    if comp.tests:
-        for line in title_lines([p.strip() for p in _rule(comp).split(";")], width):
-            con.print(line, markup=False, overflow="ignore", crop=False)
-        tt = Table()
-        for h in TEST_HEADER:
-            tt.add_column(Text(h), justify="left" if h in ("measure", "system", "test", "significant") else "right",
-                          no_wrap=True)
-        cells = test_cells(comp)
-        for row in cells:
-            tt.add_row(*map(Text, row))
-        if _natural_width(tt) <= width:
-            con.print(tt)
-        else:                               # too narrow for the table: one block of lines per test
-            for row in cells:
-                fields = [f"{row[0]} / {row[1]} / {row[2]}"] + [f"{h} {v}" for h, v in zip(TEST_HEADER[3:], row[3:])]
-                for line in title_lines(fields, width):
-                    con.print(line, markup=False, overflow="ignore", crop=False)
-    return buf.getvalue()
+            _print_lines(con, [f"latency {s.name}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, "
+                               f"mean {lat['mean']:.2f} ms, IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, "
+                               f"max {lat['max']:.2f}"
+                               + (f" ({deltas[s.name]:+.2f} ms vs {comp.baseline})" if s.name in deltas else "")])
+
+
+def _print_ties(con, comp: Comparison, width: int) -> None:
+    _print_lines(con, title_lines([p.strip() for p in tie_statement(comp).split(";")], width))
+    con.print(_text_table(TIE_HEADER, ("measure", "system", "inside tie ranges"), tie_cells(comp)))
+
+
+def _print_tests(con, comp: Comparison, width: int) -> None:
+    """The tests' rule, then their numbers: a table, or one block of lines per test when the table would be
+    wider than the console."""
+    _print_lines(con, title_lines([p.strip() for p in _rule(comp).split(";")], width))
+    cells = test_cells(comp)
+    tt = _text_table(TEST_HEADER, ("measure", "system", "test", "significant"), cells, no_wrap=True)
+    if _natural_width(tt) <= width:
+        con.print(tt)
+        return
+    for row in cells:
+        fields = [f"{row[0]} / {row[1]} / {row[2]}"] + [f"{h} {v}" for h, v in zip(TEST_HEADER[3:], row[3:])]
+        _print_lines(con, title_lines(fields, width))
 
 
 def _natural_width(renderable) -> int:

@@ -30,6 +30,7 @@ class Corpus:
 
 
 def read_corpus(path: PathLike) -> Corpus:
+    """The documents of a corpus JSONL, in file order (see the module's docstring for the fields)."""
     name = display_name(path)
     docs: dict[str, str] = {}
     for no, line in enumerate(read_text(path).split("\n"), 1):
@@ -55,6 +56,11 @@ def read_corpus(path: PathLike) -> Corpus:
             raise InputError(f"the document id {doc_id!r} appears twice", path=name, line=no,
                              fix="give every document a unique id")
         docs[doc_id] = " ".join(p for p in parts if p)
+    return _corpus(docs, name)
+
+
+def _corpus(docs: dict[str, str], name: str) -> Corpus:
+    """The corpus of the documents read (id -> text, in file order); an error when there are none."""
     if not docs:
         raise InputError("the corpus has no documents", path=name, fix="check the file")
     return Corpus(list(docs), list(docs.values()), name)

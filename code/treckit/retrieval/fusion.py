@@ -87,27 +87,47 @@ def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str |
         raise InputError(f"unknown fusion method {method!r}", fix=f"use one of {', '.join(METHODS)}")
     if not runs:
         raise InputError("no runs to fuse", fix="give two runs or more")
+    norm = _checked_norm(method, norm)
+    check_rrf_k(k)
+    w = _checked_weights(weights, method, len(runs))
+    out = _fused_scores(_frame(runs), method, k, w, norm)
+    out = _top(out, depth)
+    return Run.from_columns(out["qid"].tolist(), out["docid"].tolist(), out["score"].tolist(),
+                            out["rank"].tolist(), tag or f"fused-{method}")
+
+
+def _checked_norm(method: str, norm: str | None) -> str:
+    """The normalisation ``method`` applies: ``norm``, or its default (none for rrf, which fuses ranks;
+    minmax for the others)."""
     if method == "rrf" and norm not in (None, "none"):
         raise InputError(f"RRF fuses ranks: the normalisation {norm!r} does not apply to it",
                          fix="leave out the normalisation, or use a score-based method (weighted, combsum, combmnz, max)")
     norm = norm or ("none" if method == "rrf" else "minmax")
     if norm not in NORMS:
         raise InputError(f"unknown normalisation {norm!r}", fix=f"use one of {', '.join(NORMS)}")
-    check_rrf_k(k)
+    return norm
+
+
+def _checked_weights(weights, method: str, n_runs: int) -> np.ndarray:
+    """One finite weight per run, not all 0 (1 each when none are given), for the methods that weigh."""
     if weights is not None and method not in ("rrf", "weighted"):
         raise InputError(f"weights apply to rrf and weighted fusion, not {method}",
                          fix="leave out the weights, or use the weighted method")
     try:
-        w = np.ones(len(runs)) if weights is None else np.asarray(weights, np.float64)
+        w = np.ones(n_runs) if weights is None else np.asarray(weights, np.float64)
     except (TypeError, ValueError, OverflowError):
         w = None
-    if w is None or w.shape != (len(runs),) or not np.isfinite(w).all():
-        raise InputError(f"{len(runs)} runs need {len(runs)} finite weights, got {repr(weights)[:200]}",
+    if w is None or w.shape != (n_runs,) or not np.isfinite(w).all():
+        raise InputError(f"{n_runs} runs need {n_runs} finite weights, got {repr(weights)[:200]}",
                          fix="one weight per run, in the order the runs are given")
     if not w.any():
         raise InputError("the weights are all 0, which scores every document 0",
                          fix="give at least one run a weight other than 0")
-    df = _frame(runs)
+    return w
+
+
+def _fused_scores(df, method: str, k: int, w: np.ndarray, norm: str):
+    """Each (qid, docid)'s fused score by ``method``, in order of first appearance: columns qid, docid, score."""
     if method == "rrf":
         df["part"] = w[df["run"].to_numpy()] / (k + df["rank"].to_numpy())
     else:
@@ -121,9 +141,7 @@ def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str |
             fused = fused * grouped.count()
     out = fused.reset_index()
     out.columns = ["qid", "docid", "score"]
-    out = _top(out, depth)
-    return Run.from_columns(out["qid"].tolist(), out["docid"].tolist(), out["score"].tolist(),
-                            out["rank"].tolist(), tag or f"fused-{method}")
+    return out
 
 
 def _top(df, depth: int):

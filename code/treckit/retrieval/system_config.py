@@ -187,29 +187,39 @@ class Checker:
             return
         method = self.choice(config["fusion_method"], "fusion_method", METHODS, "fusion method")
         if "rrf_k" in config:
-            if method != "rrf":
-                self.fail("rrf_k", f"applies to fusion_method rrf, not {method}", "remove rrf_k, or use fusion_method: rrf")
-            self.whole(config["rrf_k"], "rrf_k", "60", 0, RRF_K_MAX)
+            self.fusion_rrf_k(config["rrf_k"], method)
         if "norm" in config:
-            self.choice(config["norm"], "norm", NORMS, "normalisation")
-            if method == "rrf" and config["norm"] != "none":
-                self.fail("norm", "rrf fuses ranks, so no score normalisation applies to it",
-                          "remove norm, or use a score-based fusion_method (weighted, combsum, combmnz, max)")
+            self.fusion_norm(config["norm"], method)
         if "weights" in config:
-            if method not in ("rrf", "weighted"):
-                self.fail("weights", f"apply to fusion_method rrf and weighted, not {method}",
-                          "remove weights, or use fusion_method: weighted")
-            w = self.mapping(config["weights"], "weights", "one weight per component, e.g. weights: {"
-                             + ", ".join(f"{n}: 1" for n in names) + "}")
-            missing = [n for n in names if n not in w]
-            extra = [str(n) for n in w if n not in names]
-            if missing or extra:
-                self.fail("weights", f"must name every component once (missing: {', '.join(missing) or 'none'}; "
-                          f"not a component: {', '.join(extra) or 'none'})",
-                          "give one weight per component: " + ", ".join(f"{n}: W" for n in names))
-            values = [self.number(w[n], f"weights.{n}", "0.5") for n in names]
-            if not any(values):
-                self.fail("weights", "are all 0, which scores every document 0", "give at least one component a weight")
+            self.fusion_weights(config["weights"], method, names)
+
+    def fusion_rrf_k(self, rrf_k: Any, method: str) -> None:
+        if method != "rrf":
+            self.fail("rrf_k", f"applies to fusion_method rrf, not {method}", "remove rrf_k, or use fusion_method: rrf")
+        self.whole(rrf_k, "rrf_k", "60", 0, RRF_K_MAX)
+
+    def fusion_norm(self, norm: Any, method: str) -> None:
+        self.choice(norm, "norm", NORMS, "normalisation")
+        if method == "rrf" and norm != "none":
+            self.fail("norm", "rrf fuses ranks, so no score normalisation applies to it",
+                      "remove norm, or use a score-based fusion_method (weighted, combsum, combmnz, max)")
+
+    def fusion_weights(self, weights: Any, method: str, names: list[str]) -> None:
+        """One finite weight per component, not all 0, for the fusion methods that weigh."""
+        if method not in ("rrf", "weighted"):
+            self.fail("weights", f"apply to fusion_method rrf and weighted, not {method}",
+                      "remove weights, or use fusion_method: weighted")
+        w = self.mapping(weights, "weights", "one weight per component, e.g. weights: {"
+                         + ", ".join(f"{n}: 1" for n in names) + "}")
+        missing = [n for n in names if n not in w]
+        extra = [str(n) for n in w if n not in names]
+        if missing or extra:
+            self.fail("weights", f"must name every component once (missing: {', '.join(missing) or 'none'}; "
+                      f"not a component: {', '.join(extra) or 'none'})",
+                      "give one weight per component: " + ", ".join(f"{n}: W" for n in names))
+        values = [self.number(w[n], f"weights.{n}", "0.5") for n in names]
+        if not any(values):
+            self.fail("weights", "are all 0, which scores every document 0", "give at least one component a weight")
 
     def rerank(self, spec: Any) -> None:
         if isinstance(spec, str):

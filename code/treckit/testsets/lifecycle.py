@@ -197,6 +197,26 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
     candidate must be a query a test set can hold (an id and a text, not empty); ``source`` names the
     candidates' file in errors.
     """
+    _check_candidates(candidates, source)
+    agree = _sufficient_agreement(qrels_a, qrels_b, weighted, threshold)
+    labels, counts = merge_labels(qrels_a, qrels_b)
+    have = set(ts.query_ids)
+    usable = [c for c in candidates if c["query_id"] not in have
+              and any(g > 0 for g in labels.get(c["query_id"], {}).values())]
+    _check_replace(replace, len(ts.queries), len(usable))
+    leaving = set(sorted(ts.query_ids, key=lambda i: _draw_key(seed, i))[:replace])
+    coming = sorted(usable, key=lambda c: _draw_key(seed, c["query_id"]))[:replace]
+    kept = [q for q in ts.to_mapping()["queries"] if q["query_id"] not in leaving]
+    new = [_candidate_query(c, labels[c["query_id"]]) for c in coming]
+    version = bump_version(ts.version)
+    nxt = test_set_from_mapping({"name": ts.name, "version": version, "description": ts.model.description,
+                                 "queries": kept + new}, f"the refreshed {ts.name} {version}")
+    return nxt, {"from_version": ts.version, "to_version": version, "removed": sorted(leaving),
+                 "added": [c["query_id"] for c in coming], "agreement": agree.to_dict(), "merge": counts}
+
+
+def _check_candidates(candidates: list[dict[str, str]], source: str | None) -> None:
+    """Every candidate has an id and a text, not empty (what a test set's query needs)."""
     for c in candidates:
         for field in ("query_id", "query_text"):
             if not isinstance(c.get(field), str) or not c[field]:
@@ -204,6 +224,10 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
                 raise InputError(f"the candidate {'query ' + repr(qid) if qid else 'query'} has an empty {field}, "
                                  "which a test set cannot hold", path=source,
                                  fix=f"give every candidate a {field.replace('_', ' ')}, or leave the query out")
+
+
+def _sufficient_agreement(qrels_a, qrels_b, weighted: str | None, threshold: float) -> Agreement:
+    """The annotators' agreement, refused when it cannot be measured or is at or below ``threshold``."""
     agree = agreement(qrels_a, qrels_b, weighted, threshold)
     if agree.kappa is None:
         raise InputError(f"annotator agreement cannot be measured: {agree.describe()}",
@@ -211,24 +235,20 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
     if not agree.passed:
         raise InputError(f"annotator agreement too low to refresh: kappa {agree.kappa:.4f} <= {threshold} "
                          f"on {agree.both} pairs", fix="resolve the disagreements and label again")
-    labels, counts = merge_labels(qrels_a, qrels_b)
-    have = set(ts.query_ids)
-    usable = [c for c in candidates if c["query_id"] not in have
-              and any(g > 0 for g in labels.get(c["query_id"], {}).values())]
-    if replace < 1 or replace > len(ts.queries):
-        raise InputError(f"--replace {replace} must be between 1 and the {len(ts.queries)} queries of the test set",
-                         fix=f"give --replace a number from 1 to {len(ts.queries)}")
-    if len(usable) < replace:
-        raise InputError(f"only {len(usable)} candidates are new and have a relevant doc after merging; "
+    return agree
+
+
+def _check_replace(replace: int, queries: int, usable: int) -> None:
+    """``replace`` is from 1 to the test set's number of queries, and that many candidates can come in."""
+    if replace < 1 or replace > queries:
+        raise InputError(f"--replace {replace} must be between 1 and the {queries} queries of the test set",
+                         fix=f"give --replace a number from 1 to {queries}")
+    if usable < replace:
+        raise InputError(f"only {usable} candidates are new and have a relevant doc after merging; "
                          f"{replace} are needed", fix="label more candidates or replace fewer queries")
-    leaving = set(sorted(ts.query_ids, key=lambda i: _draw_key(seed, i))[:replace])
-    coming = sorted(usable, key=lambda c: _draw_key(seed, c["query_id"]))[:replace]
-    kept = [q for q in ts.to_mapping()["queries"] if q["query_id"] not in leaving]
-    new = [{"query_id": c["query_id"], "query_text": c["query_text"], "query_type": c.get("query_type") or "production",
-            "relevant_docs": [{"doc_id": d, "grade": g} for d, g in sorted(labels[c["query_id"]].items())]}
-           for c in coming]
-    version = bump_version(ts.version)
-    nxt = test_set_from_mapping({"name": ts.name, "version": version, "description": ts.model.description,
-                                 "queries": kept + new}, f"the refreshed {ts.name} {version}")
-    return nxt, {"from_version": ts.version, "to_version": version, "removed": sorted(leaving),
-                 "added": [c["query_id"] for c in coming], "agreement": agree.to_dict(), "merge": counts}
+
+
+def _candidate_query(c: dict[str, str], labels: dict[str, int]) -> dict:
+    """A candidate as a test set's query, with its merged labels (its type "production" when it has none)."""
+    return {"query_id": c["query_id"], "query_text": c["query_text"], "query_type": c.get("query_type") or "production",
+            "relevant_docs": [{"doc_id": d, "grade": g} for d, g in sorted(labels.items())]}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+from collections.abc import Callable
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -592,36 +593,46 @@ class _QueryChecker:
         top_k = q.get("topK")
         if top_k is not None and top_k is not BAD and (msg := _int_problem(top_k, 1, MAX_CUTOFF)):
             add(("topK",), msg)
-        docs = q.get("relevant_docs")
-        if "relevant_docs" not in q:
-            if not self.allow_unlabeled:
-                add(("relevant_docs",), _MISSING)
-        elif docs is not BAD:
-            if not isinstance(docs, list):
-                add(("relevant_docs",), _NOT_LIST)
-            elif not docs and not self.allow_unlabeled:
-                add(("relevant_docs",), _EMPTY_LIST)
-            else:
-                for j, d in enumerate(docs):
-                    if d is BAD:
-                        continue
-                    if not isinstance(d, dict):
-                        add(("relevant_docs", j), _not_dict("RelevantDoc"))
-                        continue
-                    for field_name in _DOC_FIELDS:
-                        if field_name not in d:
-                            add(("relevant_docs", j, field_name), _MISSING)
-                        elif d[field_name] is not BAD and (msg := (_str_problem(d[field_name]) if field_name == "doc_id"
-                                                                   else _int_problem(d[field_name], 0, MAX_GRADE))):
-                            add(("relevant_docs", j, field_name), msg)
-                    for k in d:
-                        if k not in _DOC_FIELDS:
-                            add(("relevant_docs", j, k), _UNKNOWN)
+        self._report_docs(q, add)
         for k in q:
             if k not in _QUERY_FIELDS:
                 add((k,), _UNKNOWN)
         for at, message in _query_semantics(q, line, self.allow_unlabeled, lines):
             problems.add(at, message, _semantics_of_query(i))
+
+    def _report_docs(self, q: dict, add: Callable[[tuple, str], None]) -> None:
+        """The problems of a query's ``relevant_docs``: the list itself, then each doc's."""
+        if "relevant_docs" not in q:
+            if not self.allow_unlabeled:
+                add(("relevant_docs",), _MISSING)
+            return
+        docs = q["relevant_docs"]
+        if docs is BAD:
+            return
+        if not isinstance(docs, list):
+            add(("relevant_docs",), _NOT_LIST)
+        elif not docs and not self.allow_unlabeled:
+            add(("relevant_docs",), _EMPTY_LIST)
+        else:
+            for j, d in enumerate(docs):
+                if d is not BAD:
+                    _report_doc(j, d, add)
+
+
+def _report_doc(j: int, d: Any, add: Callable[[tuple, str], None]) -> None:
+    """The problems of relevant doc ``j``: its fields in the schema's order, then the ones it does not know."""
+    if not isinstance(d, dict):
+        add(("relevant_docs", j), _not_dict("RelevantDoc"))
+        return
+    for field_name in _DOC_FIELDS:
+        if field_name not in d:
+            add(("relevant_docs", j, field_name), _MISSING)
+        elif d[field_name] is not BAD and (msg := (_str_problem(d[field_name]) if field_name == "doc_id"
+                                                   else _int_problem(d[field_name], 0, MAX_GRADE))):
+            add(("relevant_docs", j, field_name), msg)
+    for k in d:
+        if k not in _DOC_FIELDS:
+            add(("relevant_docs", j, k), _UNKNOWN)
 
 
 def _utf8(*texts: str) -> bool:

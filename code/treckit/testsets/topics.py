@@ -9,6 +9,8 @@ import json
 from ..console.errors import InputError
 from ..inputs.sources import PathLike, display_name, read_text
 from ..inputs.bounded import loads_json
+from ..inputs.irds import irds_queries
+from .load import load_test_set
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("text", "query_text", "query")
@@ -25,14 +27,11 @@ def read_queries(path: PathLike) -> dict[str, str]:
 
 def read_query_records(path: PathLike) -> list[dict]:
     """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
-    name = display_name(path)
     if str(path).startswith("irds:"):                 # an ir_datasets id (the irds extra)
-        from ..inputs.irds import irds_queries
-        return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(str(path))]
+        return _irds_records(str(path))
     if _is_test_set(path):
-        from .load import load_test_set
-        return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
-                for q in load_test_set(path).queries]
+        return _test_set_records(path)
+    name = display_name(path)
     out: dict[str, dict] = {}
     quest_lines = False
     for no, line in enumerate(read_text(path).split("\n"), 1):
@@ -56,10 +55,7 @@ def read_query_records(path: PathLike) -> list[dict]:
                                  path=name, line=no, fix="add the missing field")
             from ..inputs.formats.jsonl import as_id
             qid, text = as_id(obj[qf], "query id", name, no, line), obj[tf]
-            qtype = obj.get("query_type")
-            if qtype is not None and not (isinstance(qtype, str) and qtype):
-                raise InputError(f"query_type must be non-empty text, found {json.dumps(qtype, default=str)}",
-                                 path=name, line=no, text=line, fix="give query_type as text, or leave it out")
+            qtype = _query_type(obj, name, no, line)
         else:
             fields = line.split("\t")
             if len(fields) != 2:
@@ -73,6 +69,24 @@ def read_query_records(path: PathLike) -> list[dict]:
             raise InputError(f"query id {qid!r} appears twice", path=name, line=no, fix="give each query one line")
         out[qid] = {"query_id": qid, "query_text": text, "query_type": qtype}
     return list(out.values())
+
+
+def _irds_records(dataset: str) -> list[dict]:
+    return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(dataset)]
+
+
+def _test_set_records(path: PathLike) -> list[dict]:
+    return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
+            for q in load_test_set(path).queries]
+
+
+def _query_type(obj: dict, name: str, no: int, line: str) -> str | None:
+    """A JSON query line's ``query_type``: non-empty text, or None when the line gives none."""
+    qtype = obj.get("query_type")
+    if qtype is not None and not (isinstance(qtype, str) and qtype):
+        raise InputError(f"query_type must be non-empty text, found {json.dumps(qtype, default=str)}",
+                         path=name, line=no, text=line, fix="give query_type as text, or leave it out")
+    return qtype
 
 
 def read_topic_ids(path: PathLike) -> list[str]:
