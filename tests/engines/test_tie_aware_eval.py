@@ -239,3 +239,47 @@ def test_detect_says_where_the_ties_come_from(capsys, monkeypatch):
     assert code == 0 and len(out.splitlines()) == 1                  # without --ties: as before
     code, _, err = run_cli(["detect", "--ties", "--role", "qrels", "qrels.test"], capsys)
     assert code == 2 and "--ties" in err
+
+
+def test_range_rows_are_the_same_numbers_in_every_format(tmp_path):
+    """--format json, jsonl, csv and the table print one row per (measure, query) with the same four values."""
+    qp, rp = write_case(CASE, tmp_path)
+    argv = ["--tie-aware", "range", "-q", "-m", "map", "-m", "P.3", qp, rp]
+    code, out, _ = treckit([*argv[:2], "--format", "json", *argv[2:]])
+    assert code == 0
+    rows = json.loads(out)[0]["rows"]
+    keys = ("trec_eval", "expected", "best", "worst")
+    expected = {(r["measure"], r["qid"]): tuple(r[k] for k in keys) for r in rows}
+    assert len(expected) == len(rows) >= 6                           # 2 measures x (2 queries + all)
+
+    code, out, _ = treckit([*argv[:2], "--format", "jsonl", *argv[2:]])
+    lines = [json.loads(ln) for ln in out.splitlines()]
+    assert code == 0 and {(r["measure"], r["qid"]): tuple(r[k] for k in keys) for r in lines} == expected
+    assert {r["run"] for r in lines} == {"ties"} and {r["path"] for r in lines} == {str(rp)}
+
+    code, out, _ = treckit([*argv[:2], "--format", "csv", *argv[2:]])
+    header, *body = [ln.split(",") for ln in out.splitlines()]
+    assert code == 0 and header == ["run", "qid", "measure", *keys, "path"]
+    assert {(r[2], r[1]): tuple(float(v) for v in r[3:7]) for r in body} == expected
+
+    code, out, _ = treckit([*argv[:2], "--format", "table", *argv[2:]])
+    assert code == 0 and out.startswith(f"run ties: {rp}\n") and "tie-aware range" in out
+    for (measure, qid), values in expected.items():
+        assert any(ln.split()[:6] == [qid, measure, *(f"{v:6.4f}".strip() for v in values)]
+                   for ln in out.replace("│", " ").splitlines()), (measure, qid)
+
+
+def test_report_of_a_run_without_ties_and_with_long_decimals(tmp_path):
+    """No tie touches a judged doc: no query moves, said; scores with more decimals than a double carries
+    (more than 17) are named so."""
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    qp.write_text("q1 0 a 1\nq1 0 b 0\n")
+    rp.write_text("q1 Q0 a 1 0.123456789012345678901 t\nq1 Q0 b 2 0.1 t\n")
+    code, out, _ = treckit(["--tie-aware", "report", "-m", "map", qp, rp])
+    assert code == 0
+    assert "tie groups holding a judged doc: 0 over 0 of 1 evaluated queries" in out
+    assert "more than 17 decimal places" in out
+    assert "no query's value depends on the order of its tied documents" in out
+    code, out, _ = treckit(["--tie-aware", "report", "--format", "jsonl", "-m", "map", qp, rp])
+    rec = json.loads(out)
+    assert code == 0 and rec["tie_aware"] == "report" and rec["moves_most"] == [] and rec["score_decimals"] is None

@@ -115,3 +115,38 @@ def test_retrieve_and_the_test_set_tools_read_irds_queries(dataset, tmp_path, ca
     assert code == 0, err
     assert [line.split()[:3] for line in (tmp_path / "r.trec").read_text().splitlines()] == \
         [["1", "Q0", "d1"], ["2", "Q0", "d2"]]
+
+
+def _registered(**files) -> str:
+    name = f"treckit-test/local-{next(_names)}"
+    ir_datasets.registry.register(name, ir_datasets.create_dataset(**{k: str(v) for k, v in files.items()}))
+    return f"irds:{name}"
+
+
+def test_a_dataset_without_what_is_asked_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    """Each refusal names the dataset and what it lacks: no id, no qrels, no queries, empty qrels, and files
+    ir_datasets cannot read."""
+    from treckit.testsets.topics import read_queries
+    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds_home"))
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "queries.tsv").write_text(QUERIES)
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "empty").write_text("")
+
+    def eval_error(spec):
+        code, out, err = run_cli(["eval", spec, tmp_path / "run"], capsys)
+        assert code == 2 and out == ""
+        return err
+
+    assert "'irds:' names no dataset" in eval_error("irds:") and "write irds:<dataset-id>" in eval_error("irds:")
+    queries_only = _registered(queries_tsv=tmp_path / "queries.tsv")
+    assert f"{queries_only}: the dataset has no qrels" in eval_error(queries_only)
+    empty = _registered(qrels_trec=tmp_path / "empty")
+    assert f"{empty}: the dataset's qrels are empty" in eval_error(empty)
+    gone = _registered(qrels_trec=tmp_path / "no-such-qrels")
+    assert f"{gone}: ir_datasets could not provide the qrels" in eval_error(gone)
+    qrels_only = _registered(qrels_trec=tmp_path / "qrels")
+    with pytest.raises(treckit.InputError, match="the dataset has no queries"):
+        read_queries(qrels_only)
+    with pytest.raises(treckit.InputError, match="ir_datasets could not provide the queries"):
+        read_queries(_registered(queries_tsv=tmp_path / "no-such-queries.tsv"))
