@@ -7,8 +7,13 @@ from __future__ import annotations
 import json
 
 from ..console.errors import InputError
+from ..inputs.formats.detect import detect_qrels
+from ..inputs.formats.jsonl import as_id
+from ..inputs.irds import irds_queries
+from ..inputs.reading import read_qrels
 from ..inputs.sources import PathLike, display_name, read_text
 from ..inputs.bounded import loads_json
+from .load import load_test_set
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("text", "query_text", "query")
@@ -27,10 +32,8 @@ def read_query_records(path: PathLike) -> list[dict]:
     """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
     name = display_name(path)
     if str(path).startswith("irds:"):                 # an ir_datasets id (the irds extra)
-        from ..inputs.irds import irds_queries
         return [{"query_id": q, "query_text": t, "query_type": None} for q, t in irds_queries(str(path))]
     if _is_test_set(path):
-        from .load import load_test_set
         return [{"query_id": q.query_id, "query_text": q.query_text, "query_type": q.query_type}
                 for q in load_test_set(path).queries]
     out: dict[str, dict] = {}
@@ -54,7 +57,6 @@ def read_query_records(path: PathLike) -> list[dict]:
             if qf is None or tf is None:
                 raise InputError("a query line needs an id (_id, query_id, qid, id) and a text (text, query_text, query)",
                                  path=name, line=no, fix="add the missing field")
-            from ..inputs.formats.jsonl import as_id
             qid, text = as_id(obj[qf], "query id", name, no, line), obj[tf]
             qtype = obj.get("query_type")
             if qtype is not None and not (isinstance(qtype, str) and qtype):
@@ -78,13 +80,11 @@ def read_query_records(path: PathLike) -> list[dict]:
 def read_topic_ids(path: PathLike) -> list[str]:
     """Topic ids from a queries file, a test set, or a qrels file (detected as such)."""
     if not _is_test_set(path):
-        from ..inputs.formats.detect import detect_qrels
         try:
             fmt = detect_qrels(path).format
         except InputError:
             fmt = None
         if fmt in ("trec", "beir-tsv", "beir-jsonl"):
-            from ..inputs.reading import read_qrels
             return list(dict.fromkeys(read_qrels(path, fmt).table.column("qid").to_pylist()))
     return list(read_queries(path))
 
