@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from ..console.errors import InputError
+from ..inputs.sources import read_text
 
 DOC_CHUNK_ROWS = 65_536      # documents scored at once: bounds the (queries x chunk) score block
 
 
 def read_ids(path) -> list[str]:
-    from ..inputs.sources import read_text
     ids = [line.rstrip("\r") for line in read_text(path).split("\n")]
     while ids and ids[-1] == "":
         ids.pop()
