@@ -15,14 +15,16 @@ import os
 from .console.errors import InputError
 from .console.messages import InputWarning, warn_python
 from .engines.budget import DEFAULT_MEMORY, MemoryLimit
-from .engines.choice import choose
+from .engines.choice import choose, is_run_file
 from .engines.memory import EvalOptions
+from .engines.tie_aware import check_mode, check_requests, evaluate_tie_aware, named_measures, refuse
 from .inputs.objects import as_measures, as_qrels, as_run, split_options
 from .inputs.options import RunReading
 from .inputs.reading import read_qrels, read_run
 from .measures.registry import resolve
 from .model import Qrels, Run
 from .output.records import frame
+from .output.tie_aware import api_frame
 from .output.trec import write_trec_qrels as write_qrels, write_trec_run as write_run
 from .ranking.convert import convert_run
 
@@ -71,10 +73,6 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
 
 def _tie_aware(qrels, run, measures, requests, opts, reading, mode: str, *, per_query: bool, limit, warn, dask: bool):
     """``evaluate(..., tie_aware=mode)``: checked as ``treckit eval --tie-aware`` checks it, on the local engine."""
-    from .engines.choice import is_run_file
-    from .engines.tie_aware import check_mode, check_requests, evaluate_tie_aware, named_measures, refuse
-    from .output.tie_aware import api_frame
-
     check_mode(mode)
     refuse("dask" if dask else "local", zscores=opts.zscores is not None)
     requests = check_requests(requests, mode, named=named_measures(as_measures(measures)), warn=warn)

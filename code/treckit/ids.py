@@ -25,6 +25,8 @@ from typing import Mapping
 
 import numpy as np
 import pyarrow as pa
+from .fast.arrow import call
+from .fast.strings import string_buffers, take
 
 from . import thresholds
 
@@ -76,8 +78,6 @@ def _escape_search(chunk: pa.Array) -> str | None:
     '!', above 127 or '%': none can), "%" (printable ASCII with a '%': a plain substring search)
     or the full whitespace-and-'%' pattern.  Two numpy reductions and memchr-speed searches over
     the chunk's data decide, so a column of plain ids costs next to nothing."""
-    from .fast.strings import string_buffers
-
     off, raw = string_buffers(chunk)
     data = raw[off[0]:off[-1]] if off.size else raw[:0]
     if data.size == 0:
@@ -95,7 +95,6 @@ def rows_needing_escape(col) -> np.ndarray:
     without a Python object per row."""
     from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see fast/arrow.py
 
-    from .fast.arrow import call
 
     rows, first = [], 0
     for c in _chunks(col):
@@ -119,7 +118,6 @@ def keeps_texts(texts: pa.Array, decoded: bool = True) -> np.ndarray:
     writes are taken out, a '%' or whitespace is left, and trec_eval reads it as one field."""
     from pyarrow._compute import MatchSubstringOptions, ReplaceSubstringOptions
 
-    from .fast.arrow import call
 
     rest = call("replace_substring_regex", texts, options=ReplaceSubstringOptions(_CANONICAL_RE2, "")) if decoded else texts
     escapable = call("match_substring_regex", rest, options=MatchSubstringOptions(NEEDS_ESCAPE_RE2))
@@ -132,7 +130,6 @@ def replace_rows(col, rows: np.ndarray, values: list[str]):
     so a long column is never copied whole."""
     if rows.size == 0:
         return col
-    from .fast.arrow import call
 
     out, first, at = [], 0, 0
     for c in _chunks(col):
@@ -148,8 +145,6 @@ def replace_rows(col, rows: np.ndarray, values: list[str]):
 
 def escape_column(col):
     """:func:`escape_id` over a string column; only the ids that need it go through Python."""
-    from .fast.strings import take
-
     rows = rows_needing_escape(col)
     return replace_rows(col, rows, [escape_id(v) for v in take(col, rows).to_pylist()]) if rows.size else col
 
@@ -159,8 +154,6 @@ def written_ids(docid, qid=None, written: Mapping[tuple[str, str], str] | None =
     """The doc ids as a TREC file written by treckit holds them, the bytes trec_eval compares: the
     text read from a file where ``written`` (``Run.written``: by (qid, docid)) keeps one, else the
     escaped id.  ``rows``: of those rows only, in that order (``qid`` is then the whole column)."""
-    from .fast.strings import take
-
     if rows is not None:
         docid = take(docid, rows)
     if pa.types.is_dictionary(docid.type):
@@ -170,7 +163,6 @@ def written_ids(docid, qid=None, written: Mapping[tuple[str, str], str] | None =
         return out
     from pyarrow._compute import SetLookupOptions
 
-    from .fast.arrow import call
 
     kept_docids = pa.array(sorted({d for _, d in written}), pa.string())
     hit = call("is_in", docid, options=SetLookupOptions(kept_docids))

@@ -12,13 +12,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from .compare.stage import CompareJob, Outputs
+from .console import spelling
 from .console.messages import say
+from .console.process import exit_code_of, prepare_process
+from .console.progress import Steps
 from .engines.budget import DEFAULT_MEMORY
 from .inputs import is_irds
-from .inputs.sources import PathLike
+from .engines.crosscheck import check_options, evaluate_path_checked
+from .engines.memory import EvalOptions
+from .inputs.formats.common import check_layout, drop_repeated_judgments
+from .inputs.formats.detect import detect_qrels
+from .inputs.formats.jsonl import check_duplicates_policy, read_quest
+from .inputs.formats.trec import read_trec_qrels
+from .inputs.sources import PathLike, display_name
+from .measures.registry import resolve
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
-from .inputs.options import FLAGS, python_name
-from .inputs.reading import read_with
+from .inputs.options import FLAGS, RunReading, python_name
+from .inputs.reading import gold_query_map as by_text, read_qrels, read_with
+from .output.quest import write_id_added
+from .output.trec import write_trec_qrels, write_trec_run
 
 
 # The pipeline document's reading of TREC files, the staged scripts' default ``--layout``: a qrels line's doc id
@@ -35,9 +48,6 @@ def run_script(body) -> int:
     """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
     exit code (never a traceback), as in the CLI; messages name the options as the script spells them
     (the script is the caller's file: :data:`treckit.console.spelling.COMMANDS`)."""
-    from .console import spelling
-    from .console.process import exit_code_of, prepare_process
-
     prepare_process()
     script = Path(sys._getframe(1).f_code.co_filename).name
     with spelling.running(spelling.command_named(script)):
@@ -58,15 +68,6 @@ def qrels_stage(input: PathLike, output: PathLike, *, format: str | None = None,
     """Ground truth in any qrels format -> TREC qrels.  ``duplicates`` applies to every format (a
     (qid, docid) judged twice); what it dropped is counted and said.  ``layout``: TREC lines with
     more than 4 fields (docs/formats.md: Reading rules)."""
-    from .inputs.reading import read_qrels
-    from .output.trec import write_trec_qrels
-    from .inputs.formats.common import check_layout, drop_repeated_judgments
-    from .inputs.formats.detect import detect_qrels
-    from .inputs.formats.jsonl import check_duplicates_policy, read_quest
-    from .output.quest import write_id_added
-    from .inputs.formats.trec import read_trec_qrels
-    from .inputs.sources import display_name
-
     check_duplicates_policy(duplicates)
     check_layout(layout)
     refuse_overwriting_inputs([input], [output, id_added])
@@ -106,7 +107,6 @@ def default_id_added_path(input: PathLike, output: PathLike) -> Path:
 
 def gold_query_map(gold: PathLike, id_base: int = 1) -> dict[str, str]:
     """query text -> qid from a QUEST-style gold file (ids from its id field, else line numbers) or ``irds:<id>``."""
-    from .inputs.reading import gold_query_map as by_text
     return by_text(gold, id_base)
 
 
@@ -120,10 +120,6 @@ def run_stage(input: PathLike, output: PathLike | None = None, *, run_name: str 
     names no run (JSONL, TSV and 3-column files); a TREC 6-column file keeps its own tags (said when they are
     not that name).  Without ``output`` the run is written beside the input (:func:`default_run_output`) and
     the path is said."""
-    from .output.trec import write_trec_run
-    from .console.progress import Steps
-    from .inputs.options import RunReading
-
     reading = reading or RunReading.from_options(**options)
     defaulted = output is None
     output = default_run_output(input) if defaulted else output
@@ -165,12 +161,6 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
     ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
     (:mod:`treckit.engines.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
-    from .inputs.reading import read_qrels
-    from .engines.crosscheck import check_options, evaluate_path_checked
-    from .engines.memory import EvalOptions
-    from .measures.registry import resolve
-    from .inputs.options import RunReading
-
     reading = reading or RunReading.from_options(**options)
     opts = EvalOptions(missing=missing)
     if cross_check:
@@ -239,8 +229,6 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     ``order_option``: whether the caller takes ``--order`` (else a warning about how a run is ordered offers a
     conversion with ``treckit run``, as :func:`treckit.inputs.reading.read_with` says).
     """
-    from .compare.stage import CompareJob, Outputs
-
     return CompareJob(qrels, runs, measures, names=names, configs=configs, options=options,
                       out=Outputs(out_json, out_csv, out_markdown, out_latex, out_plot), corpus=corpus,
                       queries=queries, query_types=query_types, prepare=prepare, digests=digests, reading=reading,

@@ -1676,6 +1676,10 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("cli/main.py: Check that every expected topic is judged (and, with --no-extras",
+     "a command's help as `treckit --help` lists it (test_startup checks it is the command's own)"),
+    ("cli/main.py: same flags, byte-identical output (treckit eval -h)",
+     "a command's help as `treckit --help` lists it (test_startup checks it is the command's own)"),
     ("measures/subtopics.py: is computed in memory only, and this run is larger", "the error's reason (its fix is tested)"),
     ("cli/info.py: --ties looks at a run file's scores", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware {mode}: not one of", "the error's reason (its fix is tested)"),

@@ -377,7 +377,7 @@ def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
     (tmp_path / "run").write_text(run)
     argv = ["-q", "-c", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]
     base = treckit(argv)
-    from treckit.output import trec_eval
+    from treckit.output import records, trec_eval
     pieces = []
     real = trec_eval.trec_eval_chunks
 
@@ -385,7 +385,7 @@ def test_trec_eval_text_is_the_same_in_pieces(tmp_path, monkeypatch, chunk):
         for p in real(*a, **k):
             pieces.append(p)
             yield p
-    monkeypatch.setattr(trec_eval, "trec_eval_chunks", spy)
+    monkeypatch.setattr(records, "trec_eval_chunks", spy)           # where the writer takes it from
     monkeypatch.setattr(thresholds, "OUTPUT_CHUNK_QUERIES", chunk)
     assert treckit(argv) == base and base[1].count("\tall\t") > 10
     nq = len({ln.split("\t")[1] for ln in base[1].splitlines()} - {"all"})

@@ -2,8 +2,8 @@
 for the commands that call the user's functions (:func:`with_debug_option`), the outputs checked against the
 inputs before any work (:func:`refuse_overwriting`), and how choices are listed in help (:func:`one_of`).
 
-Each command's module imports the library inside its command (the CLI loads a command's code only when it
-runs, so that ``treckit --help`` and ``treckit eval`` start fast); the choices and flags its options declare come
+Each command's module is imported only when its command runs (treckit.cli.main.COMMANDS, so that ``treckit
+--help`` and ``treckit eval`` start fast); the choices and flags its options declare come
 from the library's light modules (:mod:`treckit.inputs.options`, :mod:`treckit.inputs.formats`,
 :mod:`treckit.ranking`, ...), never re-declared here.
 """
@@ -17,14 +17,18 @@ from pathlib import Path
 from typing import Literal, Mapping, Optional
 
 from ..compare import CORRECTIONS, TESTS
+from ..console.errors import InputError
 from ..engines import MISSING  # noqa: F401  (the choices the commands offer, from the library)
 from ..inputs import is_irds
 from ..inputs.formats import LAYOUTS, QRELS_FORMATS, ROLES, RUN_FORMATS, TSV_THIRD
 from ..inputs.options import FLAGS, python_name, reading_from_values
 from ..output import FORMATS  # noqa: F401
 from ..measures import GAINS, KAPPA_WEIGHTINGS
+from ..output.files import refuse_overwriting_inputs
 from ..ranking import DUPLICATES, ORDERS
 from ..retrieval import FUSION_METHODS, METHODS, NORMS
+from ..retrieval.callables import debugging
+from ..testsets.load import resolve_test_set
 
 # the typed forms of the library's choices, for the commands' parameters (typer lists and checks them)
 QrelsFormat = Literal[QRELS_FORMATS]
@@ -112,7 +116,6 @@ def with_debug_option(func):
 
     @functools.wraps(func)
     def wrapper(*args, debug: bool = False, **kwargs):
-        from ..retrieval.callables import debugging
         with debugging(debug):
             return func(*args, **kwargs)
 
@@ -124,10 +127,6 @@ def with_debug_option(func):
 
 def refuse_overwriting(inputs, outputs) -> None:
     """No output may be one of the inputs (test sets named by name included): checked before any work."""
-    from ..console.errors import InputError
-    from ..output.files import refuse_overwriting_inputs
-    from ..testsets.load import resolve_test_set
-
     def path_of(x):
         if x is None or str(x) == "-" or is_irds(x) or Path(str(x)).exists():
             return x

@@ -8,7 +8,17 @@ from typing import List, Optional
 import typer
 
 
-from .common import Correction, TestName
+from ..compare.compare import CompareOptions
+from ..compare.report import PLOT_FORMATS, table
+from ..console.errors import InputError
+from ..console.messages import say
+from ..console.process import defer_pandas
+from ..engines.budget import MemoryLimit
+from ..engines.choice import choose
+from ..engines.dask import check_shared_paths
+from ..engines.tie_aware import check_compare_mode, refuse
+from ..stages import compare_stage
+from .common import Correction, TestName, with_debug_option, with_reading_options
 
 
 def _open_unit(value: float) -> float:
@@ -18,7 +28,6 @@ def _open_unit(value: float) -> float:
 
 
 def _plot_path(value: Optional[Path]) -> Optional[Path]:
-    from ..compare.report import PLOT_FORMATS
     if value is not None and value.suffix.lower() not in PLOT_FORMATS:
         raise typer.BadParameter(f"{str(value)!r}: end the file name with .png, .pdf or .svg (the format to write)")
     return value
@@ -72,27 +81,17 @@ def compare_cmd(
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
-    from ..compare.compare import CompareOptions
-    from ..compare.report import table
-    from ..console.process import defer_pandas
-    from ..stages import compare_stage
-    from ..console.messages import say
     defer_pandas()
-    from ..engines.budget import MemoryLimit
-    from ..engines.choice import choose
     limit = MemoryLimit.option(memory_limit)
     if tie_aware is not None:                               # checked before any file is read
-        from ..engines.tie_aware import check_compare_mode, refuse
         check_compare_mode(tie_aware)
         refuse(engine if scheduler is None else "dask")
     if choose(engine, scheduler).name != "local":         # checked before any file is read
-        from ..engines.dask import check_shared_paths
         check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
                           correction=correction.value, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed, tie_aware=tie_aware)
     if qrels is None and test_set is None:
-        from ..console.errors import InputError
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN, or --test-set TS.yaml --config A.yaml --config B.yaml")
     runs = list(runs or [])
@@ -112,7 +111,5 @@ def compare_cmd(
 
 
 def register(app) -> None:
-    from .common import with_reading_options
-    from .common import with_debug_option
     # runs are read as every command reads them; --debug for the functions of configs describing systems
     app.command("compare")(with_debug_option(with_reading_options()(compare_cmd)))

@@ -6,7 +6,10 @@ from typing import Optional
 
 import typer
 
-from .common import DUPLICATES, LAYOUTS, QRELS_FORMATS, Duplicates, Layout, QrelsFormat, one_of
+from ..console.messages import say
+from ..console.process import defer_pandas
+from ..stages import qrels_stage, run_stage
+from .common import DUPLICATES, Duplicates, LAYOUTS, Layout, QRELS_FORMATS, QrelsFormat, one_of, with_reading_options
 
 
 def qrels_cmd(
@@ -29,9 +32,6 @@ def qrels_cmd(
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
-    from ..console.process import defer_pandas
-    from ..stages import qrels_stage
-    from ..console.messages import say
     defer_pandas()
     r = qrels_stage(input, output, format=format, id_base=id_base, id_field=id_field, raw_ids=raw_ids,
                     duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed, layout=layout)
@@ -49,14 +49,11 @@ def _run_cmd(
     reading=None,
 ) -> None:
     """A run in any supported format -> canonical TREC run that trec_eval reads in the intended order."""
-    from ..console.process import defer_pandas
-    from ..stages import run_stage
     defer_pandas()
     run_stage(input, output, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)
 
 
 def register(app) -> None:
-    from .common import with_reading_options
     app.command("qrels")(qrels_cmd)
     # the reading options are every run-reading command's (treckit.inputs.options.FLAGS); here --format too
     app.command("run")(with_reading_options({"format": ("--format",)})(_run_cmd))

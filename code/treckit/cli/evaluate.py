@@ -8,8 +8,30 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..console.errors import InputError
-from .common import FORMATS as EVAL_FORMATS, QRELS_FORMATS
+from .. import __version__
+from ..console import spelling
+from ..console.errors import InputError, OutputClosed
+from ..console.messages import say
+from ..console.process import silence_stdout
+from ..engines import MISSING as EVAL_MISSING
+from ..engines.budget import MemoryLimit
+from ..engines.choice import choose
+from ..engines.crosscheck import check_options, cross_check, evaluate_path_checked, read_for_check
+from ..engines.memory import EvalOptions, read_zscores
+from ..engines.prefs import evaluate_prefs, evaluate_qrels_jg
+from ..engines.tie_aware import check_mode, check_requests, named_measures, refuse
+from ..inputs.formats import QRELS_FORMATS
+from ..inputs.formats.common import parse_int
+from ..inputs.formats.prefs import prefs_from_qrels, read_prefs
+from ..inputs.reading import read_qrels, read_run
+from ..measures import prefs as pm
+from ..measures.prefs import JG_MEASURES, is_prefs_name
+from ..measures.registry import resolve
+from ..output import FORMATS as EVAL_FORMATS
+from ..output.files import outputs, refuse_overwriting_inputs
+from ..output.records import render, write
+from ..output.tie_aware import write_tie_aware
+from ..service.metrics import export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
@@ -212,7 +234,6 @@ _TREC_EVAL_FLAGS: dict[str, Callable[[EvalArgs, Any], None]] = {
 
 
 def _integer(flag: str, text: str) -> int:
-    from ..inputs.formats.common import parse_int
     n = parse_int(text.strip())
     if n is None:
         raise InputError(f"{flag} takes an integer, got {text!r}", fix=f"e.g. {flag} 1")
@@ -340,8 +361,6 @@ def print_eval_help() -> None:
     console = Console()
 
     def closed() -> None:            # rich would exit 1 on a closed pipe (`| head`): end quietly, as every command
-        from ..console.errors import OutputClosed
-        from ..console.process import silence_stdout
         silence_stdout()
         raise OutputClosed()
     console.on_broken_pipe = closed
@@ -361,18 +380,14 @@ def print_eval_help() -> None:
 
 
 def version_line() -> str:
-    from .. import __version__
     return f"treckit eval {__version__} (trec_eval version 10.0-rc3 measures and output)"
 
 
 def _check_choices(a: EvalArgs) -> EvalArgs:
     """treckit's own enumerated options, checked before any file is read."""
-    from .common import MISSING as EVAL_MISSING     # the reading options are checked by treckit.inputs.options
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
-    from ..engines.budget import MemoryLimit
-    from ..engines.choice import choose
     limit = MemoryLimit.option(a.memory_limit)
     a.chosen = choose(a.engine, a.scheduler, memory_limit=limit)
     if a.chosen.name != "local":
@@ -380,18 +395,15 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
             raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
                              fix="leave out --engine dask")
     if a.tie_aware is not None:
-        from ..engines.tie_aware import check_mode, refuse
         check_mode(a.tie_aware)
         refuse(a.engine, zscores=a.zscore is not None, cross_check=a.cross_check, rel_format=a.rel_format)
     if a.cross_check:
-        from ..engines.crosscheck import check_options
         check_options(eval_options(a), {"-Z": a.zscore is not None, f"-R {a.rel_format}": a.rel_format != "qrels"})
     return a
 
 
 def eval_options(a: EvalArgs):
     """The evaluation options the flags give, but -Z's table (its file is read only when evaluating)."""
-    from ..engines.memory import EvalOptions
     return EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
                        missing=a.missing, float32=a.float32, num_docs_in_coll=a.ndocs)
 
@@ -407,20 +419,12 @@ def eval_main(argv: list[str]) -> None:
         return
     a = parse_args(argv)
     if a.rel_format != "qrels":
-        from ..console import spelling
         spelling.now("treckit eval -R")        # runs read by their format only (run_eval_prefs, below)
     run_eval(_check_choices(a))
 
 
 def run_eval(a: EvalArgs, out=None) -> None:
-    from ..inputs.reading import read_qrels
-    from ..engines.memory import read_zscores
-    from ..measures.registry import resolve
-    from ..output.records import write
-    from ..console.messages import say
-
     out = out or sys.stdout
-    from ..output.files import refuse_overwriting_inputs
     refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile])     # before anything is read
     if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
         return run_eval_prefs(a, out)
@@ -431,7 +435,6 @@ def run_eval(a: EvalArgs, out=None) -> None:
         check_measures_for_qrels(a.measures)
         raise
     if a.tie_aware is not None:                  # refused or left out before anything is read
-        from ..engines.tie_aware import check_requests, named_measures
         requests = check_requests(requests, a.tie_aware, named=named_measures(a.measures), warn=say)
     # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
     qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
@@ -439,7 +442,6 @@ def run_eval(a: EvalArgs, out=None) -> None:
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     printed = {"per_query_printed": a.query, "summary_printed": a.summary}
     if a.tie_aware is not None:
-        from ..output.tie_aware import write_tie_aware
         return write_tie_aware(out, qrels, a.files, requests, opts, a.reading, a.tie_aware, fmt, memory_limit=a.memory_limit,
                                per_query=a.query, summary=a.summary)
     engine = a.chosen or _check_choices(a).chosen
@@ -447,12 +449,10 @@ def run_eval(a: EvalArgs, out=None) -> None:
         results = engine.evaluate_files(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
                                         warn=say)
         if a.cross_check:                       # each run read again here, whole
-            from ..engines.crosscheck import cross_check, read_for_check
             for path, _, res in results:
                 say(cross_check(qrels, read_for_check(path, a.reading, a.files[0]), res, opts, source=str(path),
                                 **printed).line())
     else:
-        from ..engines.crosscheck import evaluate_path_checked
         results, confirmed = [], []
         for path in a.files[1:]:
             res, checked = evaluate_path_checked(qrels, path, requests, opts, a.reading, memory_limit=engine.memory_limit,
@@ -464,8 +464,6 @@ def run_eval(a: EvalArgs, out=None) -> None:
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.prometheus_textfile or a.pushgateway:
-        from ..output.files import outputs
-        from ..service.metrics import export, gauge_measures
         from pathlib import Path
         with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither
             export([(tag, "all", gauge_measures(res.summary, res.kinds)) for _, tag, res in results],
@@ -489,7 +487,6 @@ def check_rel_format(value: str) -> str:
 
 def check_measures_for_qrels(measures: list[str]) -> None:
     """With plain qrels, name the -R a preference measure needs instead of calling it unknown."""
-    from ..measures.prefs import JG_MEASURES, is_prefs_name
     for arg in measures:
         if is_prefs_name(arg):
             name = arg.partition(".")[0]
@@ -499,14 +496,6 @@ def check_measures_for_qrels(measures: list[str]) -> None:
 
 def run_eval_prefs(a, out=None) -> None:
     """Evaluate ``a.files[1:]`` against the judgments ``a.files[0]`` read as ``a.rel_format``."""
-    from ..inputs.reading import read_qrels, read_run
-    from ..engines.memory import EvalOptions, read_zscores
-    from ..inputs.formats.prefs import prefs_from_qrels, read_prefs
-    from ..engines.prefs import evaluate_prefs, evaluate_qrels_jg
-    from ..measures import prefs as pm
-    from ..output.records import render
-    from ..console.messages import say
-
     out = out or sys.stdout
     fmt_in = a.rel_format
     requests = pm.resolve(a.measures or [DEFAULT_MEASURES[fmt_in]], fmt_in)

@@ -5,15 +5,21 @@ import sys
 
 import typer
 
+from ..console.errors import InputError
+from ..console.process import defer_pandas
+from ..engines.tie_aware import run_sources
+from ..inputs.formats.detect import detect_qrels, detect_run
+from ..inputs.options import RunReading
+from ..inputs.reading import read_with
+from ..measures import prefs
+from ..measures.registry import NICKNAMES, describe
 from .common import ROLES, Role
+from .evaluate import eval_main
 
 
 def measures_cmd() -> None:
     """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning and the
     reference tool whose numbers it gives."""
-    from ..measures import prefs
-    from ..measures.registry import NICKNAMES, describe
-
     def with_default(m) -> str:
         return m.name + (f".{','.join(str(x) for x in m.default)}" if m.default else "")
     rows = list(describe()) + [(with_default(m), "", m.doc + " (-R prefs, qrels_prefs or qrels_jg)", "trec_eval 10.0")
@@ -53,24 +59,17 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
                                          "score digits it carries, and whether its ties look like rounding or "
                                          "float32 (docs/ties.md)")) -> None:
     """Say which format a file is read as, and why."""
-    from ..inputs.formats.detect import detect_qrels, detect_run
-    from ..console.process import defer_pandas
     defer_pandas()
     if ties and (role == "qrels" or path == "-"):
-        from ..console.errors import InputError
         raise InputError("--ties looks at a run file's scores", fix="give a run file (not stdin), without --role qrels")
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
     if ties:
-        from ..engines.tie_aware import run_sources
-        from ..inputs.options import RunReading
-        from ..inputs.reading import read_with
         print(f"ties\t{run_sources(read_with(RunReading(), path, lean=True).run).describe()}")
 
 
 def eval_cmd(ctx: typer.Context) -> None:
     """Evaluate runs like trec_eval 10.0: same flags, byte-identical output (treckit eval -h)."""
-    from .evaluate import eval_main
     eval_main(list(ctx.args))
 
 

@@ -1,21 +1,61 @@
 """Entry point: builds the app and turns treckit's errors into messages and exit codes.
 
-``treckit eval`` is dispatched before typer is imported: it parses trec_eval's flags itself,
-and a drop-in trec_eval should start fast.
+A command's module is loaded only when that command runs (:data:`COMMANDS`, :func:`load_commands`):
+``treckit --help`` lists the commands from the table without importing them, and ``treckit compare -h``
+imports the compare command's module and what it imports, nothing else.  ``treckit eval`` is dispatched
+before typer is imported: it parses trec_eval's flags itself, and a drop-in trec_eval should start fast.
 """
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
+from collections.abc import MutableMapping
 from functools import lru_cache
 
+from .. import __version__
+from ..console import spelling
 from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, OutputClosed
+from ..console.process import defer_pandas, exit_code_of, exit_now, keep_freed_memory, native_library_defaults
 
 HELP_OPTIONS = ["-h", "--help"]
 
+# Every command, in the order `treckit --help` lists them: {name: (its module in treckit.cli, the first paragraph
+# of its help as that list shows it)}.  The module's register(app) declares the command; tests/cli/test_startup.py
+# checks that this table lists exactly what the modules register, with their help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "qrels": ("convert", "Ground truth -> TREC qrels."),
+    "run": ("convert", "A run in any supported format -> canonical TREC run that trec_eval reads in the intended "
+                       "order."),
+    "serve": ("service", "Serve POST /v1/evaluate, POST /v1/rq, GET /v1/health and GET /metrics (set "
+                         "TRECKIT_API_TOKEN to require a\nbearer token)."),
+    "alert-rules": ("service", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
+                               "rules)."),
+    "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
+                           "reports."),
+    "rq": ("testsets", "The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 "
+                       "on\nFAIL (0 on PASS, and when no query is labelled: RQ is then null)."),
+    "gate": ("testsets", "Fail (exit 1) when a metric dropped more than allowed against the baseline."),
+    "qrels-verify": ("testsets", "Check that every expected topic is judged (and, with --no-extras, no other); exit 1 "
+                                 "with the list."),
+    "retrieve": ("retrieval", "Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."),
+    "fuse": ("retrieval", "Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."),
+    "eval": ("info", "Evaluate runs like trec_eval 10.0: same flags, byte-identical output (treckit eval -h)."),
+    "measures": ("info", "List every measure: its trec_eval name with default parameters, its ir_measures names, its "
+                         "meaning and the\nreference tool whose numbers it gives."),
+    "detect": ("info", "Say which format a file is read as, and why."),
+    "gdeval": ("reference_tools", "nDCG@K and ERR@K exactly as gdeval.pl 1.2a prints them (exponential gain, its tie "
+                                  "order), per topic."),
+    "ndeval": ("reference_tools", "alpha-nDCG, ERR-IA, NRBP, MAP-IA, P-IA and strec exactly as ndeval prints them, "
+                                  "per topic and amean."),
+    "testset": ("testsets", "YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh."),
+    "cache": ("testsets", "The cache of evaluations."),
+    "system": ("retrieval", "Systems described by YAML configs."),
+}
+EVAL_MODULE = "evaluate"        # `treckit eval`'s own parser, run before typer loads
+
 
 def version_text() -> str:
-    from .. import __version__
     return f"treckit {__version__} (trec_eval 10.0 measures and output)"
 
 
@@ -73,12 +113,83 @@ def _plain_value_names() -> None:
 
 
 @lru_cache(maxsize=None)
-def get_app():
-    """The typer app with every command registered (command modules register on import)."""
+def load_commands(module: str) -> dict:
+    """{name: click command} of the commands ``treckit.cli.<module>`` registers, wrapped by :func:`_guarded`."""
     import typer
 
     _plain_value_names()
-    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    app = typer.Typer(add_completion=False)
+    importlib.import_module(f"{__package__}.{module}").register(app)
+    groups = [g.typer_instance for g in app.registered_groups]          # testset, cache, system
+    for command in [c for t in [app, *groups] for c in t.registered_commands]:
+        command.callback = _guarded(command.callback)
+    return dict(typer.main.get_group(app).commands)
+
+
+class _Commands(MutableMapping):
+    """The root group's commands: the names of :data:`COMMANDS`, each loaded with its module on first use."""
+
+    def __init__(self) -> None:
+        self.loaded: dict = {}
+
+    def __getitem__(self, name: str):
+        if name not in self.loaded:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self.loaded[name] = load_commands(COMMANDS[name][0])[name]
+        return self.loaded[name]
+
+    def __setitem__(self, name: str, command) -> None:
+        self.loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self.loaded[name]
+
+    def __iter__(self):
+        return iter(list(COMMANDS) + [n for n in self.loaded if n not in COMMANDS])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+@lru_cache(maxsize=None)
+def _lazy_group():
+    """typer's group class, its commands loaded when one runs; help lists them from :data:`COMMANDS`."""
+    import typer.core
+
+    class LazyGroup(typer.core.TyperGroup):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self.commands = _Commands()
+            self.listing = False
+
+        def list_commands(self, ctx) -> list[str]:
+            return list(self.commands)
+
+        def get_command(self, ctx, name: str):
+            if self.listing and name not in self.commands.loaded:
+                if name not in COMMANDS:
+                    return None
+                return typer.core.TyperCommand(name, help=COMMANDS[name][1])
+            return self.commands.get(name)
+
+        def format_help(self, ctx, formatter) -> None:
+            self.listing = True
+            try:
+                super().format_help(ctx, formatter)
+            finally:
+                self.listing = False
+
+    return LazyGroup
+
+
+@lru_cache(maxsize=None)
+def get_app():
+    """The typer app: every command of :data:`COMMANDS`, its module imported when the command runs."""
+    import typer
+
+    _plain_value_names()
+    app = typer.Typer(cls=_lazy_group(), add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                       context_settings={"help_option_names": HELP_OPTIONS},
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 
@@ -92,26 +203,13 @@ def get_app():
                                           help="Show treckit's version and exit.")) -> None:
         """TREC-format conversion and scoring with trec_eval 10.0's exact numbers."""
 
-    from . import compare, convert, info, reference_tools, retrieval, service, testsets
-    convert.register(app)
-    service.register(app)
-    compare.register(app)
-    testsets.register(app)
-    retrieval.register(app)
-    info.register(app)     # eval is listed here too; main() dispatches it before typer loads
-    reference_tools.register(app)
-    groups = [g.typer_instance for g in app.registered_groups]          # testset, cache, system
-    for command in [c for t in [app, *groups] for c in t.registered_commands]:
-        command.callback = _guarded(command.callback)
     return app
 
 
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["eval"]:
-        from ..console.process import defer_pandas
-        from .evaluate import eval_main
         defer_pandas()
-        eval_main(argv[1:])
+        importlib.import_module(f"{__package__}.{EVAL_MODULE}").eval_main(argv[1:])
         return 0
     try:
         if argv[:2] == ["qrels", "verify"]:          # `treckit qrels verify`: the qrels command's sub-action
@@ -138,9 +236,6 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..console import spelling
-    from ..console.process import exit_code_of, keep_freed_memory, native_library_defaults
-
     argv = sys.argv[1:] if argv is None else list(argv)
     native_library_defaults()                   # before numpy and pyarrow are first imported
     keep_freed_memory()
@@ -154,7 +249,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    from ..console.process import exit_now
     exit_now(main())
 
 

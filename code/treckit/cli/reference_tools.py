@@ -6,6 +6,8 @@ import sys
 from typing import Optional
 
 import typer
+from ..output.gdeval import gdeval_csv
+from ..output.ndeval import ndeval_table
 
 
 def gdeval_cmd(
@@ -16,7 +18,6 @@ def gdeval_cmd(
     amean_only: bool = typer.Option(False, "--amean-only", help="print the header and the line of means only"),
 ) -> None:
     """nDCG@K and ERR@K exactly as gdeval.pl 1.2a prints them (exponential gain, its tie order), per topic."""
-    from ..output.gdeval import gdeval_csv
     sys.stdout.buffer.write(gdeval_csv(qrels, run, k, topics=not amean_only, amean=amean or amean_only))
     sys.stdout.flush()
 
@@ -34,7 +35,6 @@ def ndeval_cmd(
                                   help="average over every judged topic, not those of the run (ndeval -c)"),
 ) -> None:
     """alpha-nDCG, ERR-IA, NRBP, MAP-IA, P-IA and strec exactly as ndeval prints them, per topic and amean."""
-    from ..output.ndeval import ndeval_table
     sys.stdout.buffer.write(ndeval_table(qrels, run, alpha=alpha, beta=beta, traditional=traditional, depth=depth,
                                          complete=complete))
     sys.stdout.flush()

@@ -8,6 +8,21 @@ from typing import List, Optional
 
 import typer
 
+from ..console.errors import InputError
+from ..console.messages import say
+from ..console.progress import Steps
+from ..inputs.reading import read_qrels, read_run
+from ..output.files import atomic_output
+from ..output.trec import write_trec_run
+from ..retrieval.bm25 import BM25Params
+from ..retrieval.corpus import read_corpus
+from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
+from ..retrieval.ranking import run_of, through_ties, trec_ranked
+from ..retrieval.system import load_system, method_search
+from ..testsets import load_test_set
+from ..testsets.load import test_set_from_judgments
+from ..testsets.systems import evaluate_system, stage_table
+from ..testsets.topics import read_queries, read_query_types
 from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
 
 
@@ -25,13 +40,6 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  run_name: Optional[str] = typer.Option(None, "--run-name", help="run tag (default: the method)")) -> None:
     """Retrieve with a baseline over a corpus and write a TREC run (trec_eval-safe ids)."""
     refuse_overwriting([corpus, queries], [output])
-    from ..output.trec import write_trec_run
-    from ..console.progress import Steps
-    from ..retrieval.bm25 import BM25Params
-    from ..retrieval.corpus import read_corpus
-    from ..retrieval.ranking import run_of, through_ties, trec_ranked
-    from ..retrieval.system import method_search
-    from ..testsets.topics import read_queries
     # the parameters are checked before anything is read
     params = BM25Params(k1, b, variant, stopwords, stemmer) if method is Method.bm25 else None
     texts = read_queries(queries)
@@ -60,11 +68,7 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
              measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
-    from ..inputs.reading import read_qrels, read_run
-    from ..output.trec import write_trec_run
-    from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
     check_rrf_k(k)                     # before any run is read
-    from ..console.messages import say
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     w = parse_weights(weights, names)
@@ -97,32 +101,23 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
     refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
-    from ..testsets.systems import evaluate_system, stage_table
-    from ..retrieval.system import load_system
     system = load_system(config)          # the whole config checked before anything else is read
     ts = _test_set(test_set, qrels, queries, query_types)
     only = [c.strip() for c in components.split(",") if c.strip()] if components else None
     results = evaluate_system(system, ts, k=k, measures=measure, only=only, cache=not no_cache)
     print(stage_table(results), end="")
     if out:
-        from ..output.files import atomic_output
         with atomic_output(out) as fh:
             fh.write(json.dumps({s: r.to_dict() for s, r in results.items()}, indent=2, ensure_ascii=False) + "\n")
 
 
 def _test_set(test_set, qrels, queries, query_types):
-    from ..console.errors import InputError
-    from ..testsets import load_test_set
     if test_set is not None:
         if qrels or queries:
             raise InputError("give either --test-set or --qrels with --queries", fix="pick one")
         return load_test_set(test_set)
     if not (qrels and queries):
         raise InputError("name the queries and their judgments", fix="--test-set TS.yaml, or --qrels Q --queries Q.tsv")
-    from ..inputs.reading import read_qrels
-    from ..testsets.topics import read_query_types
-    from ..testsets.load import test_set_from_judgments
-    from ..testsets.topics import read_queries
     return test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
                                    read_query_types(query_types) if query_types else None, name=str(qrels))
 

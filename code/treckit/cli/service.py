@@ -6,6 +6,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from ..console.errors import InputError
+from ..dependencies import install_hint
+from ..service.app import TOKEN_ENV, create_app, load_settings
+from ..service.evaluator import ServerSettings
+from ..service.metrics import alert_rules
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -39,14 +44,10 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
     bearer token)."""
     import os
 
-    from ..console.errors import InputError
-    from ..dependencies import install_hint
     if log_level.lower() not in LOG_LEVELS:
         raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:
         import uvicorn
-        from ..service.app import TOKEN_ENV, create_app, load_settings
-        from ..service.evaluator import ServerSettings
     except ImportError as exc:
         raise InputError(f"the service needs its extra ({exc.name} is missing)", fix=install_hint("service")) from None
     settings = load_settings(config) if config else ServerSettings()
@@ -62,7 +63,6 @@ def alert_rules_cmd(prefix: str = typer.Option("treckit", "--prefix", help="the 
                     threshold: float = typer.Option(0.75, "--threshold", min=0.0, max=1.0, help="page below this Recall@10"),
                     duration: str = typer.Option("15m", "--for", help="how long it must stay below (Prometheus duration)")) -> None:
     """Print Prometheus alert rules for the quality gauges (check them with promtool check rules)."""
-    from ..service.metrics import alert_rules
     print(alert_rules(prefix, threshold, duration), end="")
 
 

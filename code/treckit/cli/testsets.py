@@ -9,6 +9,32 @@ from typing import List, Optional
 
 import typer
 
+from ..console.errors import InputError, listing
+from ..console.messages import say
+from ..console.process import defer_pandas
+from ..engines.choice import choose
+from ..engines.dask import check_shared_paths
+from ..inputs.bounded import load_yaml_mapping, read_json
+from ..inputs.reading import read_qrels, read_run
+from ..inputs.sources import display_name
+from ..measures.definitions import RANKINGS
+from ..output.files import atomic_output, outputs
+from ..output.trec import write_trec_qrels
+from ..qrels import QrelsVerificationError, verify_qrels_topics
+from ..retrieval.callables import load_callable
+from ..retrieval.corpus import read_corpus
+from ..service.metrics import check_pushgateway, export
+from ..stages import write_json
+from ..testsets import load_test_set, resolve_test_set
+from ..testsets.cache import ResultCache
+from ..testsets.gate import check_results_file, gate, parse_drop
+from ..testsets.lifecycle import agreement, diff, refresh, split
+from ..testsets.load import test_set_from_judgments
+from ..testsets.report import holdout_gap, results_markdown, results_table
+from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
+from ..testsets.runner import evaluate, evaluate_run
+from ..testsets.schema import json_schema
+from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
 from .common import Gain, Weighting, refuse_overwriting, with_debug_option
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -21,7 +47,6 @@ def _say(msg: str) -> None:
 
 
 def _write_text(path, text: str) -> None:
-    from ..output.files import atomic_output
     with atomic_output(path) as fh:
         fh.write(text)
 
@@ -30,8 +55,6 @@ def _write_text(path, text: str) -> None:
 @testset_app.command("validate")
 def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file, or a name in $TRECKIT_TEST_SETS")) -> None:
     """Check a test set against the schema; every problem is listed with its line."""
-    from ..console.process import defer_pandas
-    from ..testsets import load_test_set
     defer_pandas()                        # the test set's columns are Arrow arrays; nothing here needs pandas
     ts = load_test_set(test_set)
     counts = ts.counts_by_type()
@@ -44,7 +67,6 @@ def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file,
 @testset_app.command("schema")
 def schema_cmd() -> None:
     """Print the test-set JSON Schema."""
-    from ..testsets.schema import json_schema
     print(json.dumps(json_schema(), indent=2))
 
 
@@ -61,15 +83,11 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
                types: Optional[Path] = typer.Option(None, "--types", help="query types TSV to write (qid<TAB>type)")) -> None:
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
     refuse_overwriting([test_set], [qrels, queries, types])
-    from ..output.trec import write_trec_qrels
-    from ..testsets import load_test_set
     ts = load_test_set(test_set)
     for q in ts.queries:
         if "\t" in q.query_text or "\n" in q.query_text:
-            from ..console.errors import InputError
             raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
                              fix="remove it from the query text")
-    from ..output.files import outputs
     with outputs(qrels, queries, types):                 # every file or none
         write_trec_qrels(ts.to_qrels(), qrels)
         if queries:
@@ -88,10 +106,6 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
                output: Path = typer.Option(..., "--output", "-o", help="test-set YAML to write")) -> None:
     """Build a test set from qrels and queries (and query types); it is validated before it is written."""
     refuse_overwriting([qrels, queries, types], [output])
-    from ..inputs.reading import read_qrels
-    from ..testsets.topics import read_query_types
-    from ..testsets.load import test_set_from_judgments
-    from ..testsets.topics import read_queries
     ts = test_set_from_judgments(read_qrels(qrels).to_dict(), read_queries(queries),
                                  read_query_types(types) if types else None, name=name, version=version)
     _write_text(output, ts.to_yaml())
@@ -100,7 +114,6 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
 
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
-    from ..inputs.bounded import load_yaml_mapping
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
 
 
@@ -138,16 +151,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
     if pushgateway:
-        from ..service.metrics import check_pushgateway
         check_pushgateway(pushgateway)
-    from ..console.errors import InputError
-    from ..testsets import load_test_set
-    from ..testsets.report import holdout_gap, results_markdown, results_table
-    from ..testsets.runner import evaluate, evaluate_run
-    from ..console.messages import say
-    from ..engines.choice import choose
     if choose(engine, scheduler).name != "local":         # checked before any file is read
-        from ..engines.dask import check_shared_paths
         check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
     if (run is None) == (function is None):
@@ -157,11 +162,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if run is not None:
         res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say)
         if res.missing_queries:
-            from ..console.errors import listing
             _say(f"the run has no line for {len(res.missing_queries)} of the {len(ts.queries)} queries (each scores 0): "
                  f"{listing(res.missing_queries)}")
     else:
-        from ..retrieval.callables import load_callable
         system = _load_system_config(config) if config else None
         res = evaluate(load_callable(function), ts, system, k, measure, gain=gain.value, batch=batch, workers=workers,
                        cache=not no_cache, warn=say, config_dir=Path(config).parent if config else None)
@@ -172,15 +175,12 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     report = results_markdown(data) if markdown else None           # everything rendered before the first write
-    from ..output.files import outputs
     with outputs(out, markdown, prometheus_textfile):                # every output or none
         if out:
-            from ..stages import write_json
             write_json(data, out)
         if markdown:
             _write_text(markdown, report)
         if prometheus_textfile or pushgateway:      # pushed last: a file that cannot be written stops the push
-            from ..service.metrics import export
             export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
                    textfile=prometheus_textfile, pushgateway=pushgateway)
 
@@ -194,8 +194,6 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
               train_out: Optional[Path] = typer.Option(None, "--train-out", help="the train part's file (default: in --out-dir)"),
               holdout_out: Optional[Path] = typer.Option(None, "--holdout-out", help="the holdout part's file (default: in --out-dir)")) -> None:
     """Deterministic split stratified by query type, stable under reordering of the file."""
-    from ..testsets import load_test_set, resolve_test_set
-    from ..testsets.lifecycle import split
     src = resolve_test_set(test_set)
     stem = src.name.rsplit(".", 1)[0]
     folder = out_dir if out_dir is not None else src.parent
@@ -204,7 +202,6 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
     refuse_overwriting([test_set], [t_out, h_out])
     train, hold = split(load_test_set(src), holdout, seed)
     texts = train.to_yaml(), hold.to_yaml()
-    from ..output.files import outputs
     with outputs(t_out, h_out):                          # both parts or neither
         _write_text(t_out, texts[0])
         _write_text(h_out, texts[1])
@@ -215,8 +212,6 @@ def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or n
 def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = typer.Argument(..., help="newer test set"),
              as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Queries added, removed, relabelled and edited between two versions."""
-    from ..testsets import load_test_set
-    from ..testsets.lifecycle import diff
     d = diff(load_test_set(old), load_test_set(new))
     if as_json:
         print(json.dumps(d, indent=2, ensure_ascii=False))
@@ -236,8 +231,6 @@ def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
               threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
-    from ..inputs.reading import read_qrels
-    from ..testsets.lifecycle import agreement
     ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
     if ag.kappa is None:
@@ -257,12 +250,7 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
-    from ..inputs.reading import read_qrels
-    from ..testsets import load_test_set
-    from ..testsets.lifecycle import refresh
-    from ..testsets.topics import read_query_records
     cands = read_query_records(candidates)
-    from ..inputs.sources import display_name
     nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
                           seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
@@ -283,10 +271,6 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     """The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 on
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
-    from ..console.errors import InputError, listing
-    from ..testsets import load_test_set
-    from ..console.messages import say
-    from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
     check_threshold(threshold)
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
@@ -294,10 +278,8 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     if baseline is not None:
         if baseline != "bow" or corpus is None:
             raise InputError(f"--baseline {baseline!r} needs --corpus and must be bow", fix="--corpus DOCS.jsonl --baseline bow")
-        from ..retrieval.corpus import read_corpus
         r, ranking = baseline_run(ts, read_corpus(corpus), k), BOW_RANKING
     else:
-        from ..inputs.reading import read_run
         r, ranking = read_run(run, warn=say, order_option=False), RUN_RANKING      # rq takes no reading options
     report = rq(ts, r, k=k, threshold=threshold, ranking=ranking, warn=say)
     verdict = {True: "PASS", False: "FAIL", None: "skipped (no labelled queries)"}[report["pass"]]
@@ -305,14 +287,12 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     print(f"RQ (MRR@{k}) = {value} over {report['num_labeled']} labelled queries; threshold {threshold}: {verdict}")
     if report["recall_at_k"] is not None:
         print(f"Recall@{k} = {report['recall_at_k']:.4f}")
-    from ..measures.definitions import RANKINGS
     print(f"ranking: {RANKINGS[ranking]}")
     if report["unlabeled"]:
         n = report["num_unlabeled"]
         print(f"skipped {n} unlabelled quer{'y' if n == 1 else 'ies'} (no doc with grade > 0): "
               f"{listing(report['unlabeled'])}")
     if out:
-        from ..stages import write_json
         write_json(report, out)
     if report["pass"] is False and not report_only:
         raise typer.Exit(1)
@@ -331,22 +311,16 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
     refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
     if pushgateway:
-        from ..service.metrics import check_pushgateway
         check_pushgateway(pushgateway)
-    from ..inputs.bounded import read_json
-    from ..inputs.sources import display_name
-    from ..testsets.gate import check_results_file, gate, parse_drop
 
     def load(p):
         return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
                sources=(display_name(baseline), display_name(current)))
-    from ..output.files import outputs
     with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
         if markdown:
             _write_text(markdown, res.markdown())
         if prometheus_textfile or pushgateway:
-            from ..service.metrics import export
             cur = res.current
             export([(str(cur.get("system", {}).get("run") or "current"), "all",
                      {m: a["mean"] for m, a in cur["aggregates"].items()})], test_set=cur["test_set"]["name"],
@@ -364,7 +338,6 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
 @cache_app.command("clear")
 def cache_clear_cmd(cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="default: $TRECKIT_CACHE_DIR or ~/.cache/treckit")) -> None:
     """Remove every cached evaluation."""
-    from ..testsets.cache import ResultCache
     c = ResultCache(cache_dir)
     print(f"removed {c.clear()} cached evaluations from {c.path}")
 
@@ -373,9 +346,6 @@ def qrels_verify_cmd(qrels: str = typer.Argument(..., help="qrels to check"),
                      topics: str = typer.Option(..., "--topics", help="expected topics: queries TSV/JSONL, test set or qrels"),
                      no_extras: bool = typer.Option(False, "--no-extras", help="also fail on judged topics not expected")) -> None:
     """Check that every expected topic is judged (and, with --no-extras, no other); exit 1 with the list."""
-    from ..inputs.reading import read_qrels
-    from ..qrels import QrelsVerificationError, verify_qrels_topics
-    from ..testsets.topics import read_topic_ids
     expected = read_topic_ids(topics)
     try:
         verify_qrels_topics(expected_topic_ids=expected, qrels=read_qrels(qrels), require_no_extras=no_extras)

@@ -16,6 +16,14 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..console.errors import InputError
+from ..engines.budget import MemoryLimit
+from ..engines.memory import EvalOptions, evaluate_requests
+from ..engines.stream import evaluate_path, plan
+from ..engines.tie_aware import COMPARE_MODES, check_requests, evaluate_tie_aware, named_measures, refuse
+from ..fast.strings import take
+from ..measures.definitions import definitions_of
+from ..measures.readable import to_engine
+from ..measures.registry import resolve
 from ..model import Qrels, Run
 from . import stats
 
@@ -54,7 +62,6 @@ class CompareOptions:
     tie_aware: str | None = None              # None | range (ranges beside trec_eval's values) | expected (tests on them)
 
     def __post_init__(self) -> None:
-        from ..engines.tie_aware import COMPARE_MODES
         if self.tie_aware is not None and self.tie_aware not in COMPARE_MODES:
             raise InputError(f"tie_aware must be one of {', '.join(COMPARE_MODES)}, got {self.tie_aware!r}",
                              fix="pass e.g. --tie-aware range")
@@ -163,13 +170,10 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str, tie_aware: 
     """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
     the relevant docs of its top k off the same ranking; with ``tie_aware``, also its tie-aware values
     (:mod:`treckit.engines.tie_aware`)."""
-    from ..engines.memory import EvalOptions, evaluate_requests
-
     ties = None
     if tie_aware is None:
         res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
     else:
-        from ..engines.tie_aware import evaluate_tie_aware
         ev = evaluate_tie_aware(qrels, run, requests, EvalOptions(complete=True), None, "range")
         res = ev.plain
     keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
@@ -182,10 +186,6 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str, tie_aware: 
 def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> Scored | None:
     """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream), the hits
     read off each part's ranking; None when the file is not to be streamed (then it is read whole)."""
-    from ..engines.stream import evaluate_path, plan
-    from ..engines.memory import EvalOptions
-
-    from ..engines.budget import MemoryLimit
     memory_limit = MemoryLimit.parse(memory_limit)
     if not plan(path, reading, memory_limit.bytes).stream:
         return None
@@ -218,8 +218,6 @@ def _in_turn(qrels: Qrels, systems: list[ComparedRun], score) -> Iterator[Scored
 
 def _hits(view, run: Run, k: int) -> list[list[str]]:
     """Relevant docs (grade >= 1) each query has in the run's top k, in rank order (the engine's ranking)."""
-    from ..fast.strings import take
-
     sel = np.flatnonzero((view.rel >= 1) & (view.pos < k))      # entries are sorted by (query, rank)
     docs = take(run.table.column("docid"), view.row[sel]).to_pylist() if sel.size else []
     out: list[list[str]] = [[] for _ in range(view.Q)]
@@ -239,10 +237,6 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     system's ``score_system(qrels, system)`` in order, computed where it likes.  ``query_ids`` (optional):
     the query set in place of the judged queries: a query without judgments scores 0 on every measure
     and has no hits, a judged query outside it is left out; queries in byte order, as the engine orders them."""
-    from ..measures.definitions import definitions_of
-    from ..measures.readable import to_engine
-    from ..measures.registry import resolve
-
     o = options or CompareOptions()
     query_ids = _in_byte_order(query_ids)
     if len(systems) < 2:
@@ -253,7 +247,6 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     measures, printed = to_engine(measures)
     requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
     if o.tie_aware is not None:
-        from ..engines.tie_aware import check_requests, named_measures, refuse
         if scorer is not None:
             refuse("dask")
         requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
@@ -359,7 +352,6 @@ def _name(systems: list[ComparedRun], tags: list[str]) -> None:
 
 
 def _user_order(measures: list[str], cols: list[str]) -> list[str]:
-    from ..measures.registry import resolve
     out: list[str] = []
     for m in measures:
         names = [c for r in resolve([m]) for c in r.columns]

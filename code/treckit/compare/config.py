@@ -19,6 +19,7 @@ from ..console.errors import InputError
 from ..inputs.bounded import load_yaml_mapping
 from ..inputs.formats import RUN_FORMATS
 from ..inputs.sources import PathLike, content_digest, display_name
+from ..retrieval.system import System
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,6 @@ def load_config(path: PathLike) -> SystemConfig:
     data = load_yaml_mapping(path)
     key = next((k for k in ("run", "run_path", "run_file") if data.get(k) is not None), None)
     if key is None and "components" in data:        # a retrieval system: run on the queries by compare
-        from ..retrieval.system import System
         System(data, Path(path).parent, source=name)  # checked now, before any work
         return SystemConfig(str(data.get("name") or Path(path).stem), None, None, Path(path), content_digest(data), data)
     if key is None:

@@ -16,7 +16,9 @@ import shutil
 import numpy as np
 
 from ..console.errors import InputError
+from ..dependencies import install_hint
 from ..inputs.sources import PathLike
+from ..measures.definitions import GAINS, QUERY_SET_PHRASES
 from ..output.files import atomic_output
 from .compare import SCHEMA_VERSION, Comparison, significant
 
@@ -307,7 +309,6 @@ def require_matplotlib() -> None:
     """An error naming the plots extra when matplotlib is not installed (found without importing it)."""
     import importlib.util
     if importlib.util.find_spec("matplotlib") is None:
-        from ..dependencies import install_hint
         raise InputError("a plot needs matplotlib, which is not installed", fix=install_hint("plots"))
 
 
@@ -379,13 +380,11 @@ def latency_deltas(comp: Comparison) -> dict:
 
 
 def _query_set_phrase(comp: Comparison) -> list[str]:
-    from ..measures.definitions import QUERY_SET_PHRASES
     return sorted({QUERY_SET_PHRASES[d.query_set] for d in comp.definitions.values()})
 
 
 def _gain_phrases(comp: Comparison) -> list[str]:
     """How the nDCG columns define gain, when it is not trec_eval's (whose nDCG is linear)."""
-    from ..measures.definitions import GAINS
     exp = [m for m in comp.measures if comp.definitions.get(m) is not None and comp.definitions[m].gain == "exp"]
     return [f"{', '.join(exp)}: {GAINS['exp'].split(' (')[0]}"] if exp else []
 

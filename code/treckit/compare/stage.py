@@ -21,16 +21,23 @@ from ..console.errors import InputError, content_hidden, listing, warning_withou
 from ..console.messages import say
 from ..console.progress import Steps
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
+from ..engines.choice import choose
+from ..engines.memory import empty_run
 from ..inputs.formats.common import head_lines
 from ..inputs import is_irds
+from ..inputs.irds import irds_queries
 from ..inputs.options import RunReading
 from ..inputs.reading import read_qrels, read_with
 from ..inputs.sources import PathLike, check_readable, content_digest, file_digest
+from ..measures.readable import AB_MEASURES
 from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from . import report
-from .compare import ComparedRun, Comparison, compare
+from ..retrieval.ranking import run_from_rankings
+from ..retrieval.system import System as Retrieval, latency_summary, run_systems
+from ..testsets import load_test_set
+from .compare import ComparedRun, Comparison, compare, score_path
 from .config import load_config
-from ..testsets.topics import read_query_types
+from ..testsets.topics import read_queries, read_query_types
 
 TREC_COMPARE_MEASURES = ("map", "ndcg_cut.10", "recall.100", "recip_rank")    # compare's defaults on qrels
 
@@ -120,11 +127,9 @@ class CompareJob:
         retrieval systems run and every system ready to be read."""
         cfgs = [load_config(p) for p in self.configs or []]
         if self.test_set is not None or str(self.qrels).endswith((".yaml", ".yml")):
-            from ..testsets import load_test_set
             self.test_set_read = load_test_set(self.test_set or self.qrels)
             self.qrels = self.test_set or self.qrels
         if not self.measures:
-            from ..measures.readable import AB_MEASURES
             self.measures = list(AB_MEASURES if self.test_set_read is not None else TREC_COMPARE_MEASURES)
         self.read = [self.qrels, *self.runs, *(self.configs or []), *(c.run_path for c in cfgs), self.corpus,
                      self.queries, self.query_types]
@@ -213,7 +218,6 @@ class CompareJob:
             how = dataclasses.replace(self.reading, format=fmt) if fmt else self.reading
             with content_hidden(hidden) if hidden else contextlib.nullcontext():
                 if self.empty_run_retrieves_nothing and not head_lines(path, 1, "run lines"):
-                    from ..engines.memory import empty_run
                     say(f"{path}: no run lines: the system retrieved nothing, so every query scores 0")
                     run = empty_run()
                 else:
@@ -230,7 +234,6 @@ class CompareJob:
             return None
 
         def score(q, requests, k):
-            from .compare import score_path
             return score_path(q, path, requests, k, self.reading, self.memory_limit)
         return score
 
@@ -240,7 +243,6 @@ class CompareJob:
         if self.test_set_read is not None:
             return {q.query_id: q.query_text for q in self.test_set_read.queries}
         if self.queries is not None:
-            from ..testsets.topics import read_queries
             return read_queries(self.queries)
         if not needed:
             self.judged = read_qrels(self.qrels, layout=self.reading.layout,
@@ -253,8 +255,6 @@ class CompareJob:
         """The configs describing retrieval systems, run together before anything else runs beside them
         (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
         {config's position: (its Run, its latency summary or None)}."""
-        from ..retrieval.ranking import run_from_rankings
-        from ..retrieval.system import System as Retrieval, latency_summary, run_systems
         found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
                  for i, c in enumerate(cfgs) if c.run_path is None}
         if not found:
@@ -274,7 +274,6 @@ class CompareJob:
         if is_irds(path):
             if key == "qrels":
                 return content_digest(read_qrels(path).to_dict())
-            from ..inputs.irds import irds_queries
             return content_digest(irds_queries(str(path)))
         return file_digest(path)
 
@@ -282,7 +281,6 @@ class CompareJob:
 def query_set(queries: PathLike | None, qrels) -> list[str]:
     """The query ids of ``queries``, saying on stderr which have no judgments (they score 0) and which
     judged queries are not among them (they are left out)."""
-    from ..testsets.topics import read_queries
     if queries is None:
         raise InputError("the query set is the queries file, and none was given", fix="pass --queries QUERIES.tsv")
     ids = list(read_queries(queries))
@@ -304,5 +302,4 @@ def query_set(queries: PathLike | None, qrels) -> list[str]:
 
 def scorer(engine: str, scheduler: str | None):
     """Where compare scores the systems: here, in turn (None), or on a Dask cluster."""
-    from ..engines.choice import choose
     return choose(engine, scheduler).scorer()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import sys
+from .errors import EXIT_RUNTIME, Interrupted, OutputClosed, TreckitError, os_error
 
 
 class _NoPandas:
@@ -137,8 +138,6 @@ def report_failure(exc: BaseException) -> int:
     permissions, missing paths, full or read-only disks); a closed standard output (``| head``)
     ends quietly with 0; anything else is an internal error (exit 3), never a traceback.
     """
-    from .errors import EXIT_RUNTIME, Interrupted, OutputClosed, TreckitError, os_error
-
     if isinstance(exc, KeyboardInterrupt):
         exc = Interrupted()
     elif isinstance(exc, BrokenPipeError) and exc.filename is None:

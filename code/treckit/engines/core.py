@@ -14,6 +14,8 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 
+from ..inputs.formats.trec import RunReadings
+from ..ranking.judged import qrels_side
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
 from ..model import Qrels, Run
 from ..fast.groups import id_runs, spread
@@ -101,7 +103,6 @@ class QrelsByQuery:
 def check_qrels(qrels: Qrels) -> None:
     """The checks of the judgments that look at all of them (a doc judged twice for a query, too many
     distinct grades), done once before a run is evaluated in parts (each part sees only its queries)."""
-    from ..ranking.judged import qrels_side
     qrels_side(qrels)
 
 
@@ -116,5 +117,4 @@ def read_run_block(data: bytes, path: str, first_line: int, reading, *, lean: bo
 
 def block_readings(path: str, columns: int = 6):
     """The counter of a file's lines read by an explicit rule, for :func:`read_run_block`."""
-    from ..inputs.formats.trec import RunReadings
     return RunReadings(str(path), columns)

@@ -28,9 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..console.errors import EXIT_RUNTIME, InputError, TreckitError
+from ..ids import written_ids
 from .budget import MemoryLimit
-from .memory import EvalOptions, EvalResult
+from .memory import EvalOptions, EvalResult, evaluate_requests
 from ..inputs.reading import read_with
+from .stream import evaluate_path, plan
 
 TOLERANCE = 1e-9
 TOLERANCE_TEXT = "1e-9"
@@ -267,8 +269,6 @@ def cross_check(qrels, run, result: EvalResult, options: EvalOptions | None = No
     with ``options``); raise :class:`CrossCheckFailed` on a difference beyond :data:`TOLERANCE`, else return
     what was compared.  ``per_query_printed`` / ``summary_printed``: which values were printed (``-q``, ``-n``)
     and count as numbers; the others are compared behind them."""
-    from .memory import evaluate_requests
-
     ir_measures = _ir_measures()
     options = options or EvalOptions()
     check_options(options)
@@ -426,7 +426,6 @@ def _as_dicts(qrels, run, qids: set[str]) -> tuple[dict, dict, set[str]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..ids import written_ids
 
     def rows(table, written, value: str):
         keep = pc.is_in(table.column("qid").cast(pa.string()), value_set=pa.array(sorted(qids), pa.string()))
@@ -471,8 +470,6 @@ def evaluate_path_checked(qrels, path, requests, options: EvalOptions, reading, 
     """:func:`treckit.engines.stream.evaluate_path`, and with ``check`` the cross-check of its numbers.  A run
     evaluated in memory is checked as it was read (stdin too); one evaluated in bounded memory is read again,
     whole, for ir_measures."""
-    from .stream import evaluate_path, plan
-
     if not check:
         return evaluate_path(qrels, path, requests, options, reading, memory_limit=memory_limit, warn=warn,
                              qrels_source=qrels_source), None

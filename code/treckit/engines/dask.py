@@ -33,13 +33,21 @@ import warnings
 from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
+from . import dask_partition
 from ..console.errors import InputError, TreckitError
+from ..console.messages import warn_python
+from ..console.process import keep_freed_memory
 from ..fast.parallel import usable_cores
 from ..console import spelling
 from ..console.spelling import spell
 from ..dependencies import install_hint
+from ..inputs.objects import as_run
 from ..inputs.reading import read_with
+from ..inputs.sources import forget_stream, is_stdio
+from ..inputs.urls import is_url
+from ..measures import subtopics
 from .dask_tasks import captured, job_key, results_in_order
+from .memory import evaluate_requests
 
 ENGINES = ("local", "dask")
 SCHEDULER_TIMEOUT = "10s"          # how long --scheduler ADDRESS may take to answer
@@ -114,7 +122,6 @@ def _as_treckit_process() -> None:
     import signal
     import threading
 
-    from ..console.process import keep_freed_memory
     keep_freed_memory()
     if threading.current_thread() is threading.main_thread():      # the worker's event loop: its main thread
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -144,9 +151,6 @@ def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, a
     """On a worker: read one run as the command reads it (``api``: as :func:`treckit.evaluate` reads its
     ``run``, tables and objects included), evaluate it; (run tag, EvalResult).  ``run``: already read
     (stdin or a pipe, which only the client can read)."""
-    from .memory import evaluate_requests
-    from ..inputs.sources import forget_stream
-
     if run is None:
         run = read_run(path, reading, qrels_source, warn, api)
     if isinstance(path, str):
@@ -156,7 +160,6 @@ def evaluate_path(qrels, path, requests, options, reading, qrels_source, warn, a
 
 def read_run(path, reading, qrels_source, warn, api: bool):
     if api:
-        from ..inputs.objects import as_run
         return as_run(path, reading, qrels_source=qrels_source, warn=warn)
     return read_with(reading, path, lean=True, warn=warn, qrels_source=qrels_source).run
 
@@ -179,7 +182,6 @@ def for_workers(path, remote: bool):
     """The name a worker opens the run ``path`` by: on a cluster of one's own (``--scheduler``, a client given)
     a relative local path is made absolute, since its workers resolve paths from their own directory; the
     workers of the LocalCluster started for the job share this process's directory."""
-    from ..inputs.urls import is_url
     if remote and isinstance(path, (str, os.PathLike)) and not is_url(str(path)) and not readable_here_only(path):
         return os.path.abspath(path)
     return path
@@ -188,8 +190,6 @@ def for_workers(path, remote: bool):
 def check_shared_paths(paths, scheduler: str | None) -> None:
     """With ``--scheduler``, the run files are opened by workers that may run elsewhere, from another directory:
     a relative local path is refused with the fix (an absolute path on a file system the workers share, or a URL)."""
-    from ..inputs.sources import is_stdio
-    from ..inputs.urls import is_url
     if not scheduler:
         return
     for p in paths:
@@ -205,8 +205,6 @@ def readable_here_only(path) -> bool:
     run sent to a worker."""
     import stat
 
-    from ..inputs.sources import is_stdio
-    from ..inputs.urls import is_url
     if is_stdio(path):
         return True
     if not isinstance(path, (str, os.PathLike)) or is_url(path):
@@ -223,9 +221,6 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
     gives them: each run one task, a huge TREC run partitioned by query (:mod:`.dask_partition`).
     Every task is submitted before the first result is awaited; results (and what the workers said)
     are taken in the runs' order, so the first bad run in that order is the one reported."""
-    from ..measures import subtopics
-    from . import dask_partition
-
     with connect(scheduler, client) as c:
         q = shared(c, qrels)
         jobs = []
@@ -258,7 +253,6 @@ def evaluate_runs(qrels, paths: Sequence[Any], requests, options, reading, *, qr
 def evaluate_api(qrels, run, requests, options, reading, *, qrels_source=None, scheduler=None, client=None):
     """:func:`treckit.evaluate` on the Dask engine: the run (a path, URL, table file or object) read and evaluated
     on a worker, a huge TREC run file partitioned by query; its EvalResult."""
-    from ..console.messages import warn_python
     if not isinstance(qrels_source, (str, os.PathLike)):       # only a file's name matters to the reader
         qrels_source = None
     return evaluate_runs(qrels, [run], requests, options, reading, qrels_source=qrels_source, scheduler=scheduler,

@@ -26,7 +26,17 @@ from typing import Any
 
 from .. import thresholds
 from ..console import spelling
+from ..console.errors import InputError, TreckitError
+from ..console.messages import say
+from ..inputs.formats.detect import detect_run
+from ..inputs.formats.rising_ranks import NOTE, RisingRanks
+from ..inputs.reading import rising_ranks_warning
+from ..inputs.sources import check_input, read_as
+from ..inputs.urls import is_url, read_range, url_size
+from .core import (QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block,
+                   split_by_query, split_rows)
 from .dask_tasks import Outcome, captured, cluster_failure, unwrap
+from .memory import empty_run, evaluate_part, merge_parts
 
 
 @dataclass
@@ -55,9 +65,6 @@ def plan(path, reading, options) -> Plan | None:
     (trec_eval's reading: no conversion), plain (not gzip), without --skip-malformed (its count of skipped lines
     is the whole file's).  Anything unusual -- a missing file, a folder -- is left to the one-task path, which
     reports it as the local engine does."""
-    from .. import thresholds
-    from ..console.errors import TreckitError
-
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or reading.skip_malformed:
         return None
     if reading.format not in (None, "trec") or not reading.evaluated_as_read("trec"):
@@ -78,8 +85,6 @@ def plan(path, reading, options) -> Plan | None:
 
 
 def _size(path: str) -> int:
-    from ..inputs.sources import check_input
-    from ..inputs.urls import is_url, url_size
     if is_url(path):
         return url_size(path)
     st = check_input(path)
@@ -87,15 +92,11 @@ def _size(path: str) -> int:
 
 
 def _read_range(path: str, start: int, end: int) -> bytes:
-    from ..inputs.urls import read_range
     return read_range(path, start, end)
 
 
 def _detected(path: str, head: bytes) -> str | None:
     """The run format the one detector sees in ``head`` (the file's first bytes: enough for its first lines)."""
-    from ..inputs.formats.detect import detect_run
-    from ..inputs.sources import read_as
-    from ..inputs.urls import is_url
     if not is_url(path):
         return detect_run(path).format
     with read_as(path, head[:head.rfind(b"\n") + 1] or head):     # whole lines only, for the detector's eyes
@@ -139,10 +140,6 @@ class Block:
 
 
 def map_block(path: str, start: int, end: int, size: int, buckets: int, reading) -> Block:
-    from ..console.errors import InputError, TreckitError
-    from ..inputs.formats.rising_ranks import NOTE
-    from .core import block_readings, bucket_order, read_run_block, split_by_query, split_rows
-
     data = owned_lines(path, start, end, size)
     lines = _line_count(data)
     if not data:
@@ -171,8 +168,6 @@ def block_meta(block: Block) -> Block:
 
 def report_readings(path: str, metas: list[Block]) -> None:
     """The blocks' lines read by an explicit rule, said once for the file as the local engine says it."""
-    from .core import block_readings
-
     total = block_readings(path)
     first_line = 1
     for m in metas:
@@ -191,7 +186,6 @@ def piece(block: Block, k: int):
 
 def reparse(path: str, start: int, end: int, size: int, reading, first_line: int) -> None:
     """A failed block parsed again knowing its first line: raises the error with the file's true line."""
-    from .core import read_run_block
     read_run_block(owned_lines(path, start, end, size), path, first_line, reading, lean=True)
 
 
@@ -203,8 +197,6 @@ def reduce_bucket(pieces: list, row_offsets: list[int], qrels, requests, options
     import numpy as np
     import pyarrow as pa
 
-    from .memory import empty_run, evaluate_part
-    from ..inputs.formats.rising_ranks import RisingRanks
 
     rising = RisingRanks()
     for p in pieces:
@@ -244,10 +236,6 @@ def collect(client, job: Job, qrels, requests, options, warn):
     """(run tag, EvalResult) of a partitioned run: the blocks' counts, the reduce tasks, the merge."""
     import numpy as np
 
-    from ..console.errors import InputError
-    from .memory import merge_parts
-    from ..inputs.formats.rising_ranks import RisingRanks
-    from .core import QrelsByQuery, check_qrels, query_buckets
 
     plan = job.plan
     metas = _wait(client, job, job.metas, f"{plan.path} (reading its blocks)")
@@ -284,8 +272,6 @@ def collect(client, job: Job, qrels, requests, options, warn):
     for settled in buckets:
         rising.add(settled)
     if rising.flagged:
-        from ..inputs.reading import rising_ranks_warning
-        from ..console.messages import say
         (warn or say)(rising_ranks_warning(plan.path, rising.flagged, rising.queries))
     tag = next((m.tag for m in reversed(metas) if m.tag is not None), "treckit")
     return tag, merge_parts(list(parts), qrels, requests, options, runid=tag, source=plan.path, warn=warn)

@@ -12,10 +12,13 @@ import numpy as np
 
 from ..console.errors import InputError
 from ..console.messages import warn_python
+from ..fast.groups import id_runs
+from ..inputs.formats.common import atof
 from ..inputs.objects import as_measures, as_qrels, as_run
 from ..inputs.options import RunReading
+from ..inputs.sources import display_name, read_text
 from ..measures import compat, subtopics
-from ..ranking.judged import RankedJudged, RunFacts, rank_and_judge, seq_sum
+from ..ranking.judged import RankedJudged, RunFacts, evaluated_queries, rank_and_judge, sanity_warnings, seq_sum
 from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
 from ..model import Qrels, Run
 
@@ -189,9 +192,6 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     """The evaluation of a whole run from the values of its parts (each query in one part; judged
     queries in no part count as not in the run): rows in trec_eval's order, the sanity warnings,
     --missing and -c, the no-shared-query error, -Z, and the summary over queries in that order."""
-    from ..ranking.judged import evaluated_queries, sanity_warnings
-    from ..fast.groups import id_runs
-
     o = options or EvalOptions()
     complete = o.complete or o.missing == "zero"
     columns, kinds, perq = columns_of(requests)
@@ -391,8 +391,6 @@ def _te_search(name_at, first: int, count: int, total: int, key: str) -> int | N
 
 
 def read_zscores(path) -> ZScores:
-    from ..inputs.formats.common import atof
-    from ..inputs.sources import display_name, read_text
     rows = []
     for no, line in enumerate(read_text(path).splitlines(), 1):
         f = line.split()

@@ -34,6 +34,10 @@ import pyarrow as pa
 
 from .. import thresholds
 from ..console.errors import InputError, os_error
+from ..console.messages import say
+from ..console.progress import Meter
+from ..inputs.options import RunReading
+from ..measures.subtopics import refuse_streamed
 from .budget import DEFAULT_MEMORY, MemoryLimit, parse_memory_limit  # noqa: F401  (parse_memory_limit: the option's sizes)
 from ..inputs.long_lines import check_held
 from ..inputs.sources import cut_short
@@ -44,7 +48,7 @@ from ..fast.groups import id_runs
 from ..fast.arrow import repeated_column
 from ..console.process import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
-from ..inputs.reading import read_with
+from ..inputs.reading import detect_run_format, read_with, rising_ranks_warning
 
 
 @dataclass
@@ -69,7 +73,6 @@ def plan(path, reading, memory_limit: int | None) -> StreamPlan:
         return StreamPlan(False)
     with open(path, "rb") as fh:
         gz = fh.read(2) == b"\x1f\x8b"
-    from ..inputs.reading import detect_run_format
     fmt = reading.format or detect_run_format(path)
     if gz:
         why = "a .gz run is read whole"
@@ -90,9 +93,6 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
     than ``memory_limit`` (a :class:`MemoryLimit`, or bytes; None: always in memory).  ``on_part(values, run_part)`` is called on each
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
     :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``)."""
-    from ..inputs.options import RunReading
-    from ..console.messages import say
-
     reading = reading or RunReading()
     memory_limit = MemoryLimit.parse(memory_limit).bytes
     p = plan(path, reading, memory_limit)
@@ -107,7 +107,6 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
         return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
     import dataclasses
 
-    from ..measures.subtopics import refuse_streamed
     refuse_streamed(requests, path)
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
@@ -138,7 +137,6 @@ class StreamEvaluation:
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
         self.index = QrelsByQuery(self.qrels)
-        from ..console.progress import Meter
         with Meter(f"evaluating {self.path}", self.plan.size) as self.meter:
             try:
                 self._grouped()
@@ -147,8 +145,6 @@ class StreamEvaluation:
                 self.meter.restart(f"partitioning {self.path} (queries interleaved)")
                 self._sharded()
         if self.rising.flagged:
-            from ..inputs.reading import rising_ranks_warning
-            from ..console.messages import say
             (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
                                                     order_option=self.order_option))
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,

@@ -16,10 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..console.errors import InputError
+from ..fast.groups import id_runs, spread
+from ..measures.registry import resolve
+from ..measures.ties import NotTieAware, REFUSED, SPECS, combine_sources, covered, tie_sources, tie_values, tied_ranking
+from ..ranking.order import numbers
 from .budget import DEFAULT_MEMORY
-from .memory import EvalOptions, EvalResult, placeholder, summarise_result
+from .core import QrelsByQuery
+from .memory import EvalOptions, EvalResult, evaluate_part, merge_parts, placeholder, summarise_result
 
 from ..model import Run
+from .stream import evaluate_path
 
 TIE_AWARE = ("expected", "best", "worst", "range", "report")
 VALUE_MODES = ("expected", "best", "worst")
@@ -48,8 +54,6 @@ def modes_of(mode: str) -> tuple[str, ...]:
 def named_measures(measures: list[str]) -> set[str]:
     """The measures (trec_eval family names) asked for by name in ``measures``, not through a nickname
     (``official``, ``all_trec``) or the default set."""
-    from ..measures.registry import resolve
-
     named = set()
     for text in measures:
         families = {r.measure.name for r in resolve([text])}
@@ -62,8 +66,6 @@ def check_requests(requests, mode: str, *, named: set[str] | None = None, warn=N
     """The requests a tie-aware ``mode`` computes.  A measure without tie-aware values is refused (exit 2,
     naming the covered ones) when it was asked for by name (``named``: those; None: every one); one that
     came in through a nickname or the default set is left out with a warning."""
-    from ..measures.ties import SPECS, NotTieAware, REFUSED, covered
-
     kept, left_out = [], []
     for req in requests:
         m = req.measure
@@ -108,8 +110,6 @@ def part_values(tied, part, requests, options: EvalOptions, modes) -> dict[str, 
     """{mode: (Q, C) tie-aware values} of one part of a run (``tied``: its :class:`TiedRanking`; ``part``: its
     plain :class:`PartValues`, whose queries and columns they follow), -c's placeholder rules applied as to
     plain values."""
-    from ..measures.ties import tie_values
-
     if tied.qids != part.qids:
         raise RuntimeError("the tie groups and the plain values do not hold the same queries")
     out = {}
@@ -143,10 +143,6 @@ def _judged_groups(tied) -> dict[str, int]:
 
 def run_sources(run):
     """Where a run's ties come from (:func:`treckit.measures.ties.tie_sources` of its lines)."""
-    from ..measures.ties import tie_sources
-    from ..fast.groups import id_runs, spread
-    from ..ranking.order import numbers
-
     t = run.table
     if not t.num_rows:
         return tie_sources(np.zeros(0, np.int64), np.zeros(0))
@@ -159,11 +155,6 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
     """The run file ``path`` evaluated as ``treckit eval`` evaluates it (in memory, or streamed beyond
     ``memory_limit``), or a :class:`Run` already read, with the tie-aware values of ``mode`` beside the
     plain ones."""
-    from .core import QrelsByQuery
-    from .stream import evaluate_path
-    from ..measures.ties import combine_sources, tied_ranking
-    from ..fast.groups import id_runs
-
     modes = modes_of(mode)
     index = QrelsByQuery(qrels)
     rows: dict[str, tuple[int, int]] = {}
@@ -182,7 +173,6 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
             groups.update(_judged_groups(tied))
 
     if isinstance(path, Run):               # a run already read (the Python API): one part, in memory
-        from .memory import evaluate_part, merge_parts
         part = evaluate_part(qrels, path, requests, options, "run", sanity=warn is not None, keep_view=True)
         on_part(part, path)
         plain = merge_parts([part], qrels, requests, options, runid=path.tag, warn=warn)

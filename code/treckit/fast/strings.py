@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import thresholds
+from .arrow import call, take as arrow_take
 from .parallel import for_each, ordered_map, pieces as _row_pieces
 
 _PRIME = np.uint64(0x100000001B3)
@@ -209,8 +210,6 @@ def has_empty(col) -> bool:
 def run_starts(col, most: int | None = None) -> np.ndarray | None:
     """First row of each run of equal neighbouring values (row 0 always starts one); None when
     there are more than ``most`` runs (saying so costs no array as long as the column)."""
-    from .arrow import call
-
     n = len(col)
     if n < 2:
         return np.zeros(min(n, 1), np.int64)
@@ -226,8 +225,6 @@ def run_starts(col, most: int | None = None) -> np.ndarray | None:
 def true_rows(mask) -> np.ndarray:
     """The rows where a boolean Arrow column is true (int64, ascending).  Read off its bits: only the bytes
     holding a set bit are unpacked, so a column true at few rows costs a scan of n / 8 bytes."""
-    from .arrow import call
-
     out, base = [], 0
     for c in (mask.chunks if isinstance(mask, pa.ChunkedArray) else [mask]):
         n = len(c)
@@ -247,8 +244,6 @@ def true_rows(mask) -> np.ndarray:
 def take(col, idx: np.ndarray) -> pa.Array:
     """``col[idx]`` as one Arrow array.  Arrow's own take over a chunked column first joins the
     chunks, which costs as much as taking every row: for a few indices, take chunk by chunk."""
-    from .arrow import take as arrow_take
-
     if not isinstance(col, pa.ChunkedArray):
         return arrow_take(col, np.asarray(idx, np.int64))
     if col.num_chunks == 1:

@@ -22,6 +22,7 @@ from ..model import Qrels, Run
 from ..ranking.convert import convert_run
 from . import irds
 from .formats import QRELS_FORMATS, RUN_FORMATS, beir, jsonl, trec, tsv
+from .formats.common import LineErrors
 from .formats.detect import detect_qrels, detect_run
 from .formats.jsonl import ID_FIELDS, iter_json_lines, read_quest
 from .formats.rising_ranks import NOTE as RISING_RANKS
@@ -285,8 +286,6 @@ def _quest_queries(qrels_source) -> list[tuple[str, str]] | None:
 def _first_misnumbered(path, reading: RunReading, by_text: Mapping[str, str]):
     """(the first id-less prediction line whose line number is not the gold's qid for its query text, as
     (line, text, qid by line, qid in gold), or None; how many id-less lines have a text the gold lacks)."""
-    from .formats.common import LineErrors
-
     errors = LineErrors(display_name(path), reading.skip_malformed)
     unknown = 0
     for n, (no, _, obj) in enumerate(iter_json_lines(path, errors if reading.skip_malformed else None)):

@@ -15,6 +15,8 @@ loop computes them, so the values are its doubles; the loop runs over ranks once
 from __future__ import annotations
 
 import numpy as np
+from ..fast.strings import take
+from ..ranking.order import sort_key
 
 REFERENCE = "ir_measures 0.4 (its compat provider)"
 
@@ -34,9 +36,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     for q, d, g in zip(*(t.column(c).to_pylist() for c in ("qid", "docid", "grade"))):
         if g > 0:
             order.setdefault(q, []).append((d, g))
-    from ..ranking.order import sort_key
     score = sort_key(run.table, "score", options.float32)
-    from ..fast.strings import take
     docs = take(run.table.column("docid"), base.row).to_pylist() if base.q.size else []
     mine: dict[int, dict[str, tuple[int, float]]] = {}
     for e, d in enumerate(docs):

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..console.errors import InputError
+from .registry import DOUBLE_CUTS, LONG_CUTS
 
 # gain of a judged doc of grade g in the DCG family
 GAINS = {
@@ -114,8 +115,6 @@ def definitions_of(requests, *, query_set: str, ranking: str, level: int = 1) ->
     """{printed column: Definition} of resolved engine requests (:func:`treckit.measures.registry.resolve`)
     measured over ``query_set`` with ``ranking``; ``level`` is the relevance level (``-l``) where a
     request does not set its own."""
-    from .registry import DOUBLE_CUTS, LONG_CUTS
-
     if query_set not in QUERY_SETS or ranking not in RANKINGS:
         raise ValueError(f"unknown query set {query_set!r} or ranking {ranking!r}")
     out: dict[str, Definition] = {}

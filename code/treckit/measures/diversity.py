@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from ..console.errors import InputError
 
 DEPTH = 20
 ALPHA = 0.5
@@ -308,7 +309,6 @@ def default_measures() -> list[str]:
 def parse_measure(text: str, depth: int = DEPTH) -> tuple[str, int | None]:
     """``alpha-nDCG@20`` -> ("alpha-nDCG", 20); ``NRBP`` -> ("NRBP", None).  A ranked measure needs a cutoff from
     1 to ``depth``; the others take none."""
-    from ..console.errors import InputError
     name, at, cut = text.partition("@")
     if name in WHOLE_MEASURES and not at:
         return name, None

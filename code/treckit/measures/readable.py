@@ -23,7 +23,8 @@ import re
 
 from ..console.errors import InputError, shown
 from . import GAINS
-from .definitions import Definition
+from .definitions import Definition, GAINS as GAIN_MEANINGS, definitions_of
+from .registry import IRM_NAMES, NICKNAMES, TREC_NAMES, resolve
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
@@ -81,9 +82,6 @@ def engine_column(name: str) -> str:
 def definitions(names, *, query_set: str = "judged", ranking: str = "trec_eval") -> dict[str, Definition]:
     """{name: Definition} of canonical test-set measures, as :func:`per_query_values` computes them
     (``query_set`` and ``ranking``: see :mod:`treckit.measures.definitions`)."""
-    from .definitions import definitions_of
-    from .registry import resolve
-
     by_column = definitions_of(resolve([engine_measure(n) for n in names], first_params_win=False),
                                query_set=query_set, ranking=ranking)
     return {n: by_column[engine_column(n)].with_name(n) for n in names}
@@ -91,9 +89,8 @@ def definitions(names, *, query_set: str = "judged", ranking: str = "trec_eval")
 
 def gains_note(defs: dict[str, Definition]) -> str:
     """What the nDCG names of a result mean, for its header ("" when it has none)."""
-    from .definitions import GAINS
     seen = {d.gain for d in defs.values() if d.gain}
-    return "; ".join(f"{'ndcg_at_K' if g == 'exp' else 'ndcg_cut_K'}: {GAINS[g].split(' (')[0]}" for g in sorted(seen))
+    return "; ".join(f"{'ndcg_at_K' if g == 'exp' else 'ndcg_cut_K'}: {GAIN_MEANINGS[g].split(' (')[0]}" for g in sorted(seen))
 
 
 def to_engine(names) -> tuple[list[str], dict[str, str]]:
@@ -102,8 +99,6 @@ def to_engine(names) -> tuple[list[str], dict[str, str]]:
     ``ndcg_cut_10``): the engine names to resolve, and {engine column: readable name} to print
     them under.  A name the engine knows keeps its engine meaning (``map``, ``P@5``, ``nDCG@10``:
     trec_eval's linear gain); other spellings of readable names (``ndcg@10``) are not guessed at."""
-    from .registry import IRM_NAMES, NICKNAMES, TREC_NAMES
-
     engine, printed = [], {}
     for name in names:
         readable = None

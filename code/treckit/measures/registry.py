@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..console.errors import InputError
+from ..console.errors import InputError, shown_number
 from ..inputs.formats.common import atof as _atof, atol as _atol
 from . import ap, compat, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr, subtopics
 
@@ -628,7 +628,6 @@ def _in_bounds(x) -> bool:
 
 
 def _brief(v) -> str:
-    from ..console.errors import shown_number
     return f"<{shown_number(v)}>" if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64 \
         else repr(v)[:200]
 

@@ -23,6 +23,10 @@ import numpy as np
 from ..console.errors import InputError
 from . import diversity
 from .. import thresholds
+from ..fast.arrow import call
+from ..fast.strings import take
+from ..model import Qrels
+from ..ranking.judged import seq_segment_sum
 
 NDEVAL = "ndeval 4.5 as pyndeval 0.0.8 runs it (ir_measures 0.4's provider)"
 
@@ -76,8 +80,6 @@ def judged_docs(qrels, requests):
                          "reads one judgment per document",
                          fix=f"evaluate {others[0].text} in a treckit eval of its own with ad hoc qrels (one line per "
                              f"judged document), and {div[0].text} with the subtopic qrels")
-    from ..model import Qrels
-    from ..fast.strings import take
     starts = np.flatnonzero(first)
     highest = np.maximum.reduceat(t.column("grade").to_numpy().astype(np.int64)[order], starts)
     lines = order[starts]                               # each document's first line, in line order
@@ -105,7 +107,6 @@ def _encoded(*columns) -> tuple[list[np.ndarray], object]:
     of first appearance over the columns in turn, and that dictionary."""
     import pyarrow as pa
 
-    from ..fast.arrow import call
     parts = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
     parts = [p if p.type == pa.string() else p.cast(pa.string()) for p in parts]
     coded = call("dictionary_encode", pa.concat_arrays(parts))
@@ -129,7 +130,6 @@ def _subtopic_lines(qrels, where: dict, run_docs) -> tuple[np.ndarray, ...]:
     judged documents of the run, with their topics): subtopics numbered by first appearance over the whole qrels
     (pyndeval's numbering), each topic's subtopics in number order (its columns) and its documents in byte order (its
     rows).  The same (query, subtopic, document) judged twice is refused."""
-    from ..fast.arrow import call
     t = qrels.table
     e_topic, e_texts = run_docs
     (line_q,), qnames = _encoded(t.column("qid"))
@@ -175,7 +175,6 @@ def blocks(qrels, run, base, requests, options) -> dict:
     keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
     e_topic = base.q[keep]
     e_pos = base.ascending_pos[keep] if base.ascending_pos is not None else np.zeros(0, np.int64)
-    from ..fast.strings import take
     texts = take(run.table.column("docid"), base.row[keep]) if keep.any() else pa.array([], pa.string())
     line_topic, line_row, line_col, line_grade, e_row = _subtopic_lines(
         qrels, {q: i for i, q in enumerate(base.qids)}, (e_topic, texts))
@@ -284,7 +283,6 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
                 names=frozenset(NAMES)) -> dict[str, np.ndarray]:
     """The ndeval measures ``names`` of every topic (arrays over ranks 1..depth for the ranked ones): the run's judged
     documents are ``e_topic``, ``e_pos`` (rank), ``e_row`` (row of ``rel``)."""
-    from ..ranking.judged import seq_segment_sum
     actual = np.count_nonzero(nrel_sub, axis=1)
     order = np.lexsort((e_pos, e_topic))
     t, pos, r = e_topic[order], e_pos[order], e_row[order]

@@ -70,10 +70,14 @@ from typing import Callable
 import numpy as np
 
 from ..console.errors import InputError
+from ..fast.groups import id_runs, spread
+from ..ranking.order import sort_key
 from .ap import INFAP_EPSILON
 from .gains import entry_gains, gain_pairs, level_gains
-from ..ranking.judged import RankedJudged, query_selection
-from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
+from ..ranking.judged import RankedJudged, query_selection, rank_and_judge
+from .ndcg import cut_gains
+from .rbp import persistence, rbp_gains
+from .segments import at_cutoff, discounted_prefix, ideal_matrix, powers, safe_div
 from .. import thresholds
 
 MODES = ("expected", "best", "worst")
@@ -210,10 +214,6 @@ def tied_ranking(qrels, run, options, *, level: int | None = None, source: str =
     """The :class:`TiedRanking` of ``run`` against ``qrels`` for ``options`` (an ``EvalOptions``): every judged
     query (one missing from the run marked, with -c's placeholder), as the engine ranks the run (its score,
     or float32 score, or rank column), with ``-M`` and ``-J`` left to the tie-aware values."""
-    from ..fast.groups import id_runs, spread
-    from ..ranking.order import sort_key
-    from ..ranking.judged import rank_and_judge
-
     base, _ = rank_and_judge(qrels, run, replace(options, max_docs=None, judged_only=False), level=level,
                              source=source)
     rt = run.table
@@ -590,10 +590,8 @@ def _ex_recip_rank(lay: Layout, params, cutoff: int | None = None, **options):
 def _dcg_gains(lay: Layout, name: str, params, options) -> np.ndarray:
     """(E,) the gain each entry has for a DCG-family measure, as the engine's kernel gives it."""
     if name == "ndcg_cut":
-        from .ndcg import cut_gains
         return cut_gains(lay, options.get("gains", ()), options.get("exponential", False))[1]
     if name in ("rbp", "rbp_resid"):
-        from .rbp import rbp_gains
         return rbp_gains(lay, params)
     return entry_gains(lay, gain_pairs(params))
 
@@ -608,7 +606,6 @@ def _ex_ndcg(lay: Layout, pairs, **options):
 
 
 def _ex_ndcg_cut(lay: Layout, cutoffs, exponential: bool = False, gains: tuple = (), **options):
-    from .ndcg import cut_gains
     lv, g = cut_gains(lay, gains, exponential)
     ideal = discounted_prefix(ideal_matrix(lay.rel_levels, lv)) if lv.size else np.zeros((lay.V, 0))
     F, phi = _discounts(lay), lay.gsum(g)
@@ -621,8 +618,6 @@ def _ex_ndcg_cut(lay: Layout, cutoffs, exponential: bool = False, gains: tuple =
 
 
 def _ex_rbp(lay: Layout, pairs, **options):
-    from .rbp import persistence, rbp_gains
-    from .segments import powers
     p = persistence(pairs)
     F = _prefix(powers(p, _positions(lay) - 1))
     return ((1.0 - p) * _linear(lay, lay.gsum(rbp_gains(lay, pairs)), F, lay.num_ret))[:, None]
@@ -630,8 +625,6 @@ def _ex_rbp(lay: Layout, pairs, **options):
 
 def _ex_rbp_resid(lay: Layout, pairs, **options):
     """rbp_resid = [some retrieved doc unjudged] p^num_ret + (1-p) sum of p^rank over unjudged retrieved ranks."""
-    from .rbp import persistence
-    from .segments import powers
     p = persistence(pairs)
     pw = powers(p, _positions(lay) - 1)
     F = _prefix(pw)

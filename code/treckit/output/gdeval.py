@@ -8,6 +8,7 @@ the topics printed, summed in the order printed, and ``runid,amean,0.00000,0.000
 """
 from __future__ import annotations
 
+from ..console.errors import InputError
 from ..inputs.formats import gdeval as reading
 from ..measures import gdeval as measures
 
@@ -36,7 +37,6 @@ def csv_bytes(result: measures.GdevalResult, k_text: str, *, topics: bool = True
 def parse_depth(text) -> tuple[int, str]:
     """gdeval.pl's third argument K: (its value, its text as the header prints it).  Digits only, at least 1:
     gdeval.pl divides by zero at 0 and reads fractions its own way (``2.5`` is 2 ranks or all of them)."""
-    from ..console.errors import InputError
     k_text = str(text)
     if not (k_text.isascii() and k_text.isdigit()) or int(k_text) < 1:
         raise InputError(f"K {k_text!r}: the depth must be a whole number of at least 1", fix="e.g. 20")

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..console.errors import InputError
 from ..inputs.formats import ndeval as reading
 from ..measures import diversity
 
@@ -57,7 +58,6 @@ def table_bytes(qrels: reading.NdevalQrels, run: reading.NdevalRun, *, alpha: fl
 def ndeval_table(qrels, run, *, alpha: float = diversity.ALPHA, beta: float = diversity.BETA,
                  traditional: bool = False, depth: int | None = None, complete: bool = False) -> bytes:
     """``ndeval [-alpha A] [-beta B] [-traditional] [-M depth] [-c] QRELS RUN``'s standard output."""
-    from ..console.errors import InputError
     for name, value in (("alpha", alpha), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
             raise InputError(f"{name}={value!r}: ndeval takes {name} from 0 to 1", fix=f"e.g. {name}=0.5")

@@ -13,7 +13,8 @@ import io
 import json
 import math
 
-from .trec_eval import format_trec_eval
+from ..console.errors import InputError
+from .trec_eval import format_trec_eval, trec_eval_chunks
 
 
 def _numeric(res) -> list[str]:
@@ -45,7 +46,6 @@ def write(out, results, fmt: str, *, per_query: bool = False, summary: bool = Tr
     if fmt != "trec_eval":
         out.write(render(results, fmt, per_query=per_query, summary=summary))
         return
-    from .trec_eval import trec_eval_chunks
     for _, _, res in results:
         for piece in trec_eval_chunks(res, per_query=per_query, summary=summary):
             out.write(piece)
@@ -82,7 +82,6 @@ def render(results, fmt: str, *, per_query: bool = False, summary: bool = True) 
                     if c in res.summary:
                         w.writerow([tag, "all", c, repr(float(res.summary[c])), path])
         return buf.getvalue()
-    from ..console.errors import InputError
     raise InputError(f"unknown output format {fmt!r}", fix="use trec_eval, table, json, csv or jsonl")
 
 

@@ -11,6 +11,7 @@ from ..console.messages import say
 from ..engines.budget import MemoryLimit
 from ..engines.memory import EvalOptions
 from ..engines.tie_aware import VALUE_MODES, TieAwareEvaluation, evaluate_tie_aware
+from ..measures.ties import MAX_DECIMALS
 from .records import frame, write
 
 # ---------------------------------------------------------------- range and report
@@ -143,7 +144,6 @@ def render_report(results, fmt: str) -> str:
         out.append(f"  tie groups holding a judged doc: {r['tied_groups_with_judged_doc']} over "
                    f"{r['queries_with_tied_judged_docs']} of {r['queries']} evaluated queries\n")
         if r["score_decimals"] is None:
-            from ..measures.ties import MAX_DECIMALS
             places = f"more than {MAX_DECIMALS} decimal places"
         else:
             places = f"{r['score_decimals']} decimal place{'' if r['score_decimals'] == 1 else 's'} at most"

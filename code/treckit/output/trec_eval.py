@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
+from .. import thresholds
 from ..engines.memory import EvalResult
 
 
@@ -22,8 +23,6 @@ def format_trec_eval(res: EvalResult, *, per_query: bool = False, summary: bool 
 def trec_eval_chunks(res: EvalResult, *, per_query: bool = False, summary: bool = True) -> Iterator[str]:
     """:func:`format_trec_eval`'s text in pieces of ``thresholds.OUTPUT_CHUNK_QUERIES`` queries' lines, to be
     written one after the other (the -q text of 100,000 queries is hundreds of MB: never held whole)."""
-    from .. import thresholds
-
     out: list[str] = []
     z = res.zscore
     zp = "Z" if z else ""

@@ -24,7 +24,7 @@ from .. import thresholds
 from ..fast.arrow import call
 from ..ids import written_ids
 from ..fast.matrix import by_query_slices, laid_out, query_matrix_pays
-from ..fast.groups import expand_ranges, group_order
+from ..fast.groups import expand_ranges, group_order, id_codes
 from ..fast.parallel import numbers
 from ..fast.strings import take
 
@@ -309,6 +309,5 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows
 def run_ranks(run) -> np.ndarray:
     """0-based rank of every row of ``run`` within its query, in trec_eval's order (for tools that rank
     whole runs: fusion, systems)."""
-    from ..fast.groups import id_codes
     codes, _ = id_codes(run.table.column("qid"))
     return ranks(codes, run.table.column("score").to_numpy(), DocTexts.of_run(run))

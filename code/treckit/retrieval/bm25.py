@@ -19,6 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from ..console.errors import InputError, finite_number
+from ..console.messages import warn_python
+from ..inputs.bounded import config_read_limit, read_json
+from ..inputs.sources import file_digest
+from ..output.files import atomic_output
 from .corpus import Corpus
 
 VARIANTS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -98,7 +102,6 @@ def library_versions() -> dict[str, str | None]:
 
 def _index_files(index_dir: Path) -> dict[str, str]:
     """{file name: content digest} of every file of a saved index but the manifest."""
-    from ..inputs.sources import file_digest
     return {p.name: file_digest(p, decompress=False) for p in sorted(index_dir.iterdir())
             if p.name != MANIFEST and p.is_file()}
 
@@ -106,8 +109,6 @@ def _index_files(index_dir: Path) -> dict[str, str]:
 def _changed_file(index_dir: Path, files) -> str | None:
     """The first of ``files`` ({name: digest}, from the manifest) whose content differs or is missing; None: all
     as saved."""
-    from ..console.errors import InputError
-    from ..inputs.sources import file_digest
     if not isinstance(files, dict) or not files:
         return MANIFEST
     for name, digest in files.items():
@@ -142,7 +143,6 @@ class BM25Retriever:
                              fix="give the path of a folder for the index (made if missing, reused after), or "
                                  "remove the file")
         if index_dir is not None and (index_dir / MANIFEST).is_file():
-            from ..inputs.bounded import config_read_limit, read_json
             try:
                 saved = read_json(index_dir / MANIFEST, limit=config_read_limit(), what="index manifest",
                                   fix="remove the index folder; it is built again")
@@ -154,7 +154,6 @@ class BM25Retriever:
                     self.model = _load_index(bm25s, index_dir)
                     self.loaded = True
                 else:
-                    from ..console.messages import warn_python
                     warn_python(f"the BM25 index in {index_dir} is not as it was saved ({changed} changed): "
                                 "rebuilding it from the corpus")
         if not self.loaded:
@@ -173,8 +172,6 @@ class BM25Retriever:
     def _save(self, index_dir: Path, manifest: dict, changed: str | None) -> None:
         """The index saved with its manifest, which is written last (an index cut short has none, and is
         rebuilt).  A folder that cannot be written is an error naming it."""
-        from ..console.errors import InputError
-        from ..output.files import atomic_output
         try:
             index_dir.mkdir(parents=True, exist_ok=True)
             (index_dir / MANIFEST).unlink(missing_ok=True)

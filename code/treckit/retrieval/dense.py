@@ -13,9 +13,10 @@ import numpy as np
 
 from ..console.errors import InputError
 from .. import thresholds
+from ..inputs.sources import read_text
+
 
 def read_ids(path) -> list[str]:
-    from ..inputs.sources import read_text
     ids = [line.rstrip("\r") for line in read_text(path).split("\n")]
     while ids and ids[-1] == "":
         ids.pop()

@@ -24,6 +24,9 @@ import numpy as np
 from ..console.errors import InputError, shown_number
 from ..console.spelling import pass_options
 from . import FUSION_METHODS as METHODS, NORMS
+from ..engines.memory import evaluate_objects
+from ..model import Run
+from ..ranking.order import run_ranks as trec_ranks
 
 RRF_K = 60
 # RRF's largest k: beyond it, 1 / (k + rank) of neighbouring ranks differ by less than a double resolves
@@ -43,7 +46,6 @@ def _frame(runs):
     """One DataFrame of every run's rows with its run index and its rank (trec_eval's order)."""
     import pandas as pd
 
-    from ..ranking.order import run_ranks as trec_ranks
     parts = []
     for i, run in enumerate(runs):
         t = run.table
@@ -81,8 +83,6 @@ def _normalised(df, norm: str):
 def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str | None = None,
          depth: int = DEFAULT_DEPTH, tag: str | None = None):
     """The fused Run (top ``depth`` per query) of ``runs`` (a list of Runs)."""
-    from ..model import Run
-
     if method not in METHODS:
         raise InputError(f"unknown fusion method {method!r}", fix=f"use one of {', '.join(METHODS)}")
     if not runs:
@@ -146,8 +146,6 @@ def _fused_scores(df, method: str, k: int, w: np.ndarray, norm: str):
 
 def _top(df, depth: int):
     """Each query's rows in trec_eval's order with their ranks, cut at ``depth``."""
-    from ..model import Run
-    from ..ranking.order import run_ranks as trec_ranks
     run = Run.from_columns(df["qid"].tolist(), df["docid"].tolist(), df["score"].tolist())
     df = df.assign(rank=trec_ranks(run) + 1)
     first = {q: i for i, q in enumerate(dict.fromkeys(df["qid"]))}     # queries in order of first appearance
@@ -178,8 +176,6 @@ def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | 
          grid_step: float = 0.1, rrf_ks=(1, 5, 10, 20, 40, 60, 80, 100)) -> dict:
     """Grid search on training qrels: RRF's k, or the weights of ``weighted`` (a simplex grid with
     ``grid_step``).  Returns the best setting, its score and every setting tried (ties: the first)."""
-    from ..engines.memory import evaluate_objects
-
     def score(fused) -> float:
         result = evaluate_objects(qrels, fused, [measure], complete=True)
         first = next(c for c in result.columns if result.kinds[c] in ("double", "long"))

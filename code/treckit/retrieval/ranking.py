@@ -19,6 +19,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..model import Run
+from ..ranking.judged import duplicate_doc
+from ..ranking.order import run_ranks
 
 Hits = list[tuple[str, float]]
 
@@ -58,8 +60,6 @@ def run_of(rankings: dict[str, Hits], tag: str = "component"):
 def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> dict[str, Hits]:
     """Per-query rankings of a Run in trec_eval's order, top ``k``, for ``qids`` (in that order).  A doc listed
     twice for one of ``qids`` is refused, as trec_eval refuses it (``source`` names the run)."""
-    from ..ranking.order import run_ranks
-
     t = run.table
     out: dict[str, Hits] = {q: [] for q in qids}
     rows = sorted(zip(t.column("qid").to_pylist(), run_ranks(run).tolist(), t.column("docid").to_pylist(),
@@ -68,7 +68,6 @@ def rankings_of_run(run, qids: list[str], k: int, source: str | None = None) -> 
     for q, r, d, s in rows:
         if q in out:
             if (q, d) in seen:
-                from ..ranking.judged import duplicate_doc
                 raise duplicate_doc(d, q, source)
             seen.add((q, d))
             if r < k:

@@ -41,7 +41,16 @@ from time import perf_counter            # looked up at each run: tests put a fa
 from typing import Any, Callable
 
 from ..console.errors import InputError, content_hidden, warning_without_content
-from ..inputs.sources import PathLike
+from ..console.messages import warn_python
+from ..inputs.bounded import load_yaml_mapping
+from ..inputs.reading import read_run
+from ..inputs.sources import PathLike, content_digest, display_name, file_digest
+from .bm25 import BM25Params, BM25Retriever
+from .bow import BowRetriever
+from .callables import as_ranking, ask, ask_batch, call, check_arguments, function_name, load_callable
+from .corpus import read_corpus
+from .dense import DenseRetriever, load_matrix
+from .fusion import RRF_K, fuse
 from .ranking import rankings_of_run, run_of, through_ties, trec_ranked
 from .system_config import DEFAULT_RERANK_DEPTH, FUSION_KEYS, check_system_config
 
@@ -76,7 +85,6 @@ class System:
     """A retrieval system described by a config mapping (``base`` resolves its relative paths)."""
 
     def __init__(self, config: dict, base: Path = Path("."), name: str | None = None, source: str | None = None):
-        from ..inputs.sources import content_digest
         check_system_config(config, source)           # the whole config, before anything is read or built
         self.config, self.base, self.source = config, base, source
         self.name = name or str(config.get("name") or "system")
@@ -109,8 +117,6 @@ class System:
     def _retriever(self, name: str, spec: dict):
         """The component's ``search(texts, n)`` (:func:`method_search`), built once for each content of its
         corpus file (a system kept by a server rebuilds it when the file changes)."""
-        from ..inputs.sources import file_digest
-        from .corpus import read_corpus
         corpus_path = spec.get("corpus") or self.config.get("corpus")
         if corpus_path is None:
             raise InputError(f"component {name!r} needs a corpus", fix="add corpus: docs.jsonl (top level or component)")
@@ -120,7 +126,6 @@ class System:
             return built[1]
         params = None
         if spec["method"] == "bm25":
-            from .bm25 import BM25Params
             params = BM25Params(**{k: spec[k] for k in ("k1", "b", "variant", "stopwords", "stemmer") if k in spec})
         index = self._path(spec["index"]) if spec.get("index") else None
         with self._named():
@@ -132,7 +137,6 @@ class System:
         """The function ``spec`` (``module:function`` or ``file.py:function``) names, loaded once for this
         system (the code its stages call is the code its cache key digests); with ``arguments``, its
         signature checked for what treckit passes it as a ``role``."""
-        from .callables import check_arguments, load_callable
         spec = str(spec)
         with self._lock:
             if spec not in self._callables:
@@ -176,7 +180,6 @@ class System:
 
     def _ready(self, name: str, queries: dict[str, Any], k: int) -> _Component:
         """Component ``name`` built and loaded (untimed), ready to answer ``queries``."""
-        from .callables import ask
         spec = self.components[name]
         if "run" in spec:
             # read once, untimed
@@ -196,7 +199,6 @@ class System:
     def _dense(self, name: str, spec: dict, queries: dict[str, Any], k: int) -> _Component:
         import numpy as np
 
-        from .dense import DenseRetriever, load_matrix
         with self._named():
             docs, ids = load_matrix(self._path(spec["embeddings"]), self._path(spec["ids"]), "document")
         r = DenseRetriever(docs, ids, spec.get("similarity", "cosine"))
@@ -240,7 +242,6 @@ class System:
 
     def _fused(self, stages: dict[str, StageResult], k: int, clock) -> tuple[Any, float]:
         """The fused Run of the component stages, and the seconds ``clock`` saw the fusion take."""
-        from .fusion import RRF_K, fuse
         names = list(self.components)
         runs = [run_of(stages[n].rankings) for n in names]
         w = self.fusion.get("weights")
@@ -257,9 +258,7 @@ def method_search(method: str, corpus, params=None, index=None, progress: bool =
     ``corpus``: ``bm25`` (``params``: :class:`.bm25.BM25Params`; ``index``: its directory) or ``bow``
     (the bag-of-words cosine of :mod:`.bow`).  Rank its answers with :mod:`.ranking`."""
     if method == "bm25":
-        from .bm25 import BM25Params, BM25Retriever
         return BM25Retriever(corpus, params or BM25Params(), index, progress=progress).retrieve
-    from .bow import BowRetriever
     bow = BowRetriever(corpus)
     return lambda texts, n: [bow.retrieve(t, n) for t in texts]
 
@@ -287,7 +286,6 @@ def _turns(seq: list, r: int) -> list:
 
 def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k: int, clock) -> list[dict[str, StageResult]]:
     """One pass of every stage of ``systems`` over ``queries``, timed with ``clock`` (seconds)."""
-    from .callables import as_ranking
     out: list[dict[str, StageResult]] = [{} for _ in systems]
     whole = {(i, n): c.whole(queries, clock) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole}
     per_query = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.one]
@@ -333,7 +331,6 @@ def _fuse(systems: list[System], plans: list[_Plan], out: list[dict[str, StageRe
 def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, StageResult]], queries: dict[str, Any],
             clock) -> None:
     """The rerank stages, the systems' reranker calls taking turns query by query."""
-    from .callables import as_ranking, ask
     which = [i for i, p in enumerate(plans) if p.rerank]
     own: dict[int, dict] = {i: {} for i in which}
     answers: dict[int, dict] = {i: {} for i in which}
@@ -354,7 +351,6 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
 
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
-    from .callables import as_ranking, ask_batch
     t0 = clock()
     out = ask_batch(fn, list(queries), list(queries.values()))
     each = (clock() - t0) * 1000 / max(len(queries), 1)
@@ -366,7 +362,6 @@ def _embedded(enc, qid: str, text: str):
     """A query encoder's embedding of one query text: a matrix of numbers (one row)."""
     import numpy as np
 
-    from .callables import call, function_name
 
     def work():
         out = enc([text])
@@ -380,8 +375,6 @@ def _embedded(enc, qid: str, text: str):
 
 
 def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str):
-    from ..inputs.reading import read_run
-    from ..console.messages import warn_python
     with content_hidden(why):          # a file named by a config is no input: its content is never shown
         # a config names no order
         run = read_run(path, fmt, order_option=False, warn=warning_without_content(warn_python, why))
@@ -399,8 +392,6 @@ def latency_summary(ms: dict[str, float]) -> dict[str, float]:
 
 def load_system(path: PathLike) -> System:
     """A system from a YAML/JSON config file (read as bounded, plain YAML: :mod:`treckit.inputs.bounded`)."""
-    from ..inputs.bounded import load_yaml_mapping
-    from ..inputs.sources import display_name
     data = load_yaml_mapping(path, what="system config", example="components: {bm25: {method: bm25}}")
     return System(data, Path(path).parent, name=str(data.get("name") or Path(path).stem), source=display_name(path))
 

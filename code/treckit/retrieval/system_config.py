@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..console.errors import InputError, finite_number
+from ..console.errors import InputError, finite_number, shown, shown_number
+from ..inputs.formats import RUN_FORMATS
+from .bm25 import STOPWORDS, VARIANTS, known_stemmer
 from .fusion import METHODS, NORMS, RRF_K_MAX
 
 COMPONENT_KINDS = ("method", "run", "callable", "dense")
@@ -130,7 +132,6 @@ class Checker:
         if kind == "run":
             self.text(spec["run"], f"{key}.run", "runs/bm25.trec")
             if spec.get("format") is not None:
-                from ..inputs.formats import RUN_FORMATS
                 self.choice(spec["format"], f"{key}.format", RUN_FORMATS, "run format")
         elif kind == "callable":
             self.text(spec["callable"], f"{key}.callable", "my_pkg.search:search")
@@ -140,7 +141,6 @@ class Checker:
             self.dense(spec["dense"], f"{key}.dense")
 
     def bm25(self, spec: dict, key: str) -> None:
-        from .bm25 import STOPWORDS, VARIANTS, known_stemmer
         if "k1" in spec:
             self.number(spec["k1"], f"{key}.k1", "0.9", low=0)
         if "b" in spec:
@@ -247,10 +247,8 @@ def _kind(value: Any) -> str:
 
 
 def _value(value: Any) -> str:
-    from ..console.errors import shown
     return shown(value) if isinstance(value, str) else _kind(value)
 
 
 def _number_text(value: Any) -> str:
-    from ..console.errors import shown_number
     return shown_number(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else _kind(value)

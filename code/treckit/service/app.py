@@ -29,10 +29,15 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from .. import __version__
 from ..console.errors import InputError
 from . import TOKEN_ENV
+from ..inputs.bounded import load_yaml_mapping
+from ..retrieval.system import load_system
+from ..testsets.measures import canonical_name
 from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
-from .metrics import OTHER
+from .metrics import LabelBounds, OTHER, QualityGauges
+from .workers import Saturated, WorkerFailed, WorkerPool, raised_at
 
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
 ROUTES = ("/v1/evaluate", "/v1/rq", "/v1/health", "/metrics", "/openapi.json")
@@ -119,7 +124,6 @@ class Guard:
             status = status or 503                # stopped by the server's shutdown
             raise
         except Exception as exc:
-            from .workers import raised_at
             print(f"treckit: request failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
             if status is None:
                 await _send_json(counted, 500, {"detail": f"the request failed ({type(exc).__name__}); "
@@ -157,17 +161,12 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     import anyio
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-    from .. import __version__
-    from ..testsets.measures import canonical_name
-    from .metrics import LabelBounds, QualityGauges
-    from .workers import Saturated, WorkerFailed, WorkerPool
 
     s = settings or ServerSettings()
     check_settings(s)
     token = (token if token is not None else os.environ.get(TOKEN_ENV)) or None     # "": no token
     system_name = None
     if s.system:
-        from ..retrieval.system import load_system
         system_name = load_system(s.system).name          # a broken config stops the start, not a request
     registry = CollectorRegistry()
     gauges = QualityGauges(registry, s.metrics_prefix, LabelBounds(
@@ -295,7 +294,6 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
 
 def load_settings(path) -> ServerSettings:
     from pydantic import ValidationError
-    from ..inputs.bounded import load_yaml_mapping
     data = load_yaml_mapping(path, what="server config", example="max_queries: 1000")
     base = Path(path).parent
     try:

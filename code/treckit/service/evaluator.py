@@ -21,10 +21,19 @@ from typing import Annotated, Any, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
 from ..console.errors import InputError, shown
-from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
+from ..console.spelling import respelled
+from ..inputs.objects import as_run
+from ..inputs.options import ORDERS, ORDER_ALIASES, RunReading
+from ..inputs.reading import read_run
+from ..inputs.sources import file_digest
+from ..retrieval.system import load_system
 from ..testsets.cache import ResultCache, cache_key
+from ..testsets.load import TestSet, semantic_problems
+from ..testsets.measures import canonical_name
 from ..testsets.results import from_cached
+from ..testsets.rq import rq
 from ..testsets.runner import evaluate_run, missing_queries
+from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
 from ..testsets.systems import evaluate_system
 
 DEFAULT_MAX_BODY = 16 << 20
@@ -124,7 +133,6 @@ class RequestInvalid(Exception):
 
 def check_settings(s: ServerSettings) -> None:
     """What the settings name must exist and mean something, at start-up rather than on the first request."""
-    from ..testsets.measures import canonical_name
     for m in s.measures:
         try:
             canonical_name(m)
@@ -183,7 +191,6 @@ def _listed(errors: list[dict]) -> list[dict]:
 def read_request(body: bytes, kind: str, max_queries: int):
     """The request of ``kind`` (``evaluate`` or ``rq``) in ``body``, validated; :class:`RequestInvalid` (422)
     or :class:`InputError` (400) otherwise."""
-    from ..testsets.load import semantic_problems
     model, query_model = REQUESTS[kind]
     _refuse_lone_surrogates(body)
     try:
@@ -232,7 +239,6 @@ def read_request(body: bytes, kind: str, max_queries: int):
 # ------------------------------------------------------------------ evaluation
 def _for_request(message: str) -> str:
     """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
-    from ..console.spelling import respelled
     return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
 
 
@@ -249,7 +255,6 @@ class Evaluator:
         self.s = settings
         self._system = None
         if settings.system:
-            from ..retrieval.system import load_system
             self._system = load_system(settings.system)
 
     def _confined(self, name: str) -> Path:
@@ -274,22 +279,17 @@ class Evaluator:
     def _run(self, req, warnings: list[str]):
         """(the run of the request, read with its ``order``, the digest of its content); what the reading warns of
         is added to ``warnings``, spelled for a request and naming the run as the request does."""
-        from ..inputs.reading import read_run
-        from ..inputs.objects import as_run
-        from ..inputs.options import RunReading
         if req.run is not None and req.run_file is not None:
             raise InputError("give run or run_file, not both", fix="send one of them")
         try:
             reading = RunReading(order=req.order or "auto")
         except InputError:
-            from ..inputs.options import ORDER_ALIASES, ORDERS
             raise InputError(f"unknown order {shown(req.order)}",
                              fix=f'send "order" as one of: {", ".join(ORDERS + tuple(ORDER_ALIASES))}') from None
 
         def warn_as(shown_name: str, path: Path):
             return lambda message: warnings.append(_for_request(message.replace(str(path), shown_name)))
         if req.run_file is not None:
-            from ..inputs.sources import file_digest
             path = self._confined(req.run_file)
             try:
                 digest = file_digest(path)
@@ -314,9 +314,6 @@ class Evaluator:
 
     def rq(self, req: RQRequest) -> tuple[dict[str, Any], list]:
         """RQ as ``treckit rq --run`` computes it, with what reading the run warned of."""
-        from ..testsets.load import TestSet
-        from ..testsets.rq import rq
-
         ts = TestSet(req.test_set)
         if req.run is None and req.run_file is None:
             raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
@@ -328,9 +325,6 @@ class Evaluator:
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
-        from ..testsets.load import TestSet
-        from ..testsets.measures import canonical_name
-
         measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
         ts = TestSet(req.test_set)
         warnings: list[str] = []

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from ..console.errors import InputError
 from ..dependencies import install_hint
+from ..inputs.urls import connection_problem
+from ..output.files import atomic_output
 
 DEFAULT_PREFIX = "treckit"
 LABELS = ("test_set", "system", "component")
@@ -109,13 +111,11 @@ def export(entries: list[tuple[str, str, dict[str, float | None]]], *, test_set:
     for system, component, metrics in entries:
         gauges.set(metrics, test_set=test_set, system=system, component=component)
     if textfile is not None:
-        from ..output.files import atomic_output
         with atomic_output(textfile, "wb") as fh:
             fh.write(generate_latest(registry))
     if pushgateway:
         from prometheus_client import push_to_gateway
 
-        from ..inputs.urls import connection_problem
         check_pushgateway(pushgateway)
         try:
             push_to_gateway(pushgateway, job=job, registry=registry, timeout=10)

@@ -26,6 +26,9 @@ import traceback
 from pathlib import Path
 
 from . import TOKEN_ENV
+from ..console.errors import InputError
+from .evaluator import Evaluator, ServerSettings
+import treckit
 
 # the worker's program: the current directory is not searched for modules (a treckit.py or pydantic.py lying where
 # the server was started is not imported)
@@ -46,7 +49,6 @@ class Worker:
 
     def __init__(self, settings_json: str):
         from multiprocessing import Pipe
-        import treckit
         ours, theirs = Pipe()
         self.tmp = Path(tempfile.mkdtemp(prefix=WORKER_TMP_PREFIX))
         package_root = str(Path(treckit.__file__).resolve().parents[1])      # the same treckit as the server's
@@ -64,7 +66,6 @@ class Worker:
 
     def wait_ready(self, timeout: float = STARTUP_TIMEOUT_S) -> None:
         """Until the worker has loaded the settings' system; its start-up error as an InputError."""
-        from ..console.errors import InputError
         try:
             if not self.conn.poll(timeout):
                 raise WorkerFailed(f"an evaluation worker did not start in {timeout:g} s")
@@ -270,8 +271,6 @@ def serve(fd: int) -> None:
     import signal
     from multiprocessing.connection import Connection
 
-    from ..console.errors import InputError
-    from .evaluator import Evaluator, ServerSettings
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the server's to handle: it stops the workers
     conn = Connection(fd)
     _die_with_the_server()

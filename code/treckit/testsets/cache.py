@@ -35,9 +35,14 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import __version__
 from ..console.errors import InputError
 
+from ..console.messages import warn_python
+from ..engines.budget import parse_memory_limit
 from ..inputs.bounded import loads_json
+from ..inputs.sources import file_digest
+from ..retrieval.callables import code_files
 
 CACHE_FILE = "evaluations.sqlite"
 STORED_FORMAT = 2        # the shape of a stored result (TestSetResult.to_dict): a new shape never reads an old one
@@ -64,7 +69,6 @@ def cache_dir(path=None) -> Path:
 
 
 def cache_key(*, system, test_set, measures, k, gain) -> str:
-    from .. import __version__
     ident = {"system": system, "test_set": [test_set.name, test_set.version, test_set.digest],
              "measures": list(measures), "k": k, "gain": gain, "treckit": __version__, "format": STORED_FORMAT}
     text = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -77,7 +81,6 @@ def max_bytes() -> int | None:
     text = os.environ.get(MAX_BYTES_ENV, "").strip()
     if not text:
         return DEFAULT_MAX_BYTES
-    from ..engines.budget import parse_memory_limit
     try:
         return parse_memory_limit(text)
     except InputError:
@@ -99,7 +102,6 @@ def say_once(message: str, about: str | None = None) -> None:
 
 
 def warn(message: str) -> None:
-    from ..console.messages import warn_python
     warn_python(message, CacheWarning)
 
 
@@ -334,7 +336,6 @@ def named_files(config: Any, folder=None) -> dict[str, str] | None:
     regular file, read from ``folder`` (the config file's; relative names) and from the current directory,
     so that replacing a corpus or an index the config names is never answered from the cache.  None: a
     file it names cannot be read now (nothing is cached)."""
-    from ..inputs.sources import file_digest
     texts: list[str] = []
     stack = [config]
     while stack and len(texts) < MAX_CONFIG_TEXTS:
@@ -370,7 +371,6 @@ def code_identity(fn) -> list[str] | None:
     module that defines it, through wrappers, partials, bound methods and callable objects); None
     when one cannot be found in a file (a built-in, code typed at a prompt).  Taken when this
     process first sees ``fn``: the code that runs is the code loaded, even if its file changes later."""
-    from ..retrieval.callables import code_files
     try:
         with _code_lock:
             if fn in _code_seen:
@@ -381,7 +381,6 @@ def code_identity(fn) -> list[str] | None:
     files = code_files(fn)
     digests = None
     if files is not None:
-        from ..inputs.sources import file_digest
         try:
             digests = tuple(sorted({file_digest(f) for f in files}))
         except (InputError, OSError):

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..console.errors import InputError, finite_number, shown_number
+from ..measures.definitions import check_same, read_definitions
 from .measures import canonical_name
+from .results import RESULTS_SCHEMA
 
 DEFAULT_GATED = ("recall_at_10", "ndcg_at_10")
 DEFAULT_MAX_DROP = 0.05
@@ -117,9 +119,6 @@ def check_results_file(data: Any, name: str) -> dict:
     """A results file of ``testset eval`` that records the definitions of its measures, with every part the
     gate reads of the type it reads (finite numbers where numbers are); exit 2 for anything else, naming
     the field and the fix."""
-    from ..measures.definitions import read_definitions
-    from .results import RESULTS_SCHEMA
-
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema in OLD_SCHEMAS or (schema == RESULTS_SCHEMA and "definitions" not in data):
         read_definitions({}, name)                 # says: no definitions recorded, re-run the baseline
@@ -222,7 +221,6 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
             raise InputError(f"the baseline and the current results come from different test sets ({key}: "
                              f"{baseline['test_set'].get(key)!r} vs {current['test_set'].get(key)!r})",
                              fix="evaluate the baseline on the same test set version again")
-    from ..measures.definitions import check_same, read_definitions
 
     names = [canonical_name(m) for m in metrics] if metrics else list(DEFAULT_GATED)
     checks = []

@@ -27,6 +27,7 @@ from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
 from .. import thresholds
+from ..model import QRELS_SCHEMA, Qrels
 from .schema import MAX_GRADE
 
 ID_KEYS = ("query_id", "doc_id")
@@ -328,7 +329,6 @@ class TestSet:
         import numpy as np
         import pyarrow as pa
 
-        from ..model import QRELS_SCHEMA, Qrels
         c = self.model.columns
         of_judgment = np.repeat(np.arange(len(c), dtype=np.int64), np.diff(c.doc_starts))
         return Qrels(pa.Table.from_arrays([c.query_ids.take(pa.array(of_judgment)), pa.repeat("0", len(c.doc_ids)),

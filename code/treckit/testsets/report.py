@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from typing import Any
+from ..measures.definitions import Definition
+from .lifecycle import split
+from .measures import gains_note
 
 
 def _f(v) -> str:
@@ -14,8 +17,6 @@ def _md(text: str) -> str:
 
 def _defined(d: dict[str, Any]) -> str:
     """What the numbers of a results dict average over and how nDCG is defined (its definitions)."""
-    from ..measures.definitions import Definition
-    from .measures import gains_note
     defs = {m: Definition.from_dict(x, "results") for m, x in d["definitions"].items()}
     note = gains_note(defs)
     n, missing = len(d["per_query"]), d.get("missing_queries") or []
@@ -67,7 +68,6 @@ def holdout_gap(result, test_set, holdout: float, seed: int) -> dict[str, Any]:
     """Means of each measure on the train and holdout parts of a split, and train - holdout (a large
     positive gap suggests a system tuned to the training queries)."""
     import numpy as np
-    from .lifecycle import split
 
     train, hold = split(test_set, holdout, seed)
     rows = {r["qid"]: r for r in result.per_query}

@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..console.errors import InputError, finite_number
+from ..measures.definitions import Definition
+from ..retrieval.bow import BowRetriever
+from ..retrieval.ranking import run_from_rankings
 from .load import TestSet
 from .measures import per_query_values
 
@@ -67,7 +70,6 @@ def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT
 
 def definitions(k: int, ranking: str, own_cutoffs: bool) -> dict:
     """The definitions of RQ's two numbers (``own_cutoffs``: some query sets its own ``topK``)."""
-    from ..measures.definitions import Definition
     params = "a query's topK replaces k" if own_cutoffs else ""
     return {"value": Definition("value", "recip_rank", k, None, 1, params, "labelled", ranking),
             "recall_at_k": Definition("recall_at_k", "recall", k, None, 1, params, "labelled", ranking)}
@@ -76,8 +78,6 @@ def definitions(k: int, ranking: str, own_cutoffs: bool) -> dict:
 def baseline_run(test_set: TestSet, corpus, k: int):
     """The deterministic bag-of-words baseline's run over ``corpus`` for the test set's queries: each
     query's list (ties in corpus order) as rank-derived scores."""
-    from ..retrieval.bow import BowRetriever
-    from ..retrieval.ranking import run_from_rankings
     depth = max([k] + [q.topK or 0 for q in test_set.queries])
     bow = BowRetriever(corpus)
     return run_from_rankings({q.query_id: bow.retrieve(q.query_text, depth) for q in test_set.queries}, "bow")

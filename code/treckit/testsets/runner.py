@@ -13,13 +13,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
+from .. import thresholds
 from ..console.errors import InputError
+from ..console.messages import warn_python
+from ..console.process import give_back_freed_memory
 from ..engines.choice import choose
-from ..retrieval.callables import as_ranking, ask, ask_batch
+from ..engines.dask import on_cluster
+from ..engines.memory import EvalOptions
+from ..engines.stream import evaluate_path, plan
+from ..inputs.objects import as_measures, as_run
+from ..inputs.options import RunReading
+from ..measures.registry import resolve
+from ..retrieval.callables import as_ranking, ask, ask_batch, check_arguments
 from ..retrieval.ranking import run_from_rankings
+from ..retrieval.system import as_system
+from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 from .load import TestSet, load_test_set
-from .measures import DEFAULT_MEASURES, canonical_name, per_query_values
+from .measures import DEFAULT_MEASURES, canonical_name, engine_column, engine_measure, per_query_values
 from .results import TestSetResult, from_cached, summarise
+from .systems import evaluate_system
 
 DEFAULT_DEPTH = 100      # docs kept per query when k is not given
 
@@ -45,8 +57,6 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     """
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     if not callable(retrieval_fn):            # a system config (a mapping, a path, a System): its last stage
-        from .systems import evaluate_system
-        from ..retrieval.system import as_system
         system = as_system(retrieval_fn)
         stages = evaluate_system(system, ts, k=k or DEFAULT_DEPTH, measures=measures or DEFAULT_MEASURES, gain=gain,
                                  cache=cache, cache_dir=cache_dir)
@@ -55,8 +65,6 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
-    from ..retrieval.callables import check_arguments
-    from .cache import named_files
 
     store, key, files = _cache_of(retrieval_fn, config, config_dir, ts, names, depth, gain, cache, cache_dir)
     if store is not None:
@@ -80,8 +88,6 @@ def _cache_of(retrieval_fn: Callable, config, config_dir, ts: TestSet, names: li
     """(the cache, the key, the files the config names) of a function's evaluation; (None, None, None) when it is
     not cached: no config, no cache, code not in a file (said once), or files the config names that cannot be
     digested."""
-    from .cache import ResultCache, cache_key, code_identity, named_files, say_once
-
     store = ResultCache(cache_dir) if (cache and config is not None) else None
     code = code_identity(retrieval_fn) if store is not None else None
     if store is not None and code is None:
@@ -141,11 +147,9 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
         values, missing = run_values(*args)
         del args
         import pyarrow as pa
-        from ..console.process import give_back_freed_memory
         pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
         give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
     else:
-        from ..engines.dask import on_cluster
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
     result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
     result.missing_queries = missing
@@ -158,13 +162,8 @@ def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
     with ``warn`` (None: the library's InputWarning), or a Run).  A TREC run file too large to read whole
     within :data:`treckit.thresholds.TESTSET_RUN_MEMORY` is evaluated as it is read, as ``treckit eval``
     streams one (the same numbers)."""
-    from .. import thresholds
-    from ..inputs.objects import as_run
-    from ..inputs.options import RunReading
-    from ..console.messages import warn_python
     warn = warn or warn_python
     if not hasattr(run, "table"):
-        from ..engines.stream import plan
         if plan(run, RunReading(), thresholds.TESTSET_RUN_MEMORY).stream:
             return _streamed_run_values(qrels, run, names, query_ids, warn)
     run = as_run(run, warn=warn, order_option=False)       # no reading options here
@@ -173,14 +172,6 @@ def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
 
 def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str], warn):
     """:func:`run_values` of a TREC run file, evaluated a part at a time in bounded memory."""
-    from .. import thresholds
-    from ..engines.stream import evaluate_path
-    from ..engines.memory import EvalOptions
-    from ..inputs.objects import as_measures
-    from ..measures.registry import resolve
-    from ..inputs.options import RunReading
-    from .measures import engine_column, engine_measure
-
     answered: set[str] = set()
 
     def note_answered(part, _run) -> None:

@@ -2,8 +2,13 @@
 fusion with reranking — quality from the one engine, latency per query."""
 from __future__ import annotations
 
+from ..console.errors import InputError
+from ..inputs.sources import file_digest
+from ..retrieval.bm25 import library_versions
+from ..retrieval.system import as_system
+from .cache import ResultCache, cache_key, code_identity, say_once
 from .load import TestSet
-from .measures import canonical_name, per_query_values
+from .measures import canonical_name, gains_note, per_query_values
 from ..retrieval.ranking import run_from_rankings
 from .results import TestSetResult, from_cached, summarise
 
@@ -13,9 +18,6 @@ DEFAULT_SYSTEM_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
 def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, gain: str = "exp", only=None,
                     cache: bool = True, cache_dir=None) -> dict[str, TestSetResult]:
     """{stage: result} for every stage of ``system`` (a :class:`treckit.retrieval.system.System`, a config mapping or a path)."""
-    from .cache import ResultCache, cache_key
-    from ..retrieval.system import as_system
-
     sysm = as_system(system)
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_SYSTEM_MEASURES)]
     store = ResultCache(cache_dir) if cache else None
@@ -48,9 +50,6 @@ def system_inputs(sysm, only=None) -> dict | None:
     (:func:`treckit.testsets.cache.code_identity`) and, with a BM25 component, the versions of the
     libraries that tokenize and index.  None: not to be cached (a function whose code is not in a file,
     said once; a file that cannot be read, which the evaluation reports)."""
-    from ..console.errors import InputError
-    from ..inputs.sources import file_digest
-    from .cache import code_identity, say_once
     files, functions = sysm.inputs(only)
     digests = {}
     for where, path in files:
@@ -67,7 +66,6 @@ def system_inputs(sysm, only=None) -> dict | None:
             return None
     out: dict = {"files": digests, "code": code}
     if any(spec.get("method") == "bm25" for n, spec in sysm.components.items() if not only or n in only):
-        from ..retrieval.bm25 import library_versions
         out["libraries"] = library_versions()
     return out
 
@@ -82,7 +80,6 @@ def stage_table(results: dict[str, TestSetResult]) -> str:
         rows.append([stage, *(f"{r.aggregates[m]['mean']:.4f}" for m in first.measures),
                      *(f"{lat[p]:.2f}" if lat.get(p) is not None else "—" for p in ("p50", "p95"))])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    from .measures import gains_note
     note = gains_note(first.definitions)
     head = (f"{len(first.per_query)} queries, each asked of every stage (none is left out)"
             + (f"; {note}" if note else "") + "\n")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 
 from ..console.errors import InputError
+from ..inputs.formats.detect import detect_qrels
+from ..inputs.formats.jsonl import as_id
+from ..inputs.irds import irds_queries
+from ..inputs.reading import read_qrels
 from ..inputs.sources import PathLike, display_name, read_text
 from ..inputs.bounded import loads_json
-from ..inputs.irds import irds_queries
 from .load import load_test_set
 
 QUERY_ID_FIELDS = ("_id", "query_id", "qid", "id")
@@ -53,7 +56,6 @@ def read_query_records(path: PathLike) -> list[dict]:
             if qf is None or tf is None:
                 raise InputError("a query line needs an id (_id, query_id, qid, id) and a text (text, query_text, query)",
                                  path=name, line=no, fix="add the missing field")
-            from ..inputs.formats.jsonl import as_id
             qid, text = as_id(obj[qf], "query id", name, no, line), obj[tf]
             qtype = _query_type(obj, name, no, line)
         else:
@@ -92,13 +94,11 @@ def _query_type(obj: dict, name: str, no: int, line: str) -> str | None:
 def read_topic_ids(path: PathLike) -> list[str]:
     """Topic ids from a queries file, a test set, or a qrels file (detected as such)."""
     if not _is_test_set(path):
-        from ..inputs.formats.detect import detect_qrels
         try:
             fmt = detect_qrels(path).format
         except InputError:
             fmt = None
         if fmt in ("trec", "beir-tsv", "beir-jsonl"):
-            from ..inputs.reading import read_qrels
             return list(dict.fromkeys(read_qrels(path, fmt).table.column("qid").to_pylist()))
     return list(read_queries(path))
 

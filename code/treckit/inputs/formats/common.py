@@ -6,10 +6,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ...console.errors import InputError, SkipCounter
+from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because
 from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
 from ... import thresholds
+from ...ranking import DUPLICATES
+from ..sources import Source, decode_text, display_name
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
 # trec_eval splits on; any other character (NBSP, U+2028, U+0085, \x1c..\x1f, ...) is part of a field.
@@ -56,8 +58,6 @@ _DETECT_CHUNK = 1 << 16
 
 def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
     """The first ``n`` content lines (not blank, not comments) of a file of ``role`` (run, qrels), each read whole."""
-    from ..sources import Source, decode_text, display_name
-
     src = Source(path)
     if src.plain:
         data = src.head
@@ -97,7 +97,6 @@ def _content_count(data: bytes) -> int:
 def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
-    from ...console.errors import content_blanked, hidden_because
     why = hidden_because()                   # a file named by a config: none of its content is shown
     print(f"treckit: {path}: {spell(message if why is None else content_blanked(message, why))}", file=sys.stderr)
 
@@ -185,7 +184,6 @@ def drop_repeated_judgments(qrels, policy: str, source: str):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ...ranking import DUPLICATES
 
     if policy not in DUPLICATES:
         raise InputError(f"unknown duplicates policy {policy!r}", fix=f"use one of {', '.join(DUPLICATES)}")

@@ -33,6 +33,7 @@ from functools import cmp_to_key
 from typing import Callable
 
 from ...console.errors import InputError
+from ...console.messages import warn_python
 from ..sources import display_name, read_bytes
 
 MAX_JUDGMENT = 4
@@ -159,7 +160,6 @@ class _Warnings:
 
 
 def _default_warn(message: str) -> None:
-    from ...console.messages import warn_python
     warn_python(message)
 
 

@@ -21,7 +21,10 @@ from typing import Any, Iterator
 
 from ... import thresholds
 from ...console.errors import InputError
-from ..sources import PathLike, display_name, read_text
+from ...fast.arrow import repeated_column
+from ...fast.strings import has_empty, take
+from ...ranking import DUPLICATES
+from ..sources import PathLike, Source, display_name, read_text
 from ..bounded import json_number
 from ...model import Qrels, Run
 from ...console.spelling import pass_options
@@ -155,8 +158,6 @@ class GroundTruth:
 
 
 def check_duplicates_policy(policy: str) -> None:
-    from ...ranking import DUPLICATES
-
     if policy not in DUPLICATES:
         raise InputError(f"unknown duplicates policy {policy!r}", fix=f"use one of {', '.join(DUPLICATES)}")
 
@@ -305,9 +306,6 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    from ..sources import Source
-    from ...fast.arrow import repeated_column
-    from ...fast.strings import has_empty, take
 
     src = Source(path)
     if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
