@@ -99,7 +99,9 @@ STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "S
 # thresholds whose both sides are run by another test file (on a Dask cluster)
 ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "DASK_BLOCK_BYTES": "engines/test_dask_engine.py",
-             "TESTSET_RUN_MEMORY": "testsets/test_testsets.py", "MAX_LINE_BYTES": "inputs/test_long_lines.py"}
+             "TESTSET_RUN_MEMORY": "testsets/test_testsets.py", "MAX_LINE_BYTES": "inputs/test_long_lines.py",
+             "PA_MAX_DOCS": "measures/test_prefs.py", "PAIR_BLOCK_CELLS": "measures/test_prefs.py",
+             "CLASS_LIMIT": "measures/test_prefs.py"}
 
 
 def test_every_threshold_is_listed_here():

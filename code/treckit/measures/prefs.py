@@ -15,12 +15,12 @@ How a query is counted (trec_eval's form_prefs_counts):
   fulfilled.  ``poss`` counts include the fulfilled ones.
 
 Sizes: ECs are counted pairwise through sorted rank arrays, never as a matrix.  A multi-sub-group jg is
-closed as a dense boolean matrix over its own docs, up to ``PA_MAX_DOCS`` docs (beyond, the query is refused
+closed as a dense boolean matrix over its own docs, up to ``thresholds.PA_MAX_DOCS`` docs (beyond, the query is refused
 with a clear error; trec_eval allocates num_judged^2 cells per sub-group there).  ``prefs_pair*`` over
 several jgs needs each doc pair's count in every jg: pairs with a retrieved doc are summed over blocks of
-``PAIR_BLOCK_CELLS`` cells (memory bounded, time retrieved x judged x jgs); pairs of unretrieved docs are only
+``thresholds.PAIR_BLOCK_CELLS`` cells (memory bounded, time retrieved x judged x jgs); pairs of unretrieved docs are only
 counted, class by class (docs with the same level in every jg) when the jgs are ECs and the classes few
-(``CLASS_LIMIT``), else in blocks too.
+(``thresholds.CLASS_LIMIT``), else in blocks too.
 """
 from __future__ import annotations
 
@@ -28,12 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import thresholds
 from ..console.errors import InputError
 from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request
 
-PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (boolean closure matrix, 16 MB)
-PAIR_BLOCK_CELLS = 1 << 20   # (doc, doc) cells per block when prefs_pair* counts pairs over several jgs
-CLASS_LIMIT = 2048            # classes of unretrieved docs (same level in every jg) compared class by class
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
 JG_FORMAT = "qrels_jg"
 NONPOOL, UNJUDGED = -1, -2    # as in ranking.judged: retrieved but not judged / judged with a negative grade
@@ -166,9 +164,9 @@ def _pa_jg(ranks: np.ndarray, jsg: np.ndarray, levels: np.ndarray, njr: int, nj:
     """A jg with several sub-groups: lines sorted by (jsg, level descending, rank)."""
     docs, local = np.unique(ranks, return_inverse=True)
     m = docs.size
-    if m > PA_MAX_DOCS:
+    if m > thresholds.PA_MAX_DOCS:
         raise InputError(f"{where}: {m} docs in a judgment group with several sub-groups; treckit closes such a "
-                         f"group as a {PA_MAX_DOCS}x{PA_MAX_DOCS} matrix at most",
+                         f"group as a {thresholds.PA_MAX_DOCS}x{thresholds.PA_MAX_DOCS} matrix at most",
                          fix="split the judgment group, or write it as a single sub-group")
     _check_zero_levels(local, levels, docs, name, where)
     _, last_line = np.unique(local[::-1], return_index=True)
@@ -348,14 +346,14 @@ def _pair_counts(qp: QueryPrefs, rows: np.ndarray, cols: np.ndarray) -> tuple[np
 def _unretrieved_pairs(qp: QueryPrefs) -> int:
     """How many pairs of unretrieved docs some jg has a preference on.  With EC jgs only, docs with the same
     level (or absence) in every jg form a class: no preference inside a class, and one answer for any two
-    classes; so pairs are counted class by class when there are at most ``CLASS_LIMIT`` classes."""
+    classes; so pairs are counted class by class when there are at most ``thresholds.CLASS_LIMIT`` classes."""
     nj, njr = qp.num_judged, qp.num_judged_ret
     if all(jg.pairs[0] == "ec" for jg in qp.jgs):
         levels = np.stack([jg.pairs[1][njr:] for jg in qp.jgs], axis=1)
         present = ~np.isnan(levels)
         classes, size = np.unique(np.concatenate((present, np.where(present, levels, 0.0)), axis=1), axis=0,
                                   return_counts=True)
-        if len(classes) <= CLASS_LIMIT:
+        if len(classes) <= thresholds.CLASS_LIMIT:
             g = len(qp.jgs)
             has, lv = classes[:, :g] > 0, classes[:, g:]
             differ = np.zeros((len(classes), len(classes)), bool)
@@ -364,7 +362,7 @@ def _unretrieved_pairs(qp: QueryPrefs) -> int:
             return int((np.outer(size, size) * differ).sum()) // 2
     found = 0
     cols = np.arange(njr, nj)
-    step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+    step = max(1, thresholds.PAIR_BLOCK_CELLS // max(cols.size, 1))
     for start in range(njr, nj, step):
         rows = np.arange(start, min(start + step, nj))
         fwd, bwd = _pair_counts(qp, rows, cols)
@@ -389,7 +387,7 @@ def _pair_sums(qp: QueryPrefs) -> tuple:
     def sweep(cols: np.ndarray) -> int:
         nonlocal total
         found = 0
-        step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+        step = max(1, thresholds.PAIR_BLOCK_CELLS // max(cols.size, 1))
         for start in range(0, njr, step):
             rows = np.arange(start, min(start + step, njr))
             fwd, bwd = _pair_counts(qp, rows, cols)
