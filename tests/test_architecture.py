@@ -262,11 +262,11 @@ COMPLEX_FUNCTIONS = {
     "_read_jsonl_run_fast", "inputs/formats/tsv.py:read_tsv_run", "engines/memory.py:merge_parts",
     "inputs/formats/trec.py:_run_candidates",
     "inputs/formats/trec.py:_read_run_lines", "testsets/load.py:_QueryChecker._report",
-    "measures/registry.py:resolve", "compare/report.py:markdown", "service/evaluator.py:Evaluator.evaluate",
+    "compare/report.py:markdown", "service/evaluator.py:Evaluator.evaluate",
     "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
-    "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
+    "cli/evaluate.py:parse_args", "inputs/formats/jsonl.py:read_quest",
     "ranking/judged.py:RunFacts.combine", "testsets/lifecycle.py:refresh", "retrieval/fusion.py:fuse",
-    "retrieval/corpus.py:read_corpus", "measures/registry.py:parse_params", "compare/compare.py:compare",
+    "retrieval/corpus.py:read_corpus", "compare/compare.py:compare",
     "compare/report.py:table",
 }
 

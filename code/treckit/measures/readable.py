@@ -102,12 +102,13 @@ def to_engine(names) -> tuple[list[str], dict[str, str]]:
     ``ndcg_cut_10``): the engine names to resolve, and {engine column: readable name} to print
     them under.  A name the engine knows keeps its engine meaning (``map``, ``P@5``, ``nDCG@10``:
     trec_eval's linear gain); other spellings of readable names (``ndcg@10``) are not guessed at."""
-    from .registry import IRM_NAMES, NICKNAMES, TREC_NAMES
+    from .registry import IRM_NAMES, QRELS, names_for
 
+    trec_names, nicknames = names_for(QRELS)
     engine, printed = [], {}
     for name in names:
         readable = None
-        if isinstance(name, str) and name.partition(".")[0] not in TREC_NAMES and name not in NICKNAMES \
+        if isinstance(name, str) and name.partition(".")[0] not in trec_names and name not in nicknames \
                 and name.partition("@")[0].partition("(")[0] not in IRM_NAMES:
             try:
                 readable = canonical_name(name)
