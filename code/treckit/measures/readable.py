@@ -82,11 +82,11 @@ def definitions(names, *, query_set: str = "judged", ranking: str = "trec_eval")
     """{name: Definition} of canonical test-set measures, as :func:`per_query_values` computes them
     (``query_set`` and ``ranking``: see :mod:`treckit.measures.definitions`)."""
     from .definitions import definitions_of
-    from .registry import resolve
+    from .registry import column_of, resolve
 
-    by_column = definitions_of(resolve([engine_measure(n) for n in names], first_params_win=False),
-                               query_set=query_set, ranking=ranking)
-    return {n: by_column[engine_column(n)].with_name(n) for n in names}
+    requests = resolve([engine_measure(n) for n in names], first_params_win=False)
+    by_column = definitions_of(requests, query_set=query_set, ranking=ranking)
+    return {n: by_column[column_of(requests, engine_measure(n))].with_name(n) for n in names}
 
 
 def gains_note(defs: dict[str, Definition]) -> str:

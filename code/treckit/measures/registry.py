@@ -427,6 +427,42 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
     return out
 
 
+def column_of(requests: list[Request], measure) -> str:
+    """The column an evaluation of ``requests`` gives ``measure``'s values under: ``measure`` is one measure, a name
+    in either syntax (``P.10``, ``P@10``, ``recall.100``, ``nDCG(dcg='exp-log2')@10``) or a Request, and the column
+    is that of the request computing the same thing (the same kernel, options, level and -J; for a cutoff measure,
+    the same cutoff among the request's).  Spellings of one definition (``AP`` and ``map``) share a column."""
+    want = measure if isinstance(measure, Request) else _one_request(measure)
+    if len(want.columns) != 1:
+        raise InputError(f"{measure if isinstance(measure, str) else want.text}: {len(want.columns)} columns ({', '.join(want.columns)}), not one",
+                         fix="name one cutoff or parameter set, e.g. P.10 or nDCG@10")
+    cutoffs = want.measure.params in (LONG_CUTS, DOUBLE_CUTS)
+    # -c's placeholder value of these depends on the printed name (bare or with parameters)
+    by_name = want.measure.placeholder in (ZERO_IF_BARE, EMPTY_IF_BARE)
+    for r in requests:
+        if (r.measure, _given(r.options), r.level, r.judged_only) != \
+                (want.measure, _given(want.options), want.level, want.judged_only):
+            continue
+        if cutoffs and want.params[0] in r.params:
+            return r.columns[r.params.index(want.params[0])]
+        if not cutoffs and r.params == want.params and len(r.columns) == 1 and (r.bare == want.bare or not by_name):
+            return r.columns[0]
+    asked = measure if isinstance(measure, str) else want.text
+    raise InputError(f"{asked} is not among the measures evaluated", fix=f"evaluate with {asked} among them")
+
+
+def _given(options: tuple) -> tuple:
+    """Kernel options without those left unset (RR's cutoff=None computes recip_rank)."""
+    return tuple((k, v) for k, v in options if v is not None)
+
+
+def _one_request(name) -> Request:
+    requests = resolve([name], first_params_win=False)
+    if len(requests) != 1:
+        raise InputError(f"{name}: a group of {len(requests)} measures, not one", fix="name one measure, e.g. map")
+    return requests[0]
+
+
 # the measures printed when none is asked for, for each judgment format
 DEFAULT_NICKNAME = {"qrels": "official", "prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "qrels_jg"}
 

@@ -179,7 +179,7 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
     from ..inputs.objects import as_measures
     from ..measures.registry import resolve
     from ..inputs.options import RunReading
-    from .measures import engine_column, engine_measure
+    from .measures import engine_measure
 
     answered: set[str] = set()
 
@@ -188,8 +188,7 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
     requests = resolve(as_measures([engine_measure(n) for n in names]), first_params_win=False)
     res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), RunReading(), warn=warn,
                         memory_limit=thresholds.TESTSET_RUN_MEMORY, on_part=note_answered, order_option=False)
-    column = {c: i for i, c in enumerate(res.columns)}
-    values = {n: dict(zip(res.qids, res.values[:, column[engine_column(n)]].tolist())) for n in names}
+    values = {n: res.per_query(engine_measure(n)) for n in names}
     return values, [q for q in query_ids if q not in answered]
 
 
