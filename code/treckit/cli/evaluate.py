@@ -11,6 +11,7 @@ from typing import Any
 from ..console.errors import InputError
 from .common import FORMATS as EVAL_FORMATS, QRELS_FORMATS
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
+from ..measures.declaration import REL_FORMATS
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -418,7 +419,6 @@ def run_eval(a: EvalArgs, out=None) -> None:
 # ---------------------------------------------------------------- -R prefs | qrels_prefs | qrels_jg
 # trec_eval's other rel-info formats (measured by engines.prefs.Preferences): everything else (flags, output formats,
 # several runs) is the ordinary eval.
-REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 
 
 def check_rel_format(value: str) -> str:

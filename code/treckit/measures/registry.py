@@ -6,6 +6,11 @@ it gives (trec_eval 10.0, gdeval.pl, cwl-eval as ir_measures sets it up, ir_meas
 Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.engines.memory`
 runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
 
+The measures of preference judgments and judgment groups (``prefs_*``, ``*_avgjg``: declared beside their kernels
+in :mod:`.prefs`) are listed here too, last, as trec_eval lists them; each measure names the judgment formats
+(trec_eval's -R) it is measured against (``Measure.formats``), and ``resolve(..., rel_format=...)`` is the one way
+from ``-m`` names to requests for every format (:mod:`treckit.engines.prefs` evaluates the other formats).
+
 trec_eval syntax (``-m name.params``): integer cutoffs (``P.5,10``: sorted, positive, no repeats),
 fractional cutoffs (``iprec_at_recall..1,.5``), plain numbers (``utility.1,-1,0,0``) or
 ``level=gain`` pairs (``ndcg.1=3,2=9``).  The order of ``MEASURES`` is trec_eval's output order.
