@@ -263,8 +263,7 @@ COMPLEX_FUNCTIONS = {
     "inputs/formats/jsonl.py:"
     "_read_jsonl_run_fast", "inputs/formats/tsv.py:read_tsv_run",
     "inputs/formats/trec.py:_run_candidates",
-    "inputs/formats/trec.py:_read_run_lines", "measures/registry.py:resolve", "measures/registry.py:_validate",
-    "inputs/formats/jsonl.py:read_quest", "measures/registry.py:parse_params",
+    "inputs/formats/trec.py:_read_run_lines", "inputs/formats/jsonl.py:read_quest",
 }
 
 

@@ -89,7 +89,15 @@ SHARDS_MAX = 4096                       # ... and into no more shards than this 
                                         # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
 OUTPUT_CHUNK_QUERIES = 1000            # trec_eval text (-q) is written this many queries' lines at a time
 
-# ---------------------------------------------------------------- bounds on hostile input (long_lines.py)
+# ---------------------------------------------------------------- preference measures (measures/prefs.py)
+PAIR_BLOCK_CELLS = 1 << 20              # prefs_pair* over several judgment groups counts doc pairs with a retrieved doc
+                                        # (and, past CLASS_LIMIT, unretrieved pairs) a block of this many (doc, doc)
+                                        # cells at a time: memory bounded, time retrieved x judged x groups
+CLASS_LIMIT = 2048                      # unretrieved docs with the same level in every (single sub-group) judgment
+                                        # group form a class; with at most this many classes their pairs are counted
+                                        # class by class, else in blocks of PAIR_BLOCK_CELLS
+
+# ---------------------------------------------------------------- bounds on hostile input (long_lines.py, measures/prefs.py)
 MAX_LINE_BYTES = 1 << 24                # no line of an input may be longer (16 MiB; checked while reading, so a
                                         # gzip bomb of one endless line is refused, never held whole): TREC and TSV
                                         # lines are under a KiB, QUEST's JSON lines about 10 KiB (one listing
@@ -114,3 +122,7 @@ TIE_LATTICE_MAX_STATES = 20_000_000     # tie-aware infAP / G: a tie group whose
                                         # refused, its size named (measures/ties.py)
 TIE_IPREC_MAX_CELLS = 500_000_000       # tie-aware interpolated precision: at most this many steps (values x places x
                                         # relevant docs) in one level (measures/ties.py)
+PA_MAX_DOCS = 4096                      # docs of one judgment group with several sub-groups: its preferences are closed
+                                        # transitively as a dense boolean matrix of this many squared cells (16 MB);
+                                        # a larger group is refused with a message (trec_eval allocates
+                                        # num_judged^2 cells per sub-group there)

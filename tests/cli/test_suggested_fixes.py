@@ -1569,7 +1569,7 @@ OTHERS = [
       for cmd in ("eval", "compare", "testset eval", "python")],
     *[Other("no-worker", "engines/dask.py: spell(f'{scheduler}), or leave out --scheduler to start a local cluster')", cmd,
             no_worker(cmd), needs="distributed") for cmd in ("eval", "compare", "testset eval", "python")],
-    Other("prefs-on-dask", "cli/evaluate.py: leave out --engine dask", "eval", prefs_on_dask, needs="distributed"),
+    Other("prefs-on-dask", "engines/choice.py: leave out --engine dask", "eval", prefs_on_dask, needs="distributed"),
     Other("function-on-dask", "cli/testsets.py: leave out --engine dask", "testset eval", function_on_dask,
           needs="distributed"),
     Other("same-names", "compare/compare.py: give distinct names with --name", "compare", compare_same_names),
@@ -1632,8 +1632,8 @@ OTHERS = [
           system_eval_judgments),
     *[Other("test-set-schema", "testsets/load.py: (schema: treckit testset schema)", cmd, schema_check(cmd))
       for cmd in ("testset validate", "testset eval", "rq")],
-    Other("prefs-measures", "measures/prefs.py: with -R prefs / qrels_prefs use -m", "eval", prefs_measures),
-    Other("prefs-needs-R", "cli/evaluate.py: pass {need", "eval", prefs_need_rel_format),
+    Other("prefs-measures", "measures/registry.py: with -R prefs / qrels_prefs use -m", "eval", prefs_measures),
+    Other("prefs-needs-R", "measures/registry.py: pass {need", "eval", prefs_need_rel_format),
     *[Other("unknown-measure", "measures/registry.py: `treckit measures` lists every name", cmd, unknown_measure(cmd))
       for cmd in ("eval", "compare", "fuse", "python")],
     Other("reference-command", "measures/registry.py: the closest it computes is {closest}", "eval", reference_command),

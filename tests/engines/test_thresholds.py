@@ -109,7 +109,9 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "DASK_TAIL_READ_BYTES": "engines/test_piece_sizes.py", "GRADE_COUNT_MAX_CELLS": "engines/test_piece_sizes.py",
              "WHOLE_READ_LIMIT": "inputs/test_long_lines.py", "CONFIG_READ_LIMIT": "inputs/test_bounded.py",
              "DOCUMENT_READ_LIMIT": "inputs/test_bounded.py", "DETECT_MAX_BYTES": "inputs/test_hostile_inputs.py",
-             "GRADE_LIKE_HEAD": "cli/test_sanity_warnings.py"}
+             "GRADE_LIKE_HEAD": "cli/test_sanity_warnings.py",
+             "PA_MAX_DOCS": "measures/test_prefs.py", "PAIR_BLOCK_CELLS": "measures/test_prefs.py",
+             "CLASS_LIMIT": "measures/test_prefs.py"}
 
 
 def test_every_threshold_is_listed_here():

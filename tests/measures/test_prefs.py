@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
+from treckit import thresholds
 
 DATA = Path(os.environ.get("TRECKIT_REFERENCE_DATA", ROOT.parent / "shared" / "data"))
 TREC_EVAL = Path(os.environ.get("TRECKIT_TREC_EVAL", ROOT.parent / "shared" / "tools" / "trec_eval"))
@@ -331,8 +332,7 @@ def test_missing_query_policies(tmp_path, capsys):
 
 
 def test_closure_limit_refuses_clearly(tmp_path, capsys, monkeypatch):
-    from treckit.measures import prefs as pm
-    monkeypatch.setattr(pm, "PA_MAX_DOCS", 2)
+    monkeypatch.setattr(thresholds, "PA_MAX_DOCS", 2)
     code, _, err = _eval(tmp_path, capsys, "q u s1 a 2\nq u s1 b 1\nq u s2 c 2\n", "q Q0 a 1 1 t\n")
     assert code == 2 and "2x2 matrix" in err
     code, out, err = _eval(tmp_path, capsys, "q u s1 a 2\nq u s1 b 1\nq u s2 b 2\n", "q Q0 a 1 1 t\n")
@@ -342,15 +342,14 @@ def test_closure_limit_refuses_clearly(tmp_path, capsys, monkeypatch):
 def test_pair_blocks_give_the_same_numbers(data, capsys, monkeypatch):
     """prefs_pair* over several jgs, counted in blocks of 7 cells and in one block, unretrieved pairs by class
     and by blocks (both sides of each threshold)."""
-    from treckit.measures import prefs as pm
     monkeypatch.chdir(data)
     args = "-q -m prefs_pair -m prefs_pair_imp -m prefs_pair_ret -R qrels_prefs qrels.123 results.test".split()
     code, whole, err = treckit(args, capsys)
     assert code == 0 and "prefs_pair" in whole, err
-    monkeypatch.setattr(pm, "PAIR_BLOCK_CELLS", 7)
-    monkeypatch.setattr(pm, "CLASS_LIMIT", 0)            # unretrieved pairs in blocks, not by class
+    monkeypatch.setattr(thresholds, "PAIR_BLOCK_CELLS", 7)
+    monkeypatch.setattr(thresholds, "CLASS_LIMIT", 0)            # unretrieved pairs in blocks, not by class
     assert treckit(args, capsys)[1] == whole
-    monkeypatch.setattr(pm, "PAIR_BLOCK_CELLS", 1 << 40)
+    monkeypatch.setattr(thresholds, "PAIR_BLOCK_CELLS", 1 << 40)
     assert treckit(args, capsys)[1] == whole
 
 

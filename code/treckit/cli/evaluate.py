@@ -18,21 +18,17 @@ from ..engines.budget import MemoryLimit
 from ..engines.choice import choose
 from ..engines.crosscheck import check_options, cross_check, evaluate_path_checked, read_for_check
 from ..engines.memory import EvalOptions, read_zscores
-from ..engines.prefs import evaluate_prefs, evaluate_qrels_jg
 from ..engines.tie_aware import check_mode, check_requests, named_measures, refuse
 from ..inputs.formats import QRELS_FORMATS
 from ..inputs.formats.common import parse_int
-from ..inputs.formats.prefs import prefs_from_qrels, read_prefs
-from ..inputs.reading import read_qrels, read_run
-from ..measures import prefs as pm
-from ..measures.prefs import JG_MEASURES, is_prefs_name
 from ..measures.registry import resolve
 from ..output import FORMATS as EVAL_FORMATS
 from ..output.files import outputs, refuse_overwriting_inputs
-from ..output.records import render, write
+from ..output.records import write
 from ..output.tie_aware import write_tie_aware
 from ..service.metrics import export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
+from ..measures.declaration import REL_FORMATS
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -69,7 +65,7 @@ class EvalArgs:
     metrics_prefix: str = "treckit"
     memory_limit: str | None = None           # --memory-limit SIZE (default: thresholds.MEMORY_LIMIT_DEFAULT)
     reading: RunReading = field(default_factory=RunReading)
-    rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (run_eval_prefs, below)
+    rel_format: str = "qrels"      # -R: qrels, or prefs / qrels_prefs / qrels_jg (engines.prefs.Preferences)
     engine: str = "local"          # local | dask (engines/dask.py)
     scheduler: str | None = None   # --engine dask: a running scheduler's address (default: a LocalCluster)
     tie_aware: str | None = None   # expected | best | worst | range | report (treckit.engines.tie_aware)
@@ -389,11 +385,7 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
     limit = MemoryLimit.option(a.memory_limit)
-    a.chosen = choose(a.engine, a.scheduler, memory_limit=limit)
-    if a.chosen.name != "local":
-        if a.rel_format != "qrels":
-            raise InputError(f"-R {a.rel_format}: preference judgments are evaluated by the local engine only",
-                             fix="leave out --engine dask")
+    a.chosen = choose(a.engine, a.scheduler, memory_limit=limit, rel_format=a.rel_format)
     if a.tie_aware is not None:
         check_mode(a.tie_aware)
         refuse(a.engine, zscores=a.zscore is not None, cross_check=a.cross_check, rel_format=a.rel_format)
@@ -419,33 +411,25 @@ def eval_main(argv: list[str]) -> None:
         return
     a = parse_args(argv)
     if a.rel_format != "qrels":
-        spelling.now("treckit eval -R")        # runs read by their format only (run_eval_prefs, below)
+        spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)
     run_eval(_check_choices(a))
 
 
 def run_eval(a: EvalArgs, out=None) -> None:
     out = out or sys.stdout
     refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile])     # before anything is read
-    if a.rel_format != "qrels":                  # preference judgments: their own measures (measures/prefs.py)
-        return run_eval_prefs(a, out)
-    try:
-        requests = resolve(a.measures, warn=say)
-    except InputError:
-        # a preference measure is unknown here: name the -R it needs (measures/prefs.py only loaded then)
-        check_measures_for_qrels(a.measures)
-        raise
+    requests = resolve(a.measures, warn=say, rel_format=a.rel_format)
     if a.tie_aware is not None:                  # refused or left out before anything is read
         requests = check_requests(requests, a.tie_aware, named=named_measures(a.measures), warn=say)
-    # TREC qrels are read by the run's --layout and --skip-malformed, which their reader's messages name
-    qrels = read_qrels(a.files[0], a.qrels_format, layout=a.reading.layout, skip_malformed=a.reading.skip_malformed)
+    engine = a.chosen or _check_choices(a).chosen
+    qrels = engine.read_judgments(a.files[0], a.qrels_format, a.reading)
     opts = dataclasses.replace(eval_options(a), zscores=read_zscores(a.zscore) if a.zscore else None)
     fmt = a.format or ("table" if out.isatty() else "trec_eval")
     printed = {"per_query_printed": a.query, "summary_printed": a.summary}
     if a.tie_aware is not None:
         return write_tie_aware(out, qrels, a.files, requests, opts, a.reading, a.tie_aware, fmt, memory_limit=a.memory_limit,
                                per_query=a.query, summary=a.summary)
-    engine = a.chosen or _check_choices(a).chosen
-    if engine.name == "dask":                   # the same results, computed on a Dask cluster
+    if engine.name != "local":                  # the same results, computed on a Dask cluster, or preferences
         results = engine.evaluate_files(qrels, a.files[1:], requests, opts, a.reading, qrels_source=a.files[0],
                                         warn=say)
         if a.cross_check:                       # each run read again here, whole
@@ -472,47 +456,11 @@ def run_eval(a: EvalArgs, out=None) -> None:
 
 
 # ---------------------------------------------------------------- -R prefs | qrels_prefs | qrels_jg
-# trec_eval's other rel-info formats: everything else (flags, output formats, several runs) is the ordinary eval.
-# Doc ids are compared as written on both sides, as trec_eval does; the qrels of qrels_prefs / qrels_jg are read
-# by the ordinary qrels reader.
-REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
-DEFAULT_MEASURES = {"prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "qrels_jg"}
+# trec_eval's other rel-info formats (measured by engines.prefs.Preferences): everything else (flags, output formats,
+# several runs) is the ordinary eval.
 
 
 def check_rel_format(value: str) -> str:
     if value not in REL_FORMATS:
         raise InputError(f"-R {value}: unknown rel_info format", fix="use one of " + ", ".join(REL_FORMATS))
     return value
-
-
-def check_measures_for_qrels(measures: list[str]) -> None:
-    """With plain qrels, name the -R a preference measure needs instead of calling it unknown."""
-    for arg in measures:
-        if is_prefs_name(arg):
-            name = arg.partition(".")[0]
-            need = "-R qrels_jg" if name in JG_MEASURES or name == "qrels_jg" else "-R prefs or -R qrels_prefs"
-            raise InputError(f"measure {arg!r} needs {need}", fix=f"pass {need.split(' or ')[0]} and a matching judgments file")
-
-
-def run_eval_prefs(a, out=None) -> None:
-    """Evaluate ``a.files[1:]`` against the judgments ``a.files[0]`` read as ``a.rel_format``."""
-    out = out or sys.stdout
-    fmt_in = a.rel_format
-    requests = pm.resolve(a.measures or [DEFAULT_MEASURES[fmt_in]], fmt_in)
-    path = a.files[0]
-    if fmt_in == "prefs":
-        judgments = read_prefs(path)
-    else:
-        qrels = read_qrels(path, a.qrels_format or "trec", decode_ids=False)
-        judgments = prefs_from_qrels(qrels, str(path)) if fmt_in == "qrels_prefs" else qrels
-    opts = EvalOptions(level=a.level, max_docs=a.max_docs, judged_only=a.judged, complete=a.complete,
-                       missing=a.missing, order=a.order, float32=a.float32, num_docs_in_coll=a.ndocs,
-                       zscores=read_zscores(a.zscore) if a.zscore else None)
-    evaluate = evaluate_qrels_jg if fmt_in == "qrels_jg" else evaluate_prefs
-    results = []
-    for run_path in a.files[1:]:
-        # preference judgments rank by EvalOptions.order, not by the reading options
-        run = read_run(run_path, a.run_format, decode_ids=False, lean=a.order != "rank", warn=say, order_option=False)
-        results.append((run_path, run.tag, evaluate(judgments, run, requests, opts, source=run_path, warn=say)))
-    fmt = a.format or ("table" if out.isatty() else "trec_eval")
-    out.write(render(results, fmt, per_query=a.query, summary=a.summary))

@@ -11,8 +11,7 @@ from ..engines.tie_aware import run_sources
 from ..inputs.formats.detect import detect_qrels, detect_run
 from ..inputs.options import RunReading
 from ..inputs.reading import read_with
-from ..measures import prefs
-from ..measures.registry import NICKNAMES, describe
+from ..measures.registry import NICKNAMES, QRELS, describe, nickname_formats
 from .common import ROLES, Role
 from .evaluate import eval_main
 
@@ -20,11 +19,9 @@ from .evaluate import eval_main
 def measures_cmd() -> None:
     """List every measure: its trec_eval name with default parameters, its ir_measures names, its meaning and the
     reference tool whose numbers it gives."""
-    def with_default(m) -> str:
-        return m.name + (f".{','.join(str(x) for x in m.default)}" if m.default else "")
-    rows = list(describe()) + [(with_default(m), "", m.doc + " (-R prefs, qrels_prefs or qrels_jg)", "trec_eval 10.0")
-                               for m in prefs.MEASURES if m.name not in prefs.GENERIC]
-    nicknames = ", ".join(NICKNAMES) + "; with -R: " + ", ".join(prefs.NICKNAMES)
+    rows = describe()
+    with_qrels = [n for n in NICKNAMES if QRELS in nickname_formats(n)]
+    nicknames = ", ".join(with_qrels) + "; with -R: " + ", ".join(n for n in NICKNAMES if n not in with_qrels)
     params = ("ir_measures parameters: rel=N (default -l), judged_only=True, nDCG(dcg='exp-log2'), "
               "nDCG(gains={0:0,1:1}), SetF(beta=0.5), IPrec@0.5")
     if not sys.stdout.isatty():                 # piped or redirected: plain lines, easy to grep

@@ -176,11 +176,10 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str, tie_aware: 
     else:
         ev = evaluate_tie_aware(qrels, run, requests, EvalOptions(complete=True), None, "range")
         res = ev.plain
-    keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
+    columns, values = res.per_query_numbers()
     if tie_aware is not None:
-        ties = {"trec_eval": res.values[:, keep], **{m: r.values[:, keep] for m, r in ev.values.items()}}
-    return Scored(run.tag, res.qids, [res.columns[j] for j in keep], res.values[:, keep], _hits(res.view, run, k),
-                  ties)
+        ties = {"trec_eval": values, **{m: r.per_query_numbers()[1] for m, r in ev.values.items()}}
+    return Scored(run.tag, res.qids, columns, values, _hits(res.view, run, k), ties)
 
 
 def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> Scored | None:
@@ -196,9 +195,8 @@ def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> S
 
     res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), reading, memory_limit=memory_limit,
                         on_part=on_part)
-    keep = [j for j, c in enumerate(res.columns) if c in res.per_query_columns and res.kinds[c] in ("double", "long")]
-    return Scored(res.runid, res.qids, [res.columns[j] for j in keep], res.values[:, keep],
-                  [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
+    columns, values = res.per_query_numbers()
+    return Scored(res.runid, res.qids, columns, values, [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
 
 
 def score_system(qrels: Qrels, s: ComparedRun, requests, k: int, tie_aware: str | None = None) -> Scored:

@@ -122,7 +122,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("treckit run", reads={"run": RUN_OPTIONS}),
     # TREC qrels are read with the run's --layout and --skip-malformed where both are read (cli/evaluate.py)
     Command("treckit eval", reads={"run": RUN_OPTIONS, "qrels": _QRELS_WITH_RUN | {"--qrels-format"}}, options=_EVAL),
-    # -R prefs | qrels_prefs | qrels_jg: the runs are read by their format only (cli/evaluate.py: run_eval_prefs)
+    # -R prefs | qrels_prefs | qrels_jg: the runs are read by their format only (engines/prefs.py: Preferences)
     Command("treckit eval -R", reads={"run": frozenset({"--run-format"}), "qrels": frozenset({"--qrels-format"})},
             options=_EVAL),
     Command("treckit compare", reads={"run": RUN_OPTIONS, "qrels": _QRELS_WITH_RUN}),

@@ -3,7 +3,8 @@ once into one value (:class:`treckit.engines.budget.MemoryLimit`).
 
 The engines give the same numbers: :class:`Local` evaluates a run in memory (:mod:`.memory`), or, when it is a TREC
 run file larger than the budget, streamed in bounded memory (:mod:`.stream`); :class:`Dask` reads and evaluates
-runs on a Dask cluster (:mod:`.dask`).  Every caller (the Python API, ``treckit eval``, ``compare``, ``testset
+runs on a Dask cluster (:mod:`.dask`); against preference judgments or judgment groups (trec_eval's -R other than
+qrels), :class:`~treckit.engines.prefs.Preferences` evaluates in memory (:mod:`.prefs`).  Every caller (the Python API, ``treckit eval``, ``compare``, ``testset
 eval``) asks the engine :func:`choose` gives it the same questions (:class:`Engine`).
 """
 from __future__ import annotations
@@ -13,17 +14,24 @@ import os
 from dataclasses import dataclass
 from typing import Any, ContextManager, Protocol
 
+from ..console.errors import InputError
 from ..inputs import irds
 from ..inputs.objects import as_run, is_table_file
+from ..inputs.reading import read_qrels
+from ..measures.declaration import QRELS
 from .budget import DEFAULT_MEMORY, MemoryLimit
 from .dask import check_engine, compare_scorer, evaluate_api, evaluate_runs
 from .memory import evaluate_requests
+from .prefs import Preferences
 from .stream import evaluate_path
 
 class Engine(Protocol):
     """What every engine answers."""
 
     name: str
+
+    def read_judgments(self, path, qrels_format, reading):
+        """The judgments at ``path`` as this engine reads them (``qrels_format``: None, detected)."""
 
     def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
         """One run (a path, or a run given in Python) against ``qrels``: its EvalResult."""
@@ -65,6 +73,9 @@ class Local:
     def scorer(self) -> ContextManager:
         return contextlib.nullcontext()
 
+    def read_judgments(self, path, qrels_format, reading):
+        return read_judged_qrels(path, qrels_format, reading)
+
 
 @dataclass(frozen=True)
 class Dask:
@@ -85,12 +96,24 @@ class Dask:
     def scorer(self) -> ContextManager:
         return compare_scorer(self.scheduler)
 
+    def read_judgments(self, path, qrels_format, reading):
+        return read_judged_qrels(path, qrels_format, reading)
+
+
+def read_judged_qrels(path, qrels_format, reading):
+    """Qrels as every qrels engine reads them: TREC qrels by the run's --layout and --skip-malformed, which their
+    reader's messages name."""
+    return read_qrels(path, qrels_format, layout=reading.layout, skip_malformed=reading.skip_malformed)
+
 
 def choose(engine: str = "local", scheduler: str | None = None, client: Any = None,
-           memory_limit: MemoryLimit = DEFAULT_MEMORY) -> Engine:
+           memory_limit: MemoryLimit = DEFAULT_MEMORY, rel_format: str = QRELS) -> Engine:
     """The engine the options name, checked (a scheduler or a client is for ``engine="dask"``, and Dask must be
-    installed for it): the one place an engine is chosen."""
+    installed for it), for judgments of ``rel_format`` (trec_eval's -R): the one place an engine is chosen."""
     if engine == "local" and scheduler is None and client is None:
-        return Local(MemoryLimit.parse(memory_limit))
+        return Local(MemoryLimit.parse(memory_limit)) if rel_format == QRELS else Preferences(rel_format)
     check_engine(engine, scheduler if client is None else "client")
+    if rel_format != QRELS:
+        raise InputError(f"-R {rel_format}: preference judgments are evaluated by the local engine only",
+                         fix="leave out --engine dask")
     return Dask(scheduler, client)

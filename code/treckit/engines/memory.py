@@ -19,7 +19,7 @@ from ..inputs.options import RunReading
 from ..inputs.sources import display_name, read_text
 from ..measures import compat, subtopics
 from ..ranking.judged import RankedJudged, RunFacts, evaluated_queries, rank_and_judge, sanity_warnings, seq_sum
-from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, resolve
+from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, column_of, resolve
 from ..model import Qrels, Run
 
 MISSING_ZSCORE = -1000000.0
@@ -62,6 +62,17 @@ class EvalResult:
     @property
     def Q(self) -> int:
         return len(self.qids)
+
+    def per_query(self, measure) -> dict[str, float]:
+        """{qid: value} of one measure for every evaluated query: ``measure`` a name in either syntax (``P.10``,
+        ``nDCG@10``) or a Request, its column found through the registry (:func:`~treckit.measures.registry.column_of`)."""
+        values = self.values[:, self.columns.index(column_of(self.requests, measure))]
+        return dict(zip(self.qids, values.astype("float64").tolist()))
+
+    def per_query_numbers(self) -> tuple[list[str], np.ndarray]:
+        """(columns, (Q, C) values) of every numeric measure with per-query values, in the printed order."""
+        keep = [j for j, c in enumerate(self.columns) if c in self.per_query_columns and self.kinds[c] in ("double", "long")]
+        return [self.columns[j] for j in keep], self.values[:, keep]
 
     def to_pandas(self):
         import pandas as pd
@@ -118,12 +129,6 @@ def evaluate_objects(qrels, run, measures: list[str], *, warn=None, order: str =
     requests = resolve(as_measures(measures), first_params_win=False)
     return evaluate_requests(as_qrels(qrels), as_run(run, RunReading(order=order), qrels_source=qrels, warn=warn),
                              requests, EvalOptions(**options), warn=warn)
-
-
-def column_values(result: EvalResult, column: str) -> dict[str, float]:
-    """{qid: value} of one column of ``result``, every evaluated query."""
-    values = result.values[:, result.columns.index(column)].astype("float64").tolist()
-    return dict(zip(result.qids, values))
 
 
 def evaluate_part(qrels: Qrels, run: Run, requests: list[Request], options: EvalOptions | None = None,

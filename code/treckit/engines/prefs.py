@@ -1,18 +1,26 @@
-"""The preference measures' way through evaluation: a run ranked once, as trec_eval ranks it, against preference
-judgments (``-R prefs`` / ``qrels_prefs``) or judgment groups (``-R qrels_jg``), each query's counts computed by the
-kernels of :mod:`treckit.measures.prefs`, and per-query values and summaries made as the in-memory engine makes them
-(:mod:`.memory`: the same -c, -M, -Z and the same result type)."""
+"""The engine of preference judgments (:class:`Preferences`, chosen by :func:`treckit.engines.choice.choose` for
+``-R prefs`` / ``qrels_prefs`` / ``qrels_jg``): a run ranked once, as trec_eval ranks it, against preference
+judgments or judgment groups, each query's counts computed by the kernels of :mod:`treckit.measures.prefs`, and
+per-query values and summaries made as the in-memory engine makes them (:mod:`.memory`: the same -c, -M, -Z and the
+same result type).
+
+Doc ids are compared as written on both sides, as trec_eval does; the qrels of qrels_prefs / qrels_jg are read by the
+ordinary qrels reader, and runs by their format only (the reading options of ``treckit run`` do not apply)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, replace
+from typing import ContextManager
 
 import numpy as np
 import pyarrow as pa
 
 from ..console.errors import InputError
 from ..console.spelling import pass_options
-from ..inputs.formats.prefs import Prefs, byte_order, string_array
+from ..inputs.formats.prefs import Prefs, byte_order, prefs_from_qrels, read_prefs, string_array
+from ..inputs.reading import read_qrels, read_run
 from ..measures.prefs import NONPOOL, PLACEHOLDER_DOC, UNJUDGED, JGRanking, query_prefs
+from ..measures.declaration import PREFS, QRELS_JG, QRELS_PREFS
 from ..measures.registry import Request
 from ..ranking.judged import evaluated_queries, seq_sum
 from ..ranking.order import sort_key
@@ -200,3 +208,37 @@ def _result(qids, runid, per_query, requests, options, ranked, call):
             elif m.summary == "mean":
                 res.summary[n] = mean(v) if Q else 0.0
     return res
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """Here, in memory, against judgments of ``rel_format`` (prefs, qrels_prefs or qrels_jg): the
+    :class:`treckit.engines.choice.Engine` of preference judgments and judgment groups."""
+
+    rel_format: str
+    name = "prefs"
+
+    def read_judgments(self, path, qrels_format, reading):
+        """The judgments at ``path`` as ``rel_format`` reads them (doc ids as written)."""
+        if self.rel_format == PREFS:
+            return read_prefs(path)
+        qrels = read_qrels(path, qrels_format or "trec", decode_ids=False)
+        return prefs_from_qrels(qrels, str(path)) if self.rel_format == QRELS_PREFS else qrels
+
+    def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
+        """One run (a path) against judgments read by :meth:`read_judgments`, ranked by ``reading.order``."""
+        source = str(run)
+        run = read_run(run, reading.format, decode_ids=False, lean=reading.order != "rank", warn=warn,
+                       order_option=False)
+        evaluate = evaluate_qrels_jg if self.rel_format == QRELS_JG else evaluate_prefs
+        return evaluate(qrels, run, requests, replace(options, order=reading.order), source=source, warn=warn)
+
+    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
+        out = []
+        for path in paths:
+            res = self.evaluate(qrels, path, requests, options, reading, qrels_source=qrels_source, warn=warn)
+            out.append((path, res.runid, res))
+        return out
+
+    def scorer(self) -> ContextManager:
+        return contextlib.nullcontext()

@@ -15,12 +15,12 @@ How a query is counted (trec_eval's form_prefs_counts):
   fulfilled.  ``poss`` counts include the fulfilled ones.
 
 Sizes: ECs are counted pairwise through sorted rank arrays, never as a matrix.  A multi-sub-group jg is
-closed as a dense boolean matrix over its own docs, up to ``PA_MAX_DOCS`` docs (beyond, the query is refused
+closed as a dense boolean matrix over its own docs, up to ``thresholds.PA_MAX_DOCS`` docs (beyond, the query is refused
 with a clear error; trec_eval allocates num_judged^2 cells per sub-group there).  ``prefs_pair*`` over
 several jgs needs each doc pair's count in every jg: pairs with a retrieved doc are summed over blocks of
-``PAIR_BLOCK_CELLS`` cells (memory bounded, time retrieved x judged x jgs); pairs of unretrieved docs are only
+``thresholds.PAIR_BLOCK_CELLS`` cells (memory bounded, time retrieved x judged x jgs); pairs of unretrieved docs are only
 counted, class by class (docs with the same level in every jg) when the jgs are ECs and the classes few
-(``CLASS_LIMIT``), else in blocks too.
+(``thresholds.CLASS_LIMIT``), else in blocks too.
 """
 from __future__ import annotations
 
@@ -28,14 +28,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import thresholds
 from ..console.errors import InputError
-from .registry import BY_NAME as _TREC, DOUBLE_CUTS, LONG_CUTS, STD_CUTS, Measure, Request, parse_params, trec_request
+from .declaration import DOUBLE_CUTS, LONG_CUTS, PREFS, QRELS_JG, QRELS_PREFS, STD_CUTS, Measure
 
-PA_MAX_DOCS = 4096            # docs of one multi-sub-group judgment group (boolean closure matrix, 16 MB)
-PAIR_BLOCK_CELLS = 1 << 20   # (doc, doc) cells per block when prefs_pair* counts pairs over several jgs
-CLASS_LIMIT = 2048            # classes of unretrieved docs (same level in every jg) compared class by class
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
-JG_FORMAT = "qrels_jg"
 NONPOOL, UNJUDGED = -1, -2    # as in ranking.judged: retrieved but not judged / judged with a negative grade
 
 
@@ -166,9 +163,9 @@ def _pa_jg(ranks: np.ndarray, jsg: np.ndarray, levels: np.ndarray, njr: int, nj:
     """A jg with several sub-groups: lines sorted by (jsg, level descending, rank)."""
     docs, local = np.unique(ranks, return_inverse=True)
     m = docs.size
-    if m > PA_MAX_DOCS:
+    if m > thresholds.PA_MAX_DOCS:
         raise InputError(f"{where}: {m} docs in a judgment group with several sub-groups; treckit closes such a "
-                         f"group as a {PA_MAX_DOCS}x{PA_MAX_DOCS} matrix at most",
+                         f"group as a {thresholds.PA_MAX_DOCS}x{thresholds.PA_MAX_DOCS} matrix at most",
                          fix="split the judgment group, or write it as a single sub-group")
     _check_zero_levels(local, levels, docs, name, where)
     _, last_line = np.unique(local[::-1], return_index=True)
@@ -348,14 +345,14 @@ def _pair_counts(qp: QueryPrefs, rows: np.ndarray, cols: np.ndarray) -> tuple[np
 def _unretrieved_pairs(qp: QueryPrefs) -> int:
     """How many pairs of unretrieved docs some jg has a preference on.  With EC jgs only, docs with the same
     level (or absence) in every jg form a class: no preference inside a class, and one answer for any two
-    classes; so pairs are counted class by class when there are at most ``CLASS_LIMIT`` classes."""
+    classes; so pairs are counted class by class when there are at most ``thresholds.CLASS_LIMIT`` classes."""
     nj, njr = qp.num_judged, qp.num_judged_ret
     if all(jg.pairs[0] == "ec" for jg in qp.jgs):
         levels = np.stack([jg.pairs[1][njr:] for jg in qp.jgs], axis=1)
         present = ~np.isnan(levels)
         classes, size = np.unique(np.concatenate((present, np.where(present, levels, 0.0)), axis=1), axis=0,
                                   return_counts=True)
-        if len(classes) <= CLASS_LIMIT:
+        if len(classes) <= thresholds.CLASS_LIMIT:
             g = len(qp.jgs)
             has, lv = classes[:, :g] > 0, classes[:, g:]
             differ = np.zeros((len(classes), len(classes)), bool)
@@ -364,7 +361,7 @@ def _unretrieved_pairs(qp: QueryPrefs) -> int:
             return int((np.outer(size, size) * differ).sum()) // 2
     found = 0
     cols = np.arange(njr, nj)
-    step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+    step = max(1, thresholds.PAIR_BLOCK_CELLS // max(cols.size, 1))
     for start in range(njr, nj, step):
         rows = np.arange(start, min(start + step, nj))
         fwd, bwd = _pair_counts(qp, rows, cols)
@@ -389,7 +386,7 @@ def _pair_sums(qp: QueryPrefs) -> tuple:
     def sweep(cols: np.ndarray) -> int:
         nonlocal total
         found = 0
-        step = max(1, PAIR_BLOCK_CELLS // max(cols.size, 1))
+        step = max(1, thresholds.PAIR_BLOCK_CELLS // max(cols.size, 1))
         for start in range(0, njr, step):
             rows = np.arange(start, min(start + step, njr))
             fwd, bwd = _pair_counts(qp, rows, cols)
@@ -469,14 +466,16 @@ def _Rprec_mult_avgjg(jgs: list[JGRanking], level: int, percents) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ the declarations
-def _m(name, doc, kernel, params="none", default=(), summary="mean", value="double"):
-    return Measure(name, doc, kernel, params, default, summary, value)
+PREFERENCE_FORMATS = (PREFS, QRELS_PREFS)      # the judgment formats the prefs_* measures are measured against
+
+
+def _m(name, doc, kernel, params="none", default=(), summary="mean", value="double", formats=PREFERENCE_FORMATS):
+    return Measure(name, doc, kernel, params, default, summary, value, formats=formats)
 
 
 _IMPLIED = "  For A > B with one of them retrieved, fulfilled iff A is; neither retrieved: a failure."
+# runid and num_q, measured against every judgment format, are declared with the others in the registry
 MEASURES: list[Measure] = [
-    _TREC["runid"],
-    _TREC["num_q"],
     _m("prefs_num_prefs_poss", "Preferences possible, whether or not the docs were retrieved. Summary is the sum.",
        _count(_ALL), summary="sum", value="long"),
     _m("prefs_num_prefs_ful", "Preferences fulfilled." + _IMPLIED + " Summary is the sum.", _count(_FUL),
@@ -501,64 +500,15 @@ MEASURES: list[Measure] = [
     _m("prefs_avgjg_imp", "prefs_avgjg over pairs with at least one doc retrieved.",
        _avgjg(_FUL, ("poss_ret", "poss_imp"))),
     _m("map_avgjg", "map for each judgment group (second qrels column, -R qrels_jg), averaged over the groups.",
-       _map_avgjg),
+       _map_avgjg, formats=(QRELS_JG,)),
     _m("P_avgjg", "P at cutoffs for each judgment group (-R qrels_jg), averaged over the groups.", _P_avgjg,
-       LONG_CUTS, STD_CUTS),
+       LONG_CUTS, STD_CUTS, formats=(QRELS_JG,)),
     _m("Rprec_mult_avgjg", "Rprec_mult for each judgment group (-R qrels_jg), averaged over the groups.",
-       _Rprec_mult_avgjg, DOUBLE_CUTS, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+       _Rprec_mult_avgjg, DOUBLE_CUTS, (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), formats=(QRELS_JG,)),
 ]
-BY_NAME = {m.name: m for m in MEASURES}
-JG_MEASURES = {"map_avgjg", "P_avgjg", "Rprec_mult_avgjg"}
-GENERIC = {"runid", "num_q"}
 NICKNAMES = {
-    "all_prefs": [m.name for m in MEASURES[:16]],
+    "all_prefs": ["runid", "num_q", *(m.name for m in MEASURES if m.formats == PREFERENCE_FORMATS)],
     "prefs": ["runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
               "prefs_simp", "prefs_pair", "prefs_avgjg"],
     "qrels_jg": ["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"],
 }
-
-
-def applies(name: str, rel_format: str) -> bool:
-    if name in GENERIC:
-        return True
-    return (name in JG_MEASURES) == (rel_format == JG_FORMAT)
-
-
-def is_prefs_name(arg: str) -> bool:
-    """Whether a ``-m`` argument names one of these measures or nicknames (not runid / num_q alone)."""
-    name = arg.partition(".")[0]
-    return name in NICKNAMES or (name in BY_NAME and name not in GENERIC)
-
-
-def resolve(args: list[str], rel_format: str) -> list[Request]:
-    """``-m`` arguments to requests in trec_eval's order; every measure must apply to ``rel_format``.
-    As in trec_eval, the first parameters given for a measure win."""
-    marked: set[str] = set()
-    params: dict[str, str] = {}
-    for arg in args:
-        name, dot, raw = arg.partition(".")
-        if dot and name not in params:
-            params[name] = raw
-        names = NICKNAMES.get(name, [name])
-        for n in names:
-            if n not in BY_NAME:
-                need = "qrels" if n in _TREC else None
-                raise InputError(f"-R {rel_format}: measure {arg!r} " + (f"needs -R {need}" if need else "is unknown"),
-                                 fix=_fix(rel_format))
-            if not applies(n, rel_format):
-                raise InputError(f"-R {rel_format}: measure {arg!r} needs "
-                                 + ("-R qrels_jg" if n in JG_MEASURES else "-R prefs or -R qrels_prefs"),
-                                 fix=_fix(rel_format))
-            marked.add(n)
-    out = []
-    for m in MEASURES:
-        if m.name in marked:
-            raw = params.get(m.name)
-            out.append(trec_request(m, parse_params(m, raw) if raw is not None else m.default, raw))
-    return out
-
-
-def _fix(rel_format: str) -> str:
-    if rel_format == JG_FORMAT:
-        return "with -R qrels_jg use -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg, runid or num_q"
-    return "with -R prefs / qrels_prefs use -m all_prefs, -m prefs or prefs_* names (see `treckit measures`)"

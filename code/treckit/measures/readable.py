@@ -24,7 +24,7 @@ import re
 from ..console.errors import InputError, shown
 from . import GAINS
 from .definitions import Definition, GAINS as GAIN_MEANINGS, definitions_of
-from .registry import IRM_NAMES, NICKNAMES, TREC_NAMES, resolve
+from .registry import IRM_NAMES, QRELS, column_of, names_for, resolve
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
@@ -82,9 +82,9 @@ def engine_column(name: str) -> str:
 def definitions(names, *, query_set: str = "judged", ranking: str = "trec_eval") -> dict[str, Definition]:
     """{name: Definition} of canonical test-set measures, as :func:`per_query_values` computes them
     (``query_set`` and ``ranking``: see :mod:`treckit.measures.definitions`)."""
-    by_column = definitions_of(resolve([engine_measure(n) for n in names], first_params_win=False),
-                               query_set=query_set, ranking=ranking)
-    return {n: by_column[engine_column(n)].with_name(n) for n in names}
+    requests = resolve([engine_measure(n) for n in names], first_params_win=False)
+    by_column = definitions_of(requests, query_set=query_set, ranking=ranking)
+    return {n: by_column[column_of(requests, engine_measure(n))].with_name(n) for n in names}
 
 
 def gains_note(defs: dict[str, Definition]) -> str:
@@ -99,10 +99,11 @@ def to_engine(names) -> tuple[list[str], dict[str, str]]:
     ``ndcg_cut_10``): the engine names to resolve, and {engine column: readable name} to print
     them under.  A name the engine knows keeps its engine meaning (``map``, ``P@5``, ``nDCG@10``:
     trec_eval's linear gain); other spellings of readable names (``ndcg@10``) are not guessed at."""
+    trec_names, nicknames = names_for(QRELS)
     engine, printed = [], {}
     for name in names:
         readable = None
-        if isinstance(name, str) and name.partition(".")[0] not in TREC_NAMES and name not in NICKNAMES \
+        if isinstance(name, str) and name.partition(".")[0] not in trec_names and name not in nicknames \
                 and name.partition("@")[0].partition("(")[0] not in IRM_NAMES:
             try:
                 readable = canonical_name(name)

@@ -6,6 +6,11 @@ it gives (trec_eval 10.0, gdeval.pl, cwl-eval as ir_measures sets it up, ir_meas
 Both syntaxes parse into one :class:`Request` type here (``resolve``); :mod:`treckit.engines.memory`
 runs every request through one path.  Adding a measure = one kernel + one entry in ``MEASURES``.
 
+The measures of preference judgments and judgment groups (``prefs_*``, ``*_avgjg``: declared beside their kernels
+in :mod:`.prefs`) are listed here too, last, as trec_eval lists them; each measure names the judgment formats
+(trec_eval's -R) it is measured against (``Measure.formats``), and ``resolve(..., rel_format=...)`` is the one way
+from ``-m`` names to requests for every format (:mod:`treckit.engines.prefs` evaluates the other formats).
+
 trec_eval syntax (``-m name.params``): integer cutoffs (``P.5,10``: sorted, positive, no repeats),
 fractional cutoffs (``iprec_at_recall..1,.5``), plain numbers (``utility.1,-1,0,0``) or
 ``level=gain`` pairs (``ndcg.1=3,2=9``).  The order of ``MEASURES`` is trec_eval's output order.
@@ -20,12 +25,14 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..console.errors import InputError, shown_number
 from ..inputs.formats.common import atof as _atof, atol as _atol
-from . import ap, compat, counts, cwl, gdeval, ndcg, precision, rbp, recall, relstring, rr, subtopics
+from . import ap, compat, counts, cwl, gdeval, ndcg, precision, prefs, rbp, recall, relstring, rr, subtopics
+from .declaration import (DOUBLE_CUTS, DOUBLES, EMPTY_IF_BARE, LONG_CUTS, NONE, PAIRS, PLACEHOLDER, QRELS,  # noqa: F401
+                          QRELS_JG, RECALL_LEVELS, REL_FORMATS, STD_CUTS, ZERO, ZERO_IF_BARE, Irm, Measure, Param,
+                          Request, trec_columns, trec_request)
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
@@ -34,62 +41,8 @@ GDEVAL = "gdeval.pl 1.2a"
 CWL = "cwl-eval 1.0.12, as ir_measures 0.4 sets it up"
 IR_MEASURES = "ir_measures 0.4"
 
-LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
-STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-# What a judged query missing from the run contributes under -c.  trec_eval scores it on a one-doc
-# placeholder ranking, then resets a few values by their printed name (trec_eval.c's cleanup loop).
-PLACEHOLDER = "placeholder"      # the kernel's value on the placeholder (1 doc, not in the pool)
-ZERO = "zero"                    # reset to 0 whatever the parameters (num_ret; unj_*: a prefix match)
-ZERO_IF_BARE = "zero_if_bare"    # reset only when printed under the bare name, i.e. without parameters
-EMPTY_IF_BARE = "empty_if_bare"  # relstring: cleared, again only under its bare name
-
-
-@dataclass(frozen=True)
-class Param:
-    """One ir_measures parameter as ir_measures declares it (``ParamInfo``)."""
-
-    dtype: type
-    required: bool = False
-    choices: tuple | None = None
-    default: Any = None          # None: no default (ir_measures' NOT_PROVIDED)
-
-
 CUTOFF, CUTOFF_REQUIRED = Param(int), Param(int, required=True)
 REL, JUDGED_ONLY = Param(int, default=1), Param(bool, default=False)
-
-
-@dataclass(frozen=True)
-class Irm:
-    """The ir_measures names of a measure.  ``bind`` turns the typed parameters (those given, plus
-    ``preset``) into (trec measure name, kernel parameters, kernel options)."""
-
-    names: tuple[str, ...]                  # the registered name first, then aliases
-    params: dict[str, Param]
-    bind: Callable[[dict], tuple[str, tuple, dict]]
-    aggregate: str = "mean"                 # as ir_measures' aggregator(): mean | sum
-    preset: tuple = ()                      # (name, value) pairs the name fixes (NumRelRet = NumRet(rel=1))
-    at: str = "cutoff"                      # the parameter that ``name@X`` sets
-
-
-@dataclass(frozen=True)
-class Measure:
-    name: str
-    doc: str
-    kernel: Callable | None
-    params: str = NONE
-    default: tuple = ()
-    summary: str = "mean"        # mean | sum | gm | count | none
-    value: str = "double"        # double | long | string | runid
-    per_query: bool = True
-    placeholder: str = PLACEHOLDER
-    complete_sum_from_qrels: bool = False   # -c summary: every judgment with grade > 0 in the qrels
-    trec: bool = True            # reachable by its trec_eval name (False: ir_measures names only)
-    irm: tuple[Irm, ...] = ()
-    reference: str = "trec_eval 10.0"   # the tool whose numbers it gives
-    ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order;
-                                 # ascending: by docno ascending (pyndeval's)
 
 
 def _m(name, doc, kernel, params=NONE, default=(), **kw):
@@ -225,9 +178,10 @@ def _bind_setp(p: dict):
 
 
 MEASURES: list[Measure] = [
-    _m("runid", "Run id: the tag on the last line of the run.", None, value="runid", summary="none", per_query=False),
+    _m("runid", "Run id: the tag on the last line of the run.", None, value="runid", summary="none", per_query=False,
+       formats=REL_FORMATS),
     _m("num_q", "Number of queries averaged over (with -c: every query in the qrels).", counts.num_q, summary="count",
-       value="long", per_query=False,
+       value="long", per_query=False, formats=REL_FORMATS,
        irm=(Irm(("NumQ",), {}, _to("num_q"), aggregate="sum"),)),
     _m("num_ret", "Documents retrieved (after -M and -J). Summary is the sum.", counts.num_ret, summary="sum",
        value="long", placeholder=ZERO,
@@ -322,6 +276,7 @@ MEASURES: list[Measure] = [
        ties="ascending", placeholder=ZERO,
        irm=(Irm(("Compat",), {"p": Param(float, default=0.95), "normalize": Param(bool, default=True)},
                 _to("Compat", options=lambda p: {k: p[k] for k in ("p", "normalize") if k in p})),)),
+    *prefs.MEASURES,          # against preference judgments or judgment groups (-R): trec_eval lists them last
 ]
 BY_NAME = {m.name: m for m in MEASURES}
 TREC_NAMES = {m.name: m for m in MEASURES if m.trec}
@@ -338,38 +293,8 @@ NICKNAMES = {
                  "set_F", "num_nonrel_judged_ret"],
     "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"],
+    **prefs.NICKNAMES,
 }
-
-
-@dataclass(frozen=True)
-class Request:
-    """One measure to compute: the declaration, its kernel parameters, and the columns it prints."""
-
-    measure: Measure
-    params: tuple
-    columns: tuple[str, ...]
-    text: str                                   # as asked for (``P.5,10``, ``nDCG@10``)
-    options: tuple = ()                         # kernel keyword options, as sorted (key, value) pairs
-    level: int | None = None                    # relevance level; None: -l
-    judged_only: bool | None = None             # None: -J
-    summary: str = "mean"
-    per_query: bool = True
-    bare: bool = True                           # trec_eval name printed without parameters
-
-    @property
-    def key(self) -> tuple:
-        """What is computed: two requests with equal keys give equal columns."""
-        return (self.measure.name, self.params, self.options, self.level, self.judged_only, self.summary)
-
-
-def _trec_columns(m: Measure, params: tuple, raw: str | None) -> tuple[str, ...]:
-    if m.params == LONG_CUTS:
-        return tuple(f"{m.name}_{c}" for c in params)
-    if m.params == DOUBLE_CUTS:
-        return tuple(f"{m.name}_{c:3.2f}" for c in params)
-    if m.params in (DOUBLES, PAIRS) and raw is not None:
-        return (f"{m.name}_{raw}",)
-    return (m.name,)
 
 
 LONG_MAX = (1 << 63) - 1         # trec_eval's largest cutoff (a C long)
@@ -408,103 +333,97 @@ def parse_params(m: Measure, raw: str) -> tuple:
     cutoff fits a C long, every number is finite and within the range its measure gives it a meaning in."""
     if raw == "":
         raise InputError(f"{m.name}.: empty parameters", fix=f"give parameters after the dot, or use -m {m.name}")
-    parts = raw.split(",")
-    if m.params == LONG_CUTS:
-        vals = sorted(_atol(p) for p in parts)
-        if vals[0] <= 0:
-            raise InputError(f"{m.name}.{raw}: cutoffs must be positive", fix=f"e.g. -m {m.name}.5,10")
-        if vals[-1] > LONG_MAX:
-            raise InputError(f"{m.name}.{raw}: a cutoff above {LONG_MAX} (the largest trec_eval reads; it would read "
-                             "a larger one as that)", fix=f"e.g. -m {m.name}.1000 (a cutoff beyond a run's depth "
-                                                           "counts every doc it retrieved)")
-        if len(set(vals)) != len(vals):
-            raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
-        return tuple(vals)
-    if m.params == DOUBLE_CUTS:
-        vals = sorted(_param_number(m, raw, p) for p in parts)
-        if len(set(vals)) != len(vals):
-            raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
-        return tuple(vals)
-    if m.params == DOUBLES:
-        vals = tuple(_param_number(m, raw, p) for p in parts)
-        if len(vals) != len(m.default) and m.name == "utility":
-            raise InputError(f"{m.name}.{raw}: utility takes exactly 4 coefficients", fix="e.g. -m utility.1,-1,0,0")
-        return vals
-    if m.params == PAIRS:
-        pairs = []
-        for p in parts:
-            if "=" not in p or not p.partition("=")[0]:
-                raise InputError(f"{m.name}.{raw}: malformed pair parameters", fix=f"e.g. -m {m.name}.1=3,2=9")
-            k, v = p.split("=", 1)
-            value = _param_number(m, raw, v)
-            if k == "p" and m.name in PERSISTENCE and not 0 <= value < 1:
-                raise InputError(f"{m.name}.{raw}: the persistence p must be from 0 up to (not including) 1",
-                                 fix=f"e.g. -m {m.name}.p=0.8")
-            pairs.append((k, value))
-        return tuple(pairs)
-    raise InputError(f"measure {m.name} takes no parameters", fix=f"use -m {m.name}")
+    parse = _PARAM_PARSERS.get(m.params)
+    if parse is None:
+        raise InputError(f"measure {m.name} takes no parameters", fix=f"use -m {m.name}")
+    return parse(m, raw, raw.split(","))
+
+
+def _long_cutoffs(m: Measure, raw: str, parts: list[str]) -> tuple:
+    vals = sorted(_atol(p) for p in parts)
+    if vals[0] <= 0:
+        raise InputError(f"{m.name}.{raw}: cutoffs must be positive", fix=f"e.g. -m {m.name}.5,10")
+    if vals[-1] > LONG_MAX:
+        raise InputError(f"{m.name}.{raw}: a cutoff above {LONG_MAX} (the largest trec_eval reads; it would read "
+                         "a larger one as that)", fix=f"e.g. -m {m.name}.1000 (a cutoff beyond a run's depth "
+                                                       "counts every doc it retrieved)")
+    return _distinct_cutoffs(m, raw, vals)
+
+
+def _double_cutoffs(m: Measure, raw: str, parts: list[str]) -> tuple:
+    return _distinct_cutoffs(m, raw, sorted(_param_number(m, raw, p) for p in parts))
+
+
+def _distinct_cutoffs(m: Measure, raw: str, vals: list) -> tuple:
+    if len(set(vals)) != len(vals):
+        raise InputError(f"{m.name}.{raw}: duplicate cutoffs", fix="list each cutoff once")
+    return tuple(vals)
+
+
+def _doubles(m: Measure, raw: str, parts: list[str]) -> tuple:
+    vals = tuple(_param_number(m, raw, p) for p in parts)
+    if len(vals) != len(m.default) and m.name == "utility":
+        raise InputError(f"{m.name}.{raw}: utility takes exactly 4 coefficients", fix="e.g. -m utility.1,-1,0,0")
+    return vals
+
+
+def _pairs(m: Measure, raw: str, parts: list[str]) -> tuple:
+    pairs = []
+    for p in parts:
+        if "=" not in p or not p.partition("=")[0]:
+            raise InputError(f"{m.name}.{raw}: malformed pair parameters", fix=f"e.g. -m {m.name}.1=3,2=9")
+        k, v = p.split("=", 1)
+        value = _param_number(m, raw, v)
+        if k == "p" and m.name in PERSISTENCE and not 0 <= value < 1:
+            raise InputError(f"{m.name}.{raw}: the persistence p must be from 0 up to (not including) 1",
+                             fix=f"e.g. -m {m.name}.p=0.8")
+        pairs.append((k, value))
+    return tuple(pairs)
+
+
+_PARAM_PARSERS = {LONG_CUTS: _long_cutoffs, DOUBLE_CUTS: _double_cutoffs, DOUBLES: _doubles, PAIRS: _pairs}
 
 
 # ------------------------------------------------------------------ resolving -m arguments
-def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] | None = None) -> list[Request]:
-    """Measure names (trec_eval's, with nicknames and ``.params``, or ir_measures') to requests.
+def applies(m: Measure, rel_format: str) -> bool:
+    """Whether ``m`` is measured against judgments of ``rel_format`` (trec_eval's -R)."""
+    return rel_format in m.formats
+
+
+def nickname_formats(nickname: str) -> tuple[str, ...]:
+    """The judgment formats every measure of ``nickname`` is measured against."""
+    members = [BY_NAME[n].formats for n in NICKNAMES[nickname]]
+    return tuple(f for f in REL_FORMATS if all(f in formats for formats in members))
+
+
+def names_for(rel_format: str) -> tuple[dict[str, Measure], dict[str, list[str]]]:
+    """(trec_eval names, nicknames) that can be asked for against judgments of ``rel_format``."""
+    return ({n: m for n, m in TREC_NAMES.items() if applies(m, rel_format)},
+            {n: v for n, v in NICKNAMES.items() if rel_format in nickname_formats(n)})
+
+
+def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] | None = None,
+            rel_format: str = QRELS) -> list[Request]:
+    """Measure names (trec_eval's, with nicknames and ``.params``, or ir_measures') to requests, for judgments
+    of ``rel_format`` (trec_eval's -R; a measure of another format is refused, naming the -R it needs).
 
     trec_eval's names come out in trec_eval's order, then ir_measures' names in the order given;
     a name asked for twice is computed once.  ``first_params_win``: trec_eval's rule, the first
     parameters given for a measure are used and later ones ignored (``warn`` says so); otherwise
     (the Python API, like pytrec_eval) every parameter set asked for is computed.
     """
-    args = list(args) if args else ["official"]
-    marked: set[str] = set()
-    given: dict[str, list[str]] = {}          # trec name -> the parameter strings given, in order
-    irm: list[Request] = []
-    for arg in args:
-        if not isinstance(arg, str):
-            raise InputError(f"measure names are strings, got {arg!r}", fix="e.g. 'map' or 'nDCG@10'")
-        name, dot, raw = arg.partition(".")
-        if name in NICKNAMES or name in TREC_NAMES:
-            if dot:
-                if name in NICKNAMES:
-                    raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
-                                     fix=f"use -m {name}, and give parameters to single measures")
-                if not raw:                        # trec_eval checks every -m, even after earlier parameters
-                    raise InputError(f"-m {arg}: empty parameters", fix=f"give parameters (e.g. -m {name}.5) or none (-m {name})")
-                given.setdefault(name, []).append(raw)
-            marked.update(NICKNAMES.get(name, [name]))
-            continue
-        req = parse_irm(arg)
-        if req is None:
-            raise unknown_measure(arg)
-        irm.append(req)
+    if rel_format != QRELS:
+        return _resolve_beside_qrels(list(args) if args else [DEFAULT_NICKNAME[rel_format]], rel_format)
+    args = list(args) if args else [DEFAULT_NICKNAME[QRELS]]
+    try:
+        marked, given, irm = _read_names(args)
+    except InputError:
+        _refuse_other_formats(args)          # a measure of other judgments: name the -R it needs
+        raise
     out: list[Request] = []
     for m in MEASURES:
-        if m.name not in marked:
-            continue
-        raws = given.get(m.name, [])
-        if not raws:
-            out.append(trec_request(m, m.default, None))
-            continue
-        distinct = list(dict.fromkeys(raws))
-        if first_params_win:
-            if warn is not None and (len(distinct) > 1 or _bare_asked(m.name, args)):
-                ignored = ", ".join(f"{m.name}.{r}" for r in distinct[1:]) or f"the default parameters of {m.name}"
-                warn(f"-m {m.name}.{distinct[0]} is used and {ignored} ignored: as trec_eval, the first parameters "
-                     f"given for a measure win (ask for each in a separate treckit eval, or use the Python API)")
-            out.append(trec_request(m, parse_params(m, distinct[0]), distinct[0]))
-            continue
-        parsed = [(parse_params(m, r), r) for r in distinct]
-        if _bare_asked(m.name, args):
-            parsed.insert(0, (m.default, None))
-        if m.params in (LONG_CUTS, DOUBLE_CUTS):       # cutoffs merge into one sorted list, as pytrec_eval does
-            cuts = tuple(sorted({c for p, _ in parsed for c in p}))
-            out.append(trec_request(m, cuts, None))
-        else:
-            seen = set()
-            for p, r in parsed:
-                col = _trec_columns(m, p, r)
-                if col not in seen:
-                    seen.add(col)
-                    out.append(trec_request(m, p, r))
+        if m.name in marked:
+            out.extend(_trec_requests(m, given.get(m.name, []), args, first_params_win, warn))
     seen_names: set = set()
     for req in irm:          # each spelling asked for is a column of its own (MAP and AP alike), once
         if req.columns not in seen_names:
@@ -513,14 +432,166 @@ def resolve(args, *, first_params_win: bool = True, warn: Callable[[str], None] 
     return out
 
 
+def column_of(requests: list[Request], measure) -> str:
+    """The column an evaluation of ``requests`` gives ``measure``'s values under: ``measure`` is one measure, a name
+    in either syntax (``P.10``, ``P@10``, ``recall.100``, ``nDCG(dcg='exp-log2')@10``) or a Request, and the column
+    is that of the request computing the same thing (the same kernel, options, level and -J; for a cutoff measure,
+    the same cutoff among the request's).  Spellings of one definition (``AP`` and ``map``) share a column."""
+    want = measure if isinstance(measure, Request) else _one_request(measure)
+    if len(want.columns) != 1:
+        raise InputError(f"{measure if isinstance(measure, str) else want.text}: {len(want.columns)} columns ({', '.join(want.columns)}), not one",
+                         fix="name one cutoff or parameter set, e.g. P.10 or nDCG@10")
+    cutoffs = want.measure.params in (LONG_CUTS, DOUBLE_CUTS)
+    # -c's placeholder value of these depends on the printed name (bare or with parameters)
+    by_name = want.measure.placeholder in (ZERO_IF_BARE, EMPTY_IF_BARE)
+    for r in requests:
+        if (r.measure, _given(r.options), r.level, r.judged_only) != \
+                (want.measure, _given(want.options), want.level, want.judged_only):
+            continue
+        if cutoffs and want.params[0] in r.params:
+            return r.columns[r.params.index(want.params[0])]
+        if not cutoffs and r.params == want.params and len(r.columns) == 1 and (r.bare == want.bare or not by_name):
+            return r.columns[0]
+    asked = measure if isinstance(measure, str) else want.text
+    raise InputError(f"{asked} is not among the measures evaluated", fix=f"evaluate with {asked} among them")
+
+
+def _given(options: tuple) -> tuple:
+    """Kernel options without those left unset (RR's cutoff=None computes recip_rank)."""
+    return tuple((k, v) for k, v in options if v is not None)
+
+
+def _one_request(name) -> Request:
+    requests = resolve([name], first_params_win=False)
+    if len(requests) != 1:
+        raise InputError(f"{name}: a group of {len(requests)} measures, not one", fix="name one measure, e.g. map")
+    return requests[0]
+
+
+# the measures printed when none is asked for, for each judgment format
+DEFAULT_NICKNAME = {"qrels": "official", "prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "qrels_jg"}
+
+
+def _read_names(args: list) -> tuple[set[str], dict[str, list[str]], list[Request]]:
+    """(trec_eval measures asked for, {trec name: the parameter strings given, in order}, ir_measures requests)."""
+    trec_names, nicknames = names_for(QRELS)
+    marked: set[str] = set()
+    given: dict[str, list[str]] = {}
+    irm: list[Request] = []
+    for arg in args:
+        if not isinstance(arg, str):
+            raise InputError(f"measure names are strings, got {arg!r}", fix="e.g. 'map' or 'nDCG@10'")
+        name, dot, raw = arg.partition(".")
+        if name in nicknames or name in trec_names:
+            if dot:
+                _check_trec_params(arg, name, raw, nicknames)
+                given.setdefault(name, []).append(raw)
+            marked.update(nicknames.get(name, [name]))
+            continue
+        req = parse_irm(arg)
+        if req is None:
+            raise unknown_measure(arg)
+        irm.append(req)
+    return marked, given, irm
+
+
+def _check_trec_params(arg: str, name: str, raw: str, nicknames: dict) -> None:
+    if name in nicknames:
+        raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
+                         fix=f"use -m {name}, and give parameters to single measures")
+    if not raw:                        # trec_eval checks every -m, even after earlier parameters
+        raise InputError(f"-m {arg}: empty parameters", fix=f"give parameters (e.g. -m {name}.5) or none (-m {name})")
+
+
+def _trec_requests(m: Measure, raws: list[str], args: list, first_params_win: bool, warn) -> list[Request]:
+    """The requests of one trec_eval measure given with the parameter strings ``raws`` (none: its defaults)."""
+    if not raws:
+        return [trec_request(m, m.default, None)]
+    distinct = list(dict.fromkeys(raws))
+    if first_params_win:
+        if warn is not None and (len(distinct) > 1 or _bare_asked(m.name, args)):
+            ignored = ", ".join(f"{m.name}.{r}" for r in distinct[1:]) or f"the default parameters of {m.name}"
+            warn(f"-m {m.name}.{distinct[0]} is used and {ignored} ignored: as trec_eval, the first parameters "
+                 f"given for a measure win (ask for each in a separate treckit eval, or use the Python API)")
+        return [trec_request(m, parse_params(m, distinct[0]), distinct[0])]
+    parsed = [(parse_params(m, r), r) for r in distinct]
+    if _bare_asked(m.name, args):
+        parsed.insert(0, (m.default, None))
+    if m.params in (LONG_CUTS, DOUBLE_CUTS):       # cutoffs merge into one sorted list, as pytrec_eval does
+        return [trec_request(m, tuple(sorted({c for p, _ in parsed for c in p})), None)]
+    out, seen = [], set()
+    for p, r in parsed:
+        col = trec_columns(m, p, r)
+        if col not in seen:
+            seen.add(col)
+            out.append(trec_request(m, p, r))
+    return out
+
+
 def _bare_asked(name: str, args: list[str]) -> bool:
     """Whether ``name`` was also asked for without parameters (alone or through a nickname)."""
     return any(a == name or name in NICKNAMES.get(a, ()) for a in args)
 
 
-def trec_request(m: Measure, params: tuple, raw: str | None) -> Request:
-    return Request(m, params, _trec_columns(m, params, raw), m.name if raw is None else f"{m.name}.{raw}",
-                   summary=m.summary, per_query=m.per_query, bare=raw is None)
+def _needed_formats(name: str) -> tuple[str, ...] | None:
+    """The judgment formats a measure or nickname of other judgments than qrels needs (None: it is no such name)."""
+    if name in NICKNAMES:
+        formats = nickname_formats(name)
+    elif name in BY_NAME:
+        formats = BY_NAME[name].formats
+    else:
+        return None
+    return None if QRELS in formats else formats
+
+
+def _needs(formats: tuple[str, ...]) -> str:
+    return " or ".join(f"-R {f}" for f in formats)
+
+
+def _refuse_other_formats(args: list) -> None:
+    """With qrels, a measure of preference judgments or judgment groups is refused naming the -R it needs."""
+    for arg in args:
+        formats = _needed_formats(arg.partition(".")[0]) if isinstance(arg, str) else None
+        if formats is not None:
+            need = _needs(formats)
+            raise InputError(f"measure {arg!r} needs {need}",
+                             fix=f"pass {need.split(' or ')[0]} and a matching judgments file")
+
+
+def _resolve_beside_qrels(args: list[str], rel_format: str) -> list[Request]:
+    """``-m`` arguments for preference judgments or judgment groups, in trec_eval's order; every measure must be
+    measured against ``rel_format``.  As in trec_eval, the first parameters given for a measure win."""
+    nicknames = {n: v for n, v in NICKNAMES.items() if QRELS not in nickname_formats(n)}
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for arg in args:
+        name, dot, raw = arg.partition(".")
+        if dot and name not in params:
+            params[name] = raw
+        for n in nicknames.get(name, [name]):
+            _check_beside_qrels(arg, n, rel_format)
+            marked.add(n)
+    out = []
+    for m in MEASURES:
+        if m.name in marked:
+            raw = params.get(m.name)
+            out.append(trec_request(m, parse_params(m, raw) if raw is not None else m.default, raw))
+    return out
+
+
+def _check_beside_qrels(arg: str, name: str, rel_format: str) -> None:
+    m = BY_NAME.get(name)
+    if m is None or m.formats == (QRELS,):
+        raise InputError(f"-R {rel_format}: measure {arg!r} " + ("needs -R qrels" if m is not None else "is unknown"),
+                         fix=_fix_beside_qrels(rel_format))
+    if not applies(m, rel_format):
+        raise InputError(f"-R {rel_format}: measure {arg!r} needs {_needs(m.formats)}", fix=_fix_beside_qrels(rel_format))
+
+
+def _fix_beside_qrels(rel_format: str) -> str:
+    if rel_format == QRELS_JG:
+        return "with -R qrels_jg use -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg, runid or num_q"
+    return "with -R prefs / qrels_prefs use -m all_prefs, -m prefs or prefs_* names (see `treckit measures`)"
 
 
 # ------------------------------------------------------------------ the ir_measures syntax
@@ -598,24 +669,27 @@ def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
         raise InputError(f"{text}: {name} has no parameter {', '.join(unknown)}",
                          fix=f"{name} takes {', '.join(spec.params) or 'no parameters'}")
     for pname, p in spec.params.items():
-        if pname not in params:
-            if p.required:
-                shown = f"{name}@X" if pname == spec.at else f"{name}({pname}=...)"
-                raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name, spec)}")
-            continue
-        v = params[pname]
-        ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
-        if not ok or (p.choices is not None and v not in p.choices):
-            want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
-            raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
-                             fix=f"e.g. {_example(name, spec)}")
-        values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
-        if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
-                or (pname == "beta" and v < 0):
-            raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
-                             + ("a recall level from 0 to 1" if pname == "recall" else
-                                "numbers must be finite, and integers at most 2^63 - 1 in size"),
-                             fix=f"e.g. {_example(name, spec)}")
+        if pname in params:
+            _check_value(text, name, spec, pname, p, params[pname])
+        elif p.required:
+            shown = f"{name}@X" if pname == spec.at else f"{name}({pname}=...)"
+            raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name, spec)}")
+
+
+def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v) -> None:
+    """One given parameter: of its declared type and among its allowed values, then within range."""
+    ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
+    if not ok or (p.choices is not None and v not in p.choices):
+        want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
+        raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
+                         fix=f"e.g. {_example(name, spec)}")
+    values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
+    if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
+            or (pname == "beta" and v < 0):
+        raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
+                         + ("a recall level from 0 to 1" if pname == "recall" else
+                            "numbers must be finite, and integers at most 2^63 - 1 in size"),
+                         fix=f"e.g. {_example(name, spec)}")
 
 
 def _in_bounds(x) -> bool:
@@ -666,7 +740,8 @@ def unknown_measure(arg: str) -> InputError:
                           f"{why})", fix=f"the closest it computes is {closest}; `treckit measures` lists every name")
     if base in _ir_measures_registry() and base not in IRM_NAMES:
         note = f" ({base} is an ir_measures measure that treckit does not compute)"
-    names = list(TREC_NAMES) + list(NICKNAMES) + list(IRM_NAMES)
+    trec_names, nicknames = names_for(QRELS)
+    names = list(trec_names) + list(nicknames) + list(IRM_NAMES)
     folded: dict[str, list[str]] = {}
     for n in names:
         folded.setdefault(n.lower(), []).append(n)
@@ -697,7 +772,7 @@ def _printed_trec_form(arg: str) -> str | None:
     """``P_10`` -> ``P.10``, ``ndcg_cut_10`` -> ``ndcg_cut.10``: the -m form of a name as trec_eval prints it."""
     if "@" in arg or "(" in arg:           # ir_measures' syntax: ndcg_cut@10 is not ndcg with parameters cut@10
         return None
-    fits = [m.name for m in MEASURES if m.trec and m.params != NONE and arg.startswith(m.name + "_")
+    fits = [m.name for m in MEASURES if m.trec and applies(m, QRELS) and m.params != NONE and arg.startswith(m.name + "_")
             and len(arg) > len(m.name) + 1]
     if not fits:
         return None
@@ -715,14 +790,17 @@ def _ir_measures_registry() -> set[str]:
 
 def describe() -> list[tuple[str, str, str, str]]:
     """(trec_eval name with defaults, ir_measures names, meaning, reference tool) for each measure, for
-    `treckit measures`."""
+    `treckit measures`; a measure of other judgments than qrels says so."""
     rows = []
     for m in MEASURES:
         default = ",".join(str(x) for x in m.default)
         trec = (m.name + (f".{default}" if default else "")) if m.trec else "-"
         irm = ", ".join(n + _at_hint(i) for i in m.irm for n in i.names)
-        rows.append((trec, irm, m.doc, m.reference))
+        rows.append((trec, irm, m.doc + ("" if applies(m, QRELS) else f" (-R {_BESIDE_QRELS})"), m.reference))
     return rows
+
+
+_BESIDE_QRELS = ", ".join(REL_FORMATS[1:-1]) + f" or {REL_FORMATS[-1]}"     # prefs, qrels_prefs or qrels_jg
 
 
 def _at_hint(spec: Irm) -> str:

@@ -2,8 +2,8 @@
 evaluation engine over every query of a test set."""
 from __future__ import annotations
 
-from ..engines.memory import column_values, evaluate_objects
-from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, definitions, engine_column,  # noqa: F401
+from ..engines.memory import evaluate_objects
+from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, definitions,  # noqa: F401
                                  engine_measure, gains_note)
 
 
@@ -17,6 +17,6 @@ def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[
     result = evaluate_objects(qrels, run, [engine_measure(n) for n in names], complete=True, order="desc", warn=warn)
     out = {}
     for n in names:
-        value_of = column_values(result, engine_column(n))
+        value_of = result.per_query(engine_measure(n))
         out[n] = {q: value_of[q] for q in qids}
     return out

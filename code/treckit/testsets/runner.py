@@ -29,7 +29,7 @@ from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 from .load import TestSet, load_test_set
-from .measures import DEFAULT_MEASURES, canonical_name, engine_column, engine_measure, per_query_values
+from .measures import DEFAULT_MEASURES, canonical_name, engine_measure, per_query_values
 from .results import TestSetResult, from_cached, summarise
 from .systems import evaluate_system
 
@@ -179,8 +179,7 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
     requests = resolve(as_measures([engine_measure(n) for n in names]), first_params_win=False)
     res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), RunReading(), warn=warn,
                         memory_limit=thresholds.TESTSET_RUN_MEMORY, on_part=note_answered, order_option=False)
-    column = {c: i for i, c in enumerate(res.columns)}
-    values = {n: dict(zip(res.qids, res.values[:, column[engine_column(n)]].tolist())) for n in names}
+    values = {n: res.per_query(engine_measure(n)) for n in names}
     return values, [q for q in query_ids if q not in answered]
 
 
