@@ -1542,7 +1542,7 @@ OTHERS = [
     Other("missing-warning", "ranking/judged.py: (--missing zero scores them 0)", "python", missing_warning_python),
     Other("results-format", "cli/evaluate.py: use --qrels-format / --run-format", "eval", eval_results_format),
     Other("bad-choice", "cli/evaluate.py: e.g. {flag} {allowed[0]}", "eval", eval_bad_choice),
-    Other("needs-value", "cli/evaluate.py: e.g. {name} VALUE", "eval", eval_needs_value),
+    Other("needs-value", "cli/evaluate.py: e.g. {flag} VALUE", "eval", eval_needs_value),
     Other("unknown-option", "cli/evaluate.py: see `treckit eval --help`", "eval", eval_unknown_option),
     Other("takes-an-integer", "cli/evaluate.py: e.g. {flag} 1", "eval", eval_integer),
     *[Other("unknown-engine", "engines/dask.py: --engine {e}", cmd,
