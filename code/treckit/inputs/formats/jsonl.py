@@ -27,6 +27,8 @@ from ...model import Qrels, Run
 from ...console.spelling import pass_options
 from . import JsonlFields
 from .common import LineErrors, head_lines, notice, text_lines
+from ..sources import Source
+from ...fast.strings import has_empty
 
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
 DOCS_FIELDS = ("docs", "doc_ids", "docids", "pids")
@@ -310,6 +312,37 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     from ...fast.strings import has_empty, take
 
     src = Source(path)
+    keys = _plain_run_keys(src, path, f)
+    if keys is None:
+        return None
+    schema = _plain_run_schema(f, *keys)
+    try:
+        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
+                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    lists = _plain_run_lists(t, keys)
+    if lists is None:
+        return None
+    ids, docs, flat_docs, flat_scores, lens = lists
+    n = len(flat_docs)
+    dictionary = ids.combine_chunks()           # one id per line: small
+    first_line = np.cumsum([0] + [len(c) for c in docs.chunks])
+    qid = pa.chunked_array([pa.DictionaryArray.from_arrays(pc.list_parent_indices(c).cast(pa.int32()).to_numpy()
+                                                           + np.int32(first_line[i]), dictionary)
+                            for i, c in enumerate(docs.chunks)])
+    starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
+                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
+    notes: dict = {"tag": "treckit"}
+    if not lens.all():
+        notes["empty_queries"] = take(ids, np.flatnonzero(lens == 0)).to_pylist()
+    return Run(table, notes=notes)
+
+
+def _plain_run_keys(src: Source, path: PathLike, f: JsonlFields) -> tuple[str, str, str] | None:
+    """The id, docs and scores keys of a file for Arrow: one large enough, whose first line has the plain
+    shape {id: string, docs: list, scores: list}; None for any other file."""
     if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
         return None
     try:
@@ -322,19 +355,31 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if not (id_key and docs_key and scores_key and isinstance(first.get(id_key), str)
             and isinstance(first.get(docs_key), list) and isinstance(first.get(scores_key), list)):
         return None
+    return id_key, docs_key, scores_key
+
+
+def _plain_run_schema(f: JsonlFields, id_key: str, docs_key: str, scores_key: str):
+    """The Arrow schema of a plain run: a string id, a list of string docs, a list of double scores."""
+    import pyarrow as pa
+
     # a later line holding a key the line reader would prefer (e.g. "id" where the first line had only
     # "qid") must not be read by another key here: such keys are declared null, so any value there
     # sends the file to the line reader
     preferred = [k for keys, chosen, given in ((ID_FIELDS, id_key, f.id), (DOCS_FIELDS, docs_key, f.docs))
                  if given is None for k in keys[: keys.index(chosen)]]
-    schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
-                       + [(k, pa.null()) for k in preferred])
-    try:
-        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
-                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    ids, docs, scores = t.column(id_key), t.column(docs_key), t.column(scores_key)
+    return pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
+                     + [(k, pa.null()) for k in preferred])
+
+
+def _plain_run_lists(t, keys: tuple[str, str, str]):
+    """(ids, docs, flat docs, flat scores, list lengths) of a table that reads as the line reader reads it: no
+    nulls, distinct non-empty ids, a score per doc, finite scores, non-empty doc ids and at least one doc;
+    None for any other table."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids, docs, scores = (t.column(k) for k in keys)
     if (ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids)
             or has_empty(ids)):
         return None
@@ -349,19 +394,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if (flat_docs.null_count or flat_scores.null_count or len(flat_docs) == 0
             or not all(np.isfinite(c.to_numpy()).all() for c in flat_scores.chunks) or has_empty(flat_docs)):
         return None
-    n = len(flat_docs)
-    dictionary = ids.combine_chunks()           # one id per line: small
-    first_line = np.cumsum([0] + [len(c) for c in docs.chunks])
-    qid = pa.chunked_array([pa.DictionaryArray.from_arrays(pc.list_parent_indices(c).cast(pa.int32()).to_numpy()
-                                                           + np.int32(first_line[i]), dictionary)
-                            for i, c in enumerate(docs.chunks)])
-    starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
-                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
-    notes: dict = {"tag": "treckit"}
-    if not lens.all():
-        notes["empty_queries"] = take(ids, np.flatnonzero(lens == 0)).to_pylist()
-    return Run(table, notes=notes)
+    return ids, docs, flat_docs, flat_scores, lens
 
 
 def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, line_id: int, name: str, no: int, line: str) -> str:
