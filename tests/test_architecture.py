@@ -263,7 +263,7 @@ COMPLEX_FUNCTIONS = {
     "inputs/formats/trec.py:_read_run_lines", "testsets/load.py:_QueryChecker._report",
     "measures/registry.py:resolve", "compare/report.py:markdown", "service/evaluator.py:Evaluator.evaluate",
     "retrieval/system_config.py:Checker.fusion", "testsets/topics.py:read_query_records",
-    "cli/evaluate.py:parse_args", "measures/registry.py:_validate", "inputs/formats/jsonl.py:read_quest",
+    "cli/evaluate.py:parse_args", "measures/registry.py:_validate",
     "ranking/judged.py:RunFacts.combine", "testsets/lifecycle.py:refresh", "retrieval/fusion.py:fuse",
     "retrieval/corpus.py:read_corpus", "measures/registry.py:parse_params", "compare/compare.py:compare",
     "compare/report.py:table",

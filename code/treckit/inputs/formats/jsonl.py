@@ -175,50 +175,75 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
     """
     check_duplicates_policy(duplicates)
     name = display_name(path)
-    qids, docids, grades, queries, objects = [], [], [], [], []
+    qids, docids, queries, objects = [], [], [], []
     given = None
     dropped = 0
     empty: list[str] = []
     for n, (no, line, obj) in enumerate(iter_json_lines(path)):
-        key = id_field if id_field is not None else _first_key(obj, ID_FIELDS)
-        if id_field is not None and id_field not in obj:
-            raise InputError(f"no {id_field!r} field", path=name, line=no, text=line, fix="check --id-field")
-        has_id = key is not None
+        key = _quest_id_key(obj, id_field, name, no, line)
         if given is None:
-            given = has_id
-        elif given != has_id:
+            given = key is not None
+        elif given != (key is not None):
             raise InputError("some lines have an id field and some do not", path=name, line=no, text=line,
                              fix="give every line an id, or none (then line numbers are the ids)")
-        qid = as_id(obj[key], "query id", name, no, line) if has_id else str(n + id_base)
-        docs_key = _first_key(obj, DOCS_FIELDS)
-        if docs_key is None or not isinstance(obj[docs_key], list):
-            raise InputError("no 'docs' list", path=name, line=no, text=line,
-                             fix="a QUEST line lists its relevant documents as \"docs\": [...]")
-        seen: set[str] = set()
-        for d in obj[docs_key]:
-            doc = as_id(d, "doc id", name, no, line)
-            if doc in seen:
-                if duplicates == "error":
-                    raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
-                                     fix="remove the repeat, or " + pass_options("qrels", "--duplicates keep-first"))
-                dropped += 1
-                continue
-            seen.add(doc)
-            qids.append(qid), docids.append(doc), grades.append(grade)
-        if not seen:
+        qid = as_id(obj[key], "query id", name, no, line) if key is not None else str(n + id_base)
+        docs, repeats = _quest_docs(obj, qid, duplicates, name, no, line)
+        dropped += repeats
+        if not docs:
             empty.append(qid)
+        qids.extend([qid] * len(docs))
+        docids.extend(docs)
         queries.append((qid, obj.get("query", "")))
         objects.append(obj)
+    _check_one_line_per_query(queries, name)
+    _report_unjudged(name, empty)
+    return GroundTruth(Qrels.from_columns(qids, docids, [grade] * len(docids)), queries, bool(given), objects,
+                       repeats_dropped=dropped, empty_queries=empty)
+
+
+def _quest_id_key(obj: dict, id_field: str | None, name: str, no: int, line: str) -> str | None:
+    """The key of a QUEST line's id: ``id_field`` when given (which the line must have), else the first of
+    :data:`ID_FIELDS` the line has, if any."""
+    if id_field is None:
+        return _first_key(obj, ID_FIELDS)
+    if id_field not in obj:
+        raise InputError(f"no {id_field!r} field", path=name, line=no, text=line, fix="check --id-field")
+    return id_field
+
+
+def _quest_docs(obj: dict, qid: str, duplicates: str, name: str, no: int, line: str) -> tuple[list[str], int]:
+    """A QUEST line's relevant docs, each once, and how many repeats ``duplicates`` dropped (a repeat is an
+    error under "error")."""
+    docs_key = _first_key(obj, DOCS_FIELDS)
+    if docs_key is None or not isinstance(obj[docs_key], list):
+        raise InputError("no 'docs' list", path=name, line=no, text=line,
+                         fix="a QUEST line lists its relevant documents as \"docs\": [...]")
+    docs: list[str] = []
+    seen: set[str] = set()
+    for d in obj[docs_key]:
+        doc = as_id(d, "doc id", name, no, line)
+        if doc in seen:
+            if duplicates == "error":
+                raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
+                                 fix="remove the repeat, or " + pass_options("qrels", "--duplicates keep-first"))
+            continue
+        seen.add(doc)
+        docs.append(doc)
+    return docs, len(obj[docs_key]) - len(docs)
+
+
+def _check_one_line_per_query(queries: list[tuple[str, str]], name: str) -> None:
     if len({q for q, _ in queries}) != len(queries):
         dup = next(q for q in (q for q, _ in queries) if sum(1 for x, _ in queries if x == q) > 1)
         raise InputError(f"query id {dup!r} appears on more than one line", path=name,
                          fix="give each line a distinct id")
+
+
+def _report_unjudged(name: str, empty: list[str]) -> None:
     if empty:
         notice(name, f"{len(empty)} quer{'y lists' if len(empty) == 1 else 'ies list'} no relevant documents "
                      f"(first: {empty[0]}): kept without judgments, so trec_eval will not evaluate "
                      f"{'it' if len(empty) == 1 else 'them'}")
-    return GroundTruth(Qrels.from_columns(qids, docids, grades), queries, bool(given), objects,
-                       repeats_dropped=dropped, empty_queries=empty)
 
 
 # ---------------------------------------------------------------- runs
