@@ -442,29 +442,38 @@ def _run_candidates(line: str, layout: RunLayout, columns: int) -> list[tuple]:
     being None, 'spaced' (a doc id with spaces) or 'extra' (columns after the last ignored); or
     [('bad', what, fix)] when the line cannot be read that way."""
     f = split_fields(line)
-    if len(f) < columns:
-        return []
-    if columns == 3:
-        s = parse_score(f[2])
-        if len(f) == 3:
+    if len(f) == columns:           # the usual line: exactly the format's fields, which every layout reads alike
+        if columns == 3:
+            s = parse_score(f[2])
             return [(f[0], "Q0", f[1], None, s, "treckit", None)] if s is not None else []
-        if layout == "extra-columns":
-            return [(f[0], "Q0", f[1], None, s, "treckit", "extra")] if s is not None else []
-        tabs = _tab_fields(line, 3, 1) if layout == "auto" else None
-        if tabs is not None:
-            bad = _whitespace_in({"query id": tabs[0], "score": tabs[2]})
-            s = parse_score(tabs[2])
-            return [bad] if bad else [(tabs[0], "Q0", tabs[1], None, s, "treckit", "spaced")] if s is not None else []
-        if layout == "docid-spaces":
-            s = parse_score(f[-1])
-            return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
-        return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
-                        "spaces, or there are extra columns",
-                 "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns")
-                 + "; or write doc ids escaped")]
-    if len(f) == 6:
         r, s = parse_int(f[3]), parse_score(f[4])
         return [(*f[:3], r, s, f[5], None)] if r is not None and s is not None else []
+    if len(f) < columns:
+        return []
+    return _wide_three_column_candidates(line, f, layout) if columns == 3 else _wide_run_candidates(line, f, layout)
+
+
+def _wide_three_column_candidates(line: str, f: list[str], layout: RunLayout) -> list[tuple]:
+    """The readings (as :func:`_run_candidates`) of a 'qid docid score' line with more than 3 fields."""
+    if layout == "extra-columns":
+        s = parse_score(f[2])
+        return [(f[0], "Q0", f[1], None, s, "treckit", "extra")] if s is not None else []
+    tabs = _tab_fields(line, 3, 1) if layout == "auto" else None
+    if tabs is not None:
+        bad = _whitespace_in({"query id": tabs[0], "score": tabs[2]})
+        s = parse_score(tabs[2])
+        return [bad] if bad else [(tabs[0], "Q0", tabs[1], None, s, "treckit", "spaced")] if s is not None else []
+    if layout == "docid-spaces":
+        s = parse_score(f[-1])
+        return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
+    return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
+                    "spaces, or there are extra columns",
+             "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns")
+             + "; or write doc ids escaped")]
+
+
+def _wide_run_candidates(line: str, f: list[str], layout: RunLayout) -> list[tuple]:
+    """The readings (as :func:`_run_candidates`) of a TREC run line with more than 6 fields."""
     tabs = _tab_fields(line, 6, 2) if layout != "extra-columns" else None
     if tabs is not None:
         r, s = parse_int(tabs[3]), parse_score(tabs[4])
