@@ -402,22 +402,15 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
             known_tags[cands[0][5]] = known_tags.get(cands[0][5], 0) + 1
         parsed.append((no, line, cands))
     if not known_tags:
-        # every line reads two ways: trust the reading under which the run tag never changes
-        by_kind = [{c[5] for _, _, cands in parsed for c in cands[k:k + 1]} for k in (0, 1)]
-        constant = [tags for tags in by_kind if len(tags) == 1]
-        if len(constant) == 1:
-            known_tags = dict.fromkeys(constant[0], 1)
+        known_tags = _constant_tag(parsed)
     qids, docids, scores, ranks, tags = [], [], [], [], []
     written: dict[tuple[str, str], str] = {}          # see Run.written
     for no, line, cands in parsed:
         if len(cands) > 1:
-            matching = [c for c in cands if c[5] in known_tags]
-            if len(matching) != 1:
-                errors.bad(no, line, "ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
-                           "separate fields with tabs, or say which: "
-                           + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
+            cands = _by_run_tag(cands, known_tags)
+            if not cands:
+                errors.bad(no, line, *_ambiguous_run_line())
                 continue
-            cands = matching
         q, _it, d, r, s, tag, kind = cands[0]
         readings.add(kind, no)
         docid = unescape_id(d) if decode_ids else d
@@ -427,6 +420,31 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
     errors.report()
     if counted is None:
         readings.report()
+    return _run_of_lines(name, columns, qids, docids, scores, ranks, tags, written, errors)
+
+
+def _constant_tag(parsed: list[tuple[int, str, list[tuple]]]) -> dict[str, int]:
+    """When every line reads two ways: the run tag of the reading under which it never changes, trusted
+    ({tag: 1}); {} when both readings keep one tag, or neither does."""
+    by_kind = [{c[5] for _, _, cands in parsed for c in cands[k:k + 1]} for k in (0, 1)]
+    constant = [tags for tags in by_kind if len(tags) == 1]
+    return dict.fromkeys(constant[0], 1) if len(constant) == 1 else {}
+
+
+def _by_run_tag(cands: list[tuple], known_tags: dict[str, int]) -> list[tuple]:
+    """The one reading of a line that reads two ways whose run tag is the run's, as a list; [] when not one is."""
+    matching = [c for c in cands if c[5] in known_tags]
+    return matching if len(matching) == 1 else []
+
+
+def _ambiguous_run_line() -> tuple[str, str]:
+    return ("ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
+            "separate fields with tabs, or say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
+
+
+def _run_of_lines(name: str, columns: int, qids: list[str], docids: list[str], scores: list[float],
+                  ranks: list[int], tags: list[str], written: dict[tuple[str, str], str], errors: LineErrors) -> Run:
+    """The run of the lines read (ranks kept for 6 columns), with the lines skipped counted in its notes."""
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
