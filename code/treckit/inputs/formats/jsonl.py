@@ -174,50 +174,75 @@ def read_quest(path: PathLike, *, id_base: int = 1, id_field: str | None = None,
     """
     check_duplicates_policy(duplicates)
     name = display_name(path)
-    qids, docids, grades, queries, objects = [], [], [], [], []
+    qids, docids, queries, objects = [], [], [], []
     given = None
     dropped = 0
     empty: list[str] = []
     for n, (no, line, obj) in enumerate(iter_json_lines(path)):
-        key = id_field if id_field is not None else _first_key(obj, ID_FIELDS)
-        if id_field is not None and id_field not in obj:
-            raise InputError(f"no {id_field!r} field", path=name, line=no, text=line, fix="check --id-field")
-        has_id = key is not None
+        key = _quest_id_key(obj, id_field, name, no, line)
         if given is None:
-            given = has_id
-        elif given != has_id:
+            given = key is not None
+        elif given != (key is not None):
             raise InputError("some lines have an id field and some do not", path=name, line=no, text=line,
                              fix="give every line an id, or none (then line numbers are the ids)")
-        qid = as_id(obj[key], "query id", name, no, line) if has_id else str(n + id_base)
-        docs_key = _first_key(obj, DOCS_FIELDS)
-        if docs_key is None or not isinstance(obj[docs_key], list):
-            raise InputError("no 'docs' list", path=name, line=no, text=line,
-                             fix="a QUEST line lists its relevant documents as \"docs\": [...]")
-        seen: set[str] = set()
-        for d in obj[docs_key]:
-            doc = as_id(d, "doc id", name, no, line)
-            if doc in seen:
-                if duplicates == "error":
-                    raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
-                                     fix="remove the repeat, or " + pass_options("qrels", "--duplicates keep-first"))
-                dropped += 1
-                continue
-            seen.add(doc)
-            qids.append(qid), docids.append(doc), grades.append(grade)
-        if not seen:
+        qid = as_id(obj[key], "query id", name, no, line) if key is not None else str(n + id_base)
+        docs, repeats = _quest_docs(obj, qid, duplicates, name, no, line)
+        dropped += repeats
+        if not docs:
             empty.append(qid)
+        qids.extend([qid] * len(docs))
+        docids.extend(docs)
         queries.append((qid, obj.get("query", "")))
         objects.append(obj)
+    _check_one_line_per_query(queries, name)
+    _report_unjudged(name, empty)
+    return GroundTruth(Qrels.from_columns(qids, docids, [grade] * len(docids)), queries, bool(given), objects,
+                       repeats_dropped=dropped, empty_queries=empty)
+
+
+def _quest_id_key(obj: dict, id_field: str | None, name: str, no: int, line: str) -> str | None:
+    """The key of a QUEST line's id: ``id_field`` when given (which the line must have), else the first of
+    :data:`ID_FIELDS` the line has, if any."""
+    if id_field is None:
+        return _first_key(obj, ID_FIELDS)
+    if id_field not in obj:
+        raise InputError(f"no {id_field!r} field", path=name, line=no, text=line, fix="check --id-field")
+    return id_field
+
+
+def _quest_docs(obj: dict, qid: str, duplicates: str, name: str, no: int, line: str) -> tuple[list[str], int]:
+    """A QUEST line's relevant docs, each once, and how many repeats ``duplicates`` dropped (a repeat is an
+    error under "error")."""
+    docs_key = _first_key(obj, DOCS_FIELDS)
+    if docs_key is None or not isinstance(obj[docs_key], list):
+        raise InputError("no 'docs' list", path=name, line=no, text=line,
+                         fix="a QUEST line lists its relevant documents as \"docs\": [...]")
+    docs: list[str] = []
+    seen: set[str] = set()
+    for d in obj[docs_key]:
+        doc = as_id(d, "doc id", name, no, line)
+        if doc in seen:
+            if duplicates == "error":
+                raise InputError(f"doc {doc!r} is listed twice for query {qid}", path=name, line=no, text=line,
+                                 fix="remove the repeat, or " + pass_options("qrels", "--duplicates keep-first"))
+            continue
+        seen.add(doc)
+        docs.append(doc)
+    return docs, len(obj[docs_key]) - len(docs)
+
+
+def _check_one_line_per_query(queries: list[tuple[str, str]], name: str) -> None:
     if len({q for q, _ in queries}) != len(queries):
         dup = next(q for q in (q for q, _ in queries) if sum(1 for x, _ in queries if x == q) > 1)
         raise InputError(f"query id {dup!r} appears on more than one line", path=name,
                          fix="give each line a distinct id")
+
+
+def _report_unjudged(name: str, empty: list[str]) -> None:
     if empty:
         notice(name, f"{len(empty)} quer{'y lists' if len(empty) == 1 else 'ies list'} no relevant documents "
                      f"(first: {empty[0]}): kept without judgments, so trec_eval will not evaluate "
                      f"{'it' if len(empty) == 1 else 'them'}")
-    return GroundTruth(Qrels.from_columns(qids, docids, grades), queries, bool(given), objects,
-                       repeats_dropped=dropped, empty_queries=empty)
 
 
 # ---------------------------------------------------------------- runs
@@ -308,6 +333,37 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
 
 
     src = Source(path)
+    keys = _plain_run_keys(src, path, f)
+    if keys is None:
+        return None
+    schema = _plain_run_schema(f, *keys)
+    try:
+        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
+                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    lists = _plain_run_lists(t, keys)
+    if lists is None:
+        return None
+    ids, docs, flat_docs, flat_scores, lens = lists
+    n = len(flat_docs)
+    dictionary = ids.combine_chunks()           # one id per line: small
+    first_line = np.cumsum([0] + [len(c) for c in docs.chunks])
+    qid = pa.chunked_array([pa.DictionaryArray.from_arrays(pc.list_parent_indices(c).cast(pa.int32()).to_numpy()
+                                                           + np.int32(first_line[i]), dictionary)
+                            for i, c in enumerate(docs.chunks)])
+    starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
+                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
+    notes: dict = {"tag": "treckit"}
+    if not lens.all():
+        notes["empty_queries"] = take(ids, np.flatnonzero(lens == 0)).to_pylist()
+    return Run(table, notes=notes)
+
+
+def _plain_run_keys(src: Source, path: PathLike, f: JsonlFields) -> tuple[str, str, str] | None:
+    """The id, docs and scores keys of a file for Arrow: one large enough, whose first line has the plain
+    shape {id: string, docs: list, scores: list}; None for any other file."""
     if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
         return None
     try:
@@ -320,19 +376,31 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if not (id_key and docs_key and scores_key and isinstance(first.get(id_key), str)
             and isinstance(first.get(docs_key), list) and isinstance(first.get(scores_key), list)):
         return None
+    return id_key, docs_key, scores_key
+
+
+def _plain_run_schema(f: JsonlFields, id_key: str, docs_key: str, scores_key: str):
+    """The Arrow schema of a plain run: a string id, a list of string docs, a list of double scores."""
+    import pyarrow as pa
+
     # a later line holding a key the line reader would prefer (e.g. "id" where the first line had only
     # "qid") must not be read by another key here: such keys are declared null, so any value there
     # sends the file to the line reader
     preferred = [k for keys, chosen, given in ((ID_FIELDS, id_key, f.id), (DOCS_FIELDS, docs_key, f.docs))
                  if given is None for k in keys[: keys.index(chosen)]]
-    schema = pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
-                       + [(k, pa.null()) for k in preferred])
-    try:
-        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
-                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    ids, docs, scores = t.column(id_key), t.column(docs_key), t.column(scores_key)
+    return pa.schema([(id_key, pa.string()), (docs_key, pa.list_(pa.string())), (scores_key, pa.list_(pa.float64()))]
+                     + [(k, pa.null()) for k in preferred])
+
+
+def _plain_run_lists(t, keys: tuple[str, str, str]):
+    """(ids, docs, flat docs, flat scores, list lengths) of a table that reads as the line reader reads it: no
+    nulls, distinct non-empty ids, a score per doc, finite scores, non-empty doc ids and at least one doc;
+    None for any other table."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids, docs, scores = (t.column(k) for k in keys)
     if (ids.null_count or docs.null_count or scores.null_count or len(pc.unique(ids)) != len(ids)
             or has_empty(ids)):
         return None
@@ -347,19 +415,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if (flat_docs.null_count or flat_scores.null_count or len(flat_docs) == 0
             or not all(np.isfinite(c.to_numpy()).all() for c in flat_scores.chunks) or has_empty(flat_docs)):
         return None
-    n = len(flat_docs)
-    dictionary = ids.combine_chunks()           # one id per line: small
-    first_line = np.cumsum([0] + [len(c) for c in docs.chunks])
-    qid = pa.chunked_array([pa.DictionaryArray.from_arrays(pc.list_parent_indices(c).cast(pa.int32()).to_numpy()
-                                                           + np.int32(first_line[i]), dictionary)
-                            for i, c in enumerate(docs.chunks)])
-    starts = np.repeat(np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
-    table = pa.table({"qid": qid, "docid": flat_docs, "score": flat_scores,
-                      "rank": np.arange(n, dtype=np.int64) - starts + 1, "tag": repeated_column(n, None)})
-    notes: dict = {"tag": "treckit"}
-    if not lens.all():
-        notes["empty_queries"] = take(ids, np.flatnonzero(lens == 0)).to_pylist()
-    return Run(table, notes=notes)
+    return ids, docs, flat_docs, flat_scores, lens
 
 
 def _run_qid(obj: dict, f: JsonlFields, query_to_qid: dict[str, str] | None, line_id: int, name: str, no: int, line: str) -> str:

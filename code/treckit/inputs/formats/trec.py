@@ -402,22 +402,15 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
             known_tags[cands[0][5]] = known_tags.get(cands[0][5], 0) + 1
         parsed.append((no, line, cands))
     if not known_tags:
-        # every line reads two ways: trust the reading under which the run tag never changes
-        by_kind = [{c[5] for _, _, cands in parsed for c in cands[k:k + 1]} for k in (0, 1)]
-        constant = [tags for tags in by_kind if len(tags) == 1]
-        if len(constant) == 1:
-            known_tags = dict.fromkeys(constant[0], 1)
+        known_tags = _constant_tag(parsed)
     qids, docids, scores, ranks, tags = [], [], [], [], []
     written: dict[tuple[str, str], str] = {}          # see Run.written
     for no, line, cands in parsed:
         if len(cands) > 1:
-            matching = [c for c in cands if c[5] in known_tags]
-            if len(matching) != 1:
-                errors.bad(no, line, "ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
-                           "separate fields with tabs, or say which: "
-                           + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
+            cands = _by_run_tag(cands, known_tags)
+            if not cands:
+                errors.bad(no, line, *_ambiguous_run_line())
                 continue
-            cands = matching
         q, _it, d, r, s, tag, kind = cands[0]
         readings.add(kind, no)
         docid = unescape_id(d) if decode_ids else d
@@ -427,6 +420,31 @@ def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: 
     errors.report()
     if counted is None:
         readings.report()
+    return _run_of_lines(name, columns, qids, docids, scores, ranks, tags, written, errors)
+
+
+def _constant_tag(parsed: list[tuple[int, str, list[tuple]]]) -> dict[str, int]:
+    """When every line reads two ways: the run tag of the reading under which it never changes, trusted
+    ({tag: 1}); {} when both readings keep one tag, or neither does."""
+    by_kind = [{c[5] for _, _, cands in parsed for c in cands[k:k + 1]} for k in (0, 1)]
+    constant = [tags for tags in by_kind if len(tags) == 1]
+    return dict.fromkeys(constant[0], 1) if len(constant) == 1 else {}
+
+
+def _by_run_tag(cands: list[tuple], known_tags: dict[str, int]) -> list[tuple]:
+    """The one reading of a line that reads two ways whose run tag is the run's, as a list; [] when not one is."""
+    matching = [c for c in cands if c[5] in known_tags]
+    return matching if len(matching) == 1 else []
+
+
+def _ambiguous_run_line() -> tuple[str, str]:
+    return ("ambiguous line: it reads both as a doc id with spaces and as extra columns after the run tag",
+            "separate fields with tabs, or say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns"))
+
+
+def _run_of_lines(name: str, columns: int, qids: list[str], docids: list[str], scores: list[float],
+                  ranks: list[int], tags: list[str], written: dict[tuple[str, str], str], errors: LineErrors) -> Run:
+    """The run of the lines read (ranks kept for 6 columns), with the lines skipped counted in its notes."""
     if not qids:
         raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
                          fix="check that the right file was given")
@@ -442,29 +460,38 @@ def _run_candidates(line: str, layout: RunLayout, columns: int) -> list[tuple]:
     being None, 'spaced' (a doc id with spaces) or 'extra' (columns after the last ignored); or
     [('bad', what, fix)] when the line cannot be read that way."""
     f = split_fields(line)
-    if len(f) < columns:
-        return []
-    if columns == 3:
-        s = parse_score(f[2])
-        if len(f) == 3:
+    if len(f) == columns:           # the usual line: exactly the format's fields, which every layout reads alike
+        if columns == 3:
+            s = parse_score(f[2])
             return [(f[0], "Q0", f[1], None, s, "treckit", None)] if s is not None else []
-        if layout == "extra-columns":
-            return [(f[0], "Q0", f[1], None, s, "treckit", "extra")] if s is not None else []
-        tabs = _tab_fields(line, 3, 1) if layout == "auto" else None
-        if tabs is not None:
-            bad = _whitespace_in({"query id": tabs[0], "score": tabs[2]})
-            s = parse_score(tabs[2])
-            return [bad] if bad else [(tabs[0], "Q0", tabs[1], None, s, "treckit", "spaced")] if s is not None else []
-        if layout == "docid-spaces":
-            s = parse_score(f[-1])
-            return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
-        return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
-                        "spaces, or there are extra columns",
-                 "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns")
-                 + "; or write doc ids escaped")]
-    if len(f) == 6:
         r, s = parse_int(f[3]), parse_score(f[4])
         return [(*f[:3], r, s, f[5], None)] if r is not None and s is not None else []
+    if len(f) < columns:
+        return []
+    return _wide_three_column_candidates(line, f, layout) if columns == 3 else _wide_run_candidates(line, f, layout)
+
+
+def _wide_three_column_candidates(line: str, f: list[str], layout: RunLayout) -> list[tuple]:
+    """The readings (as :func:`_run_candidates`) of a 'qid docid score' line with more than 3 fields."""
+    if layout == "extra-columns":
+        s = parse_score(f[2])
+        return [(f[0], "Q0", f[1], None, s, "treckit", "extra")] if s is not None else []
+    tabs = _tab_fields(line, 3, 1) if layout == "auto" else None
+    if tabs is not None:
+        bad = _whitespace_in({"query id": tabs[0], "score": tabs[2]})
+        s = parse_score(tabs[2])
+        return [bad] if bad else [(tabs[0], "Q0", tabs[1], None, s, "treckit", "spaced")] if s is not None else []
+    if layout == "docid-spaces":
+        s = parse_score(f[-1])
+        return [(f[0], "Q0", _middle(line, 1, 1), None, s, "treckit", "spaced")] if s is not None else []
+    return [("bad", f"{len(f)} fields where a 'qid docid score' line has 3: the query id or the doc id contains "
+                    "spaces, or there are extra columns",
+             "say which: " + pass_options("run", "--layout docid-spaces", "--layout extra-columns")
+             + "; or write doc ids escaped")]
+
+
+def _wide_run_candidates(line: str, f: list[str], layout: RunLayout) -> list[tuple]:
+    """The readings (as :func:`_run_candidates`) of a TREC run line with more than 6 fields."""
     tabs = _tab_fields(line, 6, 2) if layout != "extra-columns" else None
     if tabs is not None:
         r, s = parse_int(tabs[3]), parse_score(tabs[4])

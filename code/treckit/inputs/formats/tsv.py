@@ -26,18 +26,7 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
     body = [(no, ln) for no, ln in enumerate(lines, 1) if not is_blank(ln) and not is_comment(ln)]
     if not body:
         raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
-    head = [h.strip(FIELD_SEPARATORS).lower() for h in body[0][1].split("\t")]
-    cols = {"qid": 0, "docid": 1, third: 2}
-    if any(h in _Q for h in head) and any(h in _D for h in head):
-        cols = {}
-        for i, h in enumerate(head):
-            for key, names in (("qid", _Q), ("docid", _D), ("score", _S), ("rank", _R)):
-                if h in names and key not in cols:
-                    cols[key] = i
-        body = body[1:]
-        if "score" not in cols and "rank" not in cols:
-            raise InputError(f"the header {body and head} names no score or rank column", path=name,
-                             fix="name a column 'score' or 'rank'")
+    cols, body = _column_positions(body, third, name)
     width = max(cols.values()) + 1
     qids, docids, scores, ranks = [], [], [], []
     for no, line in body:
@@ -63,14 +52,39 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
             s = None        # set below from the rank
         qids.append(q), docids.append(d), scores.append(s), ranks.append(r)
     errors.report()
+    return _run_of_columns(name, qids, docids, scores, ranks, from_rank="score" not in cols)
+
+
+def _column_positions(body: list[tuple[int, str]], third: str, name: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
+    """The index of each column ({"qid": .., "docid": .., "score" and/or "rank": ..}) and the lines after the
+    header: a first line naming a query id and a doc id column is a header, and says which column is which;
+    without one, the columns are qid, docid and ``third``."""
+    head = [h.strip(FIELD_SEPARATORS).lower() for h in body[0][1].split("\t")]
+    if not (any(h in _Q for h in head) and any(h in _D for h in head)):
+        return {"qid": 0, "docid": 1, third: 2}, body
+    cols: dict[str, int] = {}
+    for i, h in enumerate(head):
+        for key, names in (("qid", _Q), ("docid", _D), ("score", _S), ("rank", _R)):
+            if h in names and key not in cols:
+                cols[key] = i
+    body = body[1:]
+    if "score" not in cols and "rank" not in cols:
+        raise InputError(f"the header {body and head} names no score or rank column", path=name,
+                         fix="name a column 'score' or 'rank'")
+    return cols, body
+
+
+def _run_of_columns(name: str, qids: list[str], docids: list[str], scores: list, ranks: list,
+                    from_rank: bool) -> Run:
+    """The run of the lines read; ``from_rank``: the file has ranks and no scores, which are made from them."""
     if not qids:
         raise InputError("no run lines found", path=name, fix="check that the right file was given")
-    if "score" not in cols:
+    if from_rank:
         # lower rank first: positive scores that fall as the rank grows (largest rank + 1 - rank), so no
         # order rule can take them for negated scores; the reading ranks such a file by its ranks (given)
         top = max(ranks) + 1
         scores = [float(top - r) for r in ranks]
     run = Run.from_columns(qids, docids, scores, ranks if all(r is not None for r in ranks) else None)
-    if "score" not in cols:
+    if from_rank:
         run.notes["scores_from_rank"] = True
     return run
