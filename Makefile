@@ -128,11 +128,14 @@ coverage: $(VENV)/.installed-dev
 
 # differential fuzz against trec_eval 10.0 (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL): CASES seeded cases,
 # a reproducer for each difference in $(OUT)/fuzz/ (SUMMARY.txt lists them); MINIMISE=1 also shrinks each one;
+# the same cases again streamed (a 1 KiB budget, 64-byte blocks) and with every fast path taken on small data;
 # then the service under schemathesis (fuzz-service) and the gdeval and ndeval reference tools (fuzz-reference)
 CASES ?= 5000
 START ?= 0
 fuzz: $(VENV)/.installed-dev fuzz-service fuzz-reference
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
+	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz-streamed --variant streamed
+	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz-tiny --variant tiny
 
 # the evaluation service under schemathesis: SERVICE_CASES requests generated from its OpenAPI schema (seeded:
 # SERVICE_SEED), following it and breaking it, against a real `treckit serve`; any 5xx answer fails

@@ -37,6 +37,23 @@ def test_same_bytes_as_trec_eval(trec_eval, tmp_path, seed):
         pytest.fail("treckit eval differs from trec_eval 10.0:\n" + diff.report(tmp_path / "case"), pytrace=False)
 
 
+VARIANT_CASES = int(os.environ.get("TRECKIT_FUZZ_VARIANT_CASES", "100"))
+
+
+@pytest.mark.parametrize("variant", ["streamed", "tiny"])
+def test_same_bytes_as_trec_eval_streamed_and_on_the_fast_paths(trec_eval, tmp_path, monkeypatch, variant):
+    """The same seeds evaluated a few lines at a time in a 1 KiB budget, and with every fast path taken on
+    small data (fuzz_main --variant): still trec_eval's bytes."""
+    import fuzz_main
+    fuzz_main.apply_variant(variant, monkeypatch.setattr)
+    differ = []
+    for seed in range(VARIANT_CASES):
+        diff = fuzz_cases.compare(case(seed), tmp_path / str(seed), trec_eval)
+        if diff is not None and diff.known is None:
+            differ.append(diff.report(tmp_path / str(seed)))
+    assert not differ, f"{len(differ)} of {VARIANT_CASES} {variant} cases differ from trec_eval 10.0:\n" + differ[0]
+
+
 # ------------------------------------------------------------------ the harness itself
 def test_cases_are_seeded():
     assert case(5) == case(5)
