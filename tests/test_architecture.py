@@ -283,3 +283,14 @@ def test_every_listed_parser_exists_and_needs_its_exemption():
     values = complexities()
     stale = sorted(name for name in PARSERS if values.get(name, 0) <= COMPLEXITY_AT_MOST)
     assert not stale, f"listed as parsers above {COMPLEXITY_AT_MOST}, but absent or not above it: {stale}"
+
+
+def test_every_optional_dependency_names_the_extra_that_installs_it():
+    import tomllib
+
+    from treckit.dependencies import EXTRA_OF, LAZY, OPTIONAL
+    assert set(EXTRA_OF) == {m for m, (kind, _) in LAZY.items() if kind == OPTIONAL}
+    extras = tomllib.loads((CODE.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(EXTRA_OF.values()) <= set(extras)
+    for module, extra in EXTRA_OF.items():
+        assert f"treckit[{extra}]" in LAZY[module][1], module        # its reason names the same extra

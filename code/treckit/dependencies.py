@@ -49,6 +49,19 @@ LAZY: dict[str, tuple[str, str]] = {
 }
 
 
+# the extra that installs each optional module of LAZY
+EXTRA_OF: dict[str, str] = {
+    "matplotlib": "plots", "ir_datasets": "irds", "distributed": "dask", "fsspec": "dask", "fastapi": "service",
+    "starlette": "service", "anyio": "service", "uvicorn": "service", "prometheus_client": "service",
+}
+
+
+def missing_extra(exc: ImportError) -> str | None:
+    """The extra whose module ``exc`` failed to import (None: not a module of an extra)."""
+    name = (getattr(exc, "name", None) or "").partition(".")[0]
+    return EXTRA_OF.get(name)
+
+
 # ---------------------------------------------------------------- installing an extra
 DISTRIBUTION = "treckit"
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_cli
 
 PROBE = """
 import json, sys
@@ -142,3 +143,27 @@ def test_a_command_loads_only_its_own_module(argv, modules):
     assert "Usage" in p.stdout
     assert json.loads(p.stderr.strip().splitlines()[-1]) == sorted(["treckit.cli.main"] +
                                                                    [f"treckit.cli.{m}" for m in modules])
+
+
+WITHOUT_SERVICE_EXTRA = """
+import sys
+for name in ("fastapi", "uvicorn", "prometheus_client"):
+    sys.modules[name] = None                      # import fails, as where the service extra is not installed
+from treckit.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_command_needing_a_missing_extra_names_it_and_the_others_still_run(capsys):
+    """Loading `serve`'s module needs FastAPI: without it, exit 2 naming the extra and its install command (no
+    traceback); `alert-rules` needs no extra and prints what it prints with the extra installed."""
+    p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "serve", "--port", "8000"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
+    assert "this command needs treckit's service extra (fastapi is missing)" in p.stderr
+    assert f"install treckit's service extra: {sys.executable}" in p.stderr or \
+           "install treckit's service extra: pip install -e '.[service]'" in p.stderr
+    p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "alert-rules", "--prefix", "medicalkg"],
+                       capture_output=True, text=True, timeout=60)
+    code, rules, _ = run_cli(["alert-rules", "--prefix", "medicalkg"], capsys)
+    assert p.returncode == code == 0 and p.stdout == rules and "medicalkg" in rules

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 from .. import __version__
 from ..console import spelling
-from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Interrupted, OutputClosed
+from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError, Interrupted, OutputClosed
+from ..dependencies import install_hint, missing_extra
 from ..console.process import defer_pandas, exit_code_of, exit_now, keep_freed_memory, native_library_defaults
 
 HELP_OPTIONS = ["-h", "--help"]
@@ -29,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                        "order."),
     "serve": ("service", "Serve POST /v1/evaluate, POST /v1/rq, GET /v1/health and GET /metrics (set "
                          "TRECKIT_API_TOKEN to require a\nbearer token)."),
-    "alert-rules": ("service", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
+    "alert-rules": ("alerts", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
                                "rules)."),
     "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
                            "reports."),
@@ -112,6 +113,19 @@ def _plain_value_names() -> None:
             cls.display_type = _value_name
 
 
+def command_module(module: str):
+    """``treckit.cli.<module>``; when it needs an extra that is not installed (the service's FastAPI), an error
+    naming the extra and the command that installs it."""
+    try:
+        return importlib.import_module(f"{__package__}.{module}")
+    except ImportError as exc:
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        raise InputError(f"this command needs treckit's {extra} extra ({exc.name} is missing)",
+                         fix=install_hint(extra)) from None
+
+
 @lru_cache(maxsize=None)
 def load_commands(module: str) -> dict:
     """{name: click command} of the commands ``treckit.cli.<module>`` registers, wrapped by :func:`_guarded`."""
@@ -119,7 +133,7 @@ def load_commands(module: str) -> dict:
 
     _plain_value_names()
     app = typer.Typer(add_completion=False)
-    importlib.import_module(f"{__package__}.{module}").register(app)
+    command_module(module).register(app)
     groups = [g.typer_instance for g in app.registered_groups]          # testset, cache, system
     for command in [c for t in [app, *groups] for c in t.registered_commands]:
         command.callback = _guarded(command.callback)
@@ -209,7 +223,7 @@ def get_app():
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["eval"]:
         defer_pandas()
-        importlib.import_module(f"{__package__}.{EVAL_MODULE}").eval_main(argv[1:])
+        command_module(EVAL_MODULE).eval_main(argv[1:])
         return 0
     try:
         if argv[:2] == ["qrels", "verify"]:          # `treckit qrels verify`: the qrels command's sub-action

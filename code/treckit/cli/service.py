@@ -1,4 +1,4 @@
-"""``treckit serve``: the evaluation service (FastAPI under uvicorn)."""
+"""``treckit serve``: the evaluation service (FastAPI under uvicorn: the service extra)."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +10,6 @@ from ..console.errors import InputError
 from ..dependencies import install_hint
 from ..service.app import TOKEN_ENV, create_app, load_settings
 from ..service.evaluator import ServerSettings
-from ..service.metrics import alert_rules
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -59,13 +58,6 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
                 timeout_graceful_shutdown=settings.shutdown_grace_s)
 
 
-def alert_rules_cmd(prefix: str = typer.Option("treckit", "--prefix", help="the server's metrics_prefix"),
-                    threshold: float = typer.Option(0.75, "--threshold", min=0.0, max=1.0, help="page below this Recall@10"),
-                    duration: str = typer.Option("15m", "--for", help="how long it must stay below (Prometheus duration)")) -> None:
-    """Print Prometheus alert rules for the quality gauges (check them with promtool check rules)."""
-    print(alert_rules(prefix, threshold, duration), end="")
-
 
 def register(app) -> None:
     app.command("serve")(serve_cmd)
-    app.command("alert-rules")(alert_rules_cmd)
