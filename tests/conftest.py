@@ -15,6 +15,16 @@ SHARED = Path(os.environ.get("TRECKIT_REFERENCE_DATA") or ROOT.parent / "shared"
 
 @pytest.fixture
 def shared() -> Path:
+    return shared_data()
+
+
+@pytest.fixture(scope="module")
+def trec_eval_files() -> Path:
+    """trec_eval's conformance files, for module-wide fixtures (skipped, or failed, as :func:`shared`)."""
+    return shared_data() / "trec_eval"
+
+
+def shared_data() -> Path:
     if not SHARED.is_dir():
         if os.environ.get("TRECKIT_REFERENCE_DATA"):       # asked for and not there: an error, not a silent skip
             pytest.fail(f"TRECKIT_REFERENCE_DATA={SHARED} is not a directory")

@@ -3,12 +3,10 @@ Request, the column found through the registry.  The values are trec_eval 10.0's
 (out.test.aq: -m all_trec -q qrels.test results.test; out.test.prefs and out.test.qrels_jg likewise)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 from treckit.console.errors import InputError
 from treckit.engines.choice import choose
 from treckit.engines.memory import EvalOptions, evaluate_requests
@@ -16,14 +14,9 @@ from treckit.inputs.options import RunReading
 from treckit.inputs.reading import read_qrels, read_run
 from treckit.measures.registry import resolve
 
-DATA = Path(os.environ.get("TRECKIT_REFERENCE_DATA", ROOT.parent / "shared" / "data")) / "trec_eval"
-
-
 @pytest.fixture(scope="module")
-def data() -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"reference data not found at {DATA} (set TRECKIT_REFERENCE_DATA)")
-    return DATA
+def data(trec_eval_files) -> Path:
+    return trec_eval_files
 
 
 def trec_eval_lines(path: Path) -> dict[str, dict[str, float]]:

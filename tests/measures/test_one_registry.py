@@ -4,26 +4,20 @@ listed and checked there; their evaluation is an engine of the one engine choice
 trec_eval 10.0's own, as its -q output in its test data prints them."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import run_cli
 from treckit.console.errors import InputError
 from treckit.engines.choice import Local, choose
 from treckit.engines.prefs import Preferences
 from treckit.measures import prefs, registry
 from treckit.measures.registry import BY_NAME, MEASURES, NICKNAMES, resolve
 
-DATA = Path(os.environ.get("TRECKIT_REFERENCE_DATA", ROOT.parent / "shared" / "data")) / "trec_eval"
-
-
 @pytest.fixture(scope="module")
-def data() -> Path:
-    if not DATA.is_dir():
-        pytest.skip(f"reference data not found at {DATA} (set TRECKIT_REFERENCE_DATA)")
-    return DATA
+def data(trec_eval_files) -> Path:
+    return trec_eval_files
 
 
 def first_query_names(path: Path) -> list[str]:

@@ -5,14 +5,13 @@ The engines give the same numbers: :class:`Local` evaluates a run in memory (:mo
 run file larger than the budget, streamed in bounded memory (:mod:`.stream`); :class:`Dask` reads and evaluates
 runs on a Dask cluster (:mod:`.dask`); against preference judgments or judgment groups (trec_eval's -R other than
 qrels), :class:`~treckit.engines.prefs.Preferences` evaluates in memory (:mod:`.prefs`).  Every caller (the Python API, ``treckit eval``, ``compare``, ``testset
-eval``) asks the engine :func:`choose` gives it the same questions (:class:`Engine`).
+eval``) asks the engine :func:`choose` gives it the same questions (:class:`treckit.engines.engine.Engine`).
 """
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
-from typing import Any, ContextManager, Protocol
+from typing import Any, ContextManager
 
 from ..console.errors import InputError
 from ..inputs import irds
@@ -20,28 +19,11 @@ from ..inputs.objects import as_run, is_table_file
 from ..inputs.reading import read_qrels
 from ..measures.declaration import QRELS
 from .budget import DEFAULT_MEMORY, MemoryLimit
+from .engine import Engine, OneAfterAnother  # noqa: F401  (Engine: what choose gives, declared there)
 from .dask import check_engine, compare_scorer, evaluate_api, evaluate_runs
 from .memory import evaluate_requests
 from .prefs import Preferences
 from .stream import evaluate_path
-
-class Engine(Protocol):
-    """What every engine answers."""
-
-    name: str
-
-    def read_judgments(self, path, qrels_format, reading):
-        """The judgments at ``path`` as this engine reads them (``qrels_format``: None, detected)."""
-
-    def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
-        """One run (a path, or a run given in Python) against ``qrels``: its EvalResult."""
-
-    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
-        """Run files against ``qrels``: [(path, run tag, EvalResult)], in the order given."""
-
-    def scorer(self) -> ContextManager:
-        """Where ``compare`` scores its systems (None: here, in turn)."""
-
 
 def is_run_file(run) -> bool:
     """Whether ``run`` is a run file the one reader reads (not irds:, not a table file the API reads itself)."""
@@ -49,7 +31,7 @@ def is_run_file(run) -> bool:
 
 
 @dataclass(frozen=True)
-class Local:
+class Local(OneAfterAnother):
     """Here: a run in memory, a TREC run file larger than ``memory_limit`` streamed."""
 
     memory_limit: MemoryLimit = DEFAULT_MEMORY
@@ -62,16 +44,6 @@ class Local:
                                  qrels_source=qrels_source if isinstance(qrels_source, (str, os.PathLike)) else None)
         return evaluate_requests(qrels, as_run(run, reading, qrels_source=qrels_source, warn=warn), requests, options,
                                  warn=warn)
-
-    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
-        out = []
-        for path in paths:
-            res = self.evaluate(qrels, path, requests, options, reading, qrels_source=qrels_source, warn=warn)
-            out.append((path, res.runid, res))
-        return out
-
-    def scorer(self) -> ContextManager:
-        return contextlib.nullcontext()
 
     def read_judgments(self, path, qrels_format, reading):
         return read_judged_qrels(path, qrels_format, reading)

@@ -8,9 +8,7 @@ Doc ids are compared as written on both sides, as trec_eval does; the qrels of q
 ordinary qrels reader, and runs by their format only (the reading options of ``treckit run`` do not apply)."""
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, replace
-from typing import ContextManager
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +22,7 @@ from ..measures.declaration import PREFS, QRELS_JG, QRELS_PREFS
 from ..measures.registry import Request
 from ..ranking.judged import evaluated_queries, seq_sum
 from ..ranking.order import sort_key
+from .engine import OneAfterAnother
 from .memory import EvalResult, mean, to_zscores
 
 
@@ -211,9 +210,9 @@ def _result(qids, runid, per_query, requests, options, ranked, call):
 
 
 @dataclass(frozen=True)
-class Preferences:
+class Preferences(OneAfterAnother):
     """Here, in memory, against judgments of ``rel_format`` (prefs, qrels_prefs or qrels_jg): the
-    :class:`treckit.engines.choice.Engine` of preference judgments and judgment groups."""
+    engine (:class:`treckit.engines.engine.Engine`) of preference judgments and judgment groups."""
 
     rel_format: str
     name = "prefs"
@@ -233,12 +232,3 @@ class Preferences:
         evaluate = evaluate_qrels_jg if self.rel_format == QRELS_JG else evaluate_prefs
         return evaluate(qrels, run, requests, replace(options, order=reading.order), source=source, warn=warn)
 
-    def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
-        out = []
-        for path in paths:
-            res = self.evaluate(qrels, path, requests, options, reading, qrels_source=qrels_source, warn=warn)
-            out.append((path, res.runid, res))
-        return out
-
-    def scorer(self) -> ContextManager:
-        return contextlib.nullcontext()
