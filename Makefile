@@ -111,8 +111,11 @@ PORT ?= 8000
 serve: $(VENV)/.installed-service
 	$(VENV)/bin/treckit serve --port $(PORT) --config data/test_sets/server.yaml
 
+# two workers (pytest-xdist); the tests of a file marked xdist_group share one worker, so that what its module-wide
+# fixtures build (the wheel of the install test) is built once
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed-dev
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup tests
 
 # the suite under coverage, subprocesses and Dask workers included (tests/README.md): the report per module, then
 # the modules under COVERAGE_FLOOR percent (exit 1 when there are any); TESTS="tests/measures ..." measures part of it

@@ -57,6 +57,25 @@ def test_each_pair_against_the_tie_ranges():
     assert "tests are on trec_eval's values" in text and "inside tie ranges" in text
 
 
+def test_a_narrow_console_lists_means_and_tie_ranges_whole():
+    """At 60 columns the tables would cut numbers short ("0.3007-0\u2026"): each row becomes a block of lines
+    instead, every number whole, every line with numbers within the width."""
+    qrels, systems = _systems()
+    measures = ["map", "P.5", "P.10", "ndcg_cut.10", "recall.100", "recip_rank", "bpref", "ndcg"]
+    comp = compare(qrels, systems, measures, CompareOptions(tests=("t-test",), tie_aware="range"))
+    text = report.table(comp, width=60)
+    assert "\u2026" not in text and "\u2503" not in text               # no cut cell, no table
+    assert all(len(line) <= 60 for line in text.splitlines() if any(c.isdigit() for c in line))
+    for s in comp.systems:
+        for m in comp.measures:
+            assert f"{m} {comp.column(s.name, m).mean():.4f}" in text
+    nd = {r["measure"]: r for r in comp.tie_pairs()}["ndcg_cut_10"]
+    assert "ndcg_cut_10 / rounded; baseline range 0.3016-0.3016" in text and "system range 0.3007-0.3279" in text
+    assert f"delta trec_eval {nd['delta_trec_eval']:+.4f}" in text and "inside tie ranges yes" in text
+    wide = report.table(comp, width=300)                   # wide enough: the tables
+    assert "\u2503 system " in wide and " inside tie ranges \u2503" in wide and "\u2026" not in wide
+
+
 def test_a_difference_beyond_the_ranges_is_not_inside():
     """A system whose worst order beats the baseline's best: q's relevant doc tied with one non-relevant doc at
     the top (baseline: both tied at rank 2-3 behind a non-relevant doc)."""

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.network
+pytestmark = [pytest.mark.network, pytest.mark.xdist_group("install")]   # one worker builds the wheel once
 
 PACKAGE_DATA = ["treckit/compare/schema.json", "treckit/testsets/testset.schema.json",
                 "treckit/testsets/github_workflow.yml", "treckit/service/alerts.yml"]

@@ -397,7 +397,7 @@ def table(comp: Comparison, width: int | None = None) -> str:
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=False, width=width, highlight=False, soft_wrap=False)
     _print_lines(con, title_lines(_title_phrases(comp), width))
-    con.print(_means_table(comp))
+    _print_table_or_blocks(con, ["system", *comp.measures], ("system",), mean_cells(comp), width, 1)
     _print_latencies(con, comp)
     if comp.ties is not None:
         _print_ties(con, comp, width)
@@ -431,18 +431,10 @@ def _text_table(header, left: tuple[str, ...], rows, **column):
     return t
 
 
-def _means_table(comp: Comparison):
-    """One row per system: its mean of each measure, \u2020 where significant."""
-    from rich.table import Table
-    from rich.text import Text
-    t = Table()                     # names are shown as written (Text: no rich markup in them)
-    t.add_column(Text("system"))
-    for m in comp.measures:
-        t.add_column(Text(m), justify="right")
-    for s in comp.systems:
-        t.add_row(Text(s.name), *[Text(f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}")
-                                  for m in comp.measures])
-    return t
+def mean_cells(comp: Comparison) -> list[list[str]]:
+    """One row per system: its name, then its mean of each measure (\u2020 where significant)."""
+    return [[s.name, *[f"{comp.column(s.name, m).mean():.4f}{_mark(comp, m, s.name)}" for m in comp.measures]]
+            for s in comp.systems]
 
 
 def _print_latencies(con, comp: Comparison) -> None:
@@ -458,21 +450,26 @@ def _print_latencies(con, comp: Comparison) -> None:
 
 
 def _print_ties(con, comp: Comparison, width: int) -> None:
+    """What the tie ranges mean, then each system's ranges against the baseline's (:func:`_print_table_or_blocks`)."""
     _print_lines(con, title_lines([p.strip() for p in tie_statement(comp).split(";")], width))
-    con.print(_text_table(TIE_HEADER, ("measure", "system", "inside tie ranges"), tie_cells(comp)))
+    _print_table_or_blocks(con, TIE_HEADER, ("measure", "system", "inside tie ranges"), tie_cells(comp), width, 2)
 
 
 def _print_tests(con, comp: Comparison, width: int) -> None:
-    """The tests' rule, then their numbers: a table, or one block of lines per test when the table would be
-    wider than the console."""
+    """The tests' rule, then their numbers (:func:`_print_table_or_blocks`)."""
     _print_lines(con, title_lines([p.strip() for p in _rule(comp).split(";")], width))
-    cells = test_cells(comp)
-    tt = _text_table(TEST_HEADER, ("measure", "system", "test", "significant"), cells, no_wrap=True)
-    if _natural_width(tt) <= width:
-        con.print(tt)
+    _print_table_or_blocks(con, TEST_HEADER, ("measure", "system", "test", "significant"), test_cells(comp), width, 3)
+
+
+def _print_table_or_blocks(con, header, left: tuple[str, ...], cells, width: int, key_columns: int) -> None:
+    """A table of the cells when it fits the console, else one block of lines per row (its first
+    ``key_columns`` cells joined by " / ", then "header value" for the others): a number is never cut short."""
+    t = _text_table(header, left, cells, no_wrap=True)
+    if _natural_width(t) <= width:
+        con.print(t)
         return
     for row in cells:
-        fields = [f"{row[0]} / {row[1]} / {row[2]}"] + [f"{h} {v}" for h, v in zip(TEST_HEADER[3:], row[3:])]
+        fields = [" / ".join(row[:key_columns])] + [f"{h} {v}" for h, v in zip(header[key_columns:], row[key_columns:])]
         _print_lines(con, title_lines(fields, width))
 
 
