@@ -227,6 +227,15 @@ def test_lazy_third_party_imports_are_the_listed_heavy_dependencies():
     assert not set(LAZY) - used, f"treckit.dependencies lists modules no code imports: {set(LAZY) - used}"
 
 
+def test_numpy_and_pyarrow_are_deferred_not_imported_at_the_top_of_a_module():
+    """numpy and pyarrow are bound at a module's top with treckit.dependencies.deferred (their code runs on first
+    use), never imported there: every command's module imports the library, and its --help runs neither."""
+    from treckit.dependencies import DEFERRED
+    eager = sorted(f"{i.importer}:{i.line} imports {i.target}" for i in IMPORTS
+                   if not i.in_function and i.target.split(".")[0] in DEFERRED)
+    assert not eager, "bind these with treckit.dependencies.deferred (np = deferred(\"numpy\")):\n" + "\n".join(eager)
+
+
 def test_no_function_level_imports_of_treckit_modules():
     """Every import of a treckit module is at the top of its module; the CLI loads a command's module only when
     the command runs through one table (treckit.cli.main.COMMANDS), not through imports inside functions."""

@@ -6,6 +6,11 @@ Only the modules of :data:`LAZY` are loaded late (tests/test_architecture.py che
 (``treckit --help``, ``treckit eval`` on a small run) must not pay for what it does not use, and an optional extra
 must not be needed by code that does not use it.  Everything else is imported at the top of the module that uses it.
 
+numpy and pyarrow, the columnar core, are used at the top of most of the library's modules, and every command's
+module imports the library: a module binds them with :func:`deferred` (``np = deferred("numpy")``) rather than
+``import numpy as np``, so that a command's ``--help`` runs neither (:data:`DEFERRED`).  Their code runs on first
+use, and from then on the name is the module itself: no indirection in the hot loops.
+
 treckit is installed from its checkout (``pip install -e .``, or a wheel built there), not from a package index,
 so ``pip install 'treckit[dask]'`` would find nothing.  The install command given names the extra's own
 requirements, as the installed treckit declares them, for the interpreter that is running: it works however
@@ -13,9 +18,12 @@ treckit was installed.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import sys
+import threading
+import types
 
 REQUIRED = "required"          # installed with treckit; late only for start-up speed
 OPTIONAL = "optional"          # an extra (install_hint names its command); late so that treckit works without it
@@ -47,6 +55,61 @@ LAZY: dict[str, tuple[str, str]] = {
     "uvicorn": (OPTIONAL, "the HTTP service (treckit[service])"),
     "prometheus_client": (OPTIONAL, "the HTTP service's /metrics (treckit[service])"),
 }
+
+
+# the modules of LAZY bound at the top of a module with deferred() (their code runs on first use)
+DEFERRED = ("numpy", "pyarrow")
+
+
+class _Deferred(types.ModuleType):
+    """A module in sys.modules whose code has not run yet: the first reading of one of its attributes runs it (in
+    one thread; another waits), and the object then becomes an ordinary module, so that later readings cost what
+    any module's do."""
+
+    def __getattribute__(self, attr):
+        name = types.ModuleType.__getattribute__(self, "__name__")
+        pending = _PENDING.get(name)
+        if pending is not None:
+            spec, lock = pending
+            with lock:
+                # the module's own code reads its attributes while it runs (its submodules' imports): as they are
+                if type(self) is _Deferred and name not in _RUNNING:
+                    _RUNNING.add(name)
+                    try:
+                        spec.loader.exec_module(self)
+                    finally:
+                        _RUNNING.discard(name)
+                    self.__class__ = types.ModuleType
+                    _PENDING.pop(name, None)
+        return types.ModuleType.__getattribute__(self, attr)
+
+
+_PENDING: dict[str, tuple] = {}         # {name: (its spec, the lock of its loading)} of the deferred modules not run
+_RUNNING: set[str] = set()
+_DEFERRING = threading.Lock()
+
+
+def deferred(name: str) -> types.ModuleType:
+    """The module ``name`` (one of :data:`DEFERRED`), its code run on first use: the object ``import name`` gives,
+    the same in every module that binds it."""
+    if name not in DEFERRED:
+        raise ValueError(f"{name} is not one of treckit.dependencies.DEFERRED")
+    with _DEFERRING:
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.find_spec(name)
+            if spec is None:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            module = importlib.util.module_from_spec(spec)
+            _PENDING[name] = (spec, threading.RLock())
+            module.__class__ = _Deferred
+            sys.modules[name] = module
+        return module
+
+
+def loaded(name: str) -> bool:
+    """Whether the code of module ``name`` has run in this process (a deferred module not used yet has not)."""
+    return name in sys.modules and type(sys.modules[name]) is not _Deferred
 
 
 # the extra that installs each optional module of LAZY

@@ -23,12 +23,14 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-import numpy as np
-import pyarrow as pa
+from .dependencies import deferred
 from .fast.arrow import call
 from .fast.strings import string_buffers, take
 
 from . import thresholds
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
               "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")  # every c with c.isspace()

@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Iterable, Mapping, Sequence
 
-import pyarrow as pa
-
+from .dependencies import deferred
 from .console.errors import InputError, listing
 from .fast.groups import positions
 
+pa = deferred("pyarrow")
+
 _SHOWN = 50            # offending topics/pairs listed in one message before "... and N more"
 
-QRELS_SCHEMA = pa.schema([("qid", pa.string()), ("iter", pa.string()), ("docid", pa.string()), ("grade", pa.int64())])
-RUN_SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()),
-                        ("rank", pa.int64()), ("tag", pa.string())])
+
+
+# the schemas are built on first use: pyarrow runs only when columns are
+@cache
+def qrels_schema() -> pa.Schema:
+    return pa.schema([("qid", pa.string()), ("iter", pa.string()), ("docid", pa.string()), ("grade", pa.int64())])
+
+
+@cache
+def run_schema() -> pa.Schema:
+    return pa.schema([("qid", pa.string()), ("docid", pa.string()), ("score", pa.float64()), ("rank", pa.int64()),
+                      ("tag", pa.string())])
 
 
 def _table(columns: Mapping[str, Any], schema: pa.Schema) -> pa.Table:
@@ -74,7 +85,7 @@ class Qrels:
                      iter: Iterable[str] | None = None) -> "Qrels":
         qid, docid, grade = list(qid), list(docid), list(grade)
         it = list(iter) if iter is not None else ["0"] * len(qid)
-        return cls(_table({"qid": qid, "iter": it, "docid": docid, "grade": grade}, QRELS_SCHEMA))
+        return cls(_table({"qid": qid, "iter": it, "docid": docid, "grade": grade}, qrels_schema()))
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> "Qrels":
@@ -151,7 +162,7 @@ def _rows_table(rows: Iterable[QrelRow]) -> pa.Table:
         if not isinstance(row, QrelRow):
             raise TypeError(f"Qrels rows must be QrelRow objects; row {i} is {type(row).__name__}")
     return _table({"qid": [r.topic_id for r in rows], "iter": ["0"] * len(rows), "docid": [r.doc_id for r in rows],
-                   "grade": [r.grade for r in rows]}, QRELS_SCHEMA)
+                   "grade": [r.grade for r in rows]}, qrels_schema())
 
 
 @dataclass(frozen=True)
@@ -180,7 +191,7 @@ class Run:
         if rank is None:
             rank = positions(qid)
         tags = [tag] * len(qid) if isinstance(tag, str) else list(tag)
-        return cls(_table({"qid": qid, "docid": docid, "score": score, "rank": list(rank), "tag": tags}, RUN_SCHEMA))
+        return cls(_table({"qid": qid, "docid": docid, "score": score, "rank": list(rank), "tag": tags}, run_schema()))
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], tag: str = "treckit") -> "Run":

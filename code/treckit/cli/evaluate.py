@@ -12,7 +12,7 @@ from .. import __version__
 from ..console import spelling
 from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
-from ..console.process import silence_stdout
+from ..console.process import defer_pandas, silence_stdout
 from ..engines import MISSING as EVAL_MISSING
 from ..engines.budget import MemoryLimit
 from ..engines.choice import choose
@@ -409,6 +409,7 @@ def eval_main(argv: list[str]) -> None:
     if any(f in ("-v", "--version") for f in flags):
         print(version_line(), file=sys.stderr)      # trec_eval -v prints its version on stderr
         return
+    defer_pandas()
     a = parse_args(argv)
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)

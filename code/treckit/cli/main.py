@@ -17,7 +17,7 @@ from .. import __version__
 from ..console import spelling
 from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError, Interrupted, OutputClosed
 from ..dependencies import install_hint, missing_extra
-from ..console.process import defer_pandas, exit_code_of, exit_now, keep_freed_memory, native_library_defaults
+from ..console.process import exit_code_of, exit_now, keep_freed_memory, native_library_defaults
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -222,7 +222,6 @@ def get_app():
 
 def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["eval"]:
-        defer_pandas()
         command_module(EVAL_MODULE).eval_main(argv[1:])
         return 0
     try:

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..engines.budget import MemoryLimit
 from ..engines.memory import EvalOptions, evaluate_requests
@@ -26,6 +25,8 @@ from ..measures.readable import to_engine
 from ..measures.registry import resolve
 from ..model import Qrels, Run
 from . import stats
+
+np = deferred("numpy")
 
 SCHEMA_VERSION = "1.0"
 

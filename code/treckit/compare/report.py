@@ -13,14 +13,15 @@ import io
 import json
 import shutil
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..dependencies import install_hint
 from ..inputs.sources import PathLike
 from ..measures.definitions import GAINS, QUERY_SET_PHRASES
 from ..output.files import atomic_output
 from .compare import SCHEMA_VERSION, Comparison, significant
+
+np = deferred("numpy")
 
 
 def to_record(comp: Comparison) -> dict:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
+from ..dependencies import deferred
 from . import CORRECTIONS as CORRECTION_NAMES, TESTS  # noqa: F401  (TESTS: the tests this module runs)
 from .. import thresholds
+
+np = deferred("numpy")
 
 EXACT_LIMIT = 16          # up to 2**16 sign assignments (of the queries whose deltas differ) are enumerated exactly
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 import zlib
 from dataclasses import replace
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from ..inputs.formats.trec import RunReadings
 from ..ranking.judged import qrels_side
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, merge_parts, restrict_qrels
 from ..model import Qrels, Run
 from ..fast.groups import id_runs, spread
 from ..inputs.reading import read_with
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 __all__ = ["EvalOptions", "EvalResult", "PartValues", "QrelsByQuery", "block_readings", "check_qrels", "empty_run", "evaluate_part",
            "bucket_order", "merge_parts", "query_buckets", "read_run_block", "restrict_qrels", "split_by_query",

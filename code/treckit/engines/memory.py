@@ -8,8 +8,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..fast.groups import id_runs
@@ -21,6 +20,8 @@ from ..measures import compat, subtopics
 from ..ranking.judged import RankedJudged, RunFacts, evaluated_queries, rank_and_judge, sanity_warnings, seq_sum
 from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, column_of, resolve
 from ..model import Qrels, Run
+
+np = deferred("numpy")
 
 MISSING_ZSCORE = -1000000.0
 MIN_GEO_MEAN = 0.00001

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.spelling import pass_options
 from ..inputs.formats.prefs import Prefs, byte_order, prefs_from_qrels, read_prefs, string_array
@@ -24,6 +22,9 @@ from ..ranking.judged import evaluated_queries, seq_sum
 from ..ranking.order import sort_key
 from .engine import OneAfterAnother
 from .memory import EvalResult, mean, to_zscores
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs, source: str):

@@ -29,9 +29,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from ..console.errors import InputError, os_error
 from ..console.messages import say
@@ -49,6 +47,9 @@ from ..fast.arrow import repeated_column
 from ..console.process import give_back_freed_memory
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 from ..inputs.reading import detect_run_format, read_with, rising_ranks_warning
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 @dataclass

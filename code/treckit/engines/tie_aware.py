@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..fast.groups import id_runs, spread
 from ..measures.registry import resolve
@@ -26,6 +25,8 @@ from .memory import EvalOptions, EvalResult, evaluate_part, merge_parts, placeho
 
 from ..model import Run
 from .stream import evaluate_path
+
+np = deferred("numpy")
 
 TIE_AWARE = ("expected", "best", "worst", "range", "report")
 VALUE_MODES = ("expected", "best", "worst")

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 @lru_cache(maxsize=None)
@@ -44,9 +45,11 @@ def as_string(column):
     return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
 
 
-def repeated_column(n: int, value, type_: pa.DataType = pa.string()) -> pa.ChunkedArray:
+def repeated_column(n: int, value, type_: pa.DataType | None = None) -> pa.ChunkedArray:
     """A column of ``n`` copies of ``value`` (None: nulls) whose chunks share one buffer: a run
-    tag, or a reader's column nobody will read, costs next to no memory however long the run."""
+    tag, or a reader's column nobody will read, costs next to no memory however long the run.
+    ``type_``: the column's type (default: string)."""
+    type_ = pa.string() if type_ is None else type_
     block = min(n, thresholds.CONSTANT_COLUMN_BLOCK_ROWS)
 
     def piece(k: int) -> pa.Array:

@@ -2,11 +2,12 @@
 query's lines together), codes by first appearance, stable grouping by code, positions within a group."""
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from .strings import run_starts, take
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 def id_codes(column) -> tuple[np.ndarray, list[str]]:

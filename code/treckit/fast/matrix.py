@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-import numpy as np
-
+from ..dependencies import deferred
 from .. import thresholds
 from .parallel import ordered_map
+
+np = deferred("numpy")
 
 
 def query_matrix_pays(lengths: np.ndarray, n: int) -> bool:

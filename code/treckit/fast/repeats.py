@@ -6,11 +6,12 @@ suspects' strings are compared, so a hash collision can never be taken for a rep
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from .. import thresholds
 from .matrix import by_query_slices, laid_out, query_matrix_pays
 from .strings import hash64, take_strings
+
+np = deferred("numpy")
 
 
 def pair_keys(docid, group: np.ndarray) -> np.ndarray:

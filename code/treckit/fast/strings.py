@@ -7,15 +7,16 @@ and every match that matters is confirmed on the strings themselves.
 """
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from .arrow import call, take as arrow_take
 from .parallel import for_each, ordered_map, pieces as _row_pieces
 
-_PRIME = np.uint64(0x100000001B3)
-_MIX = np.uint64(0x9E3779B97F4A7C15)
+np = deferred("numpy")
+pa = deferred("pyarrow")
+
+_PRIME = 0x100000001B3
+_MIX = 0x9E3779B97F4A7C15
 
 
 def string_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -111,26 +112,27 @@ def _hash_chunk(arr: pa.Array, group: np.ndarray | None = None) -> np.ndarray:
         first = last = _one_word(words, raw, start, end, lens)
     else:
         first, last = _first_and_last_words(words, raw, start, end, lens)
+    prime, mix = np.uint64(_PRIME), np.uint64(_MIX)
     with np.errstate(over="ignore"):
         if group is None:
             h = np.full(start.size, 0xCBF29CE484222325, np.uint64)
         else:
             h = group.astype(np.uint64)
             h += np.uint64(1)
-            h *= _MIX
+            h *= mix
         h ^= first
-        h *= _PRIME
+        h *= prime
         long = np.flatnonzero(lens > 16)
         if long.size:                                 # the middle words, for the few long strings
             hl, sl, ll = h[long], start[long], lens[long]
             for k in range(1, int((ll.max() - 1) // 8)):
                 inside = 8 * k + 8 < ll
-                hl = np.where(inside, (hl ^ words[np.where(inside, sl + 8 * k, 0)]) * _PRIME, hl)
+                hl = np.where(inside, (hl ^ words[np.where(inside, sl + 8 * k, 0)]) * prime, hl)
             h[long] = hl
         h ^= last
-        h *= _PRIME
+        h *= prime
         h ^= lens.view(np.uint64)                     # lengths are >= 0: the same bits
-        h *= _MIX
+        h *= mix
         h ^= h >> np.uint64(29)
     return h
 

@@ -29,8 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..model import Qrels, Run
@@ -40,6 +39,8 @@ from .options import FLAGS, RunReading
 from .reading import as_meant, read_qrels, read_with
 from .sources import read_bytes
 from .values import grades, scores
+
+np = deferred("numpy")
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json")     # files read as tables (columns, or ranx's JSON)
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..console.spelling import pass_options
@@ -28,6 +27,8 @@ from .formats.jsonl import ID_FIELDS, iter_json_lines, read_quest
 from .formats.rising_ranks import NOTE as RISING_RANKS
 from .options import RunReading
 from .sources import PathLike, display_name
+
+np = deferred("numpy")
 
 
 def read_with(reading: RunReading, path: PathLike, *, convert: bool | None = None, lean: bool = False,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError, shown, shown_number
+
+np = deferred("numpy")
 
 
 def number(v, what: str, role: str) -> float:

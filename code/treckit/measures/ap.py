@@ -1,11 +1,12 @@
 """Average precision and its relatives: map, gm_map, map_cut@k, bpref, gm_bpref, infAP, binG."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from .counts import num_rel_ret
 from ..ranking.judged import RankedJudged
 from .segments import safe_div
+
+np = deferred("numpy")
 
 MIN_GEO_MEAN = 0.00001
 INFAP_EPSILON = 0.00001

@@ -14,9 +14,11 @@ loop computes them, so the values are its doubles; the loop runs over ranks once
 """
 from __future__ import annotations
 
-import numpy as np
+from ..dependencies import deferred
 from ..fast.strings import take
 from ..ranking.order import sort_key
+
+np = deferred("numpy")
 
 REFERENCE = "ir_measures 0.4 (its compat provider)"
 

@@ -1,10 +1,11 @@
 """Counts and set-based measures (the whole retrieved set, no ranks): num_*, set_*, utility."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..ranking.judged import RankedJudged
 from .segments import safe_div
+
+np = deferred("numpy")
 
 
 def num_rel_ret(v: RankedJudged) -> np.ndarray:

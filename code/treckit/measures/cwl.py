@@ -18,7 +18,10 @@ apart now and then), the weights' sum and the dot product through the same numpy
 """
 from __future__ import annotations
 
-import numpy as np
+from ..dependencies import deferred
+
+np = deferred("numpy")
+
 
 MAX_N = 1000
 NAMES = ("INST", "INSQ", "RBP", "BPM", "SDCG", "NERR8", "NERR9", "NERR10", "NERR11")

@@ -26,8 +26,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from ..dependencies import deferred
 from ..console.errors import InputError
+
+np = deferred("numpy")
 
 DEPTH = 20
 ALPHA = 0.5

@@ -6,10 +6,11 @@ of the qrels (``view.grades``), never through a table as long as the largest gra
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..ranking.judged import UNJUDGED
+
+np = deferred("numpy")
 
 
 def gain_pairs(pairs) -> dict[int, float]:

@@ -17,14 +17,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 
+np = deferred("numpy")
+
 MAX_JUDGMENT = 4
-_GAIN = np.array([2.0 ** g - 1 for g in range(MAX_JUDGMENT + 1)])       # 2**g - 1, as Perl's 2**$g - 1
-_STOP = _GAIN / 2.0 ** MAX_JUDGMENT                                      # ERR's r for each judgment
+
+
+@cache
+def _gain() -> np.ndarray:
+    return np.array([2.0 ** g - 1 for g in range(MAX_JUDGMENT + 1)])       # 2**g - 1, as Perl's 2**$g - 1
+
+
+@cache
+def _stop() -> np.ndarray:
+    return _gain() / 2.0 ** MAX_JUDGMENT                                  # ERR's r for each judgment
+
 
 
 def _discounts(n: int) -> np.ndarray:
@@ -51,7 +62,7 @@ def padded(gains: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
 
 def dcg(matrix: np.ndarray) -> np.ndarray:
     """gdeval.pl's ``dcg``: each row's sum of (2^g - 1) / ln(rank + 1), term by term in rank order."""
-    terms = _GAIN[matrix] / _discounts(matrix.shape[1])
+    terms = _gain()[matrix] / _discounts(matrix.shape[1])
     total = np.zeros(matrix.shape[0])
     for i in range(matrix.shape[1]):
         total += terms[:, i]
@@ -60,7 +71,7 @@ def dcg(matrix: np.ndarray) -> np.ndarray:
 
 def err(matrix: np.ndarray) -> np.ndarray:
     """gdeval.pl's ``err``: each row's expected reciprocal rank, term by term in rank order."""
-    r = _STOP[matrix]
+    r = _stop()[matrix]
     score = np.zeros(matrix.shape[0])
     decay = np.ones(matrix.shape[0])
     for i in range(matrix.shape[1]):

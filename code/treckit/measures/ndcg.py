@@ -7,11 +7,24 @@ Exponential gain (2^g - 1, as scikit-learn and the older evaluators) is an optio
 """
 from __future__ import annotations
 
-import numpy as np
+import functools
 
+from ..dependencies import deferred
 from .gains import entry_gains, gain_pairs, level_gains
 from ..ranking.judged import RankedJudged, seq_segment_sum
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, safe_div
+
+np = deferred("numpy")
+
+
+def _quietly_dividing(measure):
+    """``measure`` run with numpy's warnings on division by zero off (its zero divisions are the cases it
+    handles)."""
+    @functools.wraps(measure)
+    def wrapper(*args, **kwargs):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return measure(*args, **kwargs)
+    return wrapper
 
 
 def _dcg_terms(v: RankedJudged, gain: np.ndarray, cutoff=None):
@@ -106,7 +119,7 @@ def ndcg_rel(v, pairs):
         return np.where(total > 0, total / n_ideal, 0.0)
 
 
-@np.errstate(divide="ignore", invalid="ignore")
+@_quietly_dividing
 def Rndcg(v, pairs):
     """Mean of nDCG taken where the ideal ranking steps down a grade level (and at the run's end)."""
     gain, ideal, iprefix, n_ideal = _ideal(v, pairs)
@@ -131,7 +144,7 @@ def Rndcg(v, pairs):
     return np.where((v.num_rel > 0) & (changes > 0), safe_div(total, changes), 0.0)
 
 
-@np.errstate(divide="ignore", invalid="ignore")
+@_quietly_dividing
 def G(v, pairs):
     """trec_eval's G: gain over log2(2 + ideal cost so far - gain so far), normalised by the ideal's gain."""
     gain, ideal, iprefix, n_ideal = _ideal(v, pairs)

@@ -1,11 +1,12 @@
 """Precision family: P@k, relative_P@k, success@k, Rprec, Rprec_mult, unj@k, iprec_at_recall, 11pt_avg."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from .counts import num_rel_ret
 from ..ranking.judged import RankedJudged
 from .segments import rel_at, safe_div, segment_max
+
+np = deferred("numpy")
 
 
 def P(v: RankedJudged, cutoffs):

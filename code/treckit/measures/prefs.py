@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..dependencies import deferred
 from .. import thresholds
 from ..console.errors import InputError
 from .declaration import DOUBLE_CUTS, LONG_CUTS, PREFS, QRELS_JG, QRELS_PREFS, STD_CUTS, Measure
+
+np = deferred("numpy")
 
 PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"     # trec_eval -c's one-doc ranking for a query missing from the run
 NONPOOL, UNJUDGED = -1, -2    # as in ranking.judged: retrieved but not judged / judged with a negative grade

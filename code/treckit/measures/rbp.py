@@ -1,11 +1,12 @@
 """Rank-biased precision (Moffat & Zobel, TOIS 2008) and its residual; persistence ``p`` (default 0.9)."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from .gains import entry_gains, gain_pairs, level_gains
 from ..ranking.judged import RankedJudged
 from .segments import powers
+
+np = deferred("numpy")
 
 
 def persistence(pairs) -> float:

@@ -1,9 +1,10 @@
 """Recall@k: relevant in the top k divided by all relevant docs of the query."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from .segments import rel_at, safe_div
+
+np = deferred("numpy")
 
 
 def recall(v, cutoffs):

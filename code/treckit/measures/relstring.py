@@ -1,7 +1,9 @@
 """relstring: the grades of the first N retrieved docs as a string ('-' outside the pool, '.' unjudged)."""
 from __future__ import annotations
 
-import numpy as np
+from ..dependencies import deferred
+
+np = deferred("numpy")
 
 
 def relstring(v, params) -> list[str]:

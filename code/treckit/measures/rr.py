@@ -1,7 +1,9 @@
 """Reciprocal rank of the first relevant doc (optionally only within the top k: MRR@k)."""
 from __future__ import annotations
 
-import numpy as np
+from ..dependencies import deferred
+
+np = deferred("numpy")
 
 
 def first_rel_pos(v) -> np.ndarray:

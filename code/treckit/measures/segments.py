@@ -1,9 +1,10 @@
 """Small vectorized helpers over per-query segments of the ranked-and-judged view."""
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..ranking.judged import RankedJudged
+
+np = deferred("numpy")
 
 
 def rel_at(v: RankedJudged, cutoff, mask: np.ndarray | None = None) -> np.ndarray:

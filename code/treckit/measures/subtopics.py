@@ -18,8 +18,7 @@ once in the same operations and order.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from . import diversity
 from .. import thresholds
@@ -27,6 +26,8 @@ from ..fast.arrow import call
 from ..fast.strings import take
 from ..model import Qrels
 from ..ranking.judged import seq_segment_sum
+
+np = deferred("numpy")
 
 NDEVAL = "ndeval 4.5 as pyndeval 0.0.8 runs it (ir_measures 0.4's provider)"
 

@@ -67,8 +67,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..fast.groups import id_runs, spread
 from ..ranking.order import sort_key
@@ -79,6 +78,8 @@ from .ndcg import cut_gains
 from .rbp import persistence, rbp_gains
 from .segments import at_cutoff, discounted_prefix, ideal_matrix, powers, safe_div
 from .. import thresholds
+
+np = deferred("numpy")
 
 MODES = ("expected", "best", "worst")
 

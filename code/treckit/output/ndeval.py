@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..inputs.formats import ndeval as reading
 from ..measures import diversity
+
+np = deferred("numpy")
 
 COLUMNS = diversity.default_measures()
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.messages import say
 from ..engines.budget import MemoryLimit
 from ..engines.memory import EvalOptions
 from ..engines.tie_aware import VALUE_MODES, TieAwareEvaluation, evaluate_tie_aware
 from ..measures.ties import MAX_DECIMALS
 from .records import frame, write
+
+np = deferred("numpy")
 
 # ---------------------------------------------------------------- range and report
 def range_rows(ev: TieAwareEvaluation, per_query: bool, summary: bool) -> list[dict]:

@@ -3,9 +3,7 @@ single spaces, ids escaped (:mod:`treckit.ids`) so that trec_eval reads each as 
 round-trip form so trec_eval reads the same double.  Large runs are formatted by Arrow, on two threads."""
 from __future__ import annotations
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from ..console.errors import InputError
 from ..fast.arrow import as_string, repeated_column
@@ -14,6 +12,9 @@ from ..ids import WHITESPACE_RE2, written_ids
 from ..inputs.sources import PathLike
 from ..model import Qrels, Run
 from .files import atomic_output, atomic_path
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, sort: bool = True) -> None:

@@ -25,12 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.spelling import pass_options, spell
-from ..model import RUN_SCHEMA, Run
+from ..model import Run, run_schema
 from ..fast.groups import group_order, id_runs, spread
 from ..fast.arrow import repeated_column
 from ..fast.parallel import numbers
@@ -39,6 +37,9 @@ from . import order as trec_order
 from ..fast.strings import run_starts, take
 from . import DUPLICATES, ORDERS, TIES
 from .order import DocTexts
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 Order = Literal[ORDERS]
 Ties = Literal[TIES]
@@ -207,7 +208,7 @@ def _ordered(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None, ids: lis
     tag_col = repeated_column(len(perm_k), run_name) if run_name else reordered(t.column("tag"))
     # qid and tag may stay dictionary-encoded: the writer decodes them once
     return pa.Table.from_arrays([out_qid, reordered(docid), pa.array(written_k + 0.0),
-                                 pa.array(position_k + 1), tag_col], names=RUN_SCHEMA.names)
+                                 pa.array(position_k + 1), tag_col], names=run_schema().names)
 
 
 def _has_repeat(t: pa.Table, codes: np.ndarray, listed: np.ndarray | None) -> bool:

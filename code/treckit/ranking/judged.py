@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from ..fast.arrow import call
 from ..console.errors import InputError, shown
@@ -23,6 +21,9 @@ from ..fast.groups import expand_ranges, id_runs, spread
 from ..fast.repeats import first_repeat, suspects
 from ..fast.strings import hash64, take
 from .order import AscendingDocTexts, DocTexts, ranks_of, sort_key
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 NONPOOL = -1      # retrieved, not in the qrels
 UNJUDGED = -2     # in the qrels with a negative grade: pooled but not judged

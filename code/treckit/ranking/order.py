@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import numpy as np
-import pyarrow as pa
-
+from ..dependencies import deferred
 from .. import thresholds
 from ..fast.arrow import call
 from ..ids import written_ids
@@ -27,6 +25,9 @@ from ..fast.matrix import by_query_slices, laid_out, query_matrix_pays
 from ..fast.groups import expand_ranges, group_order, id_codes
 from ..fast.parallel import numbers
 from ..fast.strings import take
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 

@@ -16,14 +16,15 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError, finite_number
 from ..console.messages import warn_python
 from ..inputs.bounded import config_read_limit, read_json
 from ..inputs.sources import file_digest
 from ..output.files import atomic_output
 from .corpus import Corpus
+
+np = deferred("numpy")
 
 VARIANTS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 # the stop-word lists bm25s has, by the names it takes

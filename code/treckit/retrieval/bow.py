@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
+from ..dependencies import deferred
 from .corpus import Corpus
+
+np = deferred("numpy")
 
 _TOKEN = re.compile(r"\w+")
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from .. import thresholds
 from ..inputs.sources import read_text
+
+np = deferred("numpy")
 
 
 def read_ids(path) -> list[str]:

@@ -19,14 +19,15 @@ order; every input run is ranked the same way first.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError, shown_number
 from ..console.spelling import pass_options
 from . import FUSION_METHODS as METHODS, NORMS
 from ..engines.memory import evaluate_objects
 from ..model import Run
 from ..ranking.order import run_ranks as trec_ranks
+
+np = deferred("numpy")
 
 RRF_K = 60
 # RRF's largest k: beyond it, 1 / (k + rank) of neighbouring ranks differ by less than a double resolves

@@ -7,11 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError
 from ..measures import KAPPA_WEIGHTINGS
 from .load import TestQuery, TestSet, test_set_from_mapping
+
+np = deferred("numpy")
 
 
 def _draw_key(seed: int, text: str) -> bytes:

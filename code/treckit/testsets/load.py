@@ -27,7 +27,7 @@ from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
 from .. import thresholds
-from ..model import QRELS_SCHEMA, Qrels
+from ..model import Qrels, qrels_schema
 from .schema import MAX_GRADE
 
 ID_KEYS = ("query_id", "doc_id")
@@ -332,7 +332,7 @@ class TestSet:
         c = self.model.columns
         of_judgment = np.repeat(np.arange(len(c), dtype=np.int64), np.diff(c.doc_starts))
         return Qrels(pa.Table.from_arrays([c.query_ids.take(pa.array(of_judgment)), pa.repeat("0", len(c.doc_ids)),
-                                           c.doc_ids, c.grades.cast(pa.int64())], schema=QRELS_SCHEMA))
+                                           c.doc_ids, c.grades.cast(pa.int64())], schema=qrels_schema()))
 
     def to_mapping(self) -> dict[str, Any]:
         """The content as the schema writes it (fields in its order, empty optional fields left out)."""

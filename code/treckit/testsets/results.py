@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import numpy as np
-
+from ..dependencies import deferred
 from .. import __version__
 from ..console.errors import InputError
 from ..measures.definitions import Definition
 from .load import TestSet
 from .measures import definitions
+
+np = deferred("numpy")
 
 RESULTS_SCHEMA = "treckit.testset-results/2"     # /2: each measure's definition is recorded
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from ..dependencies import deferred
 from ..console.errors import InputError, finite_number
 from ..measures.definitions import Definition
 from ..retrieval.bow import BowRetriever
 from ..retrieval.ranking import run_from_rankings
 from .load import TestSet
 from .measures import per_query_values
+
+np = deferred("numpy")
 
 DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.6

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
-import pyarrow as pa
-
+from ...dependencies import deferred
 from ...console.errors import InputError
 from ..sources import PathLike, display_name, read_text
 from ...model import Qrels
 from .common import LineErrors, parse_score
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 # trec_eval splits fields on C's isspace(), not on every Unicode space
 _FIELDS = re.compile(r"[ \t\n\r\f\v]+")

@@ -17,20 +17,24 @@ and each of their queries gets the exact check once every piece of it has been r
 """
 from __future__ import annotations
 
+from functools import cache
 from typing import Callable, Sequence
 
-import numpy as np
-import pyarrow as pa
-
+from ...dependencies import deferred
 from ... import thresholds
 from ...fast.arrow import call, take as arrow_take
 from ...fast.groups import group_order, id_runs, spread
 from ...fast.parallel import numbers
 from ...fast.strings import run_starts, take
 
+np = deferred("numpy")
+pa = deferred("pyarrow")
+
 NOTE = "rising_ranks"        # Run.notes key of the evidence a reading gathered (see inputs.reading.read_with)
 
-_PENDING = pa.schema([("qid", pa.string()), ("score", pa.float64()), ("rank", pa.int64())])
+@cache
+def _pending_schema() -> pa.Schema:
+    return pa.schema([("qid", pa.string()), ("score", pa.float64()), ("rank", pa.int64())])
 
 
 class RisingRanks:
@@ -88,7 +92,7 @@ class RisingRanks:
         if still.size:
             rows = row(_places(starts[still], ends[still], n))
             out.pending.append(pa.Table.from_arrays([take(qid, rows), pa.array(file_score[rows]),
-                                                     pa.array(ranks_at(rows))], schema=_PENDING))
+                                                     pa.array(ranks_at(rows))], schema=_pending_schema()))
         return out
 
     def add(self, other: "RisingRanks | None") -> None:
@@ -106,7 +110,7 @@ class RisingRanks:
         Returns :attr:`flagged`, the count so far."""
         keep = pa.array(list(keep), pa.string())
         cleared = pa.concat_arrays(self.cleared) if self.cleared else pa.array([], pa.string())
-        now = pa.concat_tables(self.pending).combine_chunks() if self.pending else _PENDING.empty_table()
+        now = pa.concat_tables(self.pending).combine_chunks() if self.pending else _pending_schema().empty_table()
         self.pending, self.cleared = [], []
         if len(keep):
             held = _in(now.column("qid"), keep)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import cache
 from typing import Any, Callable, Literal
 
-import numpy as np
-import pyarrow as pa
-
+from ...dependencies import deferred
 from ...console.errors import InputError
 from ...console.spelling import pass_options
 from ...ids import keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id
@@ -31,6 +30,9 @@ from .rising_ranks import NOTE as RISING_RANKS, RisingRanks
 
 RunLayout = Literal[LAYOUTS]
 from ... import thresholds
+
+np = deferred("numpy")
+pa = deferred("pyarrow")
 
 
 # ---------------------------------------------------------------- qrels
@@ -233,9 +235,11 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     return run
 
 
-_TYPES = {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
-          "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(),
-          "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
+@cache
+def _column_types() -> dict:
+    return {"qid": pa.string(),      # plain: cheaper to parse than dictionary-encoded; codes come from runs of equal qids
+            "iter": pa.string(), "docid": pa.string(), "rank": pa.int64(), "score": pa.float64(),
+            "tag": pa.dictionary(pa.int32(), pa.string()), "grade": pa.int64()}
 
 
 def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | None = None,
@@ -261,7 +265,7 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
     delimiter = "\t" if b"\t" in head else " "
     parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False,
                               newlines_in_values=False)
-    column_types = {n: (types or {}).get(n, _TYPES[n]) for n in names}
+    column_types = {n: (types or {}).get(n, _column_types()[n]) for n in names}
     as_bytes = [n for n in names if column_types[n] == pa.string()]    # parsed as binary, then viewed as text
     # an integer column read only to be checked (a run's rank, for evaluation) is parsed as binary and its
     # digits checked at once: converting it cost up to 0.15 s of CPU on 7M lines (more when the ranks are
