@@ -79,6 +79,29 @@ def test_other_formats_several_runs_and_nosummary(shared, capsys, monkeypatch, t
     assert "0.1785" in out and "STANDARD" in out
 
 
+def test_a_table_too_wide_for_its_width_lists_one_value_per_line(shared, capsys, monkeypatch):
+    """-q -m all_trec is over a hundred columns: at 160 columns each would be cut to nothing, so the table lists
+    (qid, measure, value) rows instead; every value is trec_eval's, to the table's four places."""
+    monkeypatch.chdir(shared / "trec_eval")
+    code, te, _ = run_cli(["eval", "-q", "-m", "all_trec", "qrels.test", "results.test"], capsys)
+    code2, out, _ = run_cli(["eval", "--format", "table", "-q", "-m", "all_trec", "qrels.test", "results.test"], capsys)
+    assert code == code2 == 0 and "\u2026" not in out
+    assert max(map(len, out.splitlines())) <= 160
+    cells = {}
+    for line in out.splitlines():
+        parts = [p.strip() for p in line.strip("\u2502").split("\u2502")]
+        if len(parts) == 3 and parts[0] and parts[0] != "qid":
+            cells[(parts[0], parts[1])] = parts[2]
+    expected = {}
+    for line in te.splitlines():
+        name, qid, value = line.split("\t")
+        if name.strip() not in ("runid", "relstring"):          # the table holds numbers (so does the CSV)
+            expected[(qid, name.strip())] = value if "." not in value else f"{float(value):.4f}"
+    assert cells == expected and len(cells) > 300
+    code, out, _ = run_cli(["eval", "--format", "table", "-q", "-m", "map", "qrels.test", "results.test"], capsys)
+    assert "\u2503 qid \u2503    map \u2503" in out         # narrow enough: one row per query, as before
+
+
 def test_evaluate_accepts_paths_dataframes_and_dicts(shared):
     import pandas as pd
     from treckit import evaluate

@@ -14,6 +14,7 @@ import json
 import math
 
 from ..console.errors import InputError
+from ..console.tables import wide_or_long
 from .trec_eval import format_trec_eval, trec_eval_chunks
 
 
@@ -102,36 +103,35 @@ def _cell(x: float, kind: str = "double") -> str:
     return str(int(x)) if kind == "long" else f"{x:.4f}"
 
 
+TABLE_WIDTH = 160           # --format table's width: a table wider than this is printed one cell per line
+
+
 def _table(results, per_query: bool, summary: bool) -> str:
     from rich.console import Console
-    from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=False, width=160)
+    console = Console(file=buf, force_terminal=False, width=TABLE_WIDTH)
     if per_query:
         for path, tag, res in results:       # one table per run: a row per query, then the summary
             cols = _per_query_numeric(res)
+            # measures of the summary only (gm_map): a column whose one cell is the 'all' row's
+            only_summary = [c for c in _numeric(res) if c in res.summary and c not in res.per_query_columns] if summary else []
             buf.write(f"run {tag}: {path}\n")            # written whole: a table title would wrap a long path
-            t = Table(title="per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""))
-            t.add_column("qid")
-            for _, c in cols:
-                t.add_column(c, justify="right")
-            for i, q in enumerate(res.qids):
-                t.add_row(q, *[_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols])
+            rows = [(q, [_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols] + [""] * len(only_summary))
+                    for i, q in enumerate(res.qids)]
             if summary:
-                t.add_row("all", *[_cell(res.summary[c], res.kinds[c]) if c in res.summary else "" for _, c in cols])
-            console.print(t)
+                rows.append(("all", [_cell(res.summary[c], res.kinds[c]) if c in res.summary else ""
+                                     for c in [c for _, c in cols] + only_summary]))
+            console.print(wide_or_long("per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""),
+                                       "qid", [c for _, c in cols] + only_summary, rows, TABLE_WIDTH, "measure"))
         return buf.getvalue()
     if not summary:
         return ""
     measures: list[str] = []
     for _, _, res in results:
         measures += [c for c in _numeric(res) if c in res.summary and c not in measures]
-    t = Table(title="treckit evaluation (mean over queries; counts are sums)")
-    t.add_column("measure")
-    for path, tag, _ in results:
-        t.add_column(f"{tag}\n{path}", justify="right")
-    for m in measures:
-        t.add_row(m, *[(_cell(res.summary[m], res.kinds[m]) if m in res.summary else "") for _, _, res in results])
-    console.print(t)
+    rows = [(m, [(_cell(res.summary[m], res.kinds[m]) if m in res.summary else "") for _, _, res in results])
+            for m in measures]
+    console.print(wide_or_long("treckit evaluation (mean over queries; counts are sums)", "measure",
+                               [f"{tag}\n{path}" for path, tag, _ in results], rows, TABLE_WIDTH, "run"))
     return buf.getvalue()
