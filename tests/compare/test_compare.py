@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, run_cli
 from treckit import thresholds
 from treckit.compare import stats
+from treckit.console.errors import InputError
 from treckit.compare.compare import CompareOptions, ComparedRun, compare
 from treckit.inputs.sources import content_digest
 from treckit.compare.config import load_config
@@ -543,3 +544,24 @@ def test_config_systems_of_run_files_need_no_queries(tmp_path, capsys):
     (tmp_path / "C.yaml").write_text(f"components:\n  f: {{callable: {tmp_path / 'f.py'}:search}}\n")
     code, _, err = run_cli(["compare", tmp_path / "qrels", "--config", tmp_path / "A.yaml", "--config", tmp_path / "C.yaml"], capsys)
     assert code == 2 and "--queries" in err
+
+
+@pytest.mark.parametrize("what", ["permutations", "resamples"])
+def test_the_draws_are_bounded_by_thresholds(monkeypatch, what):
+    """thresholds.MIN_DRAWS and MAX_DRAWS: 100 and 1,000,000 draws are taken, 99 and 1,000,001 refused with the
+    bounds said; moved to 99 and 150, 99 and 150 are taken and 98 and 151 refused."""
+    def options(n: int) -> CompareOptions:
+        other = "resamples" if what == "permutations" else "permutations"
+        return CompareOptions(**{what: n, other: 100})
+    for n in (100, 1_000_000):
+        assert getattr(options(n), what) == n
+    for n in (99, 1_000_001):
+        with pytest.raises(InputError, match=f"^{what} must be a whole number from 100 to 1,000,000, got {n}\n"):
+            options(n)
+    monkeypatch.setattr(thresholds, "MIN_DRAWS", 99)
+    monkeypatch.setattr(thresholds, "MAX_DRAWS", 150)
+    for n in (99, 150):
+        assert getattr(options(n), what) == n
+    for n in (98, 151):
+        with pytest.raises(InputError, match=f"^{what} must be a whole number from 99 to 150, got {n}\n"):
+            options(n)

@@ -62,3 +62,87 @@ def test_qrels_with_more_grade_cells_than_the_bound_are_refused_naming_the_count
     monkeypatch.setattr(thresholds, "GRADE_COUNT_MAX_CELLS", 5)
     with pytest.raises(InputError, match="the qrels use 3 distinct grades over 2 queries: too many to count per query"):
         build_view(qrels, run, EvalOptions())
+
+
+def test_detection_reads_on_for_a_long_first_line_in_pieces_of_the_set_size(tmp_path, monkeypatch):
+    """thresholds.DETECT_READ_BYTES: past the first 64 KiB, a long first line is read on in pieces as large as what
+    was read so far, or of this many bytes if more; the same lines are detected either way."""
+    from treckit.inputs.formats import common
+    path = tmp_path / "run"
+    lines = ["1 Q0 " + "d" * 200_000 + " 1 1.5 t", "1 Q0 e 2 1.0 t", "2 Q0 f 1 0.5 t"]
+    path.write_text("\n".join(lines) + "\n")
+    asked = []
+
+    class Spied:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def seek(self, at):
+            return self.fh.seek(at)
+
+        def read(self, n):
+            asked.append(n)
+            return self.fh.read(n)
+    monkeypatch.setattr(common, "open", lambda *a: Spied(open(*a)), raising=False)
+    assert common.head_lines(path, 2, "run") == lines[:2]
+    assert asked == [1 << 16, 1 << 17]                # the default: as much as was read (the 64 KiB head) ...
+    asked.clear()
+    monkeypatch.setattr(thresholds, "DETECT_READ_BYTES", 1 << 30)
+    assert common.head_lines(path, 2, "run") == lines[:2]
+    assert asked == [thresholds.DETECT_MAX_BYTES - (1 << 16)]      # ... or all there may be at once
+
+
+def test_a_pipe_is_waited_on_the_set_time_at_a_time(monkeypatch):
+    """thresholds.PIPE_POLL_MS: a pipe whose writer takes 50 ms is waited on 1 ms at a time (many waits) or 10 s at a
+    time (one wait, ended by the data); what is read is the same."""
+    import os
+    import select
+    import threading
+    import time
+    from treckit.inputs import limits
+
+    waits = []
+    real_poll = select.poll
+
+    class Poll:
+        def __init__(self):
+            self.real = real_poll()
+
+        def register(self, *a):
+            self.real.register(*a)
+
+        def poll(self, ms):
+            got = self.real.poll(ms)
+            waits.append((ms, bool(got)))
+            return got
+    monkeypatch.setattr(select, "poll", Poll)
+    data = b"1 Q0 d1 1 1.0 t\n" * 100
+
+    def piped() -> bytes:
+        r, w = os.pipe()
+
+        def write():
+            time.sleep(0.05)
+            os.write(w, data)
+            os.close(w)
+        writer = threading.Thread(target=write)
+        writer.start()
+        with open(r, "rb", buffering=0) as fh:
+            got = limits.read_pipe(fh, "pipe", 1 << 20)
+        writer.join()
+        return got
+
+    monkeypatch.setattr(thresholds, "PIPE_POLL_MS", 1)
+    assert piped() == data
+    first = [w for w in waits if w[1]]
+    assert {ms for ms, _ in waits} == {1} and len(waits) > len(first) >= 1     # waits that timed out before the data
+    waits.clear()
+    monkeypatch.setattr(thresholds, "PIPE_POLL_MS", 10_000)
+    assert piped() == data
+    assert {ms for ms, _ in waits} == {10_000} and all(ready for _, ready in waits)

@@ -47,12 +47,11 @@ def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, 
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
-_POLL_MS = 200
 GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _PipeReader:
-    """Reads a pipe (stdin, a FIFO) waiting at most :data:`_POLL_MS` at a time between returns to
+    """Reads a pipe (stdin, a FIFO) waiting at most :data:`treckit.thresholds.PIPE_POLL_MS` at a time between returns to
     Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
     that blocks in the main thread is never interrupted and Python never runs its handler;
     coming back now and then lets the KeyboardInterrupt through."""
@@ -63,7 +62,7 @@ class _PipeReader:
         self.poll.register(self.fd, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
 
     def read(self, n: int) -> bytes:
-        while not self.poll.poll(_POLL_MS):
+        while not self.poll.poll(thresholds.PIPE_POLL_MS):
             pass
         return os.read(self.fd, n)
 
