@@ -121,7 +121,7 @@ def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
     ahead = stats.BootstrapDraws(25, 2500, 4).start()
     assert ahead._thread is not None
     assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
-    monkeypatch.setattr(stats.BootstrapDraws, "PRECOMPUTE_LIMIT", 10)       # too big to draw ahead: drawn when needed
+    monkeypatch.setattr(thresholds, "BOOTSTRAP_AHEAD_MAX_BYTES", 10)       # too big to draw ahead: drawn when needed
     late = stats.BootstrapDraws(25, 2500, 4).start()
     assert late._thread is None
     assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]

@@ -146,3 +146,94 @@ def test_a_pipe_is_waited_on_the_set_time_at_a_time(monkeypatch):
     monkeypatch.setattr(thresholds, "PIPE_POLL_MS", 10_000)
     assert piped() == data
     assert {ms for ms, _ in waits} == {10_000} and all(ready for _, ready in waits)
+
+
+def test_where_the_system_does_not_say_its_memory_the_assumed_size_bounds_what_is_read_whole(tmp_path, monkeypatch):
+    """thresholds.UNKNOWN_MEMORY_BYTES: what is read whole is bounded by the physical memory, or by this size where
+    the system does not say; lowered below a .gz file's content, that content is refused, naming the bound."""
+    import gzip
+    import os
+    from treckit.inputs import limits
+    from treckit.inputs.sources import read_bytes
+    content = b"1 0 d1 1\n1 0 d2 0\n"
+    path = tmp_path / "qrels.gz"
+    path.write_bytes(gzip.compress(content))
+    assert limits.whole_read_limit() == os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+    def unknown(name):
+        raise ValueError(name)
+    monkeypatch.setattr(os, "sysconf", unknown)
+    assert limits.whole_read_limit() == thresholds.UNKNOWN_MEMORY_BYTES == 64 << 30
+    assert read_bytes(path) == content
+    monkeypatch.setattr(thresholds, "UNKNOWN_MEMORY_BYTES", len(content) - 1)
+    with pytest.raises(InputError, match=f"more than {len(content) - 1} bytes to read into memory"):
+        read_bytes(path)
+
+
+def test_a_digest_read_a_byte_at_a_time_is_the_same_digest(tmp_path, monkeypatch):
+    """thresholds.DIGEST_READ_BYTES: a file's content digest (plain and .gz) is the SHA-256 of its content, however
+    large the blocks it is read in."""
+    import gzip
+    import hashlib
+    from treckit.inputs import sources
+    content = bytes(range(256)) * 9
+    (tmp_path / "plain").write_bytes(content)
+    (tmp_path / "packed.gz").write_bytes(gzip.compress(content))
+    expected = hashlib.sha256(content).hexdigest()
+    for size in (thresholds.DIGEST_READ_BYTES, 1, 7, 1 << 30):
+        monkeypatch.setattr(thresholds, "DIGEST_READ_BYTES", size)
+        monkeypatch.setattr(sources, "_digests", {})            # read again, not remembered
+        assert sources.file_digest(tmp_path / "plain") == sources.file_digest(tmp_path / "packed.gz") == expected
+
+
+def test_blocks_of_whole_lines_end_at_the_same_place_read_a_byte_at_a_time(tmp_path, monkeypatch):
+    """thresholds.LINE_END_READ_BYTES: a plain file cut into blocks of whole lines is cut at the same places however
+    far each look for a line's end reads."""
+    from treckit.inputs.sources import Source
+    text = b"".join(b"q%d Q0 %s 1 1.0 t\n" % (i, b"d" * (i * 7 % 50)) for i in range(60))
+    path = tmp_path / "run"
+    path.write_bytes(text)
+    spans = {block: Source(path).line_spans(block) for block in (1, 10, 100, 1000, 1 << 20)}
+    assert all(text[a:b].endswith(b"\n") and b - a >= min(block, len(text) - a)
+               for block, cut in spans.items() for a, b in cut)
+    assert [len(s) for s in spans.values()] != [1] * 5                # the small blocks cut the file
+    for size in (1, 3, 1 << 30):
+        monkeypatch.setattr(thresholds, "LINE_END_READ_BYTES", size)
+        assert {block: Source(path).line_spans(block) for block in spans} == spans
+
+
+def test_an_output_to_a_pipe_is_copied_a_byte_at_a_time_alike(tmp_path, monkeypatch):
+    """thresholds.COPY_BLOCK_BYTES: an output that is a pipe (a FIFO) gets its content at commit in blocks of this
+    many bytes; the reader gets the same bytes whatever their size."""
+    import os
+    import threading
+    from treckit.output.files import atomic_output
+    content = "".join(f"q{i} Q0 d{i} 1 {1 / (i + 1)!r} t\n" for i in range(300))
+
+    def through_pipe(name: str) -> str:
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        got = []
+        reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+        reader.start()
+        with atomic_output(fifo) as fh:
+            fh.write(content)
+        reader.join(10)
+        return got[0]
+    assert through_pipe("default") == content
+    for size in (1, 1 << 30):
+        monkeypatch.setattr(thresholds, "COPY_BLOCK_BYTES", size)
+        assert through_pipe(f"blocks-{size}") == content
+
+
+def test_memory_is_handed_back_after_a_large_test_set_only(monkeypatch):
+    """thresholds.TESTSET_GIVE_BACK_MIN_BYTES: the sample (45 KB) is below the default, so nothing is handed
+    back; with the size lowered below it, the memory freed is handed back once; the test set is the same."""
+    from treckit.testsets import load
+    calls = []
+    monkeypatch.setattr(load, "give_back_freed_memory", lambda: calls.append(1))
+    default = load_test_set(SAMPLE)
+    assert calls == [] and SAMPLE.stat().st_size < thresholds.TESTSET_GIVE_BACK_MIN_BYTES
+    monkeypatch.setattr(thresholds, "TESTSET_GIVE_BACK_MIN_BYTES", SAMPLE.stat().st_size - 1)
+    again = load_test_set(SAMPLE)
+    assert calls == [1] and again.query_ids == default.query_ids and again.model == default.model

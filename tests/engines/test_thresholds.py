@@ -118,7 +118,13 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "MEMORY_FACTOR": "inputs/test_bounded.py", "MAX_DEPTH": "inputs/test_bounded.py",
              "MAX_NUMBER_CHARS": "inputs/test_bounded.py", "JSON_DENSITY_EXEMPT_BYTES": "inputs/test_bounded.py",
              "JSON_BYTES_PER_CONTAINER": "inputs/test_bounded.py", "MAX_CONFIG_TEXTS": "testsets/test_testsets.py",
-             "MIN_DRAWS": "compare/test_compare.py", "MAX_DRAWS": "compare/test_compare.py"}
+             "MIN_DRAWS": "compare/test_compare.py", "MAX_DRAWS": "compare/test_compare.py",
+             "PLAIN_TAG_MEMO_MAX_CHARS": "inputs/test_bounded.py", "PLAIN_TAG_MEMO_ENTRIES": "inputs/test_bounded.py",
+             "LINE_END_READ_BYTES": "engines/test_piece_sizes.py", "DIGEST_READ_BYTES": "engines/test_piece_sizes.py",
+             "COPY_BLOCK_BYTES": "engines/test_piece_sizes.py", "BOOTSTRAP_AHEAD_MAX_BYTES": "compare/test_compare.py",
+             "TESTSET_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
+             "UNKNOWN_MEMORY_BYTES": "engines/test_piece_sizes.py",
+             "CONFIG_FILE_NAME_MAX_CHARS": "testsets/test_testsets.py"}
 
 
 def test_every_threshold_is_listed_here():

@@ -438,3 +438,25 @@ def test_json_density_is_checked_past_its_size(monkeypatch):
     assert parse_json('["[[[[[[[[[[[["]', "d.json", fix="f") == ["[" * 12]        # brackets in a string: text
     monkeypatch.setattr(thresholds, "JSON_BYTES_PER_CONTAINER", 2)
     assert parse_json(dense, "d.json", fix="f") == [[], [], [], []]
+
+
+@pytest.mark.parametrize("max_chars, entries", [(0, 4096), (16, 0), (16, 2), (1 << 30, 1 << 30)])
+def test_plain_tags_remembered_or_not_give_the_same_values(monkeypatch, max_chars, entries):
+    """thresholds.PLAIN_TAG_MEMO_MAX_CHARS and PLAIN_TAG_MEMO_ENTRIES: a scalar's tag is remembered (short texts, up
+    to so many) or resolved anew; the values read are the same, and only what the bounds let in is remembered."""
+    text = ("a: [1, 1, 2.5, 2.5, true, true, null, ~, 2001-12-14, x, x]\n"
+            "b: {k: 0x1F, l: 0o17, m: .inf, n: -1_000, o: '1', p: " + "7" * 30 + ", q: " + "y" * 30 + "}\n")
+    default = yaml_tree(text)
+    scalars = bounded._Scalars("config", False, bounded.Problems())
+    for word in ("1", "2.5", "x", "1", "y" * 30):
+        scalars.plain_tag(word)
+    assert list(scalars._tags) == ["1", "2.5", "x"]              # the default: short texts, each once
+    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_MAX_CHARS", max_chars)
+    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_ENTRIES", entries)
+    again = yaml_tree(text)
+    assert again[:2] == default[:2] and again[2].listed() == default[2].listed()
+    scalars = bounded._Scalars("config", False, bounded.Problems())
+    tags = [scalars.plain_tag(word) for word in ("1", "2.5", "x", "1", "y" * 30)]
+    assert tags[0] == tags[3] == "tag:yaml.org,2002:int" and tags[2] == tags[4] == "tag:yaml.org,2002:str"
+    kept = [w for w in dict.fromkeys(("1", "2.5", "x", "y" * 30)) if len(w) <= max_chars][:entries]
+    assert list(scalars._tags) == kept

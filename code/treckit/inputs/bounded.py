@@ -335,7 +335,8 @@ class _Scalars:
                 if regexp.match(text):
                     tag = t
                     break
-            if len(text) <= 16 and len(self._tags) < 4096:
+            if (len(text) <= thresholds.PLAIN_TAG_MEMO_MAX_CHARS
+                    and len(self._tags) < thresholds.PLAIN_TAG_MEMO_ENTRIES):
                 self._tags[text] = tag
         return tag
 

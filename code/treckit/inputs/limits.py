@@ -19,7 +19,7 @@ def whole_read_limit() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
-        return 64 << 30
+        return thresholds.UNKNOWN_MEMORY_BYTES
 
 
 STREAMED_FIX = "pass an uncompressed regular file (it is streamed), or check that this is the right file"

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import IO, Iterator
 
+from .. import thresholds
 from ..console.errors import InputError, os_error
 from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
 from .long_lines import check_file, check_held
@@ -177,7 +178,7 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
         with open_input(path) as raw:
             gz = decompress and raw.peek(2)[:2] == b"\x1f\x8b"
             fh = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-            while block := fh.read(1 << 20):
+            while block := fh.read(thresholds.DIGEST_READ_BYTES):
                 h.update(block)
             after = (*_identity(os.fstat(raw.fileno())), decompress)
     except (EOFError, gzip.BadGzipFile) as exc:
@@ -255,9 +256,8 @@ class Source:
         if not self.plain:
             cut = self._data.find(b"\n", at)
             return self.size if cut < 0 else cut + 1
-        step = 1 << 16
         while at < self.size:
-            window = self.span(at, min(self.size, at + step))
+            window = self.span(at, min(self.size, at + thresholds.LINE_END_READ_BYTES))
             cut = window.find(b"\n")
             if cut >= 0:
                 return at + cut + 1

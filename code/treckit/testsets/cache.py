@@ -345,7 +345,7 @@ def named_files(config: Any, folder=None) -> dict[str, str] | None:
             stack.extend(item)
     out: dict[str, str] = {}
     for text in texts:
-        if not text or "\0" in text or len(text) > 4096:
+        if not text or "\0" in text or len(text) > thresholds.CONFIG_FILE_NAME_MAX_CHARS:
             continue
         for base in ({Path(folder), Path.cwd()} if folder is not None else {Path.cwd()}):
             path = Path(text) if Path(text).is_absolute() else base / text

@@ -409,7 +409,7 @@ def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> T
     size = len(text)
     ts = parse_test_set(text, display_name(path), allow_unlabeled=allow_unlabeled)
     del text
-    if size > 8 << 20:
+    if size > thresholds.TESTSET_GIVE_BACK_MIN_BYTES:
         give_back_freed_memory()          # the file's bytes and text, freed once read
     return ts
 
