@@ -565,3 +565,18 @@ def test_the_draws_are_bounded_by_thresholds(monkeypatch, what):
     for n in (98, 151):
         with pytest.raises(InputError, match=f"^{what} must be a whole number from 99 to 150, got {n}\n"):
             options(n)
+
+
+@pytest.mark.parametrize("option", ["--permutations", "--resamples"])
+def test_the_command_line_refuses_fewer_draws_than_the_threshold(tmp_path, capsys, option):
+    """The command line says thresholds.MIN_DRAWS as its options' least value, before any run is read; at that value
+    the draws pass, and what is refused is the missing qrels."""
+    def refusal(n: int) -> str:
+        code, _, err = run_cli(["compare", tmp_path / "unread.qrels", tmp_path / "a.trec", tmp_path / "b.trec",
+                                option, str(n)], capsys)
+        assert code == 2 and "Traceback" not in err, err
+        return err
+    assert (f"Invalid value for '{option}': Input should be greater than or equal to {thresholds.MIN_DRAWS}\n"
+            in refusal(thresholds.MIN_DRAWS - 1))
+    passed = refusal(thresholds.MIN_DRAWS)
+    assert "Invalid value" not in passed and "unread.qrels" in passed, passed
