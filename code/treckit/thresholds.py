@@ -71,7 +71,8 @@ DASK_TAIL_READ_BYTES = 1 << 16          # a partitioned block's last line is rea
                                         # bytes at a time (engines/dask_partition.py)
 LINE_END_READ_BYTES = 1 << 16           # the same for the end of a block of whole lines of a plain file
                                         # (inputs/sources.Source.line_spans)
-DIGEST_READ_BYTES = 1 << 20             # a file's content digest is computed a block of this many bytes at a time
+DIGEST_READ_BYTES = 1 << 20             # a file's content digest is computed a block of this many bytes at a time ...
+DIGESTS_KEPT = 4096                     # ... and remembered for this many files at most, the oldest forgotten first
                                         # (inputs/sources.file_digest)
 COPY_BLOCK_BYTES = 1 << 20              # an output that is a device or a pipe gets its staged content this many bytes
                                         # at a time (output/files.py)
@@ -149,6 +150,8 @@ JSON_BYTES_PER_CONTAINER = 16           # ... holds at most one list or object p
 MAX_CONFIG_TEXTS = 10_000               # texts of a free-form config looked at as possible file names whose content
                                         # keys the results cache (a config is small; testsets/cache.py) ...
 CONFIG_FILE_NAME_MAX_CHARS = 4096       # ... and only texts up to this long (Linux's PATH_MAX): longer ones name no file
+MAX_LISTED_PROBLEMS = 100               # a document's (or a service request's) problems beyond these are counted, not
+                                        # listed nor kept (inputs/bounded.Problems, service/evaluator.py)
 MIN_DRAWS = 100                         # fewer random draws (--permutations, --resamples) than this cannot support a
                                         # p-value worth reporting ...
 MAX_DRAWS = 1_000_000                   # ... and more bound time and memory and resolve no p-value anyone reports:

@@ -237,3 +237,21 @@ def test_memory_is_handed_back_after_a_large_test_set_only(monkeypatch):
     monkeypatch.setattr(thresholds, "TESTSET_GIVE_BACK_MIN_BYTES", SAMPLE.stat().st_size - 1)
     again = load_test_set(SAMPLE)
     assert calls == [1] and again.query_ids == default.query_ids and again.model == default.model
+
+
+def test_digests_are_remembered_for_the_set_number_of_files(tmp_path, monkeypatch):
+    """thresholds.DIGESTS_KEPT: three files' digests are all remembered by default; with one kept, only the last
+    one read is, the others read again when asked; the digests are the same either way."""
+    import hashlib
+    from treckit.inputs import sources
+    paths = []
+    for name in "abc":
+        (tmp_path / name).write_text(name * 10)
+        paths.append(tmp_path / name)
+    expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
+    for kept, remembered in ((thresholds.DIGESTS_KEPT, 3), (1, 1)):
+        monkeypatch.setattr(thresholds, "DIGESTS_KEPT", kept)
+        monkeypatch.setattr(sources, "_digests", {})
+        assert [sources.file_digest(p) for p in paths] == expected
+        assert sorted(sources._digests.values()) == sorted(expected[-remembered:])
+        assert [sources.file_digest(p) for p in paths] == expected

@@ -124,7 +124,8 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "COPY_BLOCK_BYTES": "engines/test_piece_sizes.py", "BOOTSTRAP_AHEAD_MAX_BYTES": "compare/test_compare.py",
              "TESTSET_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
              "UNKNOWN_MEMORY_BYTES": "engines/test_piece_sizes.py",
-             "CONFIG_FILE_NAME_MAX_CHARS": "testsets/test_testsets.py"}
+             "CONFIG_FILE_NAME_MAX_CHARS": "testsets/test_testsets.py",
+             "MAX_LISTED_PROBLEMS": "inputs/test_bounded.py", "DIGESTS_KEPT": "engines/test_piece_sizes.py"}
 
 
 def test_every_threshold_is_listed_here():

@@ -460,3 +460,17 @@ def test_plain_tags_remembered_or_not_give_the_same_values(monkeypatch, max_char
     assert tags[0] == tags[3] == "tag:yaml.org,2002:int" and tags[2] == tags[4] == "tag:yaml.org,2002:str"
     kept = [w for w in dict.fromkeys(("1", "2.5", "x", "y" * 30)) if len(w) <= max_chars][:entries]
     assert list(scalars._tags) == kept
+
+
+def test_max_listed_problems_decides_how_many_are_listed(monkeypatch):
+    """thresholds.MAX_LISTED_PROBLEMS: a document's five problems are all listed by default; lowered to 2, the
+    first two by line are listed and the other three counted."""
+    text = "".join(f"k{i}: {'1' * 500}\n" for i in range(5))
+    said = "a number of 500 characters: no number is that long; quote it to make it text"
+    problems = yaml_tree(text)[2]
+    assert problems.listed() == [(i, said) for i in range(1, 6)] and problems.unlisted == 0
+    monkeypatch.setattr(thresholds, "MAX_LISTED_PROBLEMS", 2)
+    problems = yaml_tree(text)[2]
+    assert problems.listed() == [(1, said), (2, said)] and problems.total == 5
+    assert problems.lines_text().splitlines() == [f"  line 1: {said}", f"  line 2: {said}",
+                                                  "  ... and 3 more (the first 2 are listed)"]

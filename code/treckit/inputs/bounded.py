@@ -19,7 +19,7 @@ results files -- is read here, within bounds that hold whatever the file holds.
   The densest inputs take more, still in proportion: a JSON document at most about 14x
   (:data:`treckit.thresholds.JSON_BYTES_PER_CONTAINER`), a test set of hundreds of thousands of unknown top-level keys
   about 28x, a config (read whole, with the line of every value) up to about 75x its at most 1 MiB.
-  At most :data:`MAX_LISTED_PROBLEMS` problems are kept, the rest counted.
+  At most :data:`treckit.thresholds.MAX_LISTED_PROBLEMS` problems are kept, the rest counted.
 
 YAML is read by one of two readers that read alike: a fast reader of the block style treckit writes
 (and most people write by hand), line by line, and PyYAML's event parser (libyaml's when installed)
@@ -102,8 +102,6 @@ def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
         raise json.JSONDecodeError("a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair)", text, 0)
     return value
 
-MAX_LISTED_PROBLEMS = 100
-
 BAD = object()          # a value already reported: validation does not report it a second time
 
 
@@ -117,7 +115,7 @@ class _NotRead:
 
 NOT_READ = _NotRead()
 
-__all__ = ["BAD", "LinesNeeded", "MAX_LISTED_PROBLEMS", "NOT_READ", "Problems",
+__all__ = ["BAD", "LinesNeeded", "NOT_READ", "Problems",
            "config_read_limit", "load_yaml_mapping", "parse_json", "parse_yaml_mapping", "read_document", "read_json",
            "without_gc", "yaml_tree"]
 
@@ -136,13 +134,14 @@ class _Kept:
 
 
 class Problems:
-    """(line, message) problems: every one counted, the first :data:`MAX_LISTED_PROBLEMS` by line kept.
+    """(line, message) problems: every one counted, the first ``keep`` (None:
+    :data:`treckit.thresholds.MAX_LISTED_PROBLEMS`) by line kept.
 
     Problems on one line keep the order of their ``rank`` (a tuple; a reader's problems are ranked
     (0,), before a schema's), then the order they were added in."""
 
-    def __init__(self, keep: int = MAX_LISTED_PROBLEMS) -> None:
-        self.keep = keep
+    def __init__(self, keep: int | None = None) -> None:
+        self.keep = thresholds.MAX_LISTED_PROBLEMS if keep is None else keep
         self.total = 0
         self._heap: list[_Kept] = []
 

@@ -152,9 +152,9 @@ def _gzip_error(exc: BaseException, name: str) -> InputError:
 
 
 # digests of regular files, by (device, inode, size, modification time, change time): a file is read
-# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time)
+# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time);
+# at most thresholds.DIGESTS_KEPT of them
 _digests: dict[tuple, str] = {}
-_DIGESTS_KEPT = 4096
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -186,7 +186,7 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
     except OSError as exc:
         raise os_error(exc, name) from None
     if known is not None and after == known:        # not changed while it was read
-        if len(_digests) >= _DIGESTS_KEPT:
+        if len(_digests) >= thresholds.DIGESTS_KEPT:
             _digests.pop(next(iter(_digests)))
         _digests[known] = h.hexdigest()
     return h.hexdigest()
