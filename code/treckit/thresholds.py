@@ -86,8 +86,8 @@ LONG_LINE_LOOK_BACK_MAX_BYTES = 1 << 20 # ... twice as many at each next step, u
                                         # counted this many bytes at a time (inputs/long_lines.py)
 DETECT_READ_BYTES = 1 << 16             # format detection reads on for whole first lines at least this many bytes at a
                                         # time, else as many as it has read (inputs/formats/common.py)
-PIPE_POLL_MS = 200                      # a pipe (stdin, a FIFO) is waited on at most this many milliseconds at a time, so
-                                        # that Ctrl-C landing on another thread still gets through (inputs/limits.py)
+PIPE_POLL_MS = 200                      # a pipe (stdin, a FIFO) is waited on at most this many milliseconds at a time,
+                                        # so that Ctrl-C landing on another thread still gets through (inputs/limits.py)
 
 # ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
 REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools
@@ -149,7 +149,7 @@ JSON_BYTES_PER_CONTAINER = 16           # ... holds at most one list or object p
                                         # (results files: 3); a denser one is refused (inputs/bounded.py)
 MAX_CONFIG_TEXTS = 10_000               # texts of a free-form config looked at as possible file names whose content
                                         # keys the results cache (a config is small; testsets/cache.py) ...
-CONFIG_FILE_NAME_MAX_CHARS = 4096       # ... and only texts up to this long (Linux's PATH_MAX): longer ones name no file
+CONFIG_FILE_NAME_MAX_CHARS = 4096       # ... and only texts up to this long: a longer one names no file (PATH_MAX)
 MAX_LISTED_PROBLEMS = 100               # a document's (or a service request's) problems beyond these are counted, not
                                         # listed nor kept (inputs/bounded.Problems, service/evaluator.py)
 MIN_DRAWS = 100                         # fewer random draws (--permutations, --resamples) than this cannot support a

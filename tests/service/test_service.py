@@ -763,4 +763,5 @@ def test_a_request_s_problems_are_listed_up_to_the_threshold(monkeypatch):
     errors = [{"loc": ["body", "queries", i], "msg": "Field required", "type": "missing"} for i in range(5)]
     assert evaluator._listed(errors) == errors
     monkeypatch.setattr(thresholds, "MAX_LISTED_PROBLEMS", 2)
-    assert evaluator._listed(errors) == errors[:2] + [{"loc": ["body"], "msg": "... and 3 more problems", "type": "more"}]
+    more = {"loc": ["body"], "msg": "... and 3 more problems", "type": "more"}
+    assert evaluator._listed(errors) == errors[:2] + [more]

@@ -571,8 +571,9 @@ class _EventReader(_Reader):
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = exc.problem or exc.context or "syntax error"
+            deep = "nesting depth" in problem                                     # libyaml's own bound
             self.problems.add(mark.line + 1 if mark else None,
-                              f"nested more than {thresholds.MAX_DEPTH} levels deep" if "nesting depth" in problem    # libyaml's own bound
+                              f"nested more than {thresholds.MAX_DEPTH} levels deep" if deep
                               else f"not valid YAML: {problem}")
             return None, self.lines, self.problems
         except yaml.YAMLError as exc:

@@ -51,8 +51,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _PipeReader:
-    """Reads a pipe (stdin, a FIFO) waiting at most :data:`treckit.thresholds.PIPE_POLL_MS` at a time between returns to
-    Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
+    """Reads a pipe (stdin, a FIFO) waiting at most :data:`treckit.thresholds.PIPE_POLL_MS` at a time between
+    returns to Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
     that blocks in the main thread is never interrupted and Python never runs its handler;
     coming back now and then lets the KeyboardInterrupt through."""
 

@@ -50,8 +50,9 @@ def check_held(data: bytes | bytearray, name: str, first_line: int = 1) -> None:
 
 def check_file(read: Callable[[int, int], bytes], size: int, name: str) -> None:
     """Refuse a file of ``size`` bytes with a line past the bound, reading only around the places lines must
-    end by (``read(a, b)``: its bytes ``a .. b``), a growing piece at a time
-    (:data:`treckit.thresholds.LONG_LINE_LOOK_BACK_BYTES` up to :data:`treckit.thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES`)."""
+    end by (``read(a, b)``: its bytes ``a .. b``), a growing piece at a time (from
+    :data:`treckit.thresholds.LONG_LINE_LOOK_BACK_BYTES` up to
+    :data:`treckit.thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES`)."""
     def rfind(a: int, b: int) -> int:
         step = thresholds.LONG_LINE_LOOK_BACK_BYTES
         while b > a:
