@@ -15,6 +15,8 @@ JSONL_FAST_MIN_BYTES = 1 << 16          # JSON-lines runs this large go through 
 ARROW_BLOCK_BYTES = 1 << 24             # Arrow's JSON reader takes the file a block of this many bytes at a time (one chunk each)
 ARROW_PARALLEL_BLOCK_BYTES = 1 << 23    # TREC files are cut into blocks of whole lines this large, parsed side by side
                                         # (one per core); columns read only to be checked are dropped block by block
+PLAIN_TAG_MEMO_MAX_CHARS = 16           # YAML plain scalars up to this long have their resolved tag remembered (the
+PLAIN_TAG_MEMO_ENTRIES = 4096           # same short values recur) ... for at most this many texts (inputs/bounded.py)
 
 # ---------------------------------------------------------------- writing files
 PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads
@@ -67,6 +69,25 @@ TESTSET_BLOCK_QUERIES = 1 << 16         # a test set's queries gathered as Pytho
                                         # columns (testsets/load.py)
 DASK_TAIL_READ_BYTES = 1 << 16          # a partitioned block's last line is read on past the block's end this many
                                         # bytes at a time (engines/dask_partition.py)
+LINE_END_READ_BYTES = 1 << 16           # the same for the end of a block of whole lines of a plain file
+                                        # (inputs/sources.Source.line_spans)
+DIGEST_READ_BYTES = 1 << 20             # a file's content digest is computed a block of this many bytes at a time ...
+DIGESTS_KEPT = 4096                     # ... and remembered for this many files at most, the oldest forgotten first
+                                        # (inputs/sources.file_digest)
+COPY_BLOCK_BYTES = 1 << 20              # an output that is a device or a pipe gets its staged content this many bytes
+                                        # at a time (output/files.py)
+BOOTSTRAP_AHEAD_MAX_BYTES = 1 << 28     # the bootstrap's draws are made ahead (while runs are read) when their counts
+                                        # take at most this many bytes, else when needed (compare/stats.py)
+TESTSET_GIVE_BACK_MIN_BYTES = 8 << 20   # after reading a test set larger than this, the memory freed is handed back to
+                                        # the system (testsets/load.py; console/process.give_back_freed_memory)
+LONG_LINE_LOOK_BACK_BYTES = 1 << 12     # a file checked for long lines at offsets is searched back from where a line
+                                        # must end by for its last newline this many bytes at first ...
+LONG_LINE_LOOK_BACK_MAX_BYTES = 1 << 20 # ... twice as many at each next step, up to this many; a long line's number is
+                                        # counted this many bytes at a time (inputs/long_lines.py)
+DETECT_READ_BYTES = 1 << 16             # format detection reads on for whole first lines at least this many bytes at a
+                                        # time, else as many as it has read (inputs/formats/common.py)
+PIPE_POLL_MS = 200                      # a pipe (stdin, a FIFO) is waited on at most this many milliseconds at a time,
+                                        # so that Ctrl-C landing on another thread still gets through (inputs/limits.py)
 
 # ---------------------------------------------------------------- finding repeated (query, doc) pairs (repeats.py)
 REPEAT_BITMAP_MASK = (1 << 22) - 1      # mask of the bitmaps that nominate candidates: 4 MiB of bools
@@ -97,7 +118,7 @@ CLASS_LIMIT = 2048                      # unretrieved docs with the same level i
                                         # group form a class; with at most this many classes their pairs are counted
                                         # class by class, else in blocks of PAIR_BLOCK_CELLS
 
-# ---------------------------------------------------------------- bounds on hostile input (long_lines.py, measures/prefs.py)
+# ---------------------------------------------------------------- bounds on hostile input (past them, it is refused)
 MAX_LINE_BYTES = 1 << 24                # no line of an input may be longer (16 MiB; checked while reading, so a
                                         # gzip bomb of one endless line is refused, never held whole): TREC and TSV
                                         # lines are under a KiB, QUEST's JSON lines about 10 KiB (one listing
@@ -108,9 +129,33 @@ MAX_LINE_BYTES = 1 << 24                # no line of an input may be longer (16 
 WHOLE_READ_LIMIT: int | None = None     # at most this many bytes are read into memory whole (stdin, pipes, .gz content,
                                         # the line parsers' input); None: the machine's physical memory. Plain files
                                         # above it are still read by the streaming (Arrow) paths
+UNKNOWN_MEMORY_BYTES = 64 << 30         # the physical memory assumed where the system does not say (inputs/limits.py)
 CONFIG_READ_LIMIT = 1 << 20             # small side files (configs): at most 1 MiB (inputs/bounded.py)
 DOCUMENT_READ_LIMIT = 256 << 20         # test sets and results files: at most 256 MiB of content (a million-query
                                         # test set is about 170 MB; inputs/bounded.py)
+MEMORY_FACTOR = 6                       # reading a test set or a results file takes at most this many times its size
+                                        # in memory beyond the interpreter: its bytes and text (2x) and what is built
+                                        # (up to 4x); measured on generated files (tests/inputs/test_bounded.py)
+MAX_DEPTH = 32                          # YAML and JSON documents: levels of nesting (a mapping or list in a mapping or
+                                        # list ...; the top level is level 1); the first level too many stops the read
+                                        # (inputs/bounded.py)
+MAX_NUMBER_CHARS = 400                  # a longer number in YAML or JSON input is refused (a double has 17
+                                        # significant digits; CPython's int parsing is quadratic and fails deep
+                                        # inside the parser past 4,300 digits) (inputs/bounded.py)
+JSON_DENSITY_EXEMPT_BYTES = 1 << 20     # a JSON document of more than this many bytes (characters) ...
+JSON_BYTES_PER_CONTAINER = 16           # ... holds at most one list or object per this many: each costs Python
+                                        # about 60 bytes, so a file of empty lists ([[],[],...], one per 3 bytes)
+                                        # would need 45 times its size, and one within the bound at most about 12
+                                        # (results files: 3); a denser one is refused (inputs/bounded.py)
+MAX_CONFIG_TEXTS = 10_000               # texts of a free-form config looked at as possible file names whose content
+                                        # keys the results cache (a config is small; testsets/cache.py) ...
+CONFIG_FILE_NAME_MAX_CHARS = 4096       # ... and only texts up to this long: a longer one names no file (PATH_MAX)
+MAX_LISTED_PROBLEMS = 100               # a document's (or a service request's) problems beyond these are counted, not
+                                        # listed nor kept (inputs/bounded.Problems, service/evaluator.py)
+MIN_DRAWS = 100                         # fewer random draws (--permutations, --resamples) than this cannot support a
+                                        # p-value worth reporting ...
+MAX_DRAWS = 1_000_000                   # ... and more bound time and memory and resolve no p-value anyone reports:
+                                        # both are refused (compare/compare.py)
 DETECT_MAX_BYTES = 64 << 20             # format detection reads whole first lines (a QUEST line lists thousands of
                                         # docs), but no more: a longer first line is refused (inputs/formats/common.py)
 GRADE_COUNT_MAX_CELLS = 1 << 26         # docs-per-grade counts are kept per query x distinct grade (not per grade value

@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, run_cli
 from treckit import thresholds
 from treckit.compare import stats
+from treckit.console.errors import InputError
 from treckit.compare.compare import CompareOptions, ComparedRun, compare
 from treckit.inputs.sources import content_digest
 from treckit.compare.config import load_config
@@ -120,7 +121,7 @@ def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
     ahead = stats.BootstrapDraws(25, 2500, 4).start()
     assert ahead._thread is not None
     assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
-    monkeypatch.setattr(stats.BootstrapDraws, "PRECOMPUTE_LIMIT", 10)       # too big to draw ahead: drawn when needed
+    monkeypatch.setattr(thresholds, "BOOTSTRAP_AHEAD_MAX_BYTES", 10)       # too big to draw ahead: drawn when needed
     late = stats.BootstrapDraws(25, 2500, 4).start()
     assert late._thread is None
     assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]
@@ -543,3 +544,39 @@ def test_config_systems_of_run_files_need_no_queries(tmp_path, capsys):
     (tmp_path / "C.yaml").write_text(f"components:\n  f: {{callable: {tmp_path / 'f.py'}:search}}\n")
     code, _, err = run_cli(["compare", tmp_path / "qrels", "--config", tmp_path / "A.yaml", "--config", tmp_path / "C.yaml"], capsys)
     assert code == 2 and "--queries" in err
+
+
+@pytest.mark.parametrize("what", ["permutations", "resamples"])
+def test_the_draws_are_bounded_by_thresholds(monkeypatch, what):
+    """thresholds.MIN_DRAWS and MAX_DRAWS: 100 and 1,000,000 draws are taken, 99 and 1,000,001 refused with the
+    bounds said; moved to 99 and 150, 99 and 150 are taken and 98 and 151 refused."""
+    def options(n: int) -> CompareOptions:
+        other = "resamples" if what == "permutations" else "permutations"
+        return CompareOptions(**{what: n, other: 100})
+    for n in (100, 1_000_000):
+        assert getattr(options(n), what) == n
+    for n in (99, 1_000_001):
+        with pytest.raises(InputError, match=f"^{what} must be a whole number from 100 to 1,000,000, got {n}\n"):
+            options(n)
+    monkeypatch.setattr(thresholds, "MIN_DRAWS", 99)
+    monkeypatch.setattr(thresholds, "MAX_DRAWS", 150)
+    for n in (99, 150):
+        assert getattr(options(n), what) == n
+    for n in (98, 151):
+        with pytest.raises(InputError, match=f"^{what} must be a whole number from 99 to 150, got {n}\n"):
+            options(n)
+
+
+@pytest.mark.parametrize("option", ["--permutations", "--resamples"])
+def test_the_command_line_refuses_fewer_draws_than_the_threshold(tmp_path, capsys, option):
+    """The command line says thresholds.MIN_DRAWS as its options' least value, before any run is read; at that value
+    the draws pass, and what is refused is the missing qrels."""
+    def refusal(n: int) -> str:
+        code, _, err = run_cli(["compare", tmp_path / "unread.qrels", tmp_path / "a.trec", tmp_path / "b.trec",
+                                option, str(n)], capsys)
+        assert code == 2 and "Traceback" not in err, err
+        return err
+    assert (f"Invalid value for '{option}': Input should be greater than or equal to {thresholds.MIN_DRAWS}\n"
+            in refusal(thresholds.MIN_DRAWS - 1))
+    passed = refusal(thresholds.MIN_DRAWS)
+    assert "Invalid value" not in passed and "unread.qrels" in passed, passed

@@ -111,7 +111,21 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "DOCUMENT_READ_LIMIT": "inputs/test_bounded.py", "DETECT_MAX_BYTES": "inputs/test_hostile_inputs.py",
              "GRADE_LIKE_HEAD": "cli/test_sanity_warnings.py",
              "PA_MAX_DOCS": "measures/test_prefs.py", "PAIR_BLOCK_CELLS": "measures/test_prefs.py",
-             "CLASS_LIMIT": "measures/test_prefs.py"}
+             "CLASS_LIMIT": "measures/test_prefs.py",
+             "LONG_LINE_LOOK_BACK_BYTES": "inputs/test_long_lines.py",
+             "LONG_LINE_LOOK_BACK_MAX_BYTES": "inputs/test_long_lines.py",
+             "DETECT_READ_BYTES": "engines/test_piece_sizes.py", "PIPE_POLL_MS": "engines/test_piece_sizes.py",
+             "MEMORY_FACTOR": "inputs/test_bounded.py", "MAX_DEPTH": "inputs/test_bounded.py",
+             "MAX_NUMBER_CHARS": "inputs/test_bounded.py", "JSON_DENSITY_EXEMPT_BYTES": "inputs/test_bounded.py",
+             "JSON_BYTES_PER_CONTAINER": "inputs/test_bounded.py", "MAX_CONFIG_TEXTS": "testsets/test_testsets.py",
+             "MIN_DRAWS": "compare/test_compare.py", "MAX_DRAWS": "compare/test_compare.py",
+             "PLAIN_TAG_MEMO_MAX_CHARS": "inputs/test_bounded.py", "PLAIN_TAG_MEMO_ENTRIES": "inputs/test_bounded.py",
+             "LINE_END_READ_BYTES": "engines/test_piece_sizes.py", "DIGEST_READ_BYTES": "engines/test_piece_sizes.py",
+             "COPY_BLOCK_BYTES": "engines/test_piece_sizes.py", "BOOTSTRAP_AHEAD_MAX_BYTES": "compare/test_compare.py",
+             "TESTSET_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
+             "UNKNOWN_MEMORY_BYTES": "engines/test_piece_sizes.py",
+             "CONFIG_FILE_NAME_MAX_CHARS": "testsets/test_testsets.py",
+             "MAX_LISTED_PROBLEMS": "inputs/test_bounded.py", "DIGESTS_KEPT": "engines/test_piece_sizes.py"}
 
 
 def test_every_threshold_is_listed_here():

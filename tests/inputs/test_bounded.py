@@ -18,7 +18,7 @@ from conftest import ROOT, run_cli
 from treckit import thresholds
 import treckit.inputs.sources as tio
 from treckit.inputs import bounded
-from treckit.inputs.bounded import MAX_DEPTH, parse_json, yaml_tree
+from treckit.inputs.bounded import parse_json, yaml_tree
 from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
@@ -105,7 +105,7 @@ def test_deep_nesting_is_refused_while_parsing(depth, style):
     t0 = time.process_time()
     data, _, problems = yaml_tree(text, what="config")
     assert time.process_time() - t0 < 1
-    assert data is None and problems.listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
+    assert data is None and problems.listed() == [(1, f"nested more than {thresholds.MAX_DEPTH} levels deep")]
     if style == "json":
         t0 = time.process_time()
         with pytest.raises(InputError) as e:
@@ -119,15 +119,17 @@ def test_deep_block_nesting_names_the_line_at_once():
     t0 = time.process_time()
     data, _, problems = yaml_tree(text, what="config")
     assert time.process_time() - t0 < 1
-    assert data is None and problems.listed() == [(MAX_DEPTH + 1, f"nested more than {MAX_DEPTH} levels deep")]
-    assert yaml_tree("- " * 100_000 + "x\n")[2].listed() == [(1, f"nested more than {MAX_DEPTH} levels deep")]
+    too_deep = f"nested more than {thresholds.MAX_DEPTH} levels deep"
+    assert data is None and problems.listed() == [(thresholds.MAX_DEPTH + 1, too_deep)]
+    assert yaml_tree("- " * 100_000 + "x\n")[2].listed() == [(1, too_deep)]
 
 
 @pytest.mark.parametrize("entry", YAML_ENTRIES)
 def test_deep_nesting_exits_2_from_every_yaml_reader(entry, files, tmp_path, capsys):
     p = tmp_path / "deep.yaml"
     p.write_text("name: x\n" + _nested(1_000, "flow"))
-    _at(_refused(YAML_ENTRIES[entry](p, files), capsys, "fix:"), p, 2, f"nested more than {MAX_DEPTH} levels deep")
+    _at(_refused(YAML_ENTRIES[entry](p, files), capsys, "fix:"), p, 2,
+        f"nested more than {thresholds.MAX_DEPTH} levels deep")
 
 
 @pytest.mark.parametrize("entry", YAML_ENTRIES)
@@ -159,7 +161,8 @@ def test_gate_results_files_are_bounded_json(tmp_path, capsys):
     deep = _results(tmp_path, "deep.json", "{\n" + '"a": ' + "[" * 1000 + "]" * 1000 + "}")
     _refused(["gate", "--baseline", deep, "--current", good], capsys, f"{deep}:2: not JSON (nested too deeply)")
     deep40 = _results(tmp_path, "deep40.json", '{"a":\n' + "[" * 40 + "]" * 40 + "}")
-    _refused(["gate", "--baseline", deep40, "--current", good], capsys, f"{deep40}:2: nested more than {MAX_DEPTH} levels")
+    _refused(["gate", "--baseline", deep40, "--current", good], capsys,
+             f"{deep40}:2: nested more than {thresholds.MAX_DEPTH} levels")
 
 
 @pytest.mark.parametrize("what, make_argv", [
@@ -240,14 +243,14 @@ def test_memory_grows_linearly_within_the_stated_factor():
         tracemalloc.stop()
         columns = pa.total_allocated_bytes() - arrow          # the columns are built block by block, never copied
         assert len(ts.queries) == n
-        assert peak + columns < (bounded.MEMORY_FACTOR - 2) * len(text)
+        assert peak + columns < (thresholds.MEMORY_FACTOR - 2) * len(text)
         results = json.dumps({"per_query": [{"qid": q.query_id, "recall_at_10": 0.25, "mrr": 1 / (i + 1)}
                                             for i, q in enumerate(ts.queries)]}, indent=2)
         tracemalloc.start()
         parse_json(results, "r.json", fix="f")
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        assert peak < (bounded.MEMORY_FACTOR - 2) * len(results)
+        assert peak < (thresholds.MEMORY_FACTOR - 2) * len(results)
 
 
 def test_a_streamed_document_builds_nothing_outside_its_list():
@@ -375,3 +378,99 @@ def test_a_json_document_too_dense_for_bounded_memory_is_refused(tmp_path, capsy
              f"{p}: 600,001 lists and objects in 1,800,001 characters: more than one per 16 characters")
     brackets_in_text = json.dumps({"per_query": [{"qid": "[[[[{{{{" * 8, "mrr": 0.5}] * 20_000})
     assert len(parse_json(brackets_in_text, "r.json", fix="f")["per_query"]) == 20_000
+
+
+# ------------------------------------------------------------------ the bounds of thresholds.py, lowered
+@pytest.mark.parametrize("within, beyond, line", [
+    ("a:\n  b:\n    c: 1\n", "a:\n  b:\n    c:\n      d: 1\n", 4),      # block style (the fast reader)
+    ("a: [[1]]\n", "a: [[[1]]]\n", 1),                                   # flow style (PyYAML's events)
+    ("- - - 1\n", "- - - - 1\n", 1),
+])
+def test_max_depth_decides_what_nesting_is_refused(monkeypatch, within, beyond, line):
+    """thresholds.MAX_DEPTH: 4 levels are read by default; lowered to 3, 3 levels still are and 4 are refused,
+    naming the line where the fourth begins."""
+    assert yaml_tree(beyond, what="config")[2].listed() == []
+    monkeypatch.setattr(thresholds, "MAX_DEPTH", 3)
+    data, _, problems = yaml_tree(within, what="config")
+    assert problems.listed() == [] and data == yaml.safe_load(within)
+    data, _, problems = yaml_tree(beyond, what="config")
+    assert data is None and problems.listed() == [(line, "nested more than 3 levels deep")]
+
+
+def test_max_depth_bounds_json_documents(monkeypatch):
+    assert parse_json('{"a":\n[[[1]]]}', "f.json", fix="f") == {"a": [[[1]]]}
+    monkeypatch.setattr(thresholds, "MAX_DEPTH", 3)
+    assert parse_json('{"a":\n[[1]]}', "f.json", fix="f") == {"a": [[1]]}
+    with pytest.raises(InputError) as e:
+        parse_json('{"a":\n[[[1]]]}', "f.json", fix="f")
+    assert e.value.line == 2 and "f.json:2: nested more than 3 levels deep" in str(e.value)
+
+
+def test_max_number_chars_decides_what_number_is_refused(monkeypatch):
+    """thresholds.MAX_NUMBER_CHARS, in YAML as in JSON: 6 characters are read by default; lowered to 5, 5 still
+    are and 6 are refused with the line."""
+    six = "a: 123456\nb: -1.255\n"
+    assert yaml_tree(six)[0] == {"a": 123456, "b": -1.255}
+    assert parse_json("[1,\n123456]", "f.json", fix="f") == [1, 123456]
+    monkeypatch.setattr(thresholds, "MAX_NUMBER_CHARS", 5)
+    assert yaml_tree("a: 12345\nb: -1.25\n")[0] == {"a": 12345, "b": -1.25}
+    assert parse_json("[12345,\n-1.25]", "f.json", fix="f") == [12345, -1.25]
+    refused = "a number of 6 characters: no number is that long; quote it to make it text"
+    assert yaml_tree(six)[2].listed() == [(1, refused), (2, refused)]
+    for text in ("[1,\n123456]", "[1,\n-1.255]"):
+        with pytest.raises(InputError) as e:
+            parse_json(text, "f.json", fix="f")
+        assert e.value.line == 2 and "f.json:2: not JSON (a number of 6 characters)" in str(e.value)
+
+
+def test_json_density_is_checked_past_its_size(monkeypatch):
+    """thresholds.JSON_DENSITY_EXEMPT_BYTES and JSON_BYTES_PER_CONTAINER: five lists in 13 characters are read by
+    default (a small document); with the exemption lowered to 10 characters, 3 lists in 10 still are, and the 13
+    are refused, unless a list may take as little as 2 characters."""
+    dense = "[[],[],[],[]]"
+    assert parse_json(dense, "d.json", fix="f") == [[], [], [], []]
+    monkeypatch.setattr(thresholds, "JSON_DENSITY_EXEMPT_BYTES", 10)
+    assert parse_json("[[],[],[]]", "d.json", fix="f") == [[], [], []]
+    with pytest.raises(InputError) as e:
+        parse_json(dense, "d.json", fix="f")
+    assert str(e.value).startswith("d.json: 5 lists and objects in 13 characters: more than one per 16 characters, "
+                                   "so reading it would take dozens of times its size in memory")
+    assert parse_json('["[[[[[[[[[[[["]', "d.json", fix="f") == ["[" * 12]        # brackets in a string: text
+    monkeypatch.setattr(thresholds, "JSON_BYTES_PER_CONTAINER", 2)
+    assert parse_json(dense, "d.json", fix="f") == [[], [], [], []]
+
+
+@pytest.mark.parametrize("max_chars, entries", [(0, 4096), (16, 0), (16, 2), (1 << 30, 1 << 30)])
+def test_plain_tags_remembered_or_not_give_the_same_values(monkeypatch, max_chars, entries):
+    """thresholds.PLAIN_TAG_MEMO_MAX_CHARS and PLAIN_TAG_MEMO_ENTRIES: a scalar's tag is remembered (short texts, up
+    to so many) or resolved anew; the values read are the same, and only what the bounds let in is remembered."""
+    text = ("a: [1, 1, 2.5, 2.5, true, true, null, ~, 2001-12-14, x, x]\n"
+            "b: {k: 0x1F, l: 0o17, m: .inf, n: -1_000, o: '1', p: " + "7" * 30 + ", q: " + "y" * 30 + "}\n")
+    default = yaml_tree(text)
+    scalars = bounded._Scalars("config", False, bounded.Problems())
+    for word in ("1", "2.5", "x", "1", "y" * 30):
+        scalars.plain_tag(word)
+    assert list(scalars._tags) == ["1", "2.5", "x"]              # the default: short texts, each once
+    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_MAX_CHARS", max_chars)
+    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_ENTRIES", entries)
+    again = yaml_tree(text)
+    assert again[:2] == default[:2] and again[2].listed() == default[2].listed()
+    scalars = bounded._Scalars("config", False, bounded.Problems())
+    tags = [scalars.plain_tag(word) for word in ("1", "2.5", "x", "1", "y" * 30)]
+    assert tags[0] == tags[3] == "tag:yaml.org,2002:int" and tags[2] == tags[4] == "tag:yaml.org,2002:str"
+    kept = [w for w in dict.fromkeys(("1", "2.5", "x", "y" * 30)) if len(w) <= max_chars][:entries]
+    assert list(scalars._tags) == kept
+
+
+def test_max_listed_problems_decides_how_many_are_listed(monkeypatch):
+    """thresholds.MAX_LISTED_PROBLEMS: a document's five problems are all listed by default; lowered to 2, the
+    first two by line are listed and the other three counted."""
+    text = "".join(f"k{i}: {'1' * 500}\n" for i in range(5))
+    said = "a number of 500 characters: no number is that long; quote it to make it text"
+    problems = yaml_tree(text)[2]
+    assert problems.listed() == [(i, said) for i in range(1, 6)] and problems.unlisted == 0
+    monkeypatch.setattr(thresholds, "MAX_LISTED_PROBLEMS", 2)
+    problems = yaml_tree(text)[2]
+    assert problems.listed() == [(1, said), (2, said)] and problems.total == 5
+    assert problems.lines_text().splitlines() == [f"  line 1: {said}", f"  line 2: {said}",
+                                                  "  ... and 3 more (the first 2 are listed)"]

@@ -163,6 +163,7 @@ def test_every_check_finds_the_first_long_line(data, bound, cuts):
         outcomes = []
         for check in (lambda: long_lines.check_held(data, "f"),
                       lambda: long_lines.check_file(lambda a, b: data[a:b], len(data), "f"),
+                      lambda: _check_file_in_small_pieces(data),
                       lambda: _watch(data, cuts)):
             try:
                 check()
@@ -172,9 +173,42 @@ def test_every_check_finds_the_first_long_line(data, bound, cuts):
                 # the line's start: all of it that was read when it crossed the bound (a watch reads no further)
                 line = data.split(b"\n")[exc.line - 1].decode()
                 assert line.startswith(exc.text) and len(exc.text) >= min(bound + 1, 4 * 200 + 4)
-        assert outcomes == [expected] * 3
+        assert outcomes == [expected] * 4
     finally:
         thresholds.MAX_LINE_BYTES = thresholds_before
+
+
+def _check_file_in_small_pieces(data: bytes) -> None:
+    """check_file looking back a byte, then 2, 4, at most 4 at a time (and counting lines 4 bytes at a time)."""
+    before = thresholds.LONG_LINE_LOOK_BACK_BYTES, thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES
+    thresholds.LONG_LINE_LOOK_BACK_BYTES, thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES = 1, 4
+    try:
+        long_lines.check_file(lambda a, b: data[a:b], len(data), "f")
+    finally:
+        thresholds.LONG_LINE_LOOK_BACK_BYTES, thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES = before
+
+
+@pytest.mark.parametrize("first, most", [(1, 4), (2, 2), (4096, 1 << 20), (1 << 30, 1 << 30)])
+def test_a_file_checked_at_offsets_looks_back_in_pieces_of_the_set_sizes(monkeypatch, first, most):
+    """thresholds.LONG_LINE_LOOK_BACK_BYTES and _MAX_BYTES: however small or large the pieces looked back in, the
+    same line (the fourth, of 30 bytes) is refused with the same start; the reads come in those pieces."""
+    data = b"a" * 9 + b"\n" + (b"b" * 9 + b"\n") * 2 + b"c" * 30 + b"\n" + b"d\n" * 40
+    reads = []
+
+    def read(a: int, b: int) -> bytes:
+        reads.append(b - a)
+        return data[a:b]
+    monkeypatch.setattr(thresholds, "MAX_LINE_BYTES", 20)
+    monkeypatch.setattr(thresholds, "LONG_LINE_LOOK_BACK_BYTES", first)
+    monkeypatch.setattr(thresholds, "LONG_LINE_LOOK_BACK_MAX_BYTES", most)
+    fine = data.replace(b"c" * 30, b"c" * 20)
+    long_lines.check_file(lambda a, b: fine[a:b], len(fine), "f")
+    with pytest.raises(InputError) as exc:
+        long_lines.check_file(read, len(data), "f")
+    assert exc.value.line == 4 and exc.value.text == "c" * 30
+    looked = reads[:-1]                              # the last read is the line's start, for the message
+    assert max(looked) <= most
+    assert (max(looked) > 4) == (first > 4)          # the default pieces take each look back in one read
 
 
 def _watch(data: bytes, cuts: list[int]) -> None:

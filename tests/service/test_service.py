@@ -753,3 +753,15 @@ def test_rq_with_a_topk_beyond_any_cutoff_is_a_bad_request(server):
     ts["queries"][0]["topK"] = 2**63
     r = httpx.post(server.url + "/v1/rq", json={"test_set": ts, "run": BASELINE_RUN.read_text()}, timeout=60)
     assert r.status_code == 422 and "topK" in r.text, r.text
+
+
+def test_a_request_s_problems_are_listed_up_to_the_threshold(monkeypatch):
+    """thresholds.MAX_LISTED_PROBLEMS, for a request: five problems are all listed by default; lowered to 2, two are
+    listed and the other three counted."""
+    from treckit import thresholds
+    from treckit.service import evaluator
+    errors = [{"loc": ["body", "queries", i], "msg": "Field required", "type": "missing"} for i in range(5)]
+    assert evaluator._listed(errors) == errors
+    monkeypatch.setattr(thresholds, "MAX_LISTED_PROBLEMS", 2)
+    more = {"loc": ["body"], "msg": "... and 3 more problems", "type": "more"}
+    assert evaluator._listed(errors) == errors[:2] + [more]

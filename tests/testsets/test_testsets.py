@@ -1217,3 +1217,36 @@ def test_a_large_run_is_evaluated_as_it_is_read_with_the_same_numbers(tmp_path, 
     aggregates, _, missing, notes = said[4096]
     assert missing == [q.query_id for q in ts.queries[40:]]
     assert len(notes) == 1 and "rank 1 on the lowest score" in notes[0] and "pass --order" not in notes[0]
+
+
+def test_a_config_s_texts_are_looked_at_as_file_names_up_to_the_bound(tmp_path, monkeypatch):
+    """thresholds.MAX_CONFIG_TEXTS: every file a config names keys the cache by its content (its digest), as far as
+    the bound on the texts looked at; lowered to 2, the third text (in the order they are looked at) is not."""
+    from treckit import thresholds
+    from treckit.inputs.sources import file_digest
+    from treckit.testsets.cache import named_files
+    names = ("corpus.jsonl", "index.bin", "model.pt")
+    for name in names:
+        (tmp_path / name).write_text(name)
+    config = {"corpus": "corpus.jsonl", "retriever": {"index": "index.bin", "k": 10, "model": "model.pt"}}
+    digests = {str((tmp_path / n).resolve()): file_digest(tmp_path / n) for n in names}
+    assert named_files(config, tmp_path) == digests
+    monkeypatch.setattr(thresholds, "MAX_CONFIG_TEXTS", 2)
+    named = named_files(config, tmp_path)
+    assert len(named) == 2 and named == {k: v for k, v in digests.items() if not k.endswith("corpus.jsonl")}
+
+
+def test_only_texts_short_enough_to_name_a_file_are_looked_at(tmp_path, monkeypatch):
+    """thresholds.CONFIG_FILE_NAME_MAX_CHARS: a text longer than this names no file, so it keys nothing; lowered
+    below "corpus.jsonl" (12 characters), that file is left out, the shorter names kept."""
+    from treckit import thresholds
+    from treckit.inputs.sources import file_digest
+    from treckit.testsets.cache import named_files
+    names = ("corpus.jsonl", "index.bin")
+    for name in names:
+        (tmp_path / name).write_text(name)
+    config = {"corpus": "corpus.jsonl", "index": "index.bin", "long": "x" * 5000}
+    digests = {str((tmp_path / n).resolve()): file_digest(tmp_path / n) for n in names}
+    assert named_files(config, tmp_path) == digests
+    monkeypatch.setattr(thresholds, "CONFIG_FILE_NAME_MAX_CHARS", 11)
+    assert named_files(config, tmp_path) == {k: v for k, v in digests.items() if k.endswith("index.bin")}

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 
+from .. import thresholds
 from ..compare.compare import CompareOptions
 from ..compare.report import PLOT_FORMATS, table
 from ..console.errors import InputError
@@ -50,8 +51,9 @@ def compare_cmd(
     correction: Correction = typer.Option(Correction.holm, help="multiple-comparison correction, within each test"),
     alpha: float = typer.Option(0.05, callback=_open_unit,
                                 help="significance level: significant = corrected p < alpha (every test)"),
-    permutations: int = typer.Option(10000, min=100, help="randomization test draws (exact for <= 16 differing queries)"),
-    resamples: int = typer.Option(10000, min=100, help="bootstrap resamples"),
+    permutations: int = typer.Option(10000, min=thresholds.MIN_DRAWS,
+                                     help="randomization test draws (exact for <= 16 differing queries)"),
+    resamples: int = typer.Option(10000, min=thresholds.MIN_DRAWS, help="bootstrap resamples"),
     seed: int = typer.Option(42, min=0, help="seed of the randomization test and the bootstrap"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON output ('-': stdout; the table then goes to stderr)"),
     csv: Optional[Path] = typer.Option(None, "--csv", help="CSV output: qid,system,<measures>,hits"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from .. import thresholds
 from ..dependencies import deferred
 from ..console.errors import InputError
 from ..engines.budget import MemoryLimit
@@ -47,10 +48,6 @@ class ComparedRun:
     latency_ms: dict | None = None          # a system run from its config: per-query latency p50, p95, mean
 
 
-MIN_DRAWS = 100           # fewer random draws than this cannot support a p-value worth reporting
-MAX_DRAWS = 1_000_000     # more draws than this bound time and memory and resolve no p-value anyone reports
-
-
 @dataclass
 class CompareOptions:
     k: int = 10                               # depth of the per-query "hits"
@@ -77,8 +74,9 @@ class CompareOptions:
         if not (isinstance(self.alpha, numbers.Real) and 0 < self.alpha < 1):
             raise InputError(f"alpha must lie strictly between 0 and 1, got {self.alpha!r}", fix="pass e.g. --alpha 0.05")
         for what, n in (("permutations", self.permutations), ("resamples", self.resamples)):
-            if not (_whole(n) and MIN_DRAWS <= n <= MAX_DRAWS):
-                raise InputError(f"{what} must be a whole number from {MIN_DRAWS:,} to {MAX_DRAWS:,}, got {n!r}",
+            if not (_whole(n) and thresholds.MIN_DRAWS <= n <= thresholds.MAX_DRAWS):
+                raise InputError(f"{what} must be a whole number from {thresholds.MIN_DRAWS:,} to "
+                                 f"{thresholds.MAX_DRAWS:,}, got {n!r}",
                                  fix=f"pass e.g. --{what} 10000")
         if not (_whole(self.seed) and self.seed >= 0):
             raise InputError(f"the seed must be a whole number >= 0, got {self.seed!r}", fix="pass e.g. --seed 42")

@@ -6,7 +6,7 @@ JSON), so reformatting the YAML does not change it.  The evaluator never writes 
 
 Configs are read as every YAML document is (:mod:`treckit.inputs.bounded`): at most
 :data:`~treckit.thresholds.CONFIG_READ_LIMIT` bytes, no anchors or aliases (a "billion laughs" file of
-600 bytes would otherwise expand to gigabytes), at most :data:`~treckit.inputs.bounded.MAX_DEPTH` levels of
+600 bytes would otherwise expand to gigabytes), at most :data:`~treckit.thresholds.MAX_DEPTH` levels of
 nesting; keys are text and appear once per mapping; dates stay the text they were written as;
 ``!!binary``, ``!!set`` and other tags without a JSON equivalent are errors.
 """

@@ -134,9 +134,8 @@ class BootstrapDraws:
     """The resamples of ``n`` queries: how often each query is drawn in each of ``resamples`` draws
     of n with replacement (seeded).  They depend on nothing but n, the count and the seed, so
     :meth:`start` can draw them on a background thread while the runs are still being read; kept
-    as small integers, up to PRECOMPUTE_LIMIT bytes (beyond that they are drawn when needed)."""
-
-    PRECOMPUTE_LIMIT = 1 << 28
+    as small integers, up to :data:`treckit.thresholds.BOOTSTRAP_AHEAD_MAX_BYTES` bytes (beyond that they are drawn
+    when needed)."""
 
     def __init__(self, n: int, resamples: int, seed: int):
         self.n, self.resamples, self.seed = n, resamples, seed
@@ -145,7 +144,8 @@ class BootstrapDraws:
 
     def start(self) -> "BootstrapDraws":
         import threading
-        if self.n * self.resamples * 2 <= self.PRECOMPUTE_LIMIT and self.n < (1 << 16):
+        # 2 bytes a count: uint16, which holds counts up to n only below 1 << 16
+        if self.n * self.resamples * 2 <= thresholds.BOOTSTRAP_AHEAD_MAX_BYTES and self.n < (1 << 16):
             self._thread = threading.Thread(target=self._draw_all, daemon=True)
             self._thread.start()
         return self

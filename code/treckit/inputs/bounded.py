@@ -8,18 +8,18 @@ results files -- is read here, within bounds that hold whatever the file holds.
   YAML anchors and aliases (the "billion laughs" bomb), tags other than the plain ones (``!!binary``,
   ``!!set``, ``!!python/...``) and a second document are errors naming the line.  Dates are the text
   written (configs) or reported (test sets, outside ids, which are always the text written).
-- Depth: at most :data:`MAX_DEPTH` levels of nesting, checked while parsing: the first level too
+- Depth: at most :data:`treckit.thresholds.MAX_DEPTH` levels of nesting, checked while parsing: the first level too
   many stops the read, and nothing recurses (a file nested 100,000 deep fails at once).
-- Numbers: at most :data:`MAX_NUMBER_CHARS` characters (CPython's int parsing is quadratic and
+- Numbers: at most :data:`treckit.thresholds.MAX_NUMBER_CHARS` characters (CPython's int parsing is quadratic and
   refuses 4,300 digits); a finite number beyond a double's range is an error, not infinity.
 - Time and memory grow linearly with the input.  Reading a test set or a results file takes at most
-  :data:`MEMORY_FACTOR` (6) times its size beyond the interpreter: its bytes and text (2x) and what
+  :data:`treckit.thresholds.MEMORY_FACTOR` (6) times its size beyond the interpreter: its bytes and text (2x) and what
   is built (up to 4x).  A test set is consumed query by query (``stream``): only its checked records
   are kept, never a tree of every query, and nothing outside its queries is built (:data:`NOT_READ`).
   The densest inputs take more, still in proportion: a JSON document at most about 14x
-  (:data:`JSON_BYTES_PER_CONTAINER`), a test set of hundreds of thousands of unknown top-level keys
+  (:data:`treckit.thresholds.JSON_BYTES_PER_CONTAINER`), a test set of hundreds of thousands of unknown top-level keys
   about 28x, a config (read whole, with the line of every value) up to about 75x its at most 1 MiB.
-  At most :data:`MAX_LISTED_PROBLEMS` problems are kept, the rest counted.
+  At most :data:`treckit.thresholds.MAX_LISTED_PROBLEMS` problems are kept, the rest counted.
 
 YAML is read by one of two readers that read alike: a fast reader of the block style treckit writes
 (and most people write by hand), line by line, and PyYAML's event parser (libyaml's when installed)
@@ -40,16 +40,12 @@ from ..console.errors import InputError
 from .sources import PathLike, display_name, read_text
 from .. import thresholds
 
-JSON_MAX_NUMBER_DIGITS = 400
-"""Longer numbers in JSON input are refused (a double has 17 significant digits; Python's own
-limit for integers is 4300 digits, past which it fails deep inside the parser)."""
-
 _LONE_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def json_number(text: str, kind):
     """A JSON number's value; hostile lengths (CPython's int parsing is quadratic) are refused."""
-    if len(text) > JSON_MAX_NUMBER_DIGITS:
+    if len(text) > thresholds.MAX_NUMBER_CHARS:
         raise ValueError(f"a number of {len(text)} characters")
     return kind(text)
 
@@ -85,7 +81,7 @@ def has_surrogate(value: Any) -> bool:
 
 def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
     """``json.loads`` for input that may be hostile: every failure is a ``json.JSONDecodeError``
-    (numbers of more than :data:`JSON_MAX_NUMBER_DIGITS` characters, nesting too deep for the
+    (numbers of more than :data:`treckit.thresholds.MAX_NUMBER_CHARS` characters, nesting too deep for the
     parser, lone UTF-16 surrogates such as ``"\\ud800"`` which no UTF-8 text can hold, and, unless
     ``duplicate_keys``, a key twice in one object), so callers report one kind of error."""
     if isinstance(text, (bytes, bytearray, memoryview)):
@@ -106,18 +102,6 @@ def loads_json(text: str, *, duplicate_keys: bool = False) -> Any:
         raise json.JSONDecodeError("a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair)", text, 0)
     return value
 
-MAX_DEPTH = 32
-"""Levels of nesting (a mapping or list in a mapping or list ...); the top level is level 1."""
-
-MAX_NUMBER_CHARS = JSON_MAX_NUMBER_DIGITS
-"""Longer numbers are refused, in YAML as in JSON."""
-
-MEMORY_FACTOR = 6
-"""Peak memory of reading a test set or a results file, in times its size (beyond the interpreter); a test
-measures it on generated files."""
-
-MAX_LISTED_PROBLEMS = 100
-
 BAD = object()          # a value already reported: validation does not report it a second time
 
 
@@ -131,7 +115,7 @@ class _NotRead:
 
 NOT_READ = _NotRead()
 
-__all__ = ["BAD", "LinesNeeded", "MAX_DEPTH", "MAX_LISTED_PROBLEMS", "NOT_READ", "Problems",
+__all__ = ["BAD", "LinesNeeded", "NOT_READ", "Problems",
            "config_read_limit", "load_yaml_mapping", "parse_json", "parse_yaml_mapping", "read_document", "read_json",
            "without_gc", "yaml_tree"]
 
@@ -150,13 +134,14 @@ class _Kept:
 
 
 class Problems:
-    """(line, message) problems: every one counted, the first :data:`MAX_LISTED_PROBLEMS` by line kept.
+    """(line, message) problems: every one counted, the first ``keep`` (None:
+    :data:`treckit.thresholds.MAX_LISTED_PROBLEMS`) by line kept.
 
     Problems on one line keep the order of their ``rank`` (a tuple; a reader's problems are ranked
     (0,), before a schema's), then the order they were added in."""
 
-    def __init__(self, keep: int = MAX_LISTED_PROBLEMS) -> None:
-        self.keep = keep
+    def __init__(self, keep: int | None = None) -> None:
+        self.keep = thresholds.MAX_LISTED_PROBLEMS if keep is None else keep
         self.total = 0
         self._heap: list[_Kept] = []
 
@@ -201,8 +186,9 @@ def read_document(path: PathLike, limit: int | None, what: str) -> str:
 
 def parse_json(text: str, name: str, *, fix: str) -> Any:
     """A JSON document's value (:func:`loads_json`: no long numbers, duplicate keys or lone
-    surrogates), at most :data:`MAX_DEPTH` deep and with at most one list or object per
-    :data:`JSON_BYTES_PER_CONTAINER` bytes, or an InputError naming the line."""
+    surrogates), at most :data:`treckit.thresholds.MAX_DEPTH` deep and, past
+    :data:`treckit.thresholds.JSON_DENSITY_EXEMPT_BYTES`, with at most one list or object per
+    :data:`treckit.thresholds.JSON_BYTES_PER_CONTAINER` bytes, or an InputError naming the line."""
     _check_json_density(text, name, fix)
     try:
         value = loads_json(text)
@@ -211,28 +197,24 @@ def parse_json(text: str, name: str, *, fix: str) -> Any:
         if exc.msg == "nested too deeply":
             line = _json_line_too_deep(text)
         elif exc.msg.startswith("a number of"):
-            long_number = re.search(r"[-+0-9.eE]{%d,}" % (MAX_NUMBER_CHARS + 1), text)
+            long_number = re.search(r"[-+0-9.eE]{%d,}" % (thresholds.MAX_NUMBER_CHARS + 1), text)
             line = text.count("\n", 0, long_number.start()) + 1 if long_number else None
         raise InputError(f"not JSON ({exc.msg})", path=name, line=line, fix=fix) from None
-    if _deeper_than(value, MAX_DEPTH):
-        raise InputError(f"nested more than {MAX_DEPTH} levels deep", path=name, line=_json_line_too_deep(text),
-                         fix=fix)
+    if _deeper_than(value, thresholds.MAX_DEPTH):
+        raise InputError(f"nested more than {thresholds.MAX_DEPTH} levels deep", path=name,
+                         line=_json_line_too_deep(text), fix=fix)
     return value
 
 
-JSON_BYTES_PER_CONTAINER = 16
-"""A JSON document of more than a MiB holds at most one list or object per this many bytes: each costs
-Python about 60 bytes, so a file of empty lists (``[[],[],...]``, one per 3 bytes) would need 45 times
-its size, and one within the bound needs at most about 12 (results files: 3)."""
-
-
 def _check_json_density(text: str, name: str, fix: str) -> None:
-    if len(text) <= 1 << 20 or (text.count("[") + text.count("{")) * JSON_BYTES_PER_CONTAINER <= len(text):
+    per_container = thresholds.JSON_BYTES_PER_CONTAINER
+    if (len(text) <= thresholds.JSON_DENSITY_EXEMPT_BYTES
+            or (text.count("[") + text.count("{")) * per_container <= len(text)):
         return
     containers = sum(s.count("[") + s.count("{") for s in _JSON_STRING.split(text))     # outside strings
-    if containers * JSON_BYTES_PER_CONTAINER > len(text):
+    if containers * per_container > len(text):
         raise InputError(f"{containers:,} lists and objects in {len(text):,} characters: more than one per "
-                         f"{JSON_BYTES_PER_CONTAINER} characters, so reading it would take dozens of times its "
+                         f"{per_container} characters, so reading it would take dozens of times its "
                          "size in memory", path=name, fix=fix)
 
 
@@ -262,13 +244,13 @@ _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 def _json_line_too_deep(text: str) -> int | None:
-    """The line where the JSON in ``text`` goes deeper than :data:`MAX_DEPTH` (only when it does)."""
-    depth = 0
+    """The line where the JSON in ``text`` goes deeper than :data:`treckit.thresholds.MAX_DEPTH` (only when it does)."""
+    depth, limit = 0, thresholds.MAX_DEPTH
     for m in _JSON_TOKEN.finditer(text):
         c = m.group()
         if c in "[{":
             depth += 1
-            if depth > MAX_DEPTH:
+            if depth > limit:
                 return text.count("\n", 0, m.start()) + 1
         elif c in "]}":
             depth -= 1
@@ -281,7 +263,7 @@ def parse_yaml_mapping(text: str, name: str, *, what: str = "config", example: s
     data, _, problems = yaml_tree(text, what=what, dates_as_text=True)
     if problems:
         fix = (f"write plain YAML: a mapping with text keys (each once), values as in JSON, no anchors (&), "
-               f"aliases (*) or tags (!!), at most {MAX_DEPTH} levels deep")
+               f"aliases (*) or tags (!!), at most {thresholds.MAX_DEPTH} levels deep")
         if problems.total == 1:
             [(line, message)] = problems.listed()
             raise InputError(message, path=name, line=line, fix=fix)
@@ -352,7 +334,8 @@ class _Scalars:
                 if regexp.match(text):
                     tag = t
                     break
-            if len(text) <= 16 and len(self._tags) < 4096:
+            if (len(text) <= thresholds.PLAIN_TAG_MEMO_MAX_CHARS
+                    and len(self._tags) < thresholds.PLAIN_TAG_MEMO_ENTRIES):
                 self._tags[text] = tag
         return tag
 
@@ -366,7 +349,7 @@ class _Scalars:
         if raw and tag in (_INT, _FLOAT, _BOOL, _TIMESTAMP):
             return text
         if tag == _INT or tag == _FLOAT:
-            if len(text) > MAX_NUMBER_CHARS:
+            if len(text) > thresholds.MAX_NUMBER_CHARS:
                 self.problems.add(line, f"a number of {len(text):,} characters: no number is that long; "
                                         "quote it to make it text")
                 return BAD
@@ -482,7 +465,7 @@ class _Reader:
         self.lines: dict[tuple, int] = {}
 
     def too_deep(self, line: int) -> None:
-        self.problems.add(line, f"nested more than {MAX_DEPTH} levels deep")
+        self.problems.add(line, f"nested more than {thresholds.MAX_DEPTH} levels deep")
         raise _Fatal
 
     def close(self, frame: _Frame) -> None:
@@ -560,7 +543,7 @@ class _EventReader(_Reader):
                 if kind is yaml.ScalarEvent:
                     self.scalar(event, parent, is_key, line, root)
                     continue
-                if len(frames) + 1 > MAX_DEPTH:
+                if len(frames) + 1 > thresholds.MAX_DEPTH:
                     self.too_deep(line)
                 is_map = kind is yaml.MappingStartEvent
                 refused = event.tag not in (None, "!", _MAP if is_map else _SEQ)
@@ -588,8 +571,9 @@ class _EventReader(_Reader):
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = exc.problem or exc.context or "syntax error"
+            deep = "nesting depth" in problem                                     # libyaml's own bound
             self.problems.add(mark.line + 1 if mark else None,
-                              f"nested more than {MAX_DEPTH} levels deep" if "nesting depth" in problem    # libyaml's own bound
+                              f"nested more than {thresholds.MAX_DEPTH} levels deep" if deep
                               else f"not valid YAML: {problem}")
             return None, self.lines, self.problems
         except yaml.YAMLError as exc:
@@ -770,7 +754,7 @@ class _BlockReader(_Reader):
 
     def _push(self, parent: list, slot, line: int, is_map: bool, indent: int, frames: list) -> list:
         """A new collection in ``parent`` (a mapping's key ``slot``, a list's item ``slot``)."""
-        if len(frames) + 1 > MAX_DEPTH:
+        if len(frames) + 1 > thresholds.MAX_DEPTH:
             raise _Decline
         value: Any = {} if is_map else []
         if parent[0]:
@@ -811,7 +795,7 @@ class _BlockReader(_Reader):
                 raise _Decline
             return m.group(1), None
         if first == "{" or first == "[":
-            if depth + 1 > MAX_DEPTH or (depth == 1 and self.take is not None):
+            if depth + 1 > thresholds.MAX_DEPTH or (depth == 1 and self.take is not None):
                 raise _Decline                            # NOT_READ, or the streamed list: the event reader's part
             return self._flow(rest, line, path, lines), None
         if first in _PLAIN_FIRST and (first != "-" or rest[1:2] in ("", " ")):

@@ -19,7 +19,7 @@ def whole_read_limit() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
-        return 64 << 30
+        return thresholds.UNKNOWN_MEMORY_BYTES
 
 
 STREAMED_FIX = "pass an uncompressed regular file (it is streamed), or check that this is the right file"
@@ -47,13 +47,12 @@ def read_bounded(fh: IO[bytes], name: str, limit: int, fix: str = STREAMED_FIX, 
     return blocks[0] if len(blocks) == 1 else b"".join(blocks)
 
 
-_POLL_MS = 200
 GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _PipeReader:
-    """Reads a pipe (stdin, a FIFO) waiting at most :data:`_POLL_MS` at a time between returns to
-    Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
+    """Reads a pipe (stdin, a FIFO) waiting at most :data:`treckit.thresholds.PIPE_POLL_MS` at a time between
+    returns to Python.  Ctrl-C is a process signal: it may land on one of Arrow's threads, and then a read
     that blocks in the main thread is never interrupted and Python never runs its handler;
     coming back now and then lets the KeyboardInterrupt through."""
 
@@ -63,7 +62,7 @@ class _PipeReader:
         self.poll.register(self.fd, select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR)
 
     def read(self, n: int) -> bytes:
-        while not self.poll.poll(_POLL_MS):
+        while not self.poll.poll(thresholds.PIPE_POLL_MS):
             pass
         return os.read(self.fd, n)
 

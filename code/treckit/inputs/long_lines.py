@@ -48,21 +48,19 @@ def check_held(data: bytes | bytearray, name: str, first_line: int = 1) -> None:
         raise too_long(name, data.count(b"\n", 0, at) + first_line, data[at:at + _HEAD_BYTES])
 
 
-_LOOK_BACK = 1 << 12
-_LOOK_BACK_MAX = 1 << 20
-
-
 def check_file(read: Callable[[int, int], bytes], size: int, name: str) -> None:
     """Refuse a file of ``size`` bytes with a line past the bound, reading only around the places lines must
-    end by (``read(a, b)``: its bytes ``a .. b``)."""
+    end by (``read(a, b)``: its bytes ``a .. b``), a growing piece at a time (from
+    :data:`treckit.thresholds.LONG_LINE_LOOK_BACK_BYTES` up to
+    :data:`treckit.thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES`)."""
     def rfind(a: int, b: int) -> int:
-        step = _LOOK_BACK
+        step = thresholds.LONG_LINE_LOOK_BACK_BYTES
         while b > a:
             lo = max(a, b - step)
             got = read(lo, b).rfind(b"\n")
             if got >= 0:
                 return lo + got
-            b, step = lo, min(step * 2, _LOOK_BACK_MAX)
+            b, step = lo, min(step * 2, thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES)
         return -1
 
     at = first_long_line(0, size, rfind)
@@ -70,7 +68,7 @@ def check_file(read: Callable[[int, int], bytes], size: int, name: str) -> None:
         return
     line, pos = 1, 0
     while pos < at:                         # the line's number: only when refusing
-        chunk = read(pos, min(at, pos + _LOOK_BACK_MAX))
+        chunk = read(pos, min(at, pos + thresholds.LONG_LINE_LOOK_BACK_MAX_BYTES))
         line += chunk.count(b"\n")
         pos += len(chunk)
     raise too_long(name, line, read(at, min(size, at + _HEAD_BYTES)))

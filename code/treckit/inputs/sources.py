@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import IO, Iterator
 
+from .. import thresholds
 from ..console.errors import InputError, os_error
 from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
 from .long_lines import check_file, check_held
@@ -151,9 +152,9 @@ def _gzip_error(exc: BaseException, name: str) -> InputError:
 
 
 # digests of regular files, by (device, inode, size, modification time, change time): a file is read
-# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time)
+# once per process for as long as it stays the same file, unchanged (a rewrite changes its change time);
+# at most thresholds.DIGESTS_KEPT of them
 _digests: dict[tuple, str] = {}
-_DIGESTS_KEPT = 4096
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -177,7 +178,7 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
         with open_input(path) as raw:
             gz = decompress and raw.peek(2)[:2] == b"\x1f\x8b"
             fh = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-            while block := fh.read(1 << 20):
+            while block := fh.read(thresholds.DIGEST_READ_BYTES):
                 h.update(block)
             after = (*_identity(os.fstat(raw.fileno())), decompress)
     except (EOFError, gzip.BadGzipFile) as exc:
@@ -185,7 +186,7 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
     except OSError as exc:
         raise os_error(exc, name) from None
     if known is not None and after == known:        # not changed while it was read
-        if len(_digests) >= _DIGESTS_KEPT:
+        if len(_digests) >= thresholds.DIGESTS_KEPT:
             _digests.pop(next(iter(_digests)))
         _digests[known] = h.hexdigest()
     return h.hexdigest()
@@ -255,9 +256,8 @@ class Source:
         if not self.plain:
             cut = self._data.find(b"\n", at)
             return self.size if cut < 0 else cut + 1
-        step = 1 << 16
         while at < self.size:
-            window = self.span(at, min(self.size, at + step))
+            window = self.span(at, min(self.size, at + thresholds.LINE_END_READ_BYTES))
             cut = window.find(b"\n")
             if cut >= 0:
                 return at + cut + 1

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
+from .. import thresholds
 from ..console.errors import InputError, os_error
 from ..inputs.sources import PathLike, is_stdio
 
@@ -187,7 +188,7 @@ class OutputGroup:
                     done.append((current, backup))
                 for current in (s for s in self.staged if s.direct):
                     with open(current.tmp, "rb") as src, open(current.target, "wb") as dst:
-                        while block := src.read(1 << 20):
+                        while block := src.read(thresholds.COPY_BLOCK_BYTES):
                             dst.write(block)
             except OSError as exc:
                 for s, backup in reversed(done):

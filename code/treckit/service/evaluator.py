@@ -20,6 +20,7 @@ from typing import Annotated, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
+from .. import thresholds
 from ..console.errors import InputError, shown
 from ..console.spelling import respelled
 from ..inputs.objects import as_run
@@ -39,7 +40,6 @@ from ..testsets.systems import evaluate_system
 DEFAULT_MAX_BODY = 16 << 20
 DEFAULT_MAX_QUERIES = 10_000
 DEFAULT_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
-MAX_LISTED_PROBLEMS = 100        # a request's validation errors beyond these are counted, not listed
 MAX_MEASURES = 100
 
 
@@ -182,10 +182,11 @@ def _pydantic_errors(exc: ValidationError, prefix: tuple) -> list[dict]:
 
 
 def _listed(errors: list[dict]) -> list[dict]:
-    if len(errors) <= MAX_LISTED_PROBLEMS:
+    listed = thresholds.MAX_LISTED_PROBLEMS
+    if len(errors) <= listed:
         return errors
-    more = len(errors) - MAX_LISTED_PROBLEMS
-    return errors[:MAX_LISTED_PROBLEMS] + [{"loc": ["body"], "msg": f"... and {more} more problems", "type": "more"}]
+    more = len(errors) - listed
+    return errors[:listed] + [{"loc": ["body"], "msg": f"... and {more} more problems", "type": "more"}]
 
 
 def read_request(body: bytes, kind: str, max_queries: int):
@@ -230,8 +231,9 @@ def read_request(body: bytes, kind: str, max_queries: int):
         raise RequestInvalid(_listed(_pydantic_errors(exc, ("body",)))) from None
     if problems:
         said = [m for _, m in problems]
-        more = len(said) - MAX_LISTED_PROBLEMS
-        raise InputError("; ".join(said[:MAX_LISTED_PROBLEMS]) + (f"; ... and {more} more" if more > 0 else ""),
+        listed = thresholds.MAX_LISTED_PROBLEMS
+        more = len(said) - listed
+        raise InputError("; ".join(said[:listed]) + (f"; ... and {more} more" if more > 0 else ""),
                          fix="correct the test set" if kind == "evaluate" else "correct the query set")
     return req
 

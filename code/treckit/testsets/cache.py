@@ -35,7 +35,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import __version__
+from .. import __version__, thresholds
 from ..console.errors import InputError
 
 from ..console.messages import warn_python
@@ -328,9 +328,6 @@ def _claim(source: Path, target: Path) -> bool:
 
 
 # ---------------------------------------------------------------- the files a free-form config names
-MAX_CONFIG_TEXTS = 10_000        # texts of a config looked at as possible file names (a config is small)
-
-
 def named_files(config: Any, folder=None) -> dict[str, str] | None:
     """The content digest of every file a free-form config names: each text in it that is the name of a
     regular file, read from ``folder`` (the config file's; relative names) and from the current directory,
@@ -338,7 +335,7 @@ def named_files(config: Any, folder=None) -> dict[str, str] | None:
     file it names cannot be read now (nothing is cached)."""
     texts: list[str] = []
     stack = [config]
-    while stack and len(texts) < MAX_CONFIG_TEXTS:
+    while stack and len(texts) < thresholds.MAX_CONFIG_TEXTS:
         item = stack.pop()
         if isinstance(item, str):
             texts.append(item)
@@ -348,7 +345,7 @@ def named_files(config: Any, folder=None) -> dict[str, str] | None:
             stack.extend(item)
     out: dict[str, str] = {}
     for text in texts:
-        if not text or "\0" in text or len(text) > 4096:
+        if not text or "\0" in text or len(text) > thresholds.CONFIG_FILE_NAME_MAX_CHARS:
             continue
         for base in ({Path(folder), Path.cwd()} if folder is not None else {Path.cwd()}):
             path = Path(text) if Path(text).is_absolute() else base / text

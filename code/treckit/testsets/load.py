@@ -1,5 +1,5 @@
 """Loading and validating YAML test sets: every problem reported at once (the first
-:data:`~treckit.inputs.bounded.MAX_LISTED_PROBLEMS` listed, the rest counted), each with its YAML line.
+:data:`~treckit.thresholds.MAX_LISTED_PROBLEMS` listed, the rest counted), each with its YAML line.
 Ids are the text as written: ``query_id: 007`` is the id ``007``, not the number 7.
 
 The YAML is read by :mod:`treckit.inputs.bounded`, query by query: each query is checked as it is read,
@@ -409,7 +409,7 @@ def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> T
     size = len(text)
     ts = parse_test_set(text, display_name(path), allow_unlabeled=allow_unlabeled)
     del text
-    if size > 8 << 20:
+    if size > thresholds.TESTSET_GIVE_BACK_MIN_BYTES:
         give_back_freed_memory()          # the file's bytes and text, freed once read
     return ts
 

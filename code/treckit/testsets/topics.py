@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from ..console.errors import InputError
+from ..inputs import is_irds
 from ..inputs.formats.detect import detect_qrels
 from ..inputs.formats.jsonl import as_id
 from ..inputs.irds import irds_queries
@@ -30,7 +31,7 @@ def read_queries(path: PathLike) -> dict[str, str]:
 
 def read_query_records(path: PathLike) -> list[dict]:
     """[{query_id, query_text, query_type (None unless the file gives one)}] in file order."""
-    if str(path).startswith("irds:"):                 # an ir_datasets id (the irds extra)
+    if is_irds(path):                                  # an ir_datasets id (the irds extra)
         return _irds_records(str(path))
     if _is_test_set(path):
         return _test_set_records(path)

@@ -53,9 +53,6 @@ def text_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
-_DETECT_CHUNK = 1 << 16
-
-
 def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
     """The first ``n`` content lines (not blank, not comments) of a file of ``role`` (run, qrels), each read whole."""
     src = Source(path)
@@ -64,7 +61,8 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
         with open(src.path, "rb") as fh:
             fh.seek(len(data))
             while len(data) < src.size and len(data) < thresholds.DETECT_MAX_BYTES and _content_count(data) < n:
-                data += fh.read(min(max(len(data), _DETECT_CHUNK), thresholds.DETECT_MAX_BYTES - len(data)))
+                piece = max(len(data), thresholds.DETECT_READ_BYTES)
+                data += fh.read(min(piece, thresholds.DETECT_MAX_BYTES - len(data)))
     else:
         data = src.data()[:thresholds.DETECT_MAX_BYTES]
     cut = len(data) < src.size
