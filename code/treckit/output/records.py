@@ -113,25 +113,31 @@ def _table(results, per_query: bool, summary: bool) -> str:
     console = Console(file=buf, force_terminal=False, width=TABLE_WIDTH)
     if per_query:
         for path, tag, res in results:       # one table per run: a row per query, then the summary
-            cols = _per_query_numeric(res)
-            # measures of the summary only (gm_map): a column whose one cell is the 'all' row's
-            only_summary = [c for c in _numeric(res) if c in res.summary and c not in res.per_query_columns] if summary else []
             buf.write(f"run {tag}: {path}\n")            # written whole: a table title would wrap a long path
-            rows = [(q, [_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols] + [""] * len(only_summary))
-                    for i, q in enumerate(res.qids)]
-            if summary:
-                rows.append(("all", [_cell(res.summary[c], res.kinds[c]) if c in res.summary else ""
-                                     for c in [c for _, c in cols] + only_summary]))
-            console.print(wide_or_long("per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""),
-                                       "qid", [c for _, c in cols] + only_summary, rows, TABLE_WIDTH, "measure"))
-        return buf.getvalue()
-    if not summary:
-        return ""
+            console.print(_per_query_table(res, summary))
+    elif summary:
+        console.print(_summary_table(results))
+    return buf.getvalue()
+
+
+def _per_query_table(res, summary: bool):
+    cols = _per_query_numeric(res)
+    # measures of the summary only (gm_map): a column whose one cell is the 'all' row's
+    only_summary = [c for c in _numeric(res) if c in res.summary and c not in res.per_query_columns] if summary else []
+    names = [c for _, c in cols] + only_summary
+    rows = [(q, [_cell(float(res.values[i, j]), res.kinds[c]) for j, c in cols] + [""] * len(only_summary))
+            for i, q in enumerate(res.qids)]
+    if summary:
+        rows.append(("all", [_cell(res.summary[c], res.kinds[c]) if c in res.summary else "" for c in names]))
+    return wide_or_long("per query" + ("; 'all' = the summary (mean; sum for counts)" if summary else ""),
+                        "qid", names, rows, TABLE_WIDTH, "measure")
+
+
+def _summary_table(results):
     measures: list[str] = []
     for _, _, res in results:
         measures += [c for c in _numeric(res) if c in res.summary and c not in measures]
     rows = [(m, [(_cell(res.summary[m], res.kinds[m]) if m in res.summary else "") for _, _, res in results])
             for m in measures]
-    console.print(wide_or_long("treckit evaluation (mean over queries; counts are sums)", "measure",
-                               [f"{tag}\n{path}" for path, tag, _ in results], rows, TABLE_WIDTH, "run"))
-    return buf.getvalue()
+    return wide_or_long("treckit evaluation (mean over queries; counts are sums)", "measure",
+                        [f"{tag}\n{path}" for path, tag, _ in results], rows, TABLE_WIDTH, "run")
