@@ -70,7 +70,8 @@ TESTSET_BLOCK_QUERIES = 1 << 16         # a test set's queries gathered as Pytho
 DASK_TAIL_READ_BYTES = 1 << 16          # a partitioned block's last line is read on past the block's end this many
                                         # bytes at a time (engines/dask_partition.py)
 LINE_END_READ_BYTES = 1 << 16           # the same for the end of a block of whole lines of a plain file
-                                        # (inputs/sources.Source.line_spans)
+                                        # (inputs/sources.Source.line_spans), and back from a file's end for its
+                                        # last line (Source.last_line: the run's tag)
 DIGEST_READ_BYTES = 1 << 20             # a file's content digest is computed a block of this many bytes at a time ...
 DIGESTS_KEPT = 4096                     # ... and remembered for this many files at most, the oldest forgotten first
                                         # (inputs/sources.file_digest)

@@ -217,3 +217,24 @@ def _watch(data: bytes, cuts: list[int]) -> None:
     for cut in sorted(c for c in cuts if c <= len(data)) + [len(data)]:
         watch.feed(data[at:cut])
         at = cut
+
+
+@pytest.mark.parametrize("piece", [1 << 16, 1000, 7])
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_run_s_tag_is_its_last_line_s_however_long_that_line(tmp_path, capsys, monkeypatch, trec_eval, piece, gz):
+    """The vectorized reader keeps no tag column and takes runid from the last line: a last line longer than the
+    64 KiB end of the file it holds is read back whole, a piece at a time (trec_eval: the last line's tag)."""
+    import subprocess
+    monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
+    monkeypatch.setattr(thresholds, "LINE_END_READ_BYTES", piece)
+    lines = [f"q{i % 5} Q0 d{i} {i} {100 - i} tagA\n" for i in range(200)]
+    data = "".join(lines + [f"q4 Q0 {'x' * 70_000} 201 -5 tagB\n"]).encode()
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(5)))
+    run = _file(tmp_path, data, gz, "run")
+    code, out, _ = run_cli(["eval", "-m", "runid", "-m", "num_ret", str(qrels), run], capsys)
+    plain = tmp_path / "plain"
+    plain.write_bytes(data)
+    want = subprocess.run([str(trec_eval), "-m", "runid", "-m", "num_ret", str(qrels), str(plain)],
+                          capture_output=True, text=True).stdout
+    assert code == 0 and out == want and "\ttagB\n" in want

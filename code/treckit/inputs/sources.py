@@ -220,6 +220,28 @@ class Source:
             self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
         self.plain = plain
 
+    def last_line(self) -> bytes:
+        """The last line that is not blank, whole however long (``tail`` may hold only its end): read back
+        from the end of a plain file :data:`~treckit.thresholds.LINE_END_READ_BYTES` at a time."""
+        if self._data is not None or self.size <= len(self.tail):
+            text = (self._data if self._data is not None else self.tail).rstrip()
+            return text[text.rfind(b"\n") + 1:]
+        end, text = self.size, b""
+        try:
+            with open(self.path, "rb") as fh:
+                while end > 0:
+                    start = max(0, end - thresholds.LINE_END_READ_BYTES)
+                    fh.seek(start)
+                    text = fh.read(end - start) + text
+                    end = start
+                    kept = text.rstrip()
+                    if b"\n" in kept:
+                        break
+        except OSError as exc:
+            raise os_error(exc, str(self.path)) from None
+        kept = text.rstrip()
+        return kept[kept.rfind(b"\n") + 1:]
+
     @classmethod
     def of_bytes(cls, data: bytes, path: PathLike) -> "Source":
         """The content ``data`` (e.g. a block of whole lines of ``path``) as an input named ``path``."""

@@ -360,8 +360,7 @@ def _run_of_table(src: Source, t: pa.Table, columns: int, lean: bool, ranks: boo
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": positions(t.column("qid")), "tag": repeated_column(n, None)}), notes={"tag": "treckit"})
     if lean:
-        tail = src.tail.rstrip()
-        last = tail[tail.rfind(b"\n") + 1:].split()
+        last = src.last_line().split()
         return Run(pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": score,
                              "rank": repeated_column(n, None, pa.int64()), "tag": repeated_column(n, None)}),
                    notes={"tag": last[5].decode("utf-8", "replace") if len(last) >= 6 else "treckit"})
