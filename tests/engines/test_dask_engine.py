@@ -238,7 +238,9 @@ def test_the_default_engine_imports_no_dask(tmp_path):
                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "code")}, check=True)
     assert out.stdout.split() == ["map", "all", "1.0000"]
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
-    assert {"treckit.engines.stream", "treckit.engines.memory", "pyarrow"} <= imported       # the listing is real
+    # the listing is real (pyarrow's own modules: pyarrow itself is bound by dependencies.deferred, outside the
+    # import statement importtime lists)
+    assert {"treckit.engines.stream", "treckit.engines.memory", "pyarrow._generated_version"} <= imported
     imported = {name.split(".")[0] for name in imported}
     assert not imported & {"dask", "distributed", "fsspec", "s3fs", "botocore"}
 
