@@ -61,6 +61,8 @@ DENSE_DOC_CHUNK_ROWS = 65_536           # documents scored at once by the dense 
                                         # score block (retrieval/dense.py)
 RESAMPLE_DRAW_BLOCK = 1000              # random draws made per block by the resampling tests (compare/stats.py) ...
 RESAMPLE_DRAW_CELLS = 1 << 24           # ... and at most this many random numbers per block (many queries: fewer draws)
+RESAMPLE_COUNT_CELLS = 1 << 18          # the bootstrap counts how often each query is drawn this many cells at a time
+                                        # (a few draws together: one count of them, cache-sized)
 WHOLE_READ_BLOCK_BYTES = 1 << 24        # what is read into memory whole is read a block of this many bytes at a time
                                         # (one read of the whole limit would reserve it; inputs/limits.py)
 TESTSET_BLOCK_QUERIES = 1 << 16         # a test set's queries gathered as Python objects before they join its Arrow

@@ -114,16 +114,28 @@ def test_bootstrap_p_value_and_interval_by_hand(monkeypatch, cells):
     assert w.detail["ci_high"] < 0 and w.p_value < 0.05 and w.p_value >= 2 / (R + 1)
 
 
-def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
+@pytest.mark.parametrize("count_cells", [1, 25 * 3, 25 * 1000])    # one draw per count, 3 (a short last one), a block
+@pytest.mark.parametrize("draw_cells", [thresholds.RESAMPLE_DRAW_CELLS, 25 * 7])     # blocks of 1000 draws, of 7
+def test_bootstrap_sums_are_those_of_one_count_per_draw(monkeypatch, count_cells, draw_cells):
+    """Counted a few draws at a time or one at a time, the counts are the same integers and each block's sums
+    the same matrix product: the same bits (the bootstrap's intervals and p-values do not move)."""
     d = np.stack([B - A, A - B, (B - A) * 2], axis=1)
-    alone = stats.bootstrap_many(d, resamples=2500, seed=4)
-    ahead = stats.BootstrapDraws(25, 2500, 4).start()
-    assert ahead._thread is not None
-    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
-    monkeypatch.setattr(stats.BootstrapDraws, "PRECOMPUTE_LIMIT", 10)       # too big to draw ahead: drawn when needed
-    late = stats.BootstrapDraws(25, 2500, 4).start()
-    assert late._thread is None
-    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]
+    n, R, seed = 25, 2500, 4
+    monkeypatch.setattr(thresholds, "RESAMPLE_DRAW_CELLS", draw_cells)
+    rows = min(thresholds.RESAMPLE_DRAW_BLOCK, max(1, draw_cells // n))
+    rng = np.random.default_rng(seed)
+    by_draw = []
+    for start in range(0, R, rows):
+        picks = rng.integers(0, n, size=(min(rows, R - start), n), dtype=np.int32)
+        by_draw.append(np.stack([np.bincount(p, minlength=n) for p in picks]).astype(np.float64) @ d)
+    by_draw = np.concatenate(by_draw)
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", count_cells)
+    sums = stats.resample_sums(d, R, seed)
+    assert sums.shape == (R, 3) and np.array_equal(sums, by_draw)
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", 1)
+    one_at_a_time = [r.as_dict() for r in stats.bootstrap_many(d, resamples=R, seed=seed)]
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", count_cells)
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=R, seed=seed)] == one_at_a_time
 
 
 def test_bootstrap_duality_holds_on_random_cases():

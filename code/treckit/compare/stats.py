@@ -129,56 +129,41 @@ def bootstrap_ci(a: np.ndarray, b: np.ndarray, *, resamples: int = 10000, seed: 
     return bootstrap_many(_deltas(a, b)[:, None], resamples=resamples, seed=seed, alpha=alpha)[0]
 
 
-class BootstrapDraws:
-    """The resamples of ``n`` queries: how often each query is drawn in each of ``resamples`` draws
-    of n with replacement (seeded).  They depend on nothing but n, the count and the seed, so
-    :meth:`start` can draw them on a background thread while the runs are still being read; kept
-    as small integers, up to PRECOMPUTE_LIMIT bytes (beyond that they are drawn when needed)."""
+def resample_sums(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples, columns): the sum of each column of ``d`` (queries x columns) over each of ``resamples``
+    seeded draws of its n queries with replacement.
 
-    PRECOMPUTE_LIMIT = 1 << 28
-
-    def __init__(self, n: int, resamples: int, seed: int):
-        self.n, self.resamples, self.seed = n, resamples, seed
-        self._counts: list[np.ndarray] | None = None
-        self._thread = None
-
-    def start(self) -> "BootstrapDraws":
-        import threading
-        if self.n * self.resamples * 2 <= self.PRECOMPUTE_LIMIT and self.n < (1 << 16):
-            self._thread = threading.Thread(target=self._draw_all, daemon=True)
-            self._thread.start()
-        return self
-
-    def _draw_all(self) -> None:
-        self._counts = list(self._blocks())
-
-    def _blocks(self):
-        rng = np.random.default_rng(self.seed)
-        dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
-        small = np.uint16 if self.n < (1 << 16) else np.int64          # a count never exceeds n
-        rows = max(1, min(thresholds.RESAMPLE_DRAW_BLOCK, thresholds.RESAMPLE_DRAW_CELLS // self.n))   # within the cells
-        for start in range(0, self.resamples, rows):
-            m = min(rows, self.resamples - start)
-            picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
-            counts = np.empty((m, self.n), small)
-            for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
-                counts[r] = np.bincount(picks[r], minlength=self.n)
-            yield counts
-
-    def sums(self, d: np.ndarray) -> np.ndarray:
-        """(resamples, columns): each resample's sum of each column of ``d``."""
-        if self._thread is not None:
-            self._thread.join()
-        blocks = self._counts if self._counts is not None else self._blocks()
-        return np.concatenate([np.asarray(c, np.float64) @ d for c in blocks]) if self.resamples else np.zeros((0, d.shape[1]))
+    The draws are made a block of rows at a time (``RESAMPLE_DRAW_BLOCK`` draws, fewer when n is large: at
+    most ``RESAMPLE_DRAW_CELLS`` random numbers), and a block's sums are one matrix product of how often each
+    query is drawn in each draw with ``d``: the same blocks give the same numbers, bit for bit.  The counts
+    of a block are made a few rows at a time (``RESAMPLE_COUNT_CELLS`` cells: one count of the rows
+    together, cache-sized) rather than one count per row, which costs a call for every draw."""
+    n = d.shape[0]
+    if not resamples:
+        return np.zeros((0, d.shape[1]))
+    rng = np.random.default_rng(seed)
+    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
+    rows = max(1, min(thresholds.RESAMPLE_DRAW_BLOCK, thresholds.RESAMPLE_DRAW_CELLS // n))     # within the cells
+    chunk = max(1, min(rows, thresholds.RESAMPLE_COUNT_CELLS // n))
+    offsets = np.arange(chunk, dtype=np.int64) * n          # row r of a chunk counts into cells r*n .. r*n + n - 1
+    sums = []
+    for start in range(0, resamples, rows):
+        m = min(rows, resamples - start)
+        picks = rng.integers(0, n, size=(m, n), dtype=dtype)
+        counts = np.empty((m, n))
+        for r in range(0, m, chunk):
+            k = min(chunk, m - r)
+            cells = (picks[r:r + k] + offsets[:k, None]).ravel()
+            counts[r:r + k] = np.bincount(cells, minlength=k * n).reshape(k, n)
+        sums.append(counts @ d)
+    return np.concatenate(sums)
 
 
-def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05,
-                   draws: BootstrapDraws | None = None) -> list[TestResult]:
+def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05) -> list[TestResult]:
     """Percentile bootstrap of the mean delta of each column of ``d`` (queries x comparisons).
 
     The queries are resampled with replacement ``resamples`` times (seeded; the same resamples for
-    every column; ``draws``: the same, drawn ahead).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
+    every column: :func:`resample_sums`).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
     the 1 - alpha interval runs from the j-th smallest to the j-th largest resampled mean (Davison &
     Hinkley 1997, sec. 5.2; none when j < 1: too few resamples for that level).  The p-value is
     min(1, 2 (1 + #{mean* <= 0}) / (B + 1), 2 (1 + #{mean* >= 0}) / (B + 1)): the smallest level at
@@ -190,9 +175,7 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
         return [TestResult("bootstrap", float(d[0, j]) if n else None, None,
                            {"ci_low": None, "ci_high": None, "confidence": 1 - alpha, "resamples": resamples,
                             "seed": seed, "note": "the bootstrap needs at least 2 queries"}) for j in range(c)]
-    if draws is None or (draws.n, draws.resamples, draws.seed) != (n, resamples, seed):
-        draws = BootstrapDraws(n, resamples, seed)
-    sums = draws.sums(d)
+    sums = resample_sums(d, resamples, seed)
     tol = _sum_tolerance(d)
     sums[np.abs(sums) <= tol] = 0.0              # a resample summing to 0 up to rounding is 0
     below = np.count_nonzero(sums <= 0, axis=0)
