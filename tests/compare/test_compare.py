@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, run_cli
 from treckit import thresholds
@@ -34,6 +35,52 @@ def test_t_test_and_wilcoxon_equal_scipy():
     w = stats.wilcoxon(A, B)
     ref = ss.wilcoxon(B, A)
     assert w.statistic == ref.statistic and w.p_value == ref.pvalue
+
+
+def _equal_to_scipy(a: np.ndarray, b: np.ndarray) -> None:
+    from scipy import stats as ss
+    t, ref = stats.paired_t(a, b), ss.ttest_rel(b, a)
+    assert (t.statistic, t.p_value) == (float(ref.statistic), float(ref.pvalue))
+    w, ref = stats.wilcoxon(a, b), ss.wilcoxon(b, a)
+    assert (w.statistic, w.p_value) == (float(ref.statistic), float(ref.pvalue))
+
+
+@pytest.mark.parametrize("n", [51, 52, 64, 257, 1000, 7000, 20011])
+@pytest.mark.parametrize("shape", ["continuous", "two decimals", "mostly equal"])
+def test_t_test_and_wilcoxon_from_scipy_special_equal_scipy_stats_bit_for_bit(n, shape):
+    """Above 50 queries both tests are computed from scipy.special's distributions (scipy.stats is not
+    imported): the same statistics and p-values, to the last bit, with ties among the deltas and zero deltas."""
+    rng = np.random.default_rng(n)
+    for _ in range(4):
+        a = rng.random(n)
+        b = a + rng.normal(rng.normal(0, 0.02), 0.1, n)
+        if shape != "continuous":
+            a, b = np.round(a, 2), np.round(b, 2)           # many equal |deltas|, and some deltas 0
+        if shape == "mostly equal":
+            keep = rng.random(n) < 0.1
+            b = np.where(keep, b, a)
+        _equal_to_scipy(a, b)
+        _equal_to_scipy(b, a)
+        _equal_to_scipy(a[::-1].copy(), b[::-1].copy())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=51, max_size=120))
+def test_t_test_and_wilcoxon_equal_scipy_on_any_grades(pairs):
+    a, b = (np.array(x, np.float64) / 20 for x in zip(*pairs))
+    if np.all(a - b == (a - b)[0]) or not np.any(a != b):
+        return                                         # no variation, or no nonzero delta: not scipy's to answer
+    _equal_to_scipy(a, b)
+
+
+def test_t_test_and_wilcoxon_do_not_import_scipy_stats():
+    """scipy.stats costs about a second of imports: a comparison of more than 50 queries does without it."""
+    code = ("import sys, numpy as np; from treckit.compare import stats; r = np.random.default_rng(1); "
+            "a = r.random(300); b = a + r.normal(0, 0.1, 300); stats.paired_t(a, b); stats.wilcoxon(a, b); "
+            "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "code")}).stdout
+    assert out.split() == ["False", "True"]
 
 
 def test_randomization_exact_equals_brute_force():

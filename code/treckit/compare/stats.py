@@ -1,7 +1,7 @@
 """Paired significance tests on per-query values, as pure functions over arrays.
 
 Each test takes the baseline's and the system's values for the same queries, in the same order
-(``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon come from scipy itself;
+(``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon are scipy.stats' own;
 the randomization test and the bootstrap are seeded, so the same inputs give the same numbers on every
 run and machine.  The two resampling tests also run on many comparisons at once (``*_many``, one
 column of deltas per comparison): the seeded draws are made once and every comparison sees the same
@@ -53,24 +53,80 @@ def _sum_tolerance(d: np.ndarray) -> np.ndarray:
 
 
 def paired_t(a: np.ndarray, b: np.ndarray) -> TestResult:
-    """Student's paired t-test (two-sided), scipy.stats.ttest_rel."""
-    from scipy import stats
+    """Student's paired t-test (two-sided): scipy.stats.ttest_rel's numbers (see :func:`_ttest_rel`)."""
     d = b - a
     if d.size < 2 or np.all(d == d[0]):
         return TestResult("t-test", None, None if d.size < 2 or d[0] != 0 else 1.0,
                           {"mean_delta": float(d.mean()) if d.size else 0.0, "note": "no variation in the deltas"})
-    r = stats.ttest_rel(b, a)
-    return TestResult("t-test", _clean(r.statistic), _clean(r.pvalue), {"mean_delta": float(d.mean()), "df": int(d.size - 1)})
+    statistic, p_value = _ttest_rel(np.asarray(b, np.float64), np.asarray(a, np.float64))
+    return TestResult("t-test", _clean(statistic), _clean(p_value), {"mean_delta": float(d.mean()), "df": int(d.size - 1)})
 
 
 def wilcoxon(a: np.ndarray, b: np.ndarray) -> TestResult:
-    """Wilcoxon signed-rank test (two-sided), scipy.stats.wilcoxon with its defaults (zero deltas dropped)."""
-    from scipy import stats
+    """Wilcoxon signed-rank test (two-sided): scipy.stats.wilcoxon's numbers with its defaults (zero deltas
+    dropped; see :func:`_wilcoxon`)."""
     d = b - a
     if np.count_nonzero(d) == 0:
         return TestResult("wilcoxon", None, 1.0, {"note": "all deltas are zero"})
-    r = stats.wilcoxon(b, a)
-    return TestResult("wilcoxon", _clean(r.statistic), _clean(r.pvalue), {"nonzero": int(np.count_nonzero(d))})
+    statistic, p_value = _wilcoxon(np.asarray(b, np.float64), np.asarray(a, np.float64))
+    return TestResult("wilcoxon", _clean(statistic), _clean(p_value), {"nonzero": int(np.count_nonzero(d))})
+
+
+# scipy.stats costs about a second of imports (0.7-1 s of CPU), scipy.special about a fifth of that; the two tests
+# are computed here from scipy.special's distributions, step for step as scipy.stats computes them (the same
+# operations on the same arrays: the same bits; tests/compare/test_compare.py holds them equal to scipy.stats),
+# and scipy.stats is asked only where it takes another path: non-finite values, and Wilcoxon's exact and
+# permutation p-values on up to WILCOXON_EXACT_MAX queries.
+WILCOXON_EXACT_MAX = 50          # scipy.stats.wilcoxon's method="auto" takes the normal approximation above this
+
+
+def _ttest_rel(b: np.ndarray, a: np.ndarray) -> tuple[float, float]:
+    """scipy.stats.ttest_rel(b, a): t = mean(d) / sqrt(var(d, ddof=1) / n) of the deltas d = b - a,
+    p = 2 * stdtr(n - 1, -|t|)."""
+    d = b - a
+    if not np.all(np.isfinite(d)):
+        from scipy import stats
+        r = stats.ttest_rel(b, a)
+        return r.statistic, r.pvalue
+    from scipy import special
+    n = d.size
+    mean = np.mean(d)
+    var = np.mean((d - np.mean(d, keepdims=True)) ** 2)       # the second central moment ...
+    var = var * (np.float64(n) / (np.float64(n) - 1))          # ... with ddof=1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (mean - 0.0) / np.sqrt(var / n)
+    return t, 2 * special.stdtr(np.float64(n - 1), -np.abs(t))
+
+
+def _wilcoxon(b: np.ndarray, a: np.ndarray) -> tuple[float, float]:
+    """scipy.stats.wilcoxon(b, a) with its defaults, over WILCOXON_EXACT_MAX queries: the signed-rank sums
+    of the non-zero deltas (average ranks of |d| for ties), the normal approximation with the tie correction
+    and no continuity correction; statistic = the smaller sum, p = 2 * ndtr(-|z|)."""
+    d = b - a
+    if d.size <= WILCOXON_EXACT_MAX or not np.all(np.isfinite(d)):
+        from scipy import stats
+        r = stats.wilcoxon(b, a)
+        return r.statistic, r.pvalue
+    from scipy import special
+    n = d.size
+    d = np.where(d == 0, np.nan, d)                   # zero deltas dropped: NaN, ranked last, counted out
+    order = np.argsort(np.abs(d), kind="stable")
+    magnitude = np.abs(d)[order]
+    first = np.r_[True, magnitude[:-1] != magnitude[1:]]          # where each run of equal |d| starts (NaNs: alone)
+    ties = np.diff(np.arange(n)[first], append=n)
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(np.arange(1, n + 1, dtype=np.float64)[first] + (ties.astype(np.float64) - 1) / 2, ties)
+    t = np.zeros(n)
+    t[first] = ties
+    r_plus = np.sum((d > 0).astype(np.float64) * ranks)
+    r_minus = np.sum((d < 0).astype(np.float64) * ranks)
+    count = np.float64(n - np.count_nonzero(np.isnan(d)))
+    mn = count * (count + 1.) * 0.25
+    se = count * (count + 1.) * (2. * count + 1.)
+    se = np.sqrt((se - np.sum(t ** 3 - t) / 2) / 24)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (r_plus - mn) / se
+    return np.minimum(r_plus, r_minus), 2 * special.ndtr(-np.abs(z))
 
 
 def randomization(a: np.ndarray, b: np.ndarray, *, permutations: int = 10000, seed: int = 42) -> TestResult:
