@@ -203,10 +203,11 @@ def resample_sums(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     chunk = max(1, min(rows, thresholds.RESAMPLE_COUNT_CELLS // n))
     offsets = np.arange(chunk, dtype=np.int64) * n          # row r of a chunk counts into cells r*n .. r*n + n - 1
     sums = []
+    block = np.empty((min(rows, resamples), n))          # one buffer for every block: no fresh pages to fault in
     for start in range(0, resamples, rows):
         m = min(rows, resamples - start)
         picks = rng.integers(0, n, size=(m, n), dtype=dtype)
-        counts = np.empty((m, n))
+        counts = block[:m]
         for r in range(0, m, chunk):
             k = min(chunk, m - r)
             cells = (picks[r:r + k] + offsets[:k, None]).ravel()
