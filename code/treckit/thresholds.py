@@ -63,6 +63,8 @@ DENSE_DOC_CHUNK_ROWS = 65_536           # documents scored at once by the dense 
                                         # score block (retrieval/dense.py)
 RESAMPLE_DRAW_BLOCK = 1000              # random draws made per block by the resampling tests (compare/stats.py) ...
 RESAMPLE_DRAW_CELLS = 1 << 24           # ... and at most this many random numbers per block (many queries: fewer draws)
+RESAMPLE_COUNT_CELLS = 1 << 18          # the bootstrap counts how often each query is drawn this many cells at a time
+                                        # (a few draws together: one count of them, cache-sized)
 WHOLE_READ_BLOCK_BYTES = 1 << 24        # what is read into memory whole is read a block of this many bytes at a time
                                         # (one read of the whole limit would reserve it; inputs/limits.py)
 TESTSET_BLOCK_QUERIES = 1 << 16         # a test set's queries gathered as Python objects before they join its Arrow
@@ -77,8 +79,6 @@ DIGESTS_KEPT = 4096                     # ... and remembered for this many files
                                         # (inputs/sources.file_digest)
 COPY_BLOCK_BYTES = 1 << 20              # an output that is a device or a pipe gets its staged content this many bytes
                                         # at a time (output/files.py)
-BOOTSTRAP_AHEAD_MAX_BYTES = 1 << 28     # the bootstrap's draws are made ahead (while runs are read) when their counts
-                                        # take at most this many bytes, else when needed (compare/stats.py)
 TESTSET_GIVE_BACK_MIN_BYTES = 8 << 20   # after reading a test set larger than this, the memory freed is handed back to
                                         # the system (testsets/load.py; console/process.give_back_freed_memory)
 LONG_LINE_LOOK_BACK_BYTES = 1 << 12     # a file checked for long lines at offsets is searched back from where a line

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, run_cli
 from treckit import thresholds
@@ -35,6 +36,52 @@ def test_t_test_and_wilcoxon_equal_scipy():
     w = stats.wilcoxon(A, B)
     ref = ss.wilcoxon(B, A)
     assert w.statistic == ref.statistic and w.p_value == ref.pvalue
+
+
+def _equal_to_scipy(a: np.ndarray, b: np.ndarray) -> None:
+    from scipy import stats as ss
+    t, ref = stats.paired_t(a, b), ss.ttest_rel(b, a)
+    assert (t.statistic, t.p_value) == (float(ref.statistic), float(ref.pvalue))
+    w, ref = stats.wilcoxon(a, b), ss.wilcoxon(b, a)
+    assert (w.statistic, w.p_value) == (float(ref.statistic), float(ref.pvalue))
+
+
+@pytest.mark.parametrize("n", [51, 52, 64, 257, 1000, 7000, 20011])
+@pytest.mark.parametrize("shape", ["continuous", "two decimals", "mostly equal"])
+def test_t_test_and_wilcoxon_from_scipy_special_equal_scipy_stats_bit_for_bit(n, shape):
+    """Above 50 queries both tests are computed from scipy.special's distributions (scipy.stats is not
+    imported): the same statistics and p-values, to the last bit, with ties among the deltas and zero deltas."""
+    rng = np.random.default_rng(n)
+    for _ in range(4):
+        a = rng.random(n)
+        b = a + rng.normal(rng.normal(0, 0.02), 0.1, n)
+        if shape != "continuous":
+            a, b = np.round(a, 2), np.round(b, 2)           # many equal |deltas|, and some deltas 0
+        if shape == "mostly equal":
+            keep = rng.random(n) < 0.1
+            b = np.where(keep, b, a)
+        _equal_to_scipy(a, b)
+        _equal_to_scipy(b, a)
+        _equal_to_scipy(a[::-1].copy(), b[::-1].copy())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=51, max_size=120))
+def test_t_test_and_wilcoxon_equal_scipy_on_any_grades(pairs):
+    a, b = (np.array(x, np.float64) / 20 for x in zip(*pairs))
+    if np.all(a - b == (a - b)[0]) or not np.any(a != b):
+        return                                         # no variation, or no nonzero delta: not scipy's to answer
+    _equal_to_scipy(a, b)
+
+
+def test_t_test_and_wilcoxon_do_not_import_scipy_stats():
+    """scipy.stats costs about a second of imports: a comparison of more than 50 queries does without it."""
+    code = ("import sys, numpy as np; from treckit.compare import stats; r = np.random.default_rng(1); "
+            "a = r.random(300); b = a + r.normal(0, 0.1, 300); stats.paired_t(a, b); stats.wilcoxon(a, b); "
+            "print('scipy.stats' in sys.modules, 'scipy.special' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "code")}).stdout
+    assert out.split() == ["False", "True"]
 
 
 def test_randomization_exact_equals_brute_force():
@@ -115,16 +162,28 @@ def test_bootstrap_p_value_and_interval_by_hand(monkeypatch, cells):
     assert w.detail["ci_high"] < 0 and w.p_value < 0.05 and w.p_value >= 2 / (R + 1)
 
 
-def test_bootstrap_draws_made_ahead_give_the_same_numbers(monkeypatch):
+@pytest.mark.parametrize("count_cells", [1, 25 * 3, 25 * 1000])    # one draw per count, 3 (a short last one), a block
+@pytest.mark.parametrize("draw_cells", [thresholds.RESAMPLE_DRAW_CELLS, 25 * 7])     # blocks of 1000 draws, of 7
+def test_bootstrap_sums_are_those_of_one_count_per_draw(monkeypatch, count_cells, draw_cells):
+    """Counted a few draws at a time or one at a time, the counts are the same integers and each block's sums
+    the same matrix product: the same bits (the bootstrap's intervals and p-values do not move)."""
     d = np.stack([B - A, A - B, (B - A) * 2], axis=1)
-    alone = stats.bootstrap_many(d, resamples=2500, seed=4)
-    ahead = stats.BootstrapDraws(25, 2500, 4).start()
-    assert ahead._thread is not None
-    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=ahead)] == [r.as_dict() for r in alone]
-    monkeypatch.setattr(thresholds, "BOOTSTRAP_AHEAD_MAX_BYTES", 10)       # too big to draw ahead: drawn when needed
-    late = stats.BootstrapDraws(25, 2500, 4).start()
-    assert late._thread is None
-    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=2500, seed=4, draws=late)] == [r.as_dict() for r in alone]
+    n, R, seed = 25, 2500, 4
+    monkeypatch.setattr(thresholds, "RESAMPLE_DRAW_CELLS", draw_cells)
+    rows = min(thresholds.RESAMPLE_DRAW_BLOCK, max(1, draw_cells // n))
+    rng = np.random.default_rng(seed)
+    by_draw = []
+    for start in range(0, R, rows):
+        picks = rng.integers(0, n, size=(min(rows, R - start), n), dtype=np.int32)
+        by_draw.append(np.stack([np.bincount(p, minlength=n) for p in picks]).astype(np.float64) @ d)
+    by_draw = np.concatenate(by_draw)
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", count_cells)
+    sums = stats.resample_sums(d, R, seed)
+    assert sums.shape == (R, 3) and np.array_equal(sums, by_draw)
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", 1)
+    one_at_a_time = [r.as_dict() for r in stats.bootstrap_many(d, resamples=R, seed=seed)]
+    monkeypatch.setattr(thresholds, "RESAMPLE_COUNT_CELLS", count_cells)
+    assert [r.as_dict() for r in stats.bootstrap_many(d, resamples=R, seed=seed)] == one_at_a_time
 
 
 def test_bootstrap_duality_holds_on_random_cases():

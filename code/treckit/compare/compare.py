@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -225,7 +226,7 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], options: CompareOptions | None = None,
             warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval",
-            query_ids: Sequence[str] | None = None) -> Comparison:
+            query_ids: Sequence[str] | None = None, scored: Callable[[], None] | None = None) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
     first.  ``measures``: engine names (trec_eval's, ir_measures') or readable ones (``ndcg_at_10``:
     :mod:`treckit.measures.readable`), printed as given.  ``ranking``: the rule the runs were read with
@@ -233,27 +234,28 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     after the tests.  ``scorer(qrels, systems, score_system)`` (optional; the Dask engine's) yields each
     system's ``score_system(qrels, system)`` in order, computed where it likes.  ``query_ids`` (optional):
     the query set in place of the judged queries: a query without judgments scores 0 on every measure
-    and has no hits, a judged query outside it is left out; queries in byte order, as the engine orders them."""
+    and has no hits, a judged query outside it is left out; queries in byte order, as the engine orders them.
+    ``scored`` (optional) is called once every system is scored, before the tests: work that would take the
+    cores from the reading of the runs (the files' digests) starts there."""
     o = options or CompareOptions()
     query_ids = _in_byte_order(query_ids)
     if len(systems) < 2:
         raise InputError("compare needs at least two runs: the baseline first, then the others",
                          fix="treckit compare QRELS BASELINE_RUN OTHER_RUN [...]")
-    if {"t-test", "wilcoxon"} & set(o.tests):
-        _import_beside("scipy.stats")         # a second or so of imports, done while the runs are read
     measures, printed = to_engine(measures)
     requests = resolve(measures, first_params_win=False)      # -m P.5 -m P.10: both compared
     if o.tie_aware is not None:
         if scorer is not None:
             refuse("dask")
         requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
-    draws = _bootstrap_draws(qrels, o, query_ids)
     score = functools.partial(score_system, requests=requests, k=o.k, tie_aware=o.tie_aware)
     runs = _score_each(qrels, systems, scorer or _in_turn, score, query_ids, advance)
     cols = runs[-1].columns if runs else None
     if not cols:
         raise InputError("none of the measures has per-query values to compare", fix="pick measures such as map or ndcg_cut.10")
     _name(systems, [r.tag for r in runs])
+    if scored:
+        scored()
     wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
     defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
@@ -261,7 +263,7 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     by_system, tie_values = _compared_values(o, systems, runs, idx)
     comp = Comparison(systems, names, runs[-1].qids, by_system, {s.name: r.hits for s, r in zip(systems, runs)}, [], o,
                       definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)}, ties=tie_values)
-    comp.tests = _run_tests(comp, draws)
+    comp.tests = _run_tests(comp)
     if advance:
         advance()
     return comp
@@ -272,16 +274,6 @@ def _in_byte_order(query_ids: Sequence[str] | None) -> list[str] | None:
     if query_ids is None:
         return None
     return sorted(set(query_ids), key=lambda q: q.encode("utf-8", "surrogatepass"))
-
-
-def _bootstrap_draws(qrels: Qrels, o: CompareOptions, query_ids: list[str] | None) -> stats.BootstrapDraws | None:
-    """The bootstrap's resamples, started while the runs are scored (every judged query is scored: their
-    number is known before any run is read); None without the bootstrap."""
-    if "bootstrap" not in o.tests:
-        return None
-    import pyarrow.compute as pc
-    n = len(query_ids) if query_ids is not None else pc.count_distinct(qrels.table.column("qid")).as_py()
-    return stats.BootstrapDraws(n, o.resamples, o.seed).start()
 
 
 def _score_each(qrels: Qrels, systems: list[ComparedRun], scorer, score, query_ids: list[str] | None,
@@ -324,15 +316,6 @@ def _over(scored: Scored, query_ids: list[str]) -> Scored:
     return Scored(scored.tag, list(query_ids), scored.columns, values, hits, ties)
 
 
-def _import_beside(module: str) -> None:
-    """Import ``module`` on a background thread (a later import waits for it to finish)."""
-    import importlib
-    import sys
-    import threading
-    if module not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
-
-
 def _name(systems: list[ComparedRun], tags: list[str]) -> None:
     """Unnamed systems take their run's tag; when two names coincide, unnamed systems take their
     file's name instead."""
@@ -356,23 +339,31 @@ def _user_order(measures: list[str], cols: list[str]) -> list[str]:
     return out + [c for c in cols if c not in out]
 
 
-def _run_tests(comp: Comparison, draws: stats.BootstrapDraws | None = None) -> list[dict]:
+def _run_tests(comp: Comparison) -> list[dict]:
     """Every selected test on every (measure, system) pair; p-values corrected within each test over
-    all pairs; significant = corrected p < alpha, for every test alike (see stats)."""
+    all pairs; significant = corrected p < alpha, for every test alike (see stats).  The bootstrap, the
+    longest, runs on a thread of its own beside the others (its numbers are drawn from its own seeded
+    generator, so they do not depend on what runs beside it)."""
     o = comp.options
     pairs = [(m, s.name) for m in comp.measures for s in comp.systems[1:]]
     a = np.stack([comp.column(comp.baseline, m) for m, _ in pairs], axis=1)
     b = np.stack([comp.column(s, m) for m, s in pairs], axis=1)
     results: dict[str, list[stats.TestResult]] = {}
-    for t in o.tests:
-        if t == "t-test":
-            results[t] = [stats.paired_t(a[:, j], b[:, j]) for j in range(len(pairs))]
-        elif t == "wilcoxon":
-            results[t] = [stats.wilcoxon(a[:, j], b[:, j]) for j in range(len(pairs))]
-        elif t == "randomization":
-            results[t] = stats.randomization_many(b - a, permutations=o.permutations, seed=o.seed)
-        else:
-            results[t] = stats.bootstrap_many(b - a, resamples=o.resamples, seed=o.seed, alpha=o.alpha, draws=draws)
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        bootstrap = pool.submit(stats.bootstrap_many, b - a, resamples=o.resamples, seed=o.seed,
+                                alpha=o.alpha) if "bootstrap" in o.tests else None
+        for t in o.tests:
+            if t == "t-test":
+                results[t] = [stats.paired_t(a[:, j], b[:, j]) for j in range(len(pairs))]
+            elif t == "wilcoxon":
+                results[t] = [stats.wilcoxon(a[:, j], b[:, j]) for j in range(len(pairs))]
+            elif t == "randomization":
+                results[t] = stats.randomization_many(b - a, permutations=o.permutations, seed=o.seed)
+        if bootstrap is not None:
+            results["bootstrap"] = bootstrap.result()
+    finally:
+        pool.shutdown(wait=False)            # an error or Ctrl-C here does not wait for the bootstrap to end
     correct = stats.CORRECTIONS[o.correction]
     adjusted = {t: correct([r.p_value for r in rs]) for t, rs in results.items()}
     effects = [stats.effect_size(a[:, j], b[:, j]) for j in range(len(pairs))]

@@ -3,10 +3,11 @@ files, render every report, write them all or none (:class:`CompareJob`; :func:`
 is its keyword form).
 
 Each run is read as ``treckit eval`` reads runs (``reading``), evaluated once and dropped in turn (progress on a
-terminal); the files' digests are computed beside that, on another thread.  The configs describing retrieval
-systems (``components``) are run first, together (warmed up, then timed in turns: :mod:`treckit.retrieval.system`),
-on the queries (of the test set, or of ``queries``; a system of run files only is run on the judged queries),
-their last stages keeping ``depth`` docs and held until scored; their latency is reported.
+terminal); the files' digests are computed after that, on another thread beside the significance tests.  The
+configs describing retrieval systems (``components``) are run first, together (warmed up, then timed in turns:
+:mod:`treckit.retrieval.system`), on the queries (of the test set, or of ``queries``; a system of run files only is
+run on the judged queries), their last stages keeping ``depth`` docs and held until scored; their latency is
+reported.
 """
 from __future__ import annotations
 
@@ -106,8 +107,8 @@ class CompareJob:
             "significance tests", "writing outputs"]
         with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
             files = self.files()
-            pending = self.start_digests(pool, files)
-            comp = self.score(progress.next)
+            pending: dict = {}
+            comp = self.score(progress.next, scored=lambda: pending.update(self.start_digests(pool, files)))
             self.digest(comp, files, pending)
             rendered = self.render(comp, plot_format)
             self.write(rendered)
@@ -151,15 +152,16 @@ class CompareJob:
         for s, n in zip(self.systems, self.names or []):
             s.name = n or s.name
 
-    def score(self, advance: Callable[[], None]) -> Comparison:
-        """Every system read and scored in turn (here or on a Dask cluster), and the significance tests."""
+    def score(self, advance: Callable[[], None], scored: Callable[[], None] | None = None) -> Comparison:
+        """Every system read and scored in turn (here or on a Dask cluster), then ``scored()`` (optional),
+        and the significance tests."""
         ts = self.test_set_read
         qrels = ts.to_qrels() if ts is not None else self.judged if self.judged is not None else read_qrels(
             self.qrels, layout=self.reading.layout, skip_malformed=self.reading.skip_malformed)
         query_ids = query_set(self.queries, qrels) if self.queries_are_the_set else None
         with scorer(self.engine, self.scheduler) as score_on:
             return compare(qrels, self.systems, self.measures, self.options, warn=say, advance=advance,
-                           scorer=score_on, ranking=self.ranking, query_ids=query_ids)
+                           scorer=score_on, ranking=self.ranking, query_ids=query_ids, scored=scored)
 
     def files(self) -> list[tuple[Any, Any]]:
         """The files whose digests the JSON report records: (key, path)."""
@@ -167,7 +169,8 @@ class CompareJob:
             (i, s.run_path) for i, s in enumerate(self.systems)]
 
     def start_digests(self, pool: ThreadPoolExecutor, files) -> dict:
-        """The digests of the regular files, computed beside the reading (a pipe is read once, by the reader,
+        """The digests of the regular files, computed once the runs are read and scored, beside the tests
+        (beside the reading they would take the cores its threads use; a pipe is read once, by the reader,
         and digested afterwards from what was read)."""
         return {key: pool.submit(self.digest_of, key, path) for key, path in files
                 if self.digests and path is not None and (is_irds(path) or Path(path).is_file())}

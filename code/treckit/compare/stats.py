@@ -1,7 +1,7 @@
 """Paired significance tests on per-query values, as pure functions over arrays.
 
 Each test takes the baseline's and the system's values for the same queries, in the same order
-(``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon come from scipy itself;
+(``a``, ``b``; the delta is ``b - a``).  p-values of the t-test and Wilcoxon are scipy.stats' own;
 the randomization test and the bootstrap are seeded, so the same inputs give the same numbers on every
 run and machine.  The two resampling tests also run on many comparisons at once (``*_many``, one
 column of deltas per comparison): the seeded draws are made once and every comparison sees the same
@@ -54,24 +54,80 @@ def _sum_tolerance(d: np.ndarray) -> np.ndarray:
 
 
 def paired_t(a: np.ndarray, b: np.ndarray) -> TestResult:
-    """Student's paired t-test (two-sided), scipy.stats.ttest_rel."""
-    from scipy import stats
+    """Student's paired t-test (two-sided): scipy.stats.ttest_rel's numbers (see :func:`_ttest_rel`)."""
     d = b - a
     if d.size < 2 or np.all(d == d[0]):
         return TestResult("t-test", None, None if d.size < 2 or d[0] != 0 else 1.0,
                           {"mean_delta": float(d.mean()) if d.size else 0.0, "note": "no variation in the deltas"})
-    r = stats.ttest_rel(b, a)
-    return TestResult("t-test", _clean(r.statistic), _clean(r.pvalue), {"mean_delta": float(d.mean()), "df": int(d.size - 1)})
+    statistic, p_value = _ttest_rel(np.asarray(b, np.float64), np.asarray(a, np.float64))
+    return TestResult("t-test", _clean(statistic), _clean(p_value), {"mean_delta": float(d.mean()), "df": int(d.size - 1)})
 
 
 def wilcoxon(a: np.ndarray, b: np.ndarray) -> TestResult:
-    """Wilcoxon signed-rank test (two-sided), scipy.stats.wilcoxon with its defaults (zero deltas dropped)."""
-    from scipy import stats
+    """Wilcoxon signed-rank test (two-sided): scipy.stats.wilcoxon's numbers with its defaults (zero deltas
+    dropped; see :func:`_wilcoxon`)."""
     d = b - a
     if np.count_nonzero(d) == 0:
         return TestResult("wilcoxon", None, 1.0, {"note": "all deltas are zero"})
-    r = stats.wilcoxon(b, a)
-    return TestResult("wilcoxon", _clean(r.statistic), _clean(r.pvalue), {"nonzero": int(np.count_nonzero(d))})
+    statistic, p_value = _wilcoxon(np.asarray(b, np.float64), np.asarray(a, np.float64))
+    return TestResult("wilcoxon", _clean(statistic), _clean(p_value), {"nonzero": int(np.count_nonzero(d))})
+
+
+# scipy.stats costs about a second of imports (0.7-1 s of CPU), scipy.special about a fifth of that; the two tests
+# are computed here from scipy.special's distributions, step for step as scipy.stats computes them (the same
+# operations on the same arrays: the same bits; tests/compare/test_compare.py holds them equal to scipy.stats),
+# and scipy.stats is asked only where it takes another path: non-finite values, and Wilcoxon's exact and
+# permutation p-values on up to WILCOXON_EXACT_MAX queries.
+WILCOXON_EXACT_MAX = 50          # scipy.stats.wilcoxon's method="auto" takes the normal approximation above this
+
+
+def _ttest_rel(b: np.ndarray, a: np.ndarray) -> tuple[float, float]:
+    """scipy.stats.ttest_rel(b, a): t = mean(d) / sqrt(var(d, ddof=1) / n) of the deltas d = b - a,
+    p = 2 * stdtr(n - 1, -|t|)."""
+    d = b - a
+    if not np.all(np.isfinite(d)):
+        from scipy import stats
+        r = stats.ttest_rel(b, a)
+        return r.statistic, r.pvalue
+    from scipy import special
+    n = d.size
+    mean = np.mean(d)
+    var = np.mean((d - np.mean(d, keepdims=True)) ** 2)       # the second central moment ...
+    var = var * (np.float64(n) / (np.float64(n) - 1))          # ... with ddof=1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (mean - 0.0) / np.sqrt(var / n)
+    return t, 2 * special.stdtr(np.float64(n - 1), -np.abs(t))
+
+
+def _wilcoxon(b: np.ndarray, a: np.ndarray) -> tuple[float, float]:
+    """scipy.stats.wilcoxon(b, a) with its defaults, over WILCOXON_EXACT_MAX queries: the signed-rank sums
+    of the non-zero deltas (average ranks of |d| for ties), the normal approximation with the tie correction
+    and no continuity correction; statistic = the smaller sum, p = 2 * ndtr(-|z|)."""
+    d = b - a
+    if d.size <= WILCOXON_EXACT_MAX or not np.all(np.isfinite(d)):
+        from scipy import stats
+        r = stats.wilcoxon(b, a)
+        return r.statistic, r.pvalue
+    from scipy import special
+    n = d.size
+    d = np.where(d == 0, np.nan, d)                   # zero deltas dropped: NaN, ranked last, counted out
+    order = np.argsort(np.abs(d), kind="stable")
+    magnitude = np.abs(d)[order]
+    first = np.r_[True, magnitude[:-1] != magnitude[1:]]          # where each run of equal |d| starts (NaNs: alone)
+    ties = np.diff(np.arange(n)[first], append=n)
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(np.arange(1, n + 1, dtype=np.float64)[first] + (ties.astype(np.float64) - 1) / 2, ties)
+    t = np.zeros(n)
+    t[first] = ties
+    r_plus = np.sum((d > 0).astype(np.float64) * ranks)
+    r_minus = np.sum((d < 0).astype(np.float64) * ranks)
+    count = np.float64(n - np.count_nonzero(np.isnan(d)))
+    mn = count * (count + 1.) * 0.25
+    se = count * (count + 1.) * (2. * count + 1.)
+    se = np.sqrt((se - np.sum(t ** 3 - t) / 2) / 24)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (r_plus - mn) / se
+    return np.minimum(r_plus, r_minus), 2 * special.ndtr(-np.abs(z))
 
 
 def randomization(a: np.ndarray, b: np.ndarray, *, permutations: int = 10000, seed: int = 42) -> TestResult:
@@ -130,56 +186,42 @@ def bootstrap_ci(a: np.ndarray, b: np.ndarray, *, resamples: int = 10000, seed: 
     return bootstrap_many(_deltas(a, b)[:, None], resamples=resamples, seed=seed, alpha=alpha)[0]
 
 
-class BootstrapDraws:
-    """The resamples of ``n`` queries: how often each query is drawn in each of ``resamples`` draws
-    of n with replacement (seeded).  They depend on nothing but n, the count and the seed, so
-    :meth:`start` can draw them on a background thread while the runs are still being read; kept
-    as small integers, up to :data:`treckit.thresholds.BOOTSTRAP_AHEAD_MAX_BYTES` bytes (beyond that they are drawn
-    when needed)."""
+def resample_sums(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples, columns): the sum of each column of ``d`` (queries x columns) over each of ``resamples``
+    seeded draws of its n queries with replacement.
 
-    def __init__(self, n: int, resamples: int, seed: int):
-        self.n, self.resamples, self.seed = n, resamples, seed
-        self._counts: list[np.ndarray] | None = None
-        self._thread = None
-
-    def start(self) -> "BootstrapDraws":
-        import threading
-        # 2 bytes a count: uint16, which holds counts up to n only below 1 << 16
-        if self.n * self.resamples * 2 <= thresholds.BOOTSTRAP_AHEAD_MAX_BYTES and self.n < (1 << 16):
-            self._thread = threading.Thread(target=self._draw_all, daemon=True)
-            self._thread.start()
-        return self
-
-    def _draw_all(self) -> None:
-        self._counts = list(self._blocks())
-
-    def _blocks(self):
-        rng = np.random.default_rng(self.seed)
-        dtype = np.int32 if self.n <= np.iinfo(np.int32).max else np.int64
-        small = np.uint16 if self.n < (1 << 16) else np.int64          # a count never exceeds n
-        rows = max(1, min(thresholds.RESAMPLE_DRAW_BLOCK, thresholds.RESAMPLE_DRAW_CELLS // self.n))   # within the cells
-        for start in range(0, self.resamples, rows):
-            m = min(rows, self.resamples - start)
-            picks = rng.integers(0, self.n, size=(m, self.n), dtype=dtype)
-            counts = np.empty((m, self.n), small)
-            for r in range(m):                   # how often each query is drawn, row by row (cache-sized)
-                counts[r] = np.bincount(picks[r], minlength=self.n)
-            yield counts
-
-    def sums(self, d: np.ndarray) -> np.ndarray:
-        """(resamples, columns): each resample's sum of each column of ``d``."""
-        if self._thread is not None:
-            self._thread.join()
-        blocks = self._counts if self._counts is not None else self._blocks()
-        return np.concatenate([np.asarray(c, np.float64) @ d for c in blocks]) if self.resamples else np.zeros((0, d.shape[1]))
+    The draws are made a block of rows at a time (``RESAMPLE_DRAW_BLOCK`` draws, fewer when n is large: at
+    most ``RESAMPLE_DRAW_CELLS`` random numbers), and a block's sums are one matrix product of how often each
+    query is drawn in each draw with ``d``: the same blocks give the same numbers, bit for bit.  The counts
+    of a block are made a few rows at a time (``RESAMPLE_COUNT_CELLS`` cells: one count of the rows
+    together, cache-sized) rather than one count per row, which costs a call for every draw."""
+    n = d.shape[0]
+    if not resamples:
+        return np.zeros((0, d.shape[1]))
+    rng = np.random.default_rng(seed)
+    dtype = np.int32 if n <= np.iinfo(np.int32).max else np.int64
+    rows = max(1, min(thresholds.RESAMPLE_DRAW_BLOCK, thresholds.RESAMPLE_DRAW_CELLS // n))     # within the cells
+    chunk = max(1, min(rows, thresholds.RESAMPLE_COUNT_CELLS // n))
+    offsets = np.arange(chunk, dtype=np.int64) * n          # row r of a chunk counts into cells r*n .. r*n + n - 1
+    sums = []
+    block = np.empty((min(rows, resamples), n))          # one buffer for every block: no fresh pages to fault in
+    for start in range(0, resamples, rows):
+        m = min(rows, resamples - start)
+        picks = rng.integers(0, n, size=(m, n), dtype=dtype)
+        counts = block[:m]
+        for r in range(0, m, chunk):
+            k = min(chunk, m - r)
+            cells = (picks[r:r + k] + offsets[:k, None]).ravel()
+            counts[r:r + k] = np.bincount(cells, minlength=k * n).reshape(k, n)
+        sums.append(counts @ d)
+    return np.concatenate(sums)
 
 
-def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05,
-                   draws: BootstrapDraws | None = None) -> list[TestResult]:
+def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alpha: float = 0.05) -> list[TestResult]:
     """Percentile bootstrap of the mean delta of each column of ``d`` (queries x comparisons).
 
     The queries are resampled with replacement ``resamples`` times (seeded; the same resamples for
-    every column; ``draws``: the same, drawn ahead).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
+    every column: :func:`resample_sums`).  With B resamples and j = ceil(alpha (B + 1) / 2) - 1,
     the 1 - alpha interval runs from the j-th smallest to the j-th largest resampled mean (Davison &
     Hinkley 1997, sec. 5.2; none when j < 1: too few resamples for that level).  The p-value is
     min(1, 2 (1 + #{mean* <= 0}) / (B + 1), 2 (1 + #{mean* >= 0}) / (B + 1)): the smallest level at
@@ -191,9 +233,7 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
         return [TestResult("bootstrap", float(d[0, j]) if n else None, None,
                            {"ci_low": None, "ci_high": None, "confidence": 1 - alpha, "resamples": resamples,
                             "seed": seed, "note": "the bootstrap needs at least 2 queries"}) for j in range(c)]
-    if draws is None or (draws.n, draws.resamples, draws.seed) != (n, resamples, seed):
-        draws = BootstrapDraws(n, resamples, seed)
-    sums = draws.sums(d)
+    sums = resample_sums(d, resamples, seed)
     tol = _sum_tolerance(d)
     sums[np.abs(sums) <= tol] = 0.0              # a resample summing to 0 up to rounding is 0
     below = np.count_nonzero(sums <= 0, axis=0)
