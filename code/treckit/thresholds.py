@@ -74,6 +74,10 @@ DASK_TAIL_READ_BYTES = 1 << 16          # a partitioned block's last line is rea
 LINE_END_READ_BYTES = 1 << 16           # the same for the end of a block of whole lines of a plain file
                                         # (inputs/sources.Source.line_spans), and back from a file's end for its
                                         # last line (Source.last_line: the run's tag)
+SERVICE_GIVE_BACK_MIN_BYTES = 1 << 20   # after a request body this large, a service worker hands what it freed back to
+                                        # the system (service/workers.after_request)
+SOURCE_END_BYTES = 1 << 16              # a file's first and last bytes held apart for detection (gzip's magic, the
+                                        # format) and the run's tag (inputs/sources.Source.head / tail); at least 2
 DIGEST_READ_BYTES = 1 << 20             # a file's content digest is computed a block of this many bytes at a time ...
 DIGESTS_KEPT = 4096                     # ... and remembered for this many files at most, the oldest forgotten first
                                         # (inputs/sources.file_digest)

@@ -255,3 +255,20 @@ def test_digests_are_remembered_for_the_set_number_of_files(tmp_path, monkeypatc
         assert [sources.file_digest(p) for p in paths] == expected
         assert sorted(sources._digests.values()) == sorted(expected[-remembered:])
         assert [sources.file_digest(p) for p in paths] == expected
+
+
+def test_a_service_worker_hands_memory_back_after_a_large_body_only(monkeypatch):
+    """thresholds.SERVICE_GIVE_BACK_MIN_BYTES: a body one byte short of it hands nothing back, one of its size does;
+    lowered, a small body does."""
+    pytest.importorskip("pydantic", reason="the service extra: pip install -e '.[service]'")
+    from treckit.service import workers
+    calls = []
+    monkeypatch.setattr(workers, "give_back_freed_memory", lambda: calls.append(1))
+    workers.after_request(thresholds.SERVICE_GIVE_BACK_MIN_BYTES - 1)
+    assert calls == []
+    workers.after_request(thresholds.SERVICE_GIVE_BACK_MIN_BYTES)
+    assert calls == [1]
+    monkeypatch.setattr(thresholds, "SERVICE_GIVE_BACK_MIN_BYTES", 10)
+    workers.after_request(9)
+    workers.after_request(10)
+    assert calls == [1, 1]

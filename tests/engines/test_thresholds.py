@@ -90,6 +90,7 @@ THRESHOLDS = [
     ("RANK_BLOCK_CELLS", 1, BIG),
     ("QUERY_ROWS_BLOCK_CELLS", 1, BIG),
     ("REPEAT_BITMAP_MASK", 0, (1 << 22) - 1),
+    ("SOURCE_END_BYTES", 2, 1 << 20),
 ]
 
 
@@ -108,6 +109,7 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "RESAMPLE_COUNT_CELLS": "compare/test_compare.py",
              "WHOLE_READ_BLOCK_BYTES": "engines/test_piece_sizes.py", "TESTSET_BLOCK_QUERIES": "engines/test_piece_sizes.py",
              "DASK_TAIL_READ_BYTES": "engines/test_piece_sizes.py", "GRADE_COUNT_MAX_CELLS": "engines/test_piece_sizes.py",
+             "SERVICE_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
              "WHOLE_READ_LIMIT": "inputs/test_long_lines.py", "CONFIG_READ_LIMIT": "inputs/test_bounded.py",
              "DOCUMENT_READ_LIMIT": "inputs/test_bounded.py", "DETECT_MAX_BYTES": "inputs/test_hostile_inputs.py",
              "GRADE_LIKE_HEAD": "cli/test_sanity_warnings.py",
@@ -148,7 +150,8 @@ PARTNERS = {"QUERY_MATRIX_GROWTH": {"QUERY_MATRIX_SLACK": 0}, "RANK_SORT_GROWTH"
             "FEW_RUNS_FRACTION": {"FEW_RUNS_MIN": 0},
             "ARROW_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0, "JSONL_FAST_MIN_BYTES": 0},
             "ARROW_PARALLEL_BLOCK_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0},
-            "ID_RENUMBER_SLICE_ROWS": {"FEW_RUNS_MIN": 0, "FEW_RUNS_FRACTION": BIG}}
+            "ID_RENUMBER_SLICE_ROWS": {"FEW_RUNS_MIN": 0, "FEW_RUNS_FRACTION": BIG},
+            "SOURCE_END_BYTES": {"TREC_RUN_FAST_MIN_BYTES": 0, "TREC_QRELS_FAST_MIN_BYTES": 0, "JSONL_FAST_MIN_BYTES": 0}}
 
 
 @pytest.mark.parametrize("name,low,high", THRESHOLDS, ids=[t[0] for t in THRESHOLDS])

@@ -74,7 +74,7 @@ def plan(path, reading, options) -> Plan | None:
         size = _size(path)
         if size < thresholds.DASK_PARTITION_MIN_BYTES:
             return None
-        head = _read_range(path, 0, min(size, 1 << 16))
+        head = _read_range(path, 0, min(size, thresholds.SOURCE_END_BYTES))
         if head[:2] == b"\x1f\x8b" or (reading.format is None and _detected(path, head) != "trec"):
             return None
     except (TreckitError, OSError):

@@ -192,10 +192,16 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
     return h.hexdigest()
 
 
+def _ends(data: bytes) -> tuple[bytes, bytes]:
+    n = thresholds.SOURCE_END_BYTES
+    return data[:n], data[-n:]
+
+
 class Source:
     """An input for the vectorized readers: a plain file is handed to Arrow by path (it streams it in
     blocks, so the whole file never sits in memory); stdin, pipes and .gz are read into memory first.
-    ``head``/``tail`` are the first/last 64 KiB, ``data()`` the whole content for the line parsers."""
+    ``head``/``tail`` are the first/last :data:`~treckit.thresholds.SOURCE_END_BYTES`, ``data()`` the whole
+    content for the line parsers."""
 
     def __init__(self, path: PathLike):
         self.path = path
@@ -206,18 +212,18 @@ class Source:
             if stat.S_ISREG(st.st_mode):
                 try:
                     with open(path, "rb") as fh:
-                        self.head = fh.read(1 << 16)
+                        self.head = fh.read(thresholds.SOURCE_END_BYTES)
                         plain = self.head[:2] != GZIP_MAGIC
                         if plain:
                             self.size = os.fstat(fh.fileno()).st_size
                             _check_file_lines(fh.fileno(), display_name(path), self.size)
-                            fh.seek(max(0, self.size - (1 << 16)))
+                            fh.seek(max(0, self.size - thresholds.SOURCE_END_BYTES))
                             self.tail = fh.read()
                 except OSError as exc:
                     raise os_error(exc, str(path)) from None
         if not plain:
             self._data = read_bytes(path, lines=True)
-            self.head, self.tail, self.size = self._data[: 1 << 16], self._data[-(1 << 16):], len(self._data)
+            self.head, self.tail, self.size = _ends(self._data) + (len(self._data),)
         self.plain = plain
 
     def last_line(self) -> bytes:
@@ -247,7 +253,7 @@ class Source:
         """The content ``data`` (e.g. a block of whole lines of ``path``) as an input named ``path``."""
         src = cls.__new__(cls)
         src.path, src._data, src.plain = path, data, False
-        src.head, src.tail, src.size = data[: 1 << 16], data[-(1 << 16):], len(data)
+        src.head, src.tail, src.size = _ends(data) + (len(data),)
         return src
 
     def arrow(self):

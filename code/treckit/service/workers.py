@@ -14,6 +14,7 @@ settings, then requests (kind, params, body), and answers (status, payload, gaug
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -26,7 +27,9 @@ import traceback
 from pathlib import Path
 
 from . import TOKEN_ENV
+from .. import thresholds
 from ..console.errors import InputError
+from ..console.process import give_back_freed_memory
 from .evaluator import Evaluator, ServerSettings
 import treckit
 
@@ -35,7 +38,6 @@ import treckit
 WORKER_MAIN = "import sys; sys.path.pop(0); from treckit.service.workers import serve; serve(int(sys.argv[1]))"
 WORKER_TMP_PREFIX = "treckit-worker-"   # each worker's temporary directory, removed with it
 STARTUP_TIMEOUT_S = 120         # importing the library and loading the system (its index) may take a while
-LARGE_BODY = 1 << 20           # after a body this large, the worker hands what it freed back to the system
 POLL_S = 0.02                   # how often a waiting request looks for a free worker
 TERM_GRACE_S = 5                # a stopped worker still there after this long is killed (SIGKILL)
 
@@ -298,22 +300,18 @@ def serve(fd: int) -> None:
         except Exception as exc:
             print(f"treckit: evaluation failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
             answer = (500, {"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"}, [])
-        large = len(body) >= LARGE_BODY
+        size = len(body)
         del body
         _send(conn, [*answer, False])
         del answer
-        if large:
-            _give_back_memory()
+        after_request(size)
 
 
-def _give_back_memory() -> None:
-    """What one request freed goes back to the system, so that the next request's peak starts from the idle worker
-    (glibc keeps freed memory for reuse; the collector frees cycles first)."""
-    import gc
-    gc.collect()
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):             # not glibc: nothing to trim
-        pass
+def after_request(body_bytes: int) -> None:
+    """After a body of :data:`~treckit.thresholds.SERVICE_GIVE_BACK_MIN_BYTES` or more, what the request freed goes
+    back to the system, so that the next request's peak starts from the idle worker (the collector frees cycles
+    first)."""
+    if body_bytes >= thresholds.SERVICE_GIVE_BACK_MIN_BYTES:
+        gc.collect()
+        give_back_freed_memory()
 
