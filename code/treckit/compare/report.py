@@ -15,6 +15,7 @@ import shutil
 
 from ..dependencies import deferred
 from ..console.errors import InputError
+from ..console.tables import natural_width
 from ..dependencies import install_hint
 from ..inputs.sources import PathLike
 from ..measures.definitions import GAINS, QUERY_SET_PHRASES
@@ -466,15 +467,9 @@ def _print_table_or_blocks(con, header, left: tuple[str, ...], cells, width: int
     """A table of the cells when it fits the console, else one block of lines per row (its first
     ``key_columns`` cells joined by " / ", then "header value" for the others): a number is never cut short."""
     t = _text_table(header, left, cells, no_wrap=True)
-    if _natural_width(t) <= width:
+    if natural_width(t) <= width:
         con.print(t)
         return
     for row in cells:
         fields = [" / ".join(row[:key_columns])] + [f"{h} {v}" for h, v in zip(header[key_columns:], row[key_columns:])]
         _print_lines(con, title_lines(fields, width))
-
-
-def _natural_width(renderable) -> int:
-    from rich.console import Console
-    wide = Console(file=io.StringIO(), force_terminal=False, width=100_000)
-    return wide.measure(renderable).maximum
