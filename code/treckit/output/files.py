@@ -14,6 +14,7 @@ import errno
 import gzip
 import io
 import os
+import shutil
 import signal
 import stat
 import sys
@@ -188,8 +189,7 @@ class OutputGroup:
                     done.append((current, backup))
                 for current in (s for s in self.staged if s.direct):
                     with open(current.tmp, "rb") as src, open(current.target, "wb") as dst:
-                        while block := src.read(thresholds.COPY_BLOCK_BYTES):
-                            dst.write(block)
+                        shutil.copyfileobj(src, dst, thresholds.COPY_BLOCK_BYTES)
             except OSError as exc:
                 for s, backup in reversed(done):
                     with contextlib.suppress(OSError):
