@@ -16,7 +16,7 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest serve test coverage fuzz fuzz-service fuzz-reference bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test coverage fuzz fuzz-service fuzz-reference fuzz-hostile bench clean venv
 
 demo: compare testsets
 
@@ -135,7 +135,7 @@ coverage: $(VENV)/.installed-dev
 # then the service under schemathesis (fuzz-service) and the gdeval and ndeval reference tools (fuzz-reference)
 CASES ?= 5000
 START ?= 0
-fuzz: $(VENV)/.installed-dev fuzz-service fuzz-reference
+fuzz: $(VENV)/.installed-dev fuzz-service fuzz-reference fuzz-hostile
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz $(if $(MINIMISE),--minimise)
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz-streamed --variant streamed
 	$(PY) tests/fuzz_main.py --cases $(CASES) --start $(START) --out $(OUT)/fuzz-tiny --variant tiny
@@ -156,6 +156,12 @@ REF_CASES ?= 3000
 REF_TOOL ?= all
 fuzz-reference: $(VENV)/.installed-dev
 	$(PY) tests/fuzz_reference.py --tool $(REF_TOOL) --cases $(REF_CASES) --start $(START) --out $(OUT)/fuzz_reference
+
+# the longer randomized pass of each hostile-input class (tests/hostile/README.md): HOSTILE_CASES attacks per class,
+# seeded by START; findings to $(OUT)/fuzz_hostile/SUMMARY.txt (exit 1 when there is any)
+HOSTILE_CASES ?= 200
+fuzz-hostile: $(VENV)/.installed-dev
+	$(PY) tests/fuzz_hostile.py --cases $(HOSTILE_CASES) --seed $(START) --out $(OUT)/fuzz_hostile
 
 bench: $(VENV)/.installed-bench
 	$(PY) bench/run_bench.py

@@ -1,5 +1,5 @@
 """The one way a test runs a ``treckit`` command in this process (about 0.02 s against about 0.8 s of a
-subprocess's start-up): tests import it from conftest, the fuzz drivers from here (they run without pytest)."""
+subprocess's start-up): tests import it from helpers, the fuzz drivers from here (they run without pytest)."""
 from __future__ import annotations
 
 import contextlib

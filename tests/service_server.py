@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import patience
+from helpers import patience
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"

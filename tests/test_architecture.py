@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -303,3 +304,11 @@ def test_every_optional_dependency_names_the_extra_that_installs_it():
     assert set(EXTRA_OF.values()) <= set(extras)
     for module, extra in EXTRA_OF.items():
         assert f"treckit[{extra}]" in LAZY[module][1], module        # its reason names the same extra
+
+
+def test_tests_share_helpers_through_the_helpers_module_not_conftest():
+    """conftest.py holds fixtures; what tests share besides them is imported from tests/helpers.py."""
+    tests = Path(__file__).resolve().parent
+    reaching = [str(p.relative_to(tests)) for p in tests.rglob("*.py")
+                if re.search(r"^\s*(from conftest import|import conftest)", p.read_text(), re.M)]
+    assert reaching == []

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 # the command -> the long name -o stands for
 OUTPUT_OPTION = {

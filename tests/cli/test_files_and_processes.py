@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, default_sigint, run_cli
+from helpers import ROOT, default_sigint, run_cli
 
 from treckit import thresholds
 import treckit.inputs.bounded as tjson

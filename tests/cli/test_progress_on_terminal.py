@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from conftest import patience
+from helpers import patience
 
 TREC_QRELS = "1 0 a1 1\n2 0 b2 1\n"
 # queries interleaved (1, 2, 1, 2, ...), 474 bytes: over a third of a 1K memory budget, so the run is read in bounded

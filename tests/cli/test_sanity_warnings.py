@@ -12,7 +12,7 @@ from treckit.ranking.judged import build_view
 from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 
-from conftest import run_cli
+from helpers import run_cli
 
 
 def warnings_for(qrels: dict, run: Run | dict, **options) -> list[str]:

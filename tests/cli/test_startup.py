@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 
 PROBE = """
 import json, sys

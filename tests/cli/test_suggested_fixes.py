@@ -27,7 +27,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import thresholds
 from treckit.console.errors import TreckitError
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import thresholds
 from treckit.compare import stats
 from treckit.console.errors import InputError

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import treckit
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit.compare import report
 from treckit.compare.compare import CompareOptions, ComparedRun, compare
 from treckit.console.errors import InputError

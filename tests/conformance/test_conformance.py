@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 
 CASES = [
     ("out.test", "qrels.test results.test"),

@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from conftest import run_cli
+from helpers import run_cli
 
 # q1: d1 and d2 tie at 5.0, trec_eval ranks d2 (docno descending) above d1; q4 is judged but not in the run
 TEST_SET = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, patience, run_cli
+from helpers import ROOT, patience, run_cli
 
 distributed = pytest.importorskip("distributed", reason="Dask is not installed: treckit's dask extra (make test "
                                                         "installs it with the dev extra)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from treckit import thresholds
 from treckit.console.errors import InputError

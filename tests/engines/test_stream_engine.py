@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzz_cases
-from conftest import ROOT, default_sigint, run_cli
+from helpers import ROOT, default_sigint, run_cli
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.inputs.options import RunReading

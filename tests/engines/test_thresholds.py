@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 from treckit import thresholds
 from treckit.ranking import order as trec_order
 from treckit.fast import arrow, groups, matrix, strings

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 from ties_enumeration import Case, enumerated, exact_mean, qrels_and_run
 
 MEASURES = ["map", "P.1,3", "ndcg_cut.2,4", "num_rel_ret", "recip_rank", "bpref", "Rprec"]
@@ -229,7 +229,7 @@ def test_the_python_api(tmp_path):
 
 
 def test_detect_says_where_the_ties_come_from(capsys, monkeypatch):
-    from conftest import ROOT
+    from helpers import ROOT
 
     monkeypatch.chdir(ROOT / "data" / "ties")
     code, out, _ = run_cli(["detect", "--ties", "rounded.run"], capsys)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import treckit
-from conftest import run_cli
+from helpers import run_cli
 
 HEADER = "query-id\tcorpus-id\tscore\n"
 RUN = "1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n2 Q0 d5 1 1.0 r\n"

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import thresholds
 import treckit.inputs.sources as tio
 from treckit.inputs import bounded

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED, run_cli
+from helpers import SHARED, run_cli
 from treckit import thresholds
 from treckit.console.errors import InputError
 from treckit.inputs.formats import common, detect, jsonl, trec

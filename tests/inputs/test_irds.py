@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import treckit
-from conftest import run_cli
+from helpers import run_cli
 
 ir_datasets = pytest.importorskip("ir_datasets")
 

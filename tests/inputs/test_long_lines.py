@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, run_cli, staged
+from helpers import ROOT, run_cli, staged
 from treckit.inputs import sources as tio
 from treckit import thresholds
 from treckit.inputs import long_lines

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import thresholds
 from treckit.inputs.formats import trec
 from treckit.inputs.formats.rising_ranks import NOTE, RisingRanks

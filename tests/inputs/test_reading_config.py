@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import treckit
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit.model import Qrels
 
 SAMPLE = ROOT / "data" / "quest_sample"

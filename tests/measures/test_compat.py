@@ -67,7 +67,7 @@ def test_by_hand():
 def test_streamed_as_in_memory(shared, capsys):
     """Compat reads each query's own judgments in their line order: a run streamed in parts (--memory-limit 1)
     gives the in-memory bytes."""
-    from conftest import run_cli
+    from helpers import run_cli
     qrels, run = shared / "trec_eval" / "qrels.test", shared / "trec_eval" / "results.test"
     whole = run_cli(["eval", "-q", "-m", "Compat", "-m", "Compat(p=0.5)", qrels, run], capsys)
     parts = run_cli(["eval", "-q", "--memory-limit", "1", "-m", "Compat", "-m", "Compat(p=0.5)", qrels, run], capsys)

@@ -98,7 +98,7 @@ def test_by_name_equal_to_ir_measures_on_the_trec_eval_sample(shared):
 def test_by_name_ties_keep_the_run_order(tmp_path, capsys):
     """z and a tie at 2.0: listed first, z ranks first (ir_measures' stable sort), not a (trec_eval's docno
     order would put z first too: so a second file lists a first, and RBP moves while trec_eval's rbp does not)."""
-    from conftest import run_cli
+    from helpers import run_cli
     (tmp_path / "q").write_text("1 0 a 1\n")
     (tmp_path / "r1").write_text("1 Q0 z 1 2.0 r\n1 Q0 a 2 2.0 r\n")
     (tmp_path / "r2").write_text("1 Q0 a 1 2.0 r\n1 Q0 z 2 2.0 r\n")
@@ -118,7 +118,7 @@ def test_by_name_ties_keep_the_run_order(tmp_path, capsys):
     ("INST(max_rel=2, min_rel=2)", "must be below max_rel"), ("INST@5", "INST has no parameter cutoff"),
     ("SDCG(max_rel=3)", "SDCG needs cutoff"), ("INST(T=2, max_rel=3)", "must be a float")])
 def test_by_name_refusals(tmp_path, capsys, name, message):
-    from conftest import run_cli
+    from helpers import run_cli
     (tmp_path / "q").write_text("1 0 a 1\n")
     (tmp_path / "r").write_text("1 Q0 a 1 2.0 r\n")
     code, out, err = run_cli(["eval", "-m", name, str(tmp_path / "q"), str(tmp_path / "r")], capsys)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from helpers import run_cli
 from treckit.console.errors import InputError
 from treckit.inputs.formats import ndeval as reading
 from treckit.measures import diversity as dv

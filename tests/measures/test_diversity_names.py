@@ -12,7 +12,7 @@ import pytest
 
 from treckit import thresholds
 import treckit
-from conftest import run_cli
+from helpers import run_cli
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the test extra) is not installed")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from helpers import run_cli
 from treckit.console.errors import InputError
 from treckit.engines.choice import Local, choose
 from treckit.engines.prefs import Preferences

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import thresholds
 
 DATA = Path(os.environ.get("TRECKIT_REFERENCE_DATA", ROOT.parent / "shared" / "data"))

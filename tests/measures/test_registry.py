@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit.measures import registry
 from treckit.measures.registry import IRM_NAMES, MEASURES, resolve
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 PAGE = ROOT / "docs" / "ties.md"
 

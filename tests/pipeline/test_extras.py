@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit import dependencies as extras
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 pytestmark = [pytest.mark.network, pytest.mark.xdist_group("install")]   # one worker builds the wheel once
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import treckit
-from conftest import ROOT, run_cli, staged
+from helpers import ROOT, run_cli, staged
 
 SAMPLE = ROOT / "data" / "quest_sample"
 GOLD = SAMPLE / "test.jsonl"

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 from treckit.testsets import load_test_set
 
 DATA = ROOT / "data" / "test_sets"

@@ -135,7 +135,7 @@ def test_jsonl_predictions_joined_by_query_text(tmp_path):
 ])
 def test_the_tie_report_names_the_policy_in_force(tmp_path, capsys, flags, said):
     """--break-ties is suggested only to a conversion that did not use it; the report says what was done."""
-    from conftest import run_cli
+    from helpers import run_cli
     (tmp_path / "run.tsv").write_text("q\tb\t1.0\nq\ta\t1.0\nq\tc\t2.0\n")
     code, _, err = run_cli(["run", tmp_path / "run.tsv", "-o", tmp_path / "out.trec", *flags], capsys)
     assert code == 0, err

@@ -24,7 +24,7 @@ from treckit.measures.registry import resolve
 from treckit.model import Qrels, Run
 from treckit.output.trec_eval import format_trec_eval
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 MEASURES = ["map", "recip_rank", "P.1,2,3,5", "ndcg_cut.1,2,3,5", "bpref", "Rprec", "num_rel_ret"]
 

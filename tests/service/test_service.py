@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, patience, run_cli
+from helpers import ROOT, patience, run_cli
 from service_server import (BASELINE_RUN, SAMPLE, TOKEN_ENV, Server, alive, children, free_port, negated,
                             sample_test_set)
 

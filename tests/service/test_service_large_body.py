@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import patience, run_cli
+from helpers import patience, run_cli
 from service_server import BASELINE_RUN, SAMPLE, free_port, sample_test_set
 
 httpx = pytest.importorskip("httpx", reason="the service tests need the dev extra (httpx)")

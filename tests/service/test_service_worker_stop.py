@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import patience
+from helpers import patience
 from service_server import Server, alive, children, sample_test_set
 
 pytest.importorskip("httpx", reason="the service tests need the dev extra (httpx)")

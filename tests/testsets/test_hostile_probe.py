@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from helpers import ROOT, run_cli
 from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 SCRIPT = ROOT / "code" / "evaluation" / "rq_eval.py"
 GATE_OPEN = "perf:\n  enabled: true\n  metrics:\n    report_memory: true\nt2:\n  quality:\n    shadow: true\n"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT, default_sigint, patience, run_cli
+from helpers import ROOT, default_sigint, patience, run_cli
 from treckit.console.errors import InputError
 from treckit.measures.definitions import RANKINGS
 from treckit.testsets import TestSetError, load_test_set, parse_test_set
