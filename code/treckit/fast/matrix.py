@@ -37,6 +37,25 @@ def by_query_slices(fn: Callable[[range, range], Any], starts: np.ndarray, n: in
     return ordered_map(lambda s: fn(*s), query_slices(starts, n))
 
 
+def sort_within(starts: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The permutation that sorts ``keys`` (unsigned integers) ascending within each segment of consecutive
+    positions (segments starting at ``starts``; they stay in place); equal keys in any order.  Segments of
+    about even sizes are sorted one per row of a matrix, a slice of them at a time, side by side; others by
+    one sort of (segment, key)."""
+    n = keys.size
+    sizes = np.diff(np.append(starts, n))
+    if not query_matrix_pays(sizes, n):
+        return np.lexsort((keys, np.repeat(np.arange(sizes.size), sizes)))
+    top = np.iinfo(keys.dtype).max
+
+    def sorted_slice(segments: range, rows: range) -> np.ndarray:
+        part = sizes[segments.start:segments.stop]
+        o = np.argsort(laid_out(keys[rows.start:rows.stop], part, top), axis=1)
+        # padding sorts last, but may tie with a key at the top: keep the places that hold keys
+        return (o + starts[segments.start:segments.stop, None])[o < part[:, None]]
+    return np.concatenate([np.zeros(0, np.intp), *by_query_slices(sorted_slice, starts, n)])
+
+
 def laid_out(values: np.ndarray, lengths: np.ndarray, pad) -> np.ndarray:
     """``values``, queries of ``lengths`` one after the other, one query per row, short rows ended with ``pad``."""
     width = int(lengths.max()) if lengths.size else 0

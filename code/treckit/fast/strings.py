@@ -180,6 +180,38 @@ def _first_and_last_words(words: np.ndarray, raw: np.ndarray, start: np.ndarray,
     return first, last
 
 
+class ByteWords:
+    """The strings of an Arrow string array (or chunked array, joined) read eight bytes at a time: ``at(byte)``
+    gives bytes ``byte`` .. ``byte + 7`` of each string as one big-endian uint64, the bytes past a string's end
+    zero.  Strings compare as their bytes do (memcmp, a string before its extensions) when compared word by
+    word, ``byte`` = 0, 8, 16 ..., then by ``lengths``: a sort of millions of strings becomes a few integer
+    sorts, each over the strings still tied."""
+
+    def __init__(self, arr) -> None:
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+        off, raw = string_buffers(arr)
+        self.start, self.lengths = off[:-1], np.diff(off)
+        if raw.size < 8:                              # tiny array: pad a copy
+            raw = np.concatenate([raw, np.zeros(8, np.uint8)])
+        self._raw = raw
+        # every 8-byte window of the data as a little-endian uint64 (unaligned view, stride one byte)
+        self._windows = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, offset=0, strides=(1,))
+
+    def at(self, byte: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The word at ``byte`` of each string (of each of ``rows``)."""
+        start, size = (self.start, self.lengths) if rows is None else (self.start[rows], self.lengths[rows])
+        at = start + byte
+        held = np.clip(size - byte, 0, 8)             # the string's bytes in the word
+        last = self._windows.size - 1
+        w = self._windows[np.minimum(at, last)].byteswap()
+        shift = ((8 - held) * 8).astype(np.uint64) & np.uint64(63)
+        w = np.where(held > 0, (w >> shift) << shift, np.uint64(0))
+        for r in np.flatnonzero((at > last) & (held > 0)).tolist():      # past the last window's start
+            w[r] = int.from_bytes(self._raw[at[r]:at[r] + held[r]].tobytes().ljust(8, b"\0"), "big")
+        return w
+
+
 def contains_byte(col, byte: int) -> bool:
     """Whether any value of a string column contains ``byte``: a memchr-speed scan of each chunk's
     data buffer (copied a chunk at a time, which costs less than any search that avoids the copy)."""

@@ -494,6 +494,10 @@ def _match_judged(docid, rq: np.ndarray, qt, qi_arr: np.ndarray, qkeys: np.ndarr
     # every judgment with an equal hash is a candidate (several only on a hash collision)
     order = np.argsort(qkeys, kind="stable")
     sq = qkeys[order]
+    # searched in key order: each search starts where the one before ended (in random order, a search of
+    # millions of keys in millions of judgments misses the cache at every step, some twenty times slower)
+    by_key = np.argsort(keys)
+    rows, keys = rows[by_key], keys[by_key]
     lo, hi = np.searchsorted(sq, keys, "left"), np.searchsorted(sq, keys, "right")
     rows, qrow = expand_ranges(rows, lo, hi)
     qrow = order[qrow]

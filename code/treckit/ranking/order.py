@@ -21,10 +21,10 @@ from ..dependencies import deferred
 from .. import thresholds
 from ..fast.arrow import call
 from ..ids import written_ids
-from ..fast.matrix import by_query_slices, laid_out, query_matrix_pays
+from ..fast.matrix import by_query_slices, laid_out, query_matrix_pays, sort_within
 from ..fast.groups import expand_ranges, group_order, id_codes
 from ..fast.parallel import numbers
-from ..fast.strings import take
+from ..fast.strings import ByteWords, take
 
 np = deferred("numpy")
 pa = deferred("pyarrow")
@@ -108,11 +108,7 @@ def order(codes: np.ndarray, key: np.ndarray, texts, grouped: bool) -> np.ndarra
     later = rows > 0
     opens[later] = ~tie[rows[later] - 1]
     src = rows if perm is None else perm[rows]
-    import pyarrow.compute as pc
-
-    sub = pa.table({"g": np.cumsum(opens), "d": texts.take(src)})
-    inner = pc.sort_indices(sub, sort_keys=[("g", "ascending"),
-                                            ("d", "descending" if texts.descending else "ascending")]).to_numpy()
+    inner, _ = settle_by_text(texts, src, np.cumsum(opens))
     perm = np.arange(n) if perm is None else perm.copy()
     perm[rows] = src[inner]
     return perm
@@ -162,6 +158,71 @@ def tied_rows(tie_pair: np.ndarray) -> np.ndarray:
     return in_tie
 
 
+# ---------------------------------------------------------------- score ties settled by doc text
+def settle_by_text(texts, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of equal scores in the order their doc texts put them: ``(order, place)``, where ``order`` sorts
+    ``rows`` by ``group`` (integer labels, one per tie group), then doc text in ``texts``' order (trec_eval's:
+    the greater first), rows of equal texts in the order given; ``place[i]``: how many rows of its group rank
+    above the ``i``-th row so sorted (rows of equal texts share a place).
+
+    O(n log n) time and O(n) memory however large the groups: the texts are compared eight bytes at a time as
+    integers (:class:`treckit.fast.strings.ByteWords`), each pass sorting, within its class, only the rows
+    still tied on every byte before; then the lengths (a text before its extensions)."""
+    texts = DocTexts.of(texts)
+    rows = np.asarray(rows, np.int64)
+    group = np.asarray(group)
+    m = rows.size
+    if m == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    by = np.arange(m) if bool((group[1:] >= group[:-1]).all()) else np.argsort(group, kind="stable")
+    g = group[by]
+    words = ByteWords(texts.take(rows[by]))
+    flip = np.uint64(0xFFFFFFFFFFFFFFFF) if texts.descending else np.uint64(0)
+    group_heads = np.r_[True, g[1:] != g[:-1]]
+    heads = group_heads.copy()          # where a class of rows tied so far starts (a new group, or other bytes)
+    perm = np.arange(m)                 # each place's row (an index into ``by``), as settled so far
+    active = _in_classes(heads, np.arange(m), lambda members: np.ones(members.size, bool))
+    byte = 0
+    while active.size:
+        _sort_classes(perm, heads, active, words.at(byte, perm[active]) ^ flip)
+        byte += 8
+        longer = words.lengths > byte
+        active, spent = (_in_classes(heads, active, lambda members: longer[perm[members]], want)
+                         for want in (True, False))
+        if spent.size:                  # equal on every byte: the shorter text first (last, descending)
+            _sort_classes(perm, heads, spent, words.lengths[perm[spent]].astype(np.uint64) ^ flip)
+            equal = _in_classes(heads, spent, lambda members: np.zeros(members.size, bool), False)
+            _sort_classes(perm, heads, equal, perm[equal].astype(np.uint64), split=False)   # in the order given
+    positions = np.arange(m)
+    place = (np.maximum.accumulate(np.where(heads, positions, 0))
+             - np.maximum.accumulate(np.where(group_heads, positions, 0)))
+    return by[perm], place
+
+
+def _sort_classes(perm: np.ndarray, heads: np.ndarray, places: np.ndarray, key: np.ndarray,
+                  split: bool = True) -> None:
+    """Sort the rows at ``places`` (whole classes, ascending) by ``key`` within each class, in place; with
+    ``split``, rows of different keys become classes of their own."""
+    starts = np.flatnonzero(heads[places])
+    within = sort_within(starts, key)
+    perm[places] = perm[places][within]
+    if split:
+        key = key[within]
+        heads[places[1:]] |= key[1:] != key[:-1]
+
+
+def _in_classes(heads: np.ndarray, places: np.ndarray, flag, want: bool = True) -> np.ndarray:
+    """The places (of ``places``: whole classes, ascending) in classes of two rows or more for which
+    ``flag(places)`` holds somewhere (``want``) or nowhere (not ``want``)."""
+    if places.size == 0:
+        return places
+    cls = np.cumsum(heads[places]) - 1
+    size = np.bincount(cls)
+    some = np.bincount(cls, weights=flag(places)) > 0
+    keep = (size > 1) & (some == want)
+    return places[keep[cls]]
+
+
 # ---------------------------------------------------------------- ranks of a few rows
 def ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray,
              nq: int) -> np.ndarray:
@@ -192,16 +253,27 @@ def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, texts, jrow
         return None
     del same_query
     q = np.searchsorted(query_start, jrows, "right") - 1
-    first = query_start[q]
-    end = np.append(query_start[1:], n)[q]
     mine = key[jrows]
-    # scores only fall along a query, so the rows tied with a judged row are one stretch around it:
-    # binary searches, all judged rows at once, for where that stretch starts and ends
-    lo = _first_true(first, jrows, lambda i: key[i] == mine)
-    hi = _first_true(jrows, end - 1, lambda i: key[i] != mine, end)
-    owner, other = expand_ranges(np.arange(jrows.size), lo, hi)
-    not_self = other != jrows[owner]
-    return (lo - first) + _greater_texts(DocTexts.of(texts), jrows, owner[not_self], other[not_self])
+    # scores only fall along a query, so the rows tied with a judged row are one stretch around it, the
+    # same for the judged rows of one query and score (ascending: neighbours among the judged rows):
+    # binary searches, one per stretch, all at once, for where it starts and ends
+    new = np.r_[True, (q[1:] != q[:-1]) | (mine[1:] != mine[:-1])]
+    heads = np.flatnonzero(new)
+    tails = np.append(heads[1:], jrows.size) - 1
+    which = np.cumsum(new) - 1
+    hq, score = q[heads], mine[heads]
+    first, end = query_start[hq], np.append(query_start[1:], n)[hq]
+    lo, hi = jrows[heads], jrows[tails] + 1
+    up = np.flatnonzero((lo > first) & (key[np.maximum(lo - 1, 0)] == score))       # searched only where
+    down = np.flatnonzero((hi < end) & (key[np.minimum(hi, n - 1)] == score))       # a neighbour ties
+    lo[up] = _first_true(first[up], lo[up], lambda i: key[i] == score[up])
+    hi[down] = _first_true(hi[down], end[down] - 1, lambda i: key[i] != score[down], end[down])
+    out = (lo - first)[which]
+    tied = np.flatnonzero(hi - lo > 1)
+    if tied.size:                       # every row of the stretches that hold a judged row
+        group, members = expand_ranges(np.arange(tied.size), lo[tied], hi[tied])
+        out += texts_above(texts, jrows, members, group)
+    return out
 
 
 def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = None) -> np.ndarray:
@@ -223,49 +295,90 @@ def _first_true(lo: np.ndarray, hi: np.ndarray, pred, none: np.ndarray | None = 
     return lo
 
 
+def _comparisons_pay(cells: int, n: int) -> bool:
+    """Whether comparing judged rows with their queries' rows (``cells`` comparisons over a run of ``n``
+    rows) costs less than sorting the whole run (thresholds.RANK_SORT_*): it keeps ranking O(n log n)."""
+    return cells <= thresholds.RANK_SORT_GROWTH * n + thresholds.RANK_SORT_SLACK
+
+
 def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
     """Ranks for a run whose queries' lines are together, in any order: the scores are laid out one
     query per row (NaN padding, which is neither greater nor equal; a slice of queries at a time,
     side by side: :func:`treckit.model.query_slices`), and each judged row is compared with its own
     query's row, a block of judged rows at a time.  ``jrows`` must be ascending (each slice takes its
-    own stretch of them).  None when the queries' lengths vary too much for such a matrix."""
+    own stretch of them).  None when the queries' lengths vary too much for such a matrix, or the
+    comparisons would cost more than a sort."""
     lengths = np.diff(np.append(query_start, key.size))
-    if not query_matrix_pays(lengths, key.size):
+    jq = np.searchsorted(query_start, jrows, "right") - 1
+    if not query_matrix_pays(lengths, key.size) or not _comparisons_pay(int(lengths[jq].sum()), key.size):
         return None
     assert jrows.size < 2 or bool((jrows[1:] >= jrows[:-1]).all()), "judged rows must be ascending"
 
-    def slice_ranks(queries: range, rows: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(rows above each judged row of ``queries``, then its ties: judged row's index, tied row)."""
+    def slice_ranks(queries: range, rows: range) -> tuple[np.ndarray, np.ndarray]:
+        """(rows above each judged row of ``queries``, the rows tied with one of them, ascending)."""
         first, stop = np.searchsorted(jrows, [rows.start, rows.stop])
         if first == stop:                              # no judged row in these queries
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         part = lengths[queries.start:queries.stop]
         scores = laid_out(key[rows.start:rows.stop], part, np.nan)
         starts = query_start[queries.start:queries.stop]
         above = np.empty(stop - first, np.int64)
-        owners, others = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        tied = np.zeros(len(rows), bool)
         block = max(1, thresholds.QUERY_ROWS_BLOCK_CELLS // max(1, scores.shape[1]))
         for a in range(first, stop, block):
             b = min(stop, a + block)
             q = np.searchsorted(starts, jrows[a:b], "right") - 1
             other, mine = scores[q], key[jrows[a:b], None]
             above[a - first:b - first] = np.count_nonzero(other > mine, axis=1)
-            r, c = np.nonzero(other == mine)           # ties, itself included (never greater than itself)
-            owners.append(a + r)
-            others.append(starts[q[r]] + c)
-        return above, np.concatenate(owners), np.concatenate(others)
+            r, c = np.nonzero(other == mine)           # ties, itself included
+            tied[starts[q[r]] + c - rows.start] = True
+        return above, rows.start + np.flatnonzero(tied)
 
     parts = list(by_query_slices(slice_ranks, query_start, key.size))
-    above, owner, other = (np.concatenate([np.zeros(0, np.int64), *(p[i] for p in parts)]) for i in range(3))
-    return above + _greater_texts(DocTexts.of(texts), jrows, owner, other)
+    above, members = (np.concatenate([np.zeros(0, np.int64), *(p[i] for p in parts)]) for i in range(2))
+    query = np.searchsorted(query_start, members, "right") - 1
+    return above + texts_above(texts, jrows, members, score_groups(query, key[members]))
 
 
-def _greater_texts(texts: DocTexts, jrows: np.ndarray, owner: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """For each of ``jrows``, how many of the rows tied with it (``other``, listed with the index of
-    its row in ``owner``) have a greater doc text, so rank above it (docno descending)."""
-    if owner.size == 0:
-        return np.zeros(jrows.size, np.int64)
-    return np.bincount(owner[texts.greater(other, jrows[owner])], minlength=jrows.size)
+def texts_above(texts, jrows: np.ndarray, members: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """For each of ``jrows``, how many rows tied with it rank above it on the doc text: ``members``
+    (ascending) are the rows of the tie groups that hold judged rows, ``group`` a label for each one's
+    group (its query and score); a judged row that is not among them ties with no row."""
+    out = np.zeros(jrows.size, np.int64)
+    if members.size == 0:
+        return out
+    order_, place = settle_by_text(texts, members, group)
+    member_place = np.empty(members.size, np.int64)
+    member_place[order_] = place
+    at = np.minimum(np.searchsorted(members, jrows), members.size - 1)
+    found = members[at] == jrows
+    out[found] = member_place[at[found]]
+    return out
+
+
+def score_groups(query: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """A label for each row (``query``: small non-negative codes; ``key``: scores), the same for rows of the
+    same query and score: one sort of each query's scores."""
+    n = query.size
+    if n == 0:
+        return np.zeros(0, np.int64)
+    by = group_order(query)
+    q = query[by]
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    bits = _ordered_bits(key[by])
+    within = sort_within(starts, bits)
+    bits = bits[within]
+    new = np.r_[True, (q[1:] != q[:-1]) | (bits[1:] != bits[:-1])]
+    label = np.empty(n, np.int64)
+    label[by[within]] = np.cumsum(new) - 1
+    return label
+
+
+def _ordered_bits(values: np.ndarray) -> np.ndarray:
+    """Doubles as unsigned integers in the same order, equal doubles (0.0 and -0.0) as equal integers."""
+    bits = (np.asarray(values, np.float64) + 0.0).view(np.uint64)
+    negative = (bits >> np.uint64(63)).astype(bool)
+    return np.where(negative, ~bits, bits | np.uint64(1 << 63))
 
 
 def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows: np.ndarray, nq: int) -> np.ndarray:
@@ -275,7 +388,7 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows
     group = np.where(rq >= 0, rq, nq).astype(np.int32)    # ignored lines form one extra group
     n = rq.size
     n_per = np.bincount(group, minlength=nq + 1)
-    if int(n_per[rq[jrows]].sum()) > thresholds.RANK_SORT_GROWTH * n + thresholds.RANK_SORT_SLACK:
+    if not _comparisons_pay(int(n_per[rq[jrows]].sum()), n):
         return ranks(group, key, texts)[jrows]
     change = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     if change.size == int((n_per > 0).sum()):        # each query's lines are contiguous: no sort needed
@@ -289,7 +402,7 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows
     out = np.empty(jrows.size, np.int64)
     order_ = np.argsort(n_per[rq[jrows]], kind="stable")    # similar lengths together: less padding
     block = max(1, thresholds.RANK_BLOCK_CELLS // max(1, int(n_per[rq[jrows]].max())))
-    tie_owner, tie_other = [], []                           # score ties, settled on doc texts at the end
+    tied = np.zeros(n, bool)                                # rows tied with a judged row, settled on doc texts at the end
     for a in range(0, order_.size, block):
         sel = order_[a:a + block]
         rows = jrows[sel]
@@ -302,9 +415,9 @@ def _ranks_by_comparison(rq: np.ndarray, key: np.ndarray, texts: DocTexts, jrows
         mine = key[rows][:, None]
         out[sel] = ((other > mine) & valid).sum(axis=1)
         tie_r, tie_c = np.nonzero((other == mine) & valid)
-        tie_owner.append(sel[tie_r])
-        tie_other.append(flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]])
-    return out + _greater_texts(texts, jrows, np.concatenate(tie_owner), np.concatenate(tie_other))
+        tied[flat[tie_r, tie_c] if perm is None else perm[flat[tie_r, tie_c]]] = True
+    members = np.flatnonzero(tied)
+    return out + texts_above(texts, jrows, members, score_groups(rq[members], key[members]))
 
 
 def run_ranks(run) -> np.ndarray:
