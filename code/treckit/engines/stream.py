@@ -42,6 +42,7 @@ from ..inputs.sources import cut_short
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run
+from ..ranking import TIES_SETTLED
 from ..fast.groups import id_runs
 from ..fast.arrow import repeated_column
 from ..console.process import give_back_freed_memory
@@ -134,6 +135,7 @@ class StreamEvaluation:
     shard_dir: str | None = None
     rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
     order_option: bool = True          # whether the warning of rising ranks may name --order
+    block_notes: dict = field(default_factory=dict)               # the blocks' notes kept for the shards' runs
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
@@ -253,7 +255,7 @@ class StreamEvaluation:
                         t = pa.ipc.open_stream(src).read_all()
                     os.remove(shard)
                     run = Run(_lean_table(t.column("qid"), t.column("docid"), t.column("score")),
-                              written=written[i])
+                              notes=dict(self.block_notes), written=written[i])
                     row = t.column("row").to_numpy()
                     del t
                 else:
@@ -283,6 +285,7 @@ class StreamEvaluation:
 
         try:
             for run, row, rising in self._blocks():
+                self.block_notes.update(run.notes)
                 t = run.table
                 order, bounds = bucket_order(t.column("qid"), n, cache)
                 piece = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": t.column("score"),
@@ -378,20 +381,26 @@ def _lean_table(qid, docid, score) -> pa.Table:
 
 
 def _lean(run: Run) -> Run:
-    """The columns evaluation reads (the run tag is taken per block)."""
+    """The columns evaluation reads (the run tag is taken per block), and the note a tie-aware evaluation reads."""
     t = run.table
-    return Run(_lean_table(t.column("qid"), t.column("docid"), t.column("score")), written=run.written)
+    return Run(_lean_table(t.column("qid"), t.column("docid"), t.column("score")), notes=_kept_notes(run),
+               written=run.written)
+
+
+def _kept_notes(*runs: Run) -> dict:
+    """What the parts of a run keep of its blocks' notes: whether the reading settled its ties."""
+    return {TIES_SETTLED: True} if any(r.notes.get(TIES_SETTLED) for r in runs) else {}
 
 
 def _slice(run: Run, a: int, b: int) -> Run:
     t = run.table.slice(a, b - a)
     if not run.written:
-        return Run(t)
+        return Run(t, notes=_kept_notes(run))
     qids = set(id_runs(t.column("qid"))[2])
-    return Run(t, written={k: v for k, v in run.written.items() if k[0] in qids})
+    return Run(t, notes=_kept_notes(run), written={k: v for k, v in run.written.items() if k[0] in qids})
 
 
 def _concat(a: Run, b: Run) -> Run:
     t = pa.concat_tables([a.table, b.table]) if len(a) else b.table
-    return Run(t, written={**a.written, **b.written})
+    return Run(t, notes=_kept_notes(a, b), written={**a.written, **b.written})
 

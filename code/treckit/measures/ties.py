@@ -70,6 +70,7 @@ from typing import Callable
 from ..dependencies import deferred
 from ..console.errors import InputError
 from ..fast.groups import id_runs, spread
+from ..ranking import TIES_SETTLED
 from ..ranking.order import sort_key
 from .ap import INFAP_EPSILON
 from .gains import entry_gains, gain_pairs, level_gains
@@ -217,6 +218,12 @@ def tied_ranking(qrels, run, options, *, level: int | None = None, source: str =
     or float32 score, or rank column), with ``-M`` and ``-J`` left to the tie-aware values."""
     base, _ = rank_and_judge(qrels, run, replace(options, max_docs=None, judged_only=False), level=level,
                              source=source)
+    if run.notes.get(TIES_SETTLED):     # the reading ordered equal scores itself: every doc is a group of its own
+        return TiedRanking(qids=base.qids, listed=base.num_ret.astype(np.int64), rel_levels=base.rel_levels,
+                           grades=base.grades, level=base.level, missing=base.missing, q=base.q, rel=base.rel,
+                           start=base.pos, size=np.ones(base.q.size, np.int64), runid=base.runid,
+                           num_docs_in_coll=options.num_docs_in_coll, max_docs=options.max_docs,
+                           judged=options.judged_only)
     rt = run.table
     starts, run_code, run_qids = id_runs(rt.column("qid"))
     index = {q: i for i, q in enumerate(base.qids)}

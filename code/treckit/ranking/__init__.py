@@ -8,3 +8,6 @@ without loading the rules themselves."""
 ORDERS = ("auto", "desc", "asc", "given")                        # how a run's scores rank it (convert.convert_run)
 TIES = ("keep", "break", "docid-asc")                            # equal scores: trec_eval's order, input order, doc id
 DUPLICATES = ("error", "keep-first", "keep-max", "keep-last")    # a doc listed (or judged) twice for a query
+# a converted run's note (Run.notes): its order among equal scores is the one the reading asked for (the rank column,
+# input order, doc id ascending), not trec_eval's accident of doc ids, so no tie is left to resolve (tie-aware values)
+TIES_SETTLED = "ties_settled"

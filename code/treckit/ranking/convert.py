@@ -35,7 +35,7 @@ from ..fast.parallel import numbers
 from ..fast.repeats import first_repeat, pair_keys, suspects
 from . import order as trec_order
 from ..fast.strings import run_starts, take
-from . import DUPLICATES, ORDERS, TIES
+from . import DUPLICATES, ORDERS, TIES, TIES_SETTLED
 from .order import DocTexts
 
 np = deferred("numpy")
@@ -120,7 +120,8 @@ def convert_run(run: Run, *, order: Order = "auto", ties: Ties = "keep", duplica
         report.notes.append(f"{run.notes['given_order_queries']} queries had no scores: their list order is the ranking")
     if run.notes.get("joined_by_query_text"):
         report.notes.append(f"{run.notes['joined_by_query_text']} queries had no id and were matched to the gold file by query text")
-    return Run(out, run_name, written=run.written), report
+    settled = {TIES_SETTLED: True} if order == "given" or ties in ("break", "docid-asc") else {}
+    return Run(out, run_name, notes=settled, written=run.written), report
 
 
 def _query_layout(t: pa.Table) -> tuple[np.ndarray, np.ndarray | None, list[str]]:
