@@ -172,6 +172,10 @@ TIE_LATTICE_MAX_STATES = 20_000_000     # tie-aware infAP / G: a tie group whose
                                         # refused, its size named (measures/ties.py)
 TIE_IPREC_MAX_CELLS = 500_000_000       # tie-aware interpolated precision: at most this many steps (values x places x
                                         # relevant docs) in one level (measures/ties.py)
+DIVERSITY_MAX_RANKS = 1 << 18           # diversity cutoffs: past the ranks that change a value (the run's, the ideal's,
+                                        # the normalising sums'), a cutoff costs nothing more; a cutoff beyond this
+                                        # many ranks whose sums still change there (alpha near 0) is refused
+                                        # (measures/subtopics.py)
 PA_MAX_DOCS = 4096                      # docs of one judgment group with several sub-groups: its preferences are closed
                                         # transitively as a dense boolean matrix of this many squared cells (16 MB);
                                         # a larger group is refused with a message (trec_eval allocates

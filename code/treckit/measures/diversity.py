@@ -51,6 +51,38 @@ def _discounts(n: int) -> np.ndarray:
     return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, n)])[:n]
 
 
+def steady_rank(actual: np.ndarray, alpha: float, most: int, block: int = 1 << 16) -> int | None:
+    """The first cutoff from which the ideal-ideal sums that divide alpha-DCG@k and ERR-IA@k (ranks 2 on:
+    ``actual`` * (1 - alpha)^i times the rank's discount, and over the rank) stay what they are, for each of the
+    subtopic counts ``actual``; None if some still changes at cutoff ``most``.  Each sum is computed as
+    :func:`list_values` computes it, a block of ranks at a time; its terms only fall, so once one is below half
+    a unit in the last place of the sum before it, it and every later one leave the sum as it is."""
+    if actual.size == 0:
+        return 1
+    keep = 1.0 - alpha
+    gain = actual.astype(np.float64)[:, None]
+    sums = np.zeros((2, actual.size, 1))
+    steady = np.full((2, actual.size), -1, np.int64)
+    for first in range(0, most, block):
+        ranks = np.arange(first, min(most, first + block))
+        if first == 0:
+            gains = np.cumprod(np.concatenate([gain, np.full((actual.size, ranks.size - 1), keep)], axis=1), axis=1)
+        else:
+            gains = np.cumprod(np.concatenate([gain, np.full((actual.size, ranks.size), keep)], axis=1), axis=1)[:, 1:]
+        gain = gains[:, -1:]
+        discount = np.array([1.0 if i == 0 else math.log(2.0) / math.log(i + 2.0) for i in ranks.tolist()])
+        for s, terms in enumerate((gains * discount, gains / (ranks + 1.0))):
+            running = np.cumsum(np.concatenate([sums[s], terms], axis=1), axis=1)
+            settled = terms < np.spacing(running[:, :-1]) / 2      # the sum before each term: 0 before the first
+            settled[:, 0] &= first > 0
+            found = settled.any(axis=1) & (steady[s] < 0)
+            steady[s, found] = first + np.argmax(settled[found], axis=1)
+            sums[s] = running[:, -1:]
+        if (steady >= 0).all():
+            return int(steady.max())
+    return None
+
+
 def _row_sums(values: np.ndarray) -> np.ndarray:
     """Each row summed left to right (a running sum, as ndeval's loop over subtopics adds)."""
     if values.shape[1] == 0:

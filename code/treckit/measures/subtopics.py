@@ -171,7 +171,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     import pyarrow as pa
 
     settings = {r.key: _settings(r, options) for r in requests}
-    depth = max([diversity.DEPTH] + [s[5] for s in settings.values() if s[5] is not None])
+    texts_of = {r.key: r.text for r in requests}
     # the run's judged documents: topic, rank in pyndeval's order, row among the topic's documents
     keep = ~base.missing[base.q] if base.q.size else np.zeros(0, bool)
     e_topic = base.q[keep]
@@ -183,12 +183,14 @@ def blocks(qrels, run, base, requests, options) -> dict:
     groups: dict[tuple, list] = {}
     for key, st in settings.items():
         groups.setdefault(st[:4], []).append(key)
-    chunks = _chunks(line_topic, line_row, line_col, base.Q)
     for (level, alpha, beta, judged), keys in groups.items():
         binary = (line_grade >= level).astype(np.int64)
         names = frozenset(settings[key][4] for key in keys)
+        asked_depth = max([diversity.DEPTH] + [settings[key][5] for key in keys if settings[key][5] is not None])
+        depth = _ranks_needed(asked_depth, e_topic, e_pos, judged, line_topic, line_row, line_col, binary, alpha,
+                              base.Q, [(texts_of[key], settings[key][5]) for key in keys])
         values: dict[str, np.ndarray] = {}
-        for topics in chunks:                   # topics of similar size together: the padded arrays stay small
+        for topics in _chunks(line_topic, line_row, line_col, base.Q, depth):    # the padded arrays stay small
             local = np.full(base.Q, -1, np.int64)
             local[topics] = np.arange(topics.size)
             lines, entries = local[line_topic] >= 0, local[e_topic] >= 0
@@ -204,17 +206,65 @@ def blocks(qrels, run, base, requests, options) -> dict:
         for key in keys:
             name, cutoff = settings[key][4], settings[key][5]
             v = values.get(name, np.zeros((base.Q, depth)))
-            out[key] = np.where(base.missing, 0.0, v if cutoff is None else v[:, cutoff - 1])
+            if cutoff is not None:
+                v = _past_depth(values, base.Q, cutoff) if name == "P-IA" and cutoff > depth \
+                    else v[:, min(cutoff, depth) - 1]
+            out[key] = np.where(base.missing, 0.0, v)
     return out
+
+
+def _ranks_needed(asked: int, e_topic, e_pos, judged: bool, line_topic, line_row, line_col, binary, alpha: float,
+                  nq: int, cutoffs: list[tuple[str, int | None]]) -> int:
+    """How many ranks to compute for cutoffs up to ``asked``.  Past the run's last judged document, the ideal
+    ranking's last relevant one and the rank where the ideal-ideal sums that divide alpha-DCG and ERR-IA stop
+    changing (their terms, which only fall, below half a unit in the last place of the sum), no value changes
+    but P-IA's, whose count stays and is divided by the cutoff (:func:`_past_depth`): so a cutoff beyond them
+    costs what they cost, not memory in proportion to it.  A cutoff past a sum that changes for more than
+    ``thresholds.DIVERSITY_MAX_RANKS`` ranks (alpha 0 or near it) is refused before anything is computed
+    (``cutoffs``: each request's text and cutoff)."""
+    if asked <= diversity.DEPTH:
+        return asked
+    counts = np.bincount(e_topic, minlength=nq) if e_topic.size else np.zeros(nq, np.int64)
+    run_depth = int(counts.max(initial=0) if judged else (e_pos.max(initial=-1) + 1))
+    relevant_docs = np.unique(np.stack([line_topic, line_row])[:, binary > 0], axis=1)
+    ideal_length = int(np.bincount(relevant_docs[0], minlength=nq).max(initial=0))
+    need = max(diversity.DEPTH, run_depth, ideal_length)
+    if asked <= need:
+        return asked
+    covered = np.unique(np.stack([line_topic, line_col])[:, binary > 0], axis=1)
+    actual = np.unique(np.bincount(covered[0], minlength=nq))
+    steady = diversity.steady_rank(actual[actual > 0], alpha, min(asked, thresholds.DIVERSITY_MAX_RANKS))
+    if steady is None and asked <= thresholds.DIVERSITY_MAX_RANKS:
+        return asked
+    if steady is None:
+        text = next(t for t, k in cutoffs if k is not None and k > thresholds.DIVERSITY_MAX_RANKS)
+        raise InputError(f"{text}: with alpha {alpha:g} the ideal gains that normalise it fall so slowly that its "
+                         f"value still changes past rank {thresholds.DIVERSITY_MAX_RANKS}, and deeper cutoffs are "
+                         "not computed",
+                         fix=f"use a cutoff of at most {thresholds.DIVERSITY_MAX_RANKS}, or a larger alpha")
+    return min(asked, max(need, steady))
+
+
+def _past_depth(values: dict, nq: int, cutoff: int) -> np.ndarray:
+    """P-IA at a ``cutoff`` past every ranked document: its pairs of a document and a subtopic it is relevant
+    to, all counted by the last rank computed, over ``cutoff`` x the subtopics (the product exact, then
+    rounded once, as at the ranks computed)."""
+    if "P-IA pairs" not in values:
+        return np.zeros(nq)
+    pairs, actual = values["P-IA pairs"].astype(np.int64), values["P-IA subtopics"].astype(np.int64)
+    denominator = np.array([float(cutoff * a) for a in actual.tolist()])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(actual > 0, pairs / denominator, 0.0)
 
 
 _LISTED = frozenset({"ERR-IA", "alpha-DCG", "NRBP"})            # from the run's list alone
 _NORMALIZED = frozenset({"nERR-IA", "alpha-nDCG", "nNRBP"})    # over the ideal list: also the run's
 NAMES = _LISTED | _NORMALIZED | {"P-IA", "strec", "MAP-IA"}
 
-def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int) -> list[np.ndarray]:
-    """The topics in groups whose padded (topics x documents x subtopics) arrays hold at most :data:`treckit.thresholds.DIVERSITY_BLOCK_CELLS` cells,
-    topics of similar numbers of documents together."""
+def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int, depth: int) -> list[np.ndarray]:
+    """The topics in groups whose padded (topics x documents x subtopics) arrays, and (topics x ``depth`` ranks)
+    ones, hold at most :data:`treckit.thresholds.DIVERSITY_BLOCK_CELLS` cells, topics of similar numbers of
+    documents together."""
     rows, cols = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
     np.maximum.at(rows, line_topic, line_row + 1)
     np.maximum.at(cols, line_topic, line_col + 1)
@@ -226,6 +276,7 @@ def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, 
         cells = np.arange(1, end - start + 1) * rows[start:end] * np.maximum.accumulate(cols[start:end])
         over = cells > most
         stop = start + max(1, int(np.argmax(over)) if over.any() else end - start)
+        stop = min(stop, start + max(1, most // max(depth, 1)))
         out.append(order[start:stop])
         start = stop
     return out
@@ -327,6 +378,7 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
         pairs = np.cumsum(pairs, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out["P-IA"] = np.where(some[:, None], pairs / (np.arange(1, depth + 1) * actual[:, None]), 0.0)
+        out["P-IA pairs"], out["P-IA subtopics"] = pairs[:, -1], actual     # for cutoffs past the ranks computed
     if "strec" in names:
         first_cover = np.full(rel.shape[::2], depth, np.int64)
         hit_e, hit_s = np.nonzero(sub[shown])
