@@ -13,6 +13,9 @@ Modes (``--mode``):
            spread across the whole file, the case a query-grouped stream cannot take).
   many     ``--runs N`` runs of ``queries x docs`` lines (``run_000.trec`` ...) sharing one ``qrels``:
            every run retrieves half of one per-query pool of judged and unjudged docs.
+  ties     a tied run and its untied twin: ``run.tied.QxD.trec`` (every score equal), ``run.distinct.QxD.trec``
+           (the same lines, scores distinct and falling), and ``qrels.half.QxD.trec`` judging a random half of
+           each query's docs (a third of those relevant, graded 1-3).
 The large and many modes generate and write blocks of whole queries (BLOCK_LINES lines) with a random
 stream of their own per block (their data depends on the seed and the sizes only) and format lines with
 pyarrow, never one Python string per line; files appear atomically (written as ``*.part``, then renamed).
@@ -290,11 +293,41 @@ def generate_many(out_dir: Path, runs: int, queries: int = 1000, docs: int = 100
     return paths
 
 
+def generate_ties(out_dir: Path, queries: int = 7000, docs: int = 1000, seed: int = 13,
+                  block_queries: int | None = None) -> dict[str, Path]:
+    """The ties mode's three files (see the module's doc), written a block of queries at a time: the doc ids
+    are the large mode's (11 characters, each query's own), listed in the same order in both runs."""
+    import pyarrow.compute as pc
+
+    block_queries = block_queries or max(1, BLOCK_LINES // docs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    size = f"{queries}x{docs}"
+    paths = {"tied": out_dir / f"run.tied.{size}.trec", "distinct": out_dir / f"run.distinct.{size}.trec",
+             "qrels": out_dir / f"qrels.half.{size}.trec"}
+    n_blocks = -(-queries // block_queries)
+    started = time.perf_counter()
+    with _Atomic(paths["tied"]) as tied, _Atomic(paths["distinct"]) as distinct, _Atomic(paths["qrels"]) as qrels:
+        for block, qids in _blocks(queries, block_queries):
+            doc_numbers, _, rng = _large_block(seed, block, qids, docs)
+            falling = np.broadcast_to(100 * np.arange(docs, 0, -1)[None, :], doc_numbers.shape)
+            _write_strings(distinct, _run_lines(qids, doc_numbers, falling, "bench"))
+            _write_strings(tied, _run_lines(qids, doc_numbers, np.zeros_like(doc_numbers), "bench"))
+            judged = np.argsort(rng.random(doc_numbers.shape), axis=1)[:, :docs // 2]
+            grades = np.where(rng.random(judged.shape) < 1 / 3, rng.integers(1, 4, judged.shape), 0)
+            lines = pc.binary_join_element_wise(
+                _strings(np.repeat(qids, judged.shape[1])), " 0 D",
+                _strings(np.take_along_axis(doc_numbers, judged, axis=1).ravel()), " ", _strings(grades.ravel()),
+                "\n", "")
+            _write_strings(qrels, lines)
+            _progress(f"{paths['tied']}", block + 1, n_blocks, started)
+    return paths
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mode", choices=("classic", "large", "many"), default="classic")
+    ap.add_argument("--mode", choices=("classic", "large", "many", "ties"), default="classic")
     ap.add_argument("--queries", type=int, default=None,
-                    help="default 7000 (classic), 100000 (large), 1000 (many)")
+                    help="default 7000 (classic, ties), 100000 (large), 1000 (many)")
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--shape", choices=SHAPES, default="bench", help="classic mode only")
@@ -305,6 +338,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.mode == "large":
         paths = generate_large(a.out, a.queries or 100_000, a.docs, a.seed, a.interleave)
+    elif a.mode == "ties":
+        paths = generate_ties(a.out, a.queries or 7000, a.docs, a.seed)
     elif a.mode == "many":
         paths = generate_many(a.out, a.runs, a.queries or 1000, a.docs, a.seed)
         paths = {k: v for k, v in paths.items() if k in ("qrels", "run_000", f"run_{a.runs - 1:03d}")}
