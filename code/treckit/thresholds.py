@@ -58,7 +58,7 @@ PERCENT_SCAN_SLICE_BYTES = 1 << 20      # ids are searched for '%' a slice of th
 DIVERSITY_BLOCK_CELLS = 1 << 22         # documents x subtopics x topics computed at once, at most (unless one topic is
                                         # larger; measures/subtopics.py)
 TIE_LATTICE_CHUNK_STATES = 2_000_000    # tie-aware infAP / G: a group's composition lattice is worked on this many
-                                        # states at a time (measures/ties.py)
+                                        # states at a time (measures/ties/lattice.py)
 DENSE_DOC_CHUNK_ROWS = 65_536           # documents scored at once by the dense baseline: bounds the (queries x chunk)
                                         # score block (retrieval/dense.py)
 RESAMPLE_DRAW_BLOCK = 1000              # random draws made per block by the resampling tests (compare/stats.py) ...
@@ -169,9 +169,9 @@ GRADE_COUNT_MAX_CELLS = 1 << 26         # docs-per-grade counts are kept per que
 GRADE_LIKE_HEAD = 4096                  # only a run whose first this-many scores look like grades is scanned whole for
                                         # the "scores look like grades" warning (ranking/judged.py)
 TIE_LATTICE_MAX_STATES = 20_000_000     # tie-aware infAP / G: a tie group whose composition lattice has more states is
-                                        # refused, its size named (measures/ties.py)
+                                        # refused, its size named (measures/ties/lattice.py)
 TIE_IPREC_MAX_CELLS = 500_000_000       # tie-aware interpolated precision: at most this many steps (values x places x
-                                        # relevant docs) in one level (measures/ties.py)
+                                        # relevant docs) in one level (measures/ties/iprec.py)
 DIVERSITY_MAX_RANKS = 1 << 18           # diversity cutoffs: past the ranks that change a value (the run's, the ideal's,
                                         # the normalising sums'), a cutoff costs nothing more; a cutoff beyond this
                                         # many ranks whose sums still change there (alpha near 0) is refused
