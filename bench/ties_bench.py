@@ -19,6 +19,13 @@ Then the commands themselves, side by side (``--commands``, the default; ``--no-
 its own, reading the file (the rounded copy written to outputs/bench/ when ``--decimals`` < 2): wall time (best
 of ``--repeat``) and peak resident memory (the process's maximum RSS, from ``wait4``), and the ratio of each.
 The issue's bound: tie-aware expected at most 2x plain in both.
+
+``--tied-runs`` times something else: ``treckit eval`` and trec_eval, side by side, on bench/generate.py's tied
+run (``--mode ties``: every score equal, half of each query's docs judged) and on its untied twin (the same lines,
+scores distinct), the bound being tied at most 2x untied in wall time and peak memory:
+
+    .venv/bin/python bench/ties_bench.py --tied-runs --queries 50 --repeat 9
+    .venv/bin/python bench/ties_bench.py --tied-runs --queries 7000 --repeat 3
 """
 from __future__ import annotations
 
@@ -75,17 +82,66 @@ def rounded_file(run, run_path: Path, decimals: int) -> Path:
     return path
 
 
-def command(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MiB) of ``python -m treckit ARGV``, its output thrown away."""
+def command(argv: list[str], program: list[str] | None = None, out=subprocess.DEVNULL) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of ``python -m treckit ARGV`` (or of ``program ARGV``), its output thrown
+    away (or written to ``out``)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "code"))
+    program = program or [sys.executable, "-m", "treckit"]
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "treckit", *argv], stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen([*program, *argv], stdout=out, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise SystemExit(f"treckit {' '.join(argv)} exited {proc.returncode}")
+        raise SystemExit(f"{' '.join(program)} {' '.join(argv)} exited {proc.returncode}")
     return wall, usage.ru_maxrss / 1024
+
+
+def tied_runs(queries: int, docs: int, names: list[str], repeat: int, trec_eval: str) -> None:
+    """``treckit eval`` and trec_eval on generate.py's tied run (every score equal, half the docs judged) and its
+    untied twin (the same lines, scores distinct): the four commands take turns round after round (the order
+    rotating), each a process of its own; medians of the walls, the largest peak, and whether each output is
+    trec_eval's bytes."""
+    import generate
+
+    out = ROOT / "outputs" / "bench"
+    paths = {k: out / f"{stem}.{queries}x{docs}.trec"
+             for k, stem in (("tied", "run.tied"), ("distinct", "run.distinct"), ("qrels", "qrels.half"))}
+    if not all(p.exists() for p in paths.values()):
+        print(f"generating the tied runs ({queries} x {docs}) in {out} ...", file=sys.stderr)
+        generate.generate_ties(out, queries, docs)
+    flags = [a for n in names for a in ("-m", n)]
+    sides = {f"{tool} {run}": (["eval"] if tool == "treckit" else []) + flags + [str(paths["qrels"]), str(paths[run])]
+             for tool in ("treckit", "trec_eval") for run in ("distinct", "tied")}
+    program = {k: None if k.startswith("treckit") else [trec_eval] for k in sides}
+    same = {}
+    for run in ("distinct", "tied"):
+        outputs = []
+        for tool in ("treckit", "trec_eval"):
+            with open(out / f"ties_bench.{tool}.{run}.out", "w+b") as fh:
+                command(sides[f"{tool} {run}"], program[f"{tool} {run}"], out=fh)
+                fh.seek(0)
+                outputs.append(fh.read())
+        same[run] = outputs[0] == outputs[1]
+    got = {k: [] for k in sides}
+    keys = list(sides)
+    for r in range(repeat):
+        for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+            got[k].append(command(sides[k], program[k]))
+    load = os.getloadavg()[0]
+    print(f"\n{queries} x {docs} lines, {' '.join(names)}: medians of {repeat} rounds, the commands taking turns "
+          f"(load average {load:.1f} at the end, {os.cpu_count()} cores)")
+    print("| run | treckit wall (s) | treckit peak (MiB) | trec_eval wall (s) | trec_eval peak (MiB) "
+          "| treckit faster | trec_eval's bytes |")
+    print("|---|---|---|---|---|---|---|")
+    for run in ("distinct", "tied"):
+        w, m = statistics.median(x for x, _ in got[f"treckit {run}"]), max(x for _, x in got[f"treckit {run}"])
+        tw, tm = statistics.median(x for x, _ in got[f"trec_eval {run}"]), max(x for _, x in got[f"trec_eval {run}"])
+        print(f"| {run} | {w:.2f} | {m:.0f} | {tw:.2f} | {tm:.0f} | {tw / w:.1f}x | {'yes' if same[run] else 'NO'} |")
+    ratio = [statistics.median(a / b for (a, _), (b, _) in zip(got["treckit tied"], got["treckit distinct"])),
+             max(x for _, x in got["treckit tied"]) / max(x for _, x in got["treckit distinct"])]
+    print(f"treckit tied / distinct: wall {ratio[0]:.2f}x (median of the rounds' ratios), peak {ratio[1]:.2f}x "
+          "(the bound: 2x)")
 
 
 def commands(qrels_path: Path, run_path: Path, names: list[str], repeat: int) -> None:
@@ -158,7 +214,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--commands", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the commands themselves, side by side (default: yes)")
+    ap.add_argument("--tied-runs", action="store_true",
+                    help="instead: treckit eval and trec_eval on generate.py's tied run and its untied twin")
+    ap.add_argument("--trec-eval", default=str(ROOT.parent / "shared" / "tools" / "trec_eval"))
     a = ap.parse_args()
+    if a.tied_runs:
+        tied_runs(a.queries, a.docs, a.measures.split(","), a.repeat, a.trec_eval)
+        return
     from treckit.measures.ties import tie_sources
     from treckit.fast.groups import id_runs, spread
 

@@ -51,6 +51,8 @@ RANK_SORT_GROWTH = 8                    # comparing judged rows with their query
 RANK_SORT_SLACK = 1_000_000             # cells per run line (plus this): sort the whole run instead
 RANK_BLOCK_CELLS = 1_000_000            # judged rows are compared a block of about this many cells at a time
 QUERY_ROWS_BLOCK_CELLS = 1 << 18        # the same for the per-query matrix path (256K cells: a block stays in cache)
+TIE_TEXT_SLICE_ROWS = 1 << 20           # rows of score ties are settled by doc text this many at a time (whole tie
+                                        # groups), side by side (ranking/order.py)
 
 # ---------------------------------------------------------------- work done in pieces (the same result, bounded memory)
 PERCENT_SCAN_SLICE_BYTES = 1 << 20      # ids are searched for '%' a slice of this many bytes at a time (ids.py: a

@@ -23,7 +23,7 @@ from ..fast.arrow import call
 from ..ids import written_ids
 from ..fast.matrix import by_query_slices, laid_out, query_matrix_pays, sort_within
 from ..fast.groups import expand_ranges, group_order, id_codes
-from ..fast.parallel import numbers
+from ..fast.parallel import for_each, numbers
 from ..fast.strings import ByteWords, take
 
 np = deferred("numpy")
@@ -167,20 +167,38 @@ def settle_by_text(texts, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarr
 
     O(n log n) time and O(n) memory however large the groups: the texts are compared eight bytes at a time as
     integers (:class:`treckit.fast.strings.ByteWords`), each pass sorting, within its class, only the rows
-    still tied on every byte before; then the lengths (a text before its extensions)."""
+    still tied on every byte before; then the lengths (a text before its extensions).  Whole groups of about
+    ``thresholds.TIE_TEXT_SLICE_ROWS`` rows are settled at a time, side by side."""
     texts = DocTexts.of(texts)
     rows = np.asarray(rows, np.int64)
     group = np.asarray(group)
     m = rows.size
+    order_, place = np.empty(m, np.int64), np.empty(m, np.int64)
     if m == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    by = np.arange(m) if bool((group[1:] >= group[:-1]).all()) else np.argsort(group, kind="stable")
-    g = group[by]
-    words = ByteWords(texts.take(rows[by]))
+        return order_, place
+    by = None if bool((group[1:] >= group[:-1]).all()) else np.argsort(group, kind="stable")
+    g = group if by is None else group[by]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    cuts = np.unique(np.append(starts[np.minimum(np.searchsorted(starts, np.arange(0, m, max(
+        1, thresholds.TIE_TEXT_SLICE_ROWS))), starts.size - 1)], m))
+
+    def settle(piece: int) -> None:
+        a, b = int(cuts[piece]), int(cuts[piece + 1])
+        which = np.arange(a, b) if by is None else by[a:b]
+        perm, place[a:b] = _settle_slice(texts, rows[which], g[a:b])
+        order_[a:b] = which[perm]
+    for_each(settle, list(range(cuts.size - 1)))
+    return order_, place
+
+
+def _settle_slice(texts: DocTexts, rows: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`settle_by_text` of rows whose groups ``g`` are already together: (the order, the places)."""
+    m = rows.size
+    words = ByteWords(texts.take(rows))
     flip = np.uint64(0xFFFFFFFFFFFFFFFF) if texts.descending else np.uint64(0)
     group_heads = np.r_[True, g[1:] != g[:-1]]
     heads = group_heads.copy()          # where a class of rows tied so far starts (a new group, or other bytes)
-    perm = np.arange(m)                 # each place's row (an index into ``by``), as settled so far
+    perm = np.arange(m)                 # each place's row, as settled so far
     active = _in_classes(heads, np.arange(m), lambda members: np.ones(members.size, bool))
     byte = 0
     while active.size:
@@ -196,7 +214,7 @@ def settle_by_text(texts, rows: np.ndarray, group: np.ndarray) -> tuple[np.ndarr
     positions = np.arange(m)
     place = (np.maximum.accumulate(np.where(heads, positions, 0))
              - np.maximum.accumulate(np.where(group_heads, positions, 0)))
-    return by[perm], place
+    return perm, place
 
 
 def _sort_classes(perm: np.ndarray, heads: np.ndarray, places: np.ndarray, key: np.ndarray,
