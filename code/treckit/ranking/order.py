@@ -360,9 +360,11 @@ def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows:
 
 def texts_above(texts, jrows: np.ndarray, members: np.ndarray, group: np.ndarray) -> np.ndarray:
     """For each of ``jrows``, how many rows tied with it rank above it on the doc text: ``members``
-    (ascending) are the rows of the tie groups that hold judged rows, ``group`` a label for each one's
-    group (its query and score); a judged row that is not among them ties with no row."""
+    (ascending) are the rows of the tie groups that hold judged rows, ``group`` a label 0, 1, ... for each
+    one's group (its query and score); a judged row that is not among them ties with no row."""
     out = np.zeros(jrows.size, np.int64)
+    tied = np.bincount(group)[group] > 1 if members.size else np.zeros(0, bool)    # a row alone has no tie
+    members, group = members[tied], group[tied]
     if members.size == 0:
         return out
     order_, place = settle_by_text(texts, members, group)
