@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                "rules)."),
     "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
                            "reports."),
+    "report": ("report", "Draw a self-contained HTML report from results files written earlier (several of one test "
+                         "set: a trend)."),
     "rq": ("testsets", "The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 "
                        "on\nFAIL (0 on PASS, and when no query is labelled: RQ is then null)."),
     "gate": ("testsets", "Fail (exit 1) when a metric dropped more than allowed against the baseline."),

@@ -275,6 +275,7 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     if apart:
         comp.curves = {s.name: r.values[:, [cols.index(c) for c in apart]] for s, r in zip(systems, runs)}
         comp.curve_columns = apart
+        comp.definitions.update({c: defined[c] for c in apart})
     comp.tests = _run_tests(comp)
     if advance:
         advance()

@@ -320,8 +320,10 @@ def _gate(page: Page) -> tuple[str, str, str]:
                    "y": [c["limit"] for c in checks],
                    "marker": {"symbol": "line-ew-open", "size": 46, "line": {"width": 3, "color": "#d62728"}},
                    "hovertemplate": "%{x}<br>limit: %{y:.4f}<extra></extra>"})
+    limits = [{"type": "line", "xref": "x", "yref": "y", "x0": i - 0.45, "x1": i + 0.45, "y0": c["limit"],
+               "y1": c["limit"], "line": {"color": "#d62728", "width": 3, "dash": "dash"}} for i, c in enumerate(checks)]
     fig = _figure("fig-gate", traces, {"title": {"text": f"Gated metrics: {'PASS' if g['passed'] else 'FAIL'}"},
-                                      "barmode": "group", "yaxis": {"title": {"text": "mean"}}})
+                                      "barmode": "group", "yaxis": {"title": {"text": "mean"}}, "shapes": limits})
     cells = [[c["metric"], f4(c["baseline"]), f4(c["current"]), f"{c['current'] - c['baseline']:+.4f}", f4(c["limit"]),
               "pass" if c["passed"] else "FAIL"] for c in checks]
     drops = [[d["qid"], d["query_type"] or "", d["metric"], f4(d["baseline"]), f4(d["current"]), f4(d["drop"])]

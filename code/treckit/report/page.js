@@ -67,6 +67,7 @@
     columns.forEach(function (col, j) {
       var th = document.createElement("th");
       th.textContent = col.name;
+      th.classList.add(col.kind);
       th.dataset.column = String(j);
       if (j === sortBy) { th.classList.add(ascending ? "sorted-asc" : "sorted-desc"); }
       th.addEventListener("click", function () {

@@ -94,17 +94,16 @@ class Page:
 
 
 # ---------------------------------------------------------------- shared steps of the builders
-def with_intervals(page: Page, interval: Interval, summarised: set[str] | None = None) -> Page:
-    """Each system's interval of each mean (``summarised``: the measures whose printed summary is the mean of the
-    per-query values; default all).  The columns of one system that lack the same queries are drawn together."""
+def with_intervals(page: Page, interval: Interval) -> Page:
+    """Each system's interval of each mean.  The columns of one system that lack the same queries are drawn
+    together."""
     page.notes.append(interval.text() + ".")
     for s in page.systems:
         v = page.values[s]
         out: dict[str, tuple[float, float] | None] = {m: None for m in page.measures}
         groups: dict[bytes, list[int]] = {}
-        for j, m in enumerate(page.measures):
-            if summarised is None or m in summarised:
-                groups.setdefault(np.isfinite(v[:, j]).tobytes(), []).append(j)
+        for j in range(len(page.measures)):
+            groups.setdefault(np.isfinite(v[:, j]).tobytes(), []).append(j)
         for mask, cols in groups.items():
             rows = np.frombuffer(mask, dtype=bool)
             found = mean_intervals(v[rows][:, cols], resamples=interval.resamples, seed=interval.seed,
@@ -206,9 +205,9 @@ def with_curves(page: Page, columns: list[tuple[str, float]], values: dict[str, 
     return page
 
 
-def plotted(page: Page, skip: set[str] = frozenset()) -> Page:
-    """The measures drawn per query: the first :data:`PLOTTED_MEASURES` (of those not in ``skip``)."""
-    shown = [m for m in page.measures if m not in skip]
+def plotted(page: Page) -> Page:
+    """The measures drawn per query: the first :data:`PLOTTED_MEASURES`."""
+    shown = page.measures
     page.plotted = shown[:PLOTTED_MEASURES]
     if len(shown) > PLOTTED_MEASURES:
         page.notes.append(f"Per-query figures show the first {PLOTTED_MEASURES} of the {len(shown)} measures; the "
