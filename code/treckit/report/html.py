@@ -362,6 +362,6 @@ def _definitions(page: Page) -> tuple[str, str, str]:
 
 def _inputs(page: Page, query_text: bool) -> tuple[str, str, str]:
     rows = [[role, name, digest or "\u2013"] for role, name, digest in page.inputs]
-    note = "" if query_text or page.texts is None else "<p>Query texts were left out of this page (--no-query-text).</p>"
+    note = "" if query_text else "<p>Query texts were left out of this page (--no-query-text).</p>"
     return ("inputs", "Inputs", _html_table(["input", "name", "SHA-256"], rows, "input-table") + note
             + f"<p>Drawn by treckit {e(page.version)}.</p>")
