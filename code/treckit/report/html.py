@@ -195,7 +195,7 @@ def _per_query(page: Page, texts) -> tuple[str, str, str]:
         figures.append(_figure(f"fig-query-{n}", traces, {
             "title": {"text": label(f"{m}: " + ("per-query difference from " + page.baseline if pairs else "per query")
                                 + ", sorted")},
-            "xaxis": {"title": {"text": "queries, sorted"}, "zeroline": False},
+            "xaxis": {"title": {"text": "queries, sorted"}, "zeroline": False, "range": [0.5, len(page.qids) + 0.5]},
             "yaxis": {"title": {"text": label(ytitle)}, "zeroline": True, "zerolinecolor": "#444"},
             "hovermode": "closest", "showlegend": pairs and len(page.systems) > 2}))
     controls = ('<div class="controls"><input id="filter" type="search" placeholder="filter: query id, type or text">'
