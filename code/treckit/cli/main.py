@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "TRECKIT_API_TOKEN to require a\nbearer token)."),
     "alert-rules": ("alerts", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
                                "rules)."),
+    "grafana-dashboard": ("alerts", "Print a Grafana dashboard (JSON, to import) of the service's quality gauges, "
+                                    "requests and workers."),
     "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
                            "reports."),
     "report": ("report", "Draw a self-contained HTML report from results files written earlier (several of one test "
