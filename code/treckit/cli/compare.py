@@ -20,6 +20,7 @@ from ..engines.dask import check_shared_paths
 from ..engines.tie_aware import check_compare_mode, refuse
 from ..stages import compare_stage
 from .common import Correction, TestName, with_debug_option, with_reading_options
+from .completion import measure_names
 
 
 def _open_unit(value: float) -> float:
@@ -37,7 +38,7 @@ def _plot_path(value: Optional[Path]) -> Optional[Path]:
 def compare_cmd(
     qrels: Optional[str] = typer.Argument(None, help="qrels (any supported format), or a test-set YAML (see --test-set)"),
     runs: Optional[List[str]] = typer.Argument(None, help="runs; the first is the baseline"),
-    measure: Optional[List[str]] = typer.Option(None, "-m", "--measure",
+    measure: Optional[List[str]] = typer.Option(None, "-m", "--measure", autocompletion=measure_names,
                                                 help="trec_eval or ir_measures names, or test-set names (ndcg_at_10: "
                                                      "gain 2^grade - 1); repeat the option (default: map ndcg_cut.10 "
                                                      "recall.100 recip_rank; with a test set ndcg_at_10 recall_at_10 mrr)"),

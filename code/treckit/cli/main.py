@@ -207,7 +207,7 @@ def get_app():
     import typer
 
     _plain_value_names()
-    app = typer.Typer(cls=_lazy_group(), add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    app = typer.Typer(cls=_lazy_group(), add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                       context_settings={"help_option_names": HELP_OPTIONS},
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 

@@ -27,6 +27,7 @@ from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
 from ..testsets.topics import read_queries, read_query_types
 from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
+from .completion import measure_names
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
@@ -99,7 +100,8 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     query_types: Optional[str] = typer.Option(None, "--query-types", help="qid<TAB>type TSV, with --qrels"),
                     components: Optional[str] = typer.Option(None, "--components", help="only these components (a,b)"),
                     k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
-                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", help="default recall@10, ndcg@10, mrr"),
+                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
+                                                                help="default recall@10, ndcg@10, mrr"),
                     no_cache: bool = typer.Option(False, "--no-cache"),
                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results"),
                     html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report of every "

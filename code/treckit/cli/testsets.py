@@ -38,6 +38,7 @@ from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
 from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .completion import measure_names
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -131,7 +132,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                           help="YAML/JSON describing the system: makes the result cacheable"),
                      no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the cache"),
                      k: Optional[int] = typer.Option(None, "--k", min=1, help="docs kept per query (function; default 100)"),
-                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m",
+                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
                                                                  help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
                      holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
