@@ -115,6 +115,16 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
     _say(f"wrote {output}: {len(ts.queries)} queries")
 
 
+def _html_page(html: Path | None, data: dict | None = None, ts=None, no_query_text: bool = False) -> str | None:
+    """The HTML report of ``data`` when ``html`` names one (without ``data``: only whether it can be drawn)."""
+    if html is None:
+        return None
+    require_plotly()
+    if data is None:
+        return None
+    return render_page(testset_page(data, texts=None if no_query_text else ts.query_texts()), not no_query_text)
+
+
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
@@ -157,8 +167,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile, html])
-    if html:
-        require_plotly()
+    _html_page(html)                                     # the report extra, before any work
     if pushgateway:
         check_pushgateway(pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read
@@ -184,8 +193,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     report = results_markdown(data) if markdown else None           # everything rendered before the first write
-    page = render_page(testset_page(data, texts=None if no_query_text else ts.query_texts()),
-                       not no_query_text) if html else None
+    page = _html_page(html, data, ts, no_query_text)
     with outputs(out, markdown, prometheus_textfile, html):          # every output or none
         if out:
             write_json(data, out)

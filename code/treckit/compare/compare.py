@@ -254,7 +254,7 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
         if scorer is not None:
             refuse("dask")
         requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
-    extra = curve_requests(requests) if curves and o.tie_aware is None else []
+    extra = curve_requests(requests, curves and o.tie_aware is None)
     requests = requests + extra
     score = functools.partial(score_system, requests=requests, k=o.k, tie_aware=o.tie_aware)
     runs = _score_each(qrels, systems, scorer or _in_turn, score, query_ids, advance)
@@ -265,17 +265,14 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     if scored:
         scored()
     apart = [c for r in extra for c in r.columns]
-    wanted = [c for c in _user_order(measures, cols) if c not in apart]    # in the order the user asked for them
+    wanted = _user_order(measures, cols, apart)           # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
     defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
     names = [printed.get(c, c) for c in wanted]
     by_system, tie_values = _compared_values(o, systems, runs, idx)
     comp = Comparison(systems, names, runs[-1].qids, by_system, {s.name: r.hits for s, r in zip(systems, runs)}, [], o,
                       definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)}, ties=tie_values)
-    if apart:
-        comp.curves = {s.name: r.values[:, [cols.index(c) for c in apart]] for s, r in zip(systems, runs)}
-        comp.curve_columns = apart
-        comp.definitions.update({c: defined[c] for c in apart})
+    _keep_curves(comp, runs, apart, defined)
     comp.tests = _run_tests(comp)
     if advance:
         advance()
@@ -344,12 +341,22 @@ def _name(systems: list[ComparedRun], tags: list[str]) -> None:
         raise InputError(f"two systems share a name: {names}", fix="give distinct names with --name")
 
 
-def _user_order(measures: list[str], cols: list[str]) -> list[str]:
+def _user_order(measures: list[str], cols: list[str], apart: list[str]) -> list[str]:
+    """The columns ``cols`` but those kept ``apart``, the asked-for ones first, in the order asked."""
     out: list[str] = []
     for m in measures:
         names = [c for r in resolve([m]) for c in r.columns]
         out += [c for c in names if c in cols and c not in out]
-    return out + [c for c in cols if c not in out]
+    return [c for c in out + [c for c in cols if c not in out] if c not in apart]
+
+
+def _keep_curves(comp: Comparison, runs: list[Scored], apart: list[str], defined: dict) -> None:
+    """The iprec_at_recall columns measured apart (``apart``), with their definitions, kept on ``comp``."""
+    if apart:
+        cols = runs[-1].columns
+        comp.curves = {s.name: r.values[:, [cols.index(c) for c in apart]] for s, r in zip(comp.systems, runs)}
+        comp.curve_columns = apart
+        comp.definitions.update({c: defined[c] for c in apart})
 
 
 def _run_tests(comp: Comparison) -> list[dict]:
@@ -405,9 +412,10 @@ def deciding_test(comp: Comparison, measure: str, system: str) -> dict | None:
     return None
 
 
-def curve_requests(requests) -> list:
-    """The request of trec_eval's iprec_at_recall (11 recall levels), unless ``requests`` measure it already."""
-    if any(r.measure.name == "iprec_at_recall" for r in requests):
+def curve_requests(requests, wanted: bool = True) -> list:
+    """The request of trec_eval's iprec_at_recall (11 recall levels) when ``wanted``, unless ``requests`` measure it
+    already."""
+    if not wanted or any(r.measure.name == "iprec_at_recall" for r in requests):
         return []
     return resolve(["iprec_at_recall"])
 

@@ -49,11 +49,7 @@ def results_page(datas: list[dict], labels: list[str], *, texts: dict[str, str] 
     """Test-set results of one test set side by side (the first the baseline): each result's means as written,
     their per-query values over the first result's queries, and compare's tests where the queries are the same."""
     first = datas[0]
-    measures = list(first["measures"])
-    for d, src in zip(datas, sources or [""] * len(datas)):
-        if list(d["measures"]) != measures:
-            raise InputError("these results have other measures than the first", path=src,
-                             fix="draw results of the same measures together")
+    measures = _same_measures(datas, sources)
     qids = [r["qid"] for r in first["per_query"]]
     names = _unique(labels)
     values = {n: _rows_values(d, qids) for n, d in zip(names, datas)}
@@ -65,24 +61,32 @@ def results_page(datas: list[dict], labels: list[str], *, texts: dict[str, str] 
     page = Page(kind, title, names, measures, qids, values, means, definitions=describe(defs))
     page.notes += [f"Means as the results files hold them, over {len(qids)} queries.", *definition_notes(defs)]
     with_intervals(page, Interval())
-    same = all(d["test_set"]["digest"] == ts["digest"] for d in datas)
-    if len(datas) > 1 and same:
+    if len(datas) > 1 and all(d["test_set"]["digest"] == ts["digest"] for d in datas):
         with_tests(page)
     elif len(datas) > 1:
         page.notes.append("No significance test: the results are of different test-set versions.")
-    types = {r["qid"]: r.get("query_type") for r in first["per_query"]}
-    with_queries(page, texts, types)
-    if len(datas) == 1:
+    with_queries(page, texts, {r["qid"]: r.get("query_type") for r in first["per_query"]})
+    if len(datas) == 1:                     # the results file's own per-type means
         page.type_means = {t: {"queries": row["num_queries"], names[0]: {m: row.get(m) for m in measures}}
                            for t, row in first["per_query_type"].items()}
     page.no_curves = NO_CURVE_TESTSET
     page.inputs = [("test set", f"{ts['name']} {ts['version']}", ts["digest"])] + [
         (f"system {n}", _system_text(d), None) for n, d in zip(names, datas)]
-    latency = {n: d.get("latency_ms") for n, d in zip(names, datas) if d.get("latency_ms")}
-    for n, lat in latency.items():
-        page.notes.append(f"Latency of {n}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in lat.items() if v is not None)
-                          + ".")
+    page.notes += [_latency_note(n, d["latency_ms"]) for n, d in zip(names, datas) if d.get("latency_ms")]
     return plotted(page)
+
+
+def _same_measures(datas: list[dict], sources: list[str] | None) -> list[str]:
+    measures = list(datas[0]["measures"])
+    for d, src in zip(datas, sources or [""] * len(datas)):
+        if list(d["measures"]) != measures:
+            raise InputError("these results have other measures than the first", path=src,
+                             fix="draw results of the same measures together")
+    return measures
+
+
+def _latency_note(name: str, latency: dict) -> str:
+    return f"Latency of {name}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in latency.items() if v is not None) + "."
 
 
 def _system_text(data: dict) -> str:

@@ -91,40 +91,45 @@ def eval_page(results: list[tuple[Any, str, Any]], definitions: dict[str, Defini
               inputs: list | None = None) -> Page:
     """The page of ``treckit eval`` on one run or several (the first the baseline): the summary values eval printed,
     the per-query values it computed, and, with several runs, compare's tests over the queries every run has."""
-    first = results[0][2]
-    columns, _ = first.per_query_numbers()
-    summary_of = {c: r.summary for r in first.requests for c in r.columns}
-    curves = curve_columns({c: definitions[c] for c in columns if c in definitions})
-    curve_names = {c for c, _ in curves}
-    measures = [c for c in columns if c not in curve_names and summary_of.get(c) == "mean"]
-    unshown = [c for c in columns if c not in curve_names and c not in measures]
+    measures, unshown = _eval_measures(results[0][2], definitions)
     names = _system_names([(str(p), tag) for p, tag, _ in results])
     qids = sorted({q for _, _, res in results for q in res.qids}, key=lambda q: q.encode("utf-8", "surrogatepass"))
-    values = {}
-    for name, (_, _, res) in zip(names, results):
-        cols, v = res.per_query_numbers()
-        full = np.full((len(qids), len(cols)), np.nan)
-        at = {q: i for i, q in enumerate(qids)}
-        full[[at[q] for q in res.qids]] = v
-        values[name] = full[:, [cols.index(c) for c in measures]]
+    values = {name: _aligned(res, qids, measures) for name, (_, _, res) in zip(names, results)}
     means = {name: {m: number(res.summary.get(m)) for m in measures} for name, (_, _, res) in zip(names, results)}
     page = Page("eval", "Evaluation" if len(results) == 1 else f"Evaluation against {names[0]}", names, measures,
                 qids, values, means, definitions=describe({m: definitions[m] for m in measures if m in definitions}))
-    page.notes += [f"Values as trec_eval prints them ({'-c: every judged query' if complete else 'each run over the judged queries it answers'}); "
-                   "a blank cell: the run does not answer that query.", *definition_notes(definitions)]
+    counted = "-c: every judged query" if complete else "each run over the judged queries it answers"
+    page.notes += [f"Values as trec_eval prints them ({counted}); a blank cell: the run does not answer that query.",
+                   *definition_notes(definitions)]
     if unshown:
         page.notes.append(f"Not shown: {', '.join(unshown)} (their summary is no mean of per-query values; eval "
                           "prints them).")
     with_intervals(page, Interval())
     if len(results) > 1:
         with_tests(page, reason="Deltas and tests over the queries every run answers.")
-    levels, lines = eval_curves(results, definitions, names)
-    if lines:
-        page.curve_levels, page.curves = levels, lines
-    else:
-        page.no_curves = NO_CURVE_EVAL
+    page.curve_levels, page.curves = eval_curves(results, definitions, names)
+    if not page.curves:
+        page.curves, page.no_curves = None, NO_CURVE_EVAL
     page.inputs = inputs or []
     return plotted(page)
+
+
+def _eval_measures(res, definitions: dict[str, Definition]) -> tuple[list[str], list[str]]:
+    """(the measures eval's page shows: those summarised by their mean, but the curve's; the others)."""
+    columns, _ = res.per_query_numbers()
+    summary_of = {c: r.summary for r in res.requests for c in r.columns}
+    curve_names = {c for c, _ in curve_columns({c: definitions[c] for c in columns if c in definitions})}
+    shown = [c for c in columns if c not in curve_names and summary_of.get(c) == "mean"]
+    return shown, [c for c in columns if c not in curve_names and c not in shown]
+
+
+def _aligned(res, qids: list[str], measures: list[str]):
+    """(len(qids), len(measures)) values of ``res``, NaN for the queries it has no value for."""
+    cols, v = res.per_query_numbers()
+    full = np.full((len(qids), len(cols)), np.nan)
+    at = {q: i for i, q in enumerate(qids)}
+    full[[at[q] for q in res.qids]] = v
+    return full[:, [cols.index(c) for c in measures]]
 
 
 NO_CURVE_EVAL = ("no precision-recall curve: iprec_at_recall was not among the measures (-m iprec_at_recall, or "
