@@ -188,3 +188,19 @@ def test_the_docs_state_the_sample_page_s_size(sample_reports):
     assert abs(size - stated) < 1000 and stated <= FIVE_MB
     assert f"**{stated / 1e6:.1f} MB" in docs
     assert (ROOT / "docs" / "report_compare.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_system_page_shows_every_stage_against_the_first(tmp_path):
+    sample = ROOT / "data" / "test_sets"
+    code, _, err = run_cli(["system", "eval", sample / "system.yaml", "--test-set", TEST_SET, "--no-cache",
+                            "--out", tmp_path / "s.json", "--html", tmp_path / "s.html"])
+    assert code == 0, err
+    stages = json.loads((tmp_path / "s.json").read_text())
+    page = (tmp_path / "s.html").read_text()
+    assert list(stages) == ["bm25", "bow", "fusion"]
+    for stage, data in stages.items():
+        for m in data["measures"]:
+            assert f"{data['aggregates'][m]['mean']:.4f}" in cells(page, stage, m)
+            if stage != "bm25":
+                assert "p = " in cells(page, stage, m)            # tested against the first stage
+    assert "metformin" in page
