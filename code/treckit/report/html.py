@@ -316,9 +316,10 @@ def _gate(page: Page) -> tuple[str, str, str]:
     traces = [{"type": "bar", "name": side, "x": metrics, "y": [c[side] for c in checks],
                "marker": {"color": color}, "hovertemplate": f"%{{x}}<br>{side}: %{{y:.4f}}<extra></extra>"}
               for side, color in (("baseline", "#9ecae1"), ("current", "#3182bd"))]
-    traces.append({"type": "scatter", "mode": "markers", "name": f"limit (drop of at most {g['rule']})", "x": metrics,
-                   "y": [c["limit"] for c in checks],
-                   "marker": {"symbol": "line-ew-open", "size": 46, "line": {"width": 3, "color": "#d62728"}},
+    traces.append({"type": "scatter", "mode": "markers", "name": label(f"limit: a drop of at most {g['rule']}"),
+                   "x": metrics, "y": [c["limit"] for c in checks],
+                   "marker": {"symbol": "line-ew-open", "size": 46, "color": "#d62728",
+                              "line": {"width": 3, "color": "#d62728"}},
                    "hovertemplate": "%{x}<br>limit: %{y:.4f}<extra></extra>"})
     limits = [{"type": "line", "xref": "x", "yref": "y", "x0": i - 0.45, "x1": i + 0.45, "y0": c["limit"],
                "y1": c["limit"], "line": {"color": "#d62728", "width": 3, "dash": "dash"}} for i, c in enumerate(checks)]

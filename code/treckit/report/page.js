@@ -124,4 +124,5 @@
   prev.addEventListener("click", function () { first = Math.max(0, first - PAGE_ROWS); body(); });
   next.addEventListener("click", function () { if (first + PAGE_ROWS < shown.length) { first += PAGE_ROWS; body(); } });
   apply();
+  if (window.performance && performance.mark) { performance.mark("treckit-table-ready"); }
 })();
