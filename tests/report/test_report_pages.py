@@ -204,3 +204,25 @@ def test_the_system_page_shows_every_stage_against_the_first(tmp_path):
             if stage != "bm25":
                 assert "p = " in cells(page, stage, m)            # tested against the first stage
     assert "metformin" in page
+
+
+def test_the_tie_ranges_of_compare_tie_aware_are_on_the_page(tmp_path):
+    """compare --tie-aware range --html: compare's own tie table, and the queries whose range is widest, each
+    range the [worst, best] compare computed (its JSON's)."""
+    ties = ROOT / "data" / "ties"
+    code, _, err = run_cli(["compare", "-m", "ndcg_cut.10", "-m", "P.5", "--tie-aware", "range", ties / "qrels.test",
+                            ties / "full.run", ties / "rounded.run", "--out", tmp_path / "c.json", "--html",
+                            tmp_path / "c.html"])
+    assert code == 0, err
+    record = json.loads((tmp_path / "c.json").read_text())
+    page = html.unescape((tmp_path / "c.html").read_text())
+    tie_table = re.search(r'id="tie-table">.*?</table>', page).group(0)
+    for pair in record["ties"]["pairs"]:
+        b, s = pair["baseline_values"], pair["system_values"]
+        assert f"<td>{b['worst']:.4f}-{b['best']:.4f}</td><td>{s['worst']:.4f}-{s['best']:.4f}</td>" in tie_table
+    movers = re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td><td>([0-9.]+)</td><td>([0-9.]+)</td>"
+                        r"<td>[0-9.]+</td><td>([0-9.]+)</td></tr>", re.search(r'id="tie-movers">.*?</table>', page).group(0))
+    assert movers and all(float(hi) - float(lo) == pytest.approx(float(w), abs=1e-4) for *_, lo, hi, w in movers)
+    widths = [float(w) for *_, w in movers]
+    assert widths == sorted(widths, reverse=True) and widths[0] > 0
+    assert "no precision-recall curve" in page                         # --tie-aware measures no curve
