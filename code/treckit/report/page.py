@@ -95,21 +95,20 @@ class Page:
 
 # ---------------------------------------------------------------- shared steps of the builders
 def with_intervals(page: Page, interval: Interval) -> Page:
-    """Each system's interval of each mean.  The columns of one system that lack the same queries are drawn
-    together."""
+    """Each system's interval of each mean.  The columns (of any system) that have values for the same queries are
+    drawn together: one set of seeded resamples, the numbers each column would get alone."""
     page.notes.append(interval.text() + ".")
+    groups: dict[bytes, list[tuple[str, int]]] = {}
     for s in page.systems:
-        v = page.values[s]
-        out: dict[str, tuple[float, float] | None] = {m: None for m in page.measures}
-        groups: dict[bytes, list[int]] = {}
+        page.intervals[s] = {m: None for m in page.measures}
         for j in range(len(page.measures)):
-            groups.setdefault(np.isfinite(v[:, j]).tobytes(), []).append(j)
-        for mask, cols in groups.items():
-            rows = np.frombuffer(mask, dtype=bool)
-            found = mean_intervals(v[rows][:, cols], resamples=interval.resamples, seed=interval.seed,
-                                   alpha=interval.alpha)
-            out.update({page.measures[j]: ci for j, ci in zip(cols, found)})
-        page.intervals[s] = out
+            groups.setdefault(np.isfinite(page.values[s][:, j]).tobytes(), []).append((s, j))
+    for mask, cols in groups.items():
+        rows = np.frombuffer(mask, dtype=bool)
+        block = np.column_stack([page.values[s][rows, j] for s, j in cols])
+        found = mean_intervals(block, resamples=interval.resamples, seed=interval.seed, alpha=interval.alpha)
+        for (s, j), ci in zip(cols, found):
+            page.intervals[s][page.measures[j]] = ci
     return page
 
 
