@@ -226,3 +226,23 @@ def test_the_tie_ranges_of_compare_tie_aware_are_on_the_page(tmp_path):
     widths = [float(w) for *_, w in movers]
     assert widths == sorted(widths, reverse=True) and widths[0] > 0
     assert "no precision-recall curve" in page                         # --tie-aware measures no curve
+
+
+def test_names_and_query_ids_are_shown_as_text_never_as_markup(tmp_path):
+    """A run tag and a query id written as HTML, a script's end or a plotly template: on the page they are text (no
+    element, no script, no template of plotly's), and the table's data read back give them as written."""
+    qid, tag = "</script><script>alert(1)</script>", "<img/src=x/onerror=alert(2)>%{y}"
+    (tmp_path / "qrels").write_text(f"{qid} 0 d1 1\nq2 0 d2 1\n")
+    (tmp_path / "a").write_text(f"{qid} Q0 d1 1 2 {tag}\n{qid} Q0 d3 2 1 {tag}\nq2 Q0 d2 1 1 {tag}\n")
+    (tmp_path / "b").write_text(f"{qid} Q0 d3 1 2 b\nq2 Q0 d2 1 1 b\n")
+    code, _, err = run_cli(["eval", "-m", "map", tmp_path / "qrels", tmp_path / "a", tmp_path / "b", "--html",
+                            tmp_path / "p.html"])
+    assert code == 0, err
+    page = (tmp_path / "p.html").read_text()
+    own = page[:page.rindex("<script>")]
+    assert "<script>alert" not in own and "<img/src" not in own
+    figures = re.findall(r'class="figure-data" data-for="[^"]+">(.*?)</script>', page)
+    assert figures and not any("%{y}" in f for f in figures)          # never a template of plotly's
+    data = json.loads(re.search(r'id="treckit-data">(.*?)</script>', page).group(1))
+    assert [r[0] for r in data["rows"]] == sorted([qid, "q2"], key=str.encode)
+    assert any(c["name"] == f"{tag} map" for c in data["columns"])
