@@ -119,3 +119,47 @@ class Server:
             self.proc.kill()
             self.proc.wait()
         self.stderr.close()
+
+
+class Prometheus:
+    """A real Prometheus (Debian's package) on a free 127.0.0.1 port, scraping ``server`` every second (with its
+    token), with ``rules`` (a rules file's text) evaluated every second; ``query(promql)`` asks its HTTP API."""
+
+    def __init__(self, tmp: Path, server: Server, token: str | None = None, rules: str | None = None):
+        import shutil as _shutil
+        prom = _shutil.which("prometheus")
+        if prom is None:
+            raise FileNotFoundError("prometheus")
+        self.port = free_port()
+        self.api = f"http://127.0.0.1:{self.port}/api/v1"
+        rule_files = ""
+        if rules is not None:
+            (tmp / "rules.yml").write_text(rules)
+            rule_files = f"rule_files: [{tmp / 'rules.yml'}]\n"
+        auth = f"    authorization: {{credentials: {token}}}\n" if token else ""
+        (tmp / "prom.yml").write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n" + rule_files
+            + "scrape_configs:\n  - job_name: treckit\n" + auth
+            + f"    static_configs: [{{targets: ['127.0.0.1:{server.port}']}}]\n")
+        self.proc = subprocess.Popen([prom, f"--config.file={tmp / 'prom.yml'}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+                                      f"--web.listen-address=127.0.0.1:{self.port}"], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+
+    def query(self, promql: str) -> list:
+        """The series Prometheus answers ``promql`` with now ([] while it cannot answer yet)."""
+        import httpx
+        try:
+            return httpx.get(self.api + "/query", params={"query": promql}).json()["data"]["result"]
+        except (httpx.HTTPError, KeyError, ValueError):
+            return []
+
+    def alerts(self) -> list:
+        import httpx
+        try:
+            return httpx.get(self.api + "/alerts").json()["data"]["alerts"]
+        except (httpx.HTTPError, KeyError, ValueError):
+            return []
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)

@@ -1,9 +1,10 @@
-"""``treckit alert-rules``: Prometheus alert rules for the service's quality gauges (no extra needed: the rules
-are text)."""
+"""``treckit alert-rules`` and ``treckit grafana-dashboard``: Prometheus alert rules for the service's quality gauges,
+and a Grafana dashboard of its metrics (no extra needed: both are text)."""
 from __future__ import annotations
 
 import typer
 
+from ..service.grafana import dashboard_text
 from ..service.metrics import alert_rules
 
 
@@ -14,5 +15,11 @@ def alert_rules_cmd(prefix: str = typer.Option("treckit", "--prefix", help="the 
     print(alert_rules(prefix, threshold, duration), end="")
 
 
+def grafana_dashboard_cmd(prefix: str = typer.Option("treckit", "--prefix", help="the server's metrics_prefix")) -> None:
+    """Print a Grafana dashboard (JSON, to import) of the service's quality gauges, requests and workers."""
+    print(dashboard_text(prefix), end="")
+
+
 def register(app) -> None:
     app.command("alert-rules")(alert_rules_cmd)
+    app.command("grafana-dashboard")(grafana_dashboard_cmd)

@@ -21,6 +21,8 @@ from ..measures.definitions import RANKINGS
 from ..output.files import atomic_output, outputs
 from ..output.trec import write_trec_qrels
 from ..qrels import QrelsVerificationError, verify_qrels_topics
+from ..report.html import render as render_page, require_plotly
+from ..report.results import gate_page, testset_page
 from ..retrieval.callables import load_callable
 from ..retrieval.corpus import read_corpus
 from ..service.metrics import check_pushgateway, export
@@ -36,6 +38,7 @@ from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
 from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .completion import measure_names
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -112,6 +115,16 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
     _say(f"wrote {output}: {len(ts.queries)} queries")
 
 
+def _html_page(html: Path | None, data: dict | None = None, ts=None, no_query_text: bool = False) -> str | None:
+    """The HTML report of ``data`` when ``html`` names one (without ``data``: only whether it can be drawn)."""
+    if html is None:
+        return None
+    require_plotly()
+    if data is None:
+        return None
+    return render_page(testset_page(data, texts=None if no_query_text else ts.query_texts()), not no_query_text)
+
+
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
@@ -129,7 +142,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                           help="YAML/JSON describing the system: makes the result cacheable"),
                      no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the cache"),
                      k: Optional[int] = typer.Option(None, "--k", min=1, help="docs kept per query (function; default 100)"),
-                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m",
+                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
                                                                  help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
                      holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
@@ -137,6 +150,10 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
                      out: Optional[Path] = typer.Option(None, "--out", "-o", help="results JSON (the input of `treckit gate`)"),
                      markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
+                     html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report (needs "
+                                                         "treckit's report extra)"),
+                     no_query_text: bool = typer.Option(False, "--no-query-text",
+                                                        help="leave the queries' texts out of the HTML report"),
                      prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                         help="write the quality gauges for node_exporter's textfile collector"),
                      pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the gauges to this Pushgateway URL"),
@@ -149,7 +166,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                              help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
-    refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
+    refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile, html])
+    _html_page(html)                                     # the report extra, before any work
     if pushgateway:
         check_pushgateway(pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read
@@ -175,11 +193,14 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     report = results_markdown(data) if markdown else None           # everything rendered before the first write
-    with outputs(out, markdown, prometheus_textfile):                # every output or none
+    page = _html_page(html, data, ts, no_query_text)
+    with outputs(out, markdown, prometheus_textfile, html):          # every output or none
         if out:
             write_json(data, out)
         if markdown:
             _write_text(markdown, report)
+        if html:
+            _write_text(html, page)
         if prometheus_textfile or pushgateway:      # pushed last: a file that cannot be written stops the push
             export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
                    textfile=prometheus_textfile, pushgateway=pushgateway)
@@ -304,12 +325,16 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
              absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
              markdown: Optional[Path] = typer.Option(None, "--markdown", "-o", help="Markdown report (e.g. for a PR comment)"),
+             html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report: both results, the "
+                                                 "limits drawn, the queries that dropped (needs treckit's report extra)"),
              prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                 help="write the current gauges for node_exporter's textfile collector"),
              pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
-    refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
+    refuse_overwriting([baseline, current], [markdown, prometheus_textfile, html])
+    if html:
+        require_plotly()
     if pushgateway:
         check_pushgateway(pushgateway)
 
@@ -317,9 +342,12 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
         return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
     res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
                sources=(display_name(baseline), display_name(current)))
-    with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
+    page = render_page(gate_page(res, (display_name(baseline), display_name(current)))) if html else None
+    with outputs(markdown, prometheus_textfile, html):        # every output or none; pushed last
         if markdown:
             _write_text(markdown, res.markdown())
+        if html:
+            _write_text(html, page)
         if prometheus_textfile or pushgateway:
             cur = res.current
             export([(str(cur.get("system", {}).get("run") or "current"), "all",

@@ -34,6 +34,7 @@ Latency (:func:`run_systems`: one system, or the systems of an A/B on the same q
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from typing import Any, Callable
 
 from ..console.errors import InputError, content_hidden, warning_without_content
 from ..console.messages import warn_python
+from ..console.progress import Meter
 from ..inputs.bounded import load_yaml_mapping
 from ..inputs.reading import read_run
 from ..inputs.sources import PathLike, content_digest, display_name, file_digest
@@ -260,7 +262,16 @@ def method_search(method: str, corpus, params=None, index=None, progress: bool =
     if method == "bm25":
         return BM25Retriever(corpus, params or BM25Params(), index, progress=progress).retrieve
     bow = BowRetriever(corpus)
-    return lambda texts, n: [bow.retrieve(t, n) for t in texts]
+
+    def search(texts, n):
+        with Meter("bag-of-words search", len(texts), counts=True) if progress else contextlib.nullcontext() as bar:
+            found = []
+            for t in texts:
+                found.append(bow.retrieve(t, n))
+                if bar is not None:
+                    bar.advance(1)
+            return found
+    return search
 
 
 def run_systems(systems: list[System], queries: dict[str, Any], k: int = 100,
@@ -287,15 +298,23 @@ def _turns(seq: list, r: int) -> list:
 def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k: int, clock) -> list[dict[str, StageResult]]:
     """One pass of every stage of ``systems`` over ``queries``, timed with ``clock`` (seconds)."""
     out: list[dict[str, StageResult]] = [{} for _ in systems]
-    whole = {(i, n): c.whole(queries, clock) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole}
+    batched = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole]
     per_query = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.one]
     answers: dict[tuple, dict] = {t: {} for t in per_query}
     lat: dict[tuple, dict] = {t: {} for t in per_query}
-    for r, (qid, text) in enumerate(queries.items()):
-        for i, n in _turns(per_query, r):
-            t0 = clock()
-            answers[i, n][qid] = plans[i].components[n].one(qid, text)
-            lat[i, n][qid] = (clock() - t0) * 1000
+    # queries asked, a whole component's all at once and the others' one by one, together
+    with Meter(f"asking {len(batched) + len(per_query)} component(s)",
+               len(queries) * (len(batched) + bool(per_query)), counts=True) as bar:
+        whole = {}
+        for i, n in batched:
+            whole[i, n] = plans[i].components[n].whole(queries, clock)
+            bar.advance(len(queries))
+        for r, (qid, text) in enumerate(queries.items()):
+            for i, n in _turns(per_query, r):
+                t0 = clock()
+                answers[i, n][qid] = plans[i].components[n].one(qid, text)
+                lat[i, n][qid] = (clock() - t0) * 1000
+            bar.advance(1)
     for i, p in enumerate(plans):
         for n, c in p.components.items():
             if c.whole:

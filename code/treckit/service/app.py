@@ -25,9 +25,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Optional
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path as PathParam, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from .. import __version__
 from ..console.errors import InputError
@@ -37,6 +37,7 @@ from ..retrieval.system import load_system
 from ..testsets.measures import canonical_name
 from .evaluator import EvaluateRequest, EvaluateResponse, RQRequest, ServerSettings, check_settings
 from .metrics import LabelBounds, OTHER, QualityGauges
+from .reports import ROUTE as REPORT_ROUTE, SOURCE as REPORT_SOURCE, ReportPages, page as report_page, signed_ok
 from .workers import Saturated, WorkerFailed, WorkerPool, raised_at
 
 OPEN_PATHS = ("/v1/health",)          # the only paths answered without the token when one is set
@@ -71,8 +72,8 @@ class Guard:
     def __init__(self, app, *, token: str | None, max_body: int, requests, latency):
         self.app, self.token, self.max_body, self.requests, self.latency = app, token, max_body, requests, latency
 
-    def authorised(self, path: str, header: str | None) -> bool:
-        if self.token is None or path in OPEN_PATHS:
+    def authorised(self, path: str, header: str | None, query: bytes = b"") -> bool:
+        if self.token is None or path in OPEN_PATHS or signed_ok(self.token, path, query):
             return True
         given = _bearer(header)
         return given is not None and hmac.compare_digest(given.encode("latin-1"), self.token.encode())   # the bytes sent
@@ -83,7 +84,7 @@ class Guard:
         import anyio
         t0 = time.perf_counter()
         path = scope["path"]
-        route = path if path in ROUTES else OTHER
+        route = path if path in ROUTES else REPORT_ROUTE[:-1] if path.startswith(REPORT_ROUTE) else OTHER
         method = scope["method"] if scope["method"] in METHODS else OTHER
         headers: dict[str, str] = {}
         for k, v in scope["headers"]:
@@ -110,7 +111,7 @@ class Guard:
         too_large = {"detail": f"the body is larger than {self.max_body} bytes",
                      "fix": "send a smaller body (the server's max_body_bytes)"}
         try:
-            if not self.authorised(path, headers.get("authorization")):   # before the body: a stranger's upload is not read
+            if not self.authorised(path, headers.get("authorization"), scope.get("query_string", b"")):   # before the body
                 await _send_json(counted, 401, {"detail": "a bearer token is required (Authorization: Bearer <token>)"},
                                  ((b"www-authenticate", b"Bearer"),))
             elif length is not None and (not length.isdigit() or int(length) > self.max_body):
@@ -177,6 +178,7 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     latency = Histogram(f"{s.metrics_prefix}_http_request_duration_seconds", "HTTP request latency", ("route",),
                         registry=registry)
     pool = WorkerPool(s, s.evaluation_workers, s.max_waiting_requests)
+    pages = ReportPages(s.report_pages, s.cache, s.cache_dir, token, s.report_link_ttl_s)
     for name, what, count in (("evaluation_workers", "evaluation worker processes started and ready", pool.ready),
                               ("evaluations_running", "evaluations running in worker processes", pool.running),
                               ("evaluations_waiting", "requests waiting for an evaluation worker", pool.waiting)):
@@ -259,6 +261,9 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
             return JSONResponse(payload, status_code=status)
         for test_set, system, component, metrics in updates:
             gauges.set(metrics, test_set=test_set, system=system, component=component)
+        if REPORT_SOURCE in payload:
+            rid = pages.add(payload.pop(REPORT_SOURCE))
+            payload.update(report_id=rid, report_url=pages.link(rid))
         return payload
 
     @app.exception_handler(RequestValidationError)
@@ -284,6 +289,23 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
     async def rq(request: Request) -> dict[str, Any]:
         """RQ (MRR@k over the labelled queries; null with none), as `treckit rq --run` computes it."""
         return await evaluated(request, "rq", {})
+
+    @app.get(REPORT_ROUTE + "{report_id}", response_class=HTMLResponse)
+    async def report(report_id: str = PathParam(..., pattern="^[0-9a-f]{64}$"),
+                     expires: Optional[int] = Query(None, description="a signed link's expiry (unix time)"),
+                     signature: Optional[str] = Query(None, max_length=64, description="a signed link's HMAC")):
+        """The HTML report of an evaluation (its id: POST /v1/evaluate's report_id); a browser follows the answer's
+        signed report_url where a token is set."""
+        results = await anyio.to_thread.run_sync(pages.results, report_id)
+        if results is None:
+            return JSONResponse({"detail": f"no report {report_id}: it went with its evaluation's cache entry, or the "
+                                 "server keeps it no longer", "fix": "evaluate again (POST /v1/evaluate)"},
+                                status_code=404)
+        try:
+            text = await anyio.to_thread.run_sync(report_page, results)
+        except InputError as exc:              # the report extra (plotly) is not installed
+            return JSONResponse({"detail": exc.reason, "fix": exc.fix}, status_code=501)
+        return HTMLResponse(text)
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics():

@@ -36,6 +36,7 @@ from ..testsets.rq import rq
 from ..testsets.runner import evaluate_run, missing_queries
 from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
 from ..testsets.systems import evaluate_system
+from .reports import SOURCE
 
 DEFAULT_MAX_BODY = 16 << 20
 DEFAULT_MAX_QUERIES = 10_000
@@ -65,6 +66,11 @@ class ServerSettings(BaseModel):
                                        "configured system's name is always one); any other system is labelled 'other'")
     metrics_test_sets: list[str] = Field(default_factory=list, description="test_set labels of the quality gauges; "
                                          "any other test set is labelled 'other'")
+    report_pages: int = Field(100, ge=0, le=100_000, description="with the cache off, the HTML reports of the last N "
+                              "evaluations kept in memory (GET /v1/report/{id}); with it on, a report lives as long "
+                              "as its evaluation's cache entry")
+    report_link_ttl_s: float = Field(86_400.0, gt=0, le=31_536_000, description="how long a signed report link works "
+                                     "(where a token is set)")
 
 
 def _as_sent(value):
@@ -121,6 +127,9 @@ class EvaluateResponse(BaseModel):
     components: Optional[dict[str, dict[str, Any]]] = None
     definitions: dict[str, dict[str, Any]] = Field(
         description="each metric's full definition: measure, cutoff, gain, relevance, query set, ranking")
+    report_id: Optional[str] = Field(None, description="the evaluation's HTML report: GET /v1/report/{report_id}")
+    report_url: Optional[str] = Field(None, description="the report's path; where a token is set, a signed link that "
+                                      "expires (a browser sends no bearer token)")
 
 
 class RequestInvalid(Exception):
@@ -331,18 +340,18 @@ class Evaluator:
         ts = TestSet(req.test_set)
         warnings: list[str] = []
         if req.run is None and req.run_file is None:
-            result, system, block = self._system_result(req, ts, measures, components)
+            result, system, block, source = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
             result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
-            block = None
+            block, source = None, {"key": result.cache_key, "results": {system: result.to_dict()}}
         gauges = [(ts.name, system, name, summary["metrics"])
                   for name, summary in (block or {"all": {"metrics": result.metrics}}).items()]
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
                 "missing_queries": missing, "warnings": warnings,
                 "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
                 "system": system, "cached": result.cached, "components": block,
-                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}, gauges
+                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}, SOURCE: source}, gauges
 
     def _system_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None):
         """(the result of the server's system on the test set, the system's label, each component's summary),
@@ -356,7 +365,8 @@ class Evaluator:
         stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
                                  cache_dir=self.s.cache_dir)
         final = stages[components[-1]] if components else stages[self._system.final_stage()]
-        return final, req.system or self._system.name, {name: _summary(r) for name, r in stages.items()}
+        source = {"key": final.cache_key, "results": {name: r.to_dict() for name, r in stages.items()}}
+        return final, req.system or self._system.name, {name: _summary(r) for name, r in stages.items()}, source
 
     def _sent_run_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None,
                          warnings: list[str]):
@@ -376,6 +386,7 @@ class Evaluator:
             result = evaluate_run(run, ts, measures)
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
+        result.cache_key = key if store is not None else None
         return result, system, missing_queries(run, ts.query_ids)
 
     def answer(self, kind: str, body: bytes, params: dict) -> tuple[int, Any, list]:

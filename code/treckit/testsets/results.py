@@ -35,6 +35,7 @@ class TestSetResult:
     definitions: dict[str, Definition] = field(default_factory=dict)
     # a run's queries without a line in it (each scores 0), in the test set's order; None: not a run
     missing_queries: list[str] | None = None
+    cache_key: str | None = field(default=None, repr=False)      # where the cache holds it (None: not cached)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": RESULTS_SCHEMA, "treckit_version": __version__, "test_set": self.test_set,

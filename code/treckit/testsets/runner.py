@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 from .. import thresholds
 from ..console.errors import InputError
 from ..console.messages import warn_python
+from ..console.progress import Meter
 from ..console.process import give_back_freed_memory
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
@@ -115,12 +116,15 @@ def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: b
     def one(i: int):
         t0 = time.perf_counter()
         res = ask(retrieval_fn, qids[i], texts[i])
-        return i, res, (time.perf_counter() - t0) * 1000
-    if workers == 1:
-        results = [one(i) for i in range(len(texts))]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(one, range(len(texts))))
+        took = (time.perf_counter() - t0) * 1000
+        bar.advance(1)
+        return i, res, took
+    with Meter(f"asking {_function_name(retrieval_fn)}", len(texts), counts=True) as bar:
+        if workers == 1:
+            results = [one(i) for i in range(len(texts))]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(one, range(len(texts))))
     answers: dict[str, Any] = {}
     latencies: dict[str, float] = {}
     for i, res, ms in results:

@@ -30,6 +30,8 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
         hit = store.get(key)
         cached = {stage: from_cached(d, gain, names) for stage, d in hit.items()} if isinstance(hit, dict) else {}
         if cached and all(r is not None for r in cached.values()):
+            for r in cached.values():
+                r.cache_key = key
             return cached
     queries = {q.query_id: q.query_text for q in test_set.queries}
     stages = sysm.run(queries, k, only)
@@ -41,6 +43,8 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
                                {"name": sysm.name, "config_digest": sysm.digest, "stage": stage})
     if store is not None and system_inputs(sysm, only) == inputs:     # nothing it read changed meanwhile
         store.put(key, {stage: r.to_dict() for stage, r in out.items()})
+        for r in out.values():
+            r.cache_key = key
     return out
 
 
