@@ -26,7 +26,7 @@ JSON = "Content-Type: application/json\r\n"
 def read_timeout() -> float:
     """The module's server's body_read_timeout_s: long enough for a normal request beside the slow ones on a busy
     machine, short enough to see the slow ones cut."""
-    return 10 * patience(1.0)
+    return 6 * patience(1.0)
 
 
 @pytest.fixture(scope="module")
