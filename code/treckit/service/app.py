@@ -60,6 +60,11 @@ class _BodyRefused(Exception):
         super().__init__(detail)
         self.status, self.detail, self.fix = status, detail, fix
 
+    def answer(self) -> tuple:
+        """(status, payload, headers): the connection closes (the rest of the body is not read)."""
+        retry = ((b"retry-after", str(RETRY_AFTER_S).encode()),) if self.status == 503 else ()
+        return self.status, {"detail": self.detail, "fix": self.fix}, ((b"connection", b"close"), *retry)
+
 
 class BodyBudget:
     """The request bodies the server process holds (arriving, waiting for a worker or being evaluated): their bytes,
@@ -97,31 +102,38 @@ async def _send_json(send, status: int, payload, headers: tuple = ()) -> None:
 
 
 class Guard:
-    """In front of every route (ASGI): the token before anything is read, the body's size as it arrives,
-    and every response counted with its status, a 500 from an exception included."""
+    """In front of every route (ASGI): the token before anything is read, the body's size, time and rate as it
+    arrives and the cap on the bodies held (:class:`_Body`), and every response counted with its status, a 500 from
+    an exception included."""
 
     def __init__(self, app, *, token: str | None, max_body: int, requests, latency, budget: BodyBudget,
                  read_timeout: float, min_rate: int):
         self.app, self.token, self.max_body, self.requests, self.latency = app, token, max_body, requests, latency
         self.budget, self.read_timeout, self.min_rate = budget, read_timeout, min_rate
 
-    def body_due(self, t0: float, received: int) -> tuple[float, str]:
-        """(when the next part of a body that started at ``t0`` and has ``received`` bytes must have come, what is
-        late then): within body_read_timeout_s of the headers, and from BODY_RATE_GRACE_S on at
-        body_min_rate_bytes_s on average."""
-        due, late = t0 + self.read_timeout, f"the body did not arrive within {self.read_timeout:g} s " \
-                                             "(the server's body_read_timeout_s)"
-        if self.min_rate and t0 + max(BODY_RATE_GRACE_S, received / self.min_rate) < due:
-            due = t0 + max(BODY_RATE_GRACE_S, received / self.min_rate)
-            late = (f"the body arrived slower than {self.min_rate} bytes a second (the server's body_min_rate_bytes_s, "
-                    f"from {BODY_RATE_GRACE_S:g} s after the headers)")
-        return due, late
-
     def authorised(self, path: str, header: str | None) -> bool:
         if self.token is None or path in OPEN_PATHS:
             return True
         given = _bearer(header)
         return given is not None and hmac.compare_digest(given.encode("latin-1"), self.token.encode())   # the bytes sent
+
+    def answer_unread(self, path: str, headers: dict[str, str]) -> tuple | None:
+        """(status, payload, headers) of a request answered before a byte of its body is read: no token (a stranger's
+        upload is not read), a Content-Length past max_body_bytes, or one that would take the bodies held past
+        their cap; None for any other."""
+        length = headers.get("content-length")
+        if not self.authorised(path, headers.get("authorization")):
+            return 401, {"detail": "a bearer token is required (Authorization: Bearer <token>)"}, \
+                ((b"www-authenticate", b"Bearer"),)
+        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+            return 413, self.too_large, ()
+        refused = self.budget.refusal(int(length)) if length is not None else None
+        return None if refused is None else refused.answer()
+
+    @property
+    def too_large(self) -> dict:
+        return {"detail": f"the body is larger than {self.max_body} bytes",
+                "fix": "send a smaller body (the server's max_body_bytes)"}
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -135,8 +147,7 @@ class Guard:
         for k, v in scope["headers"]:
             headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
         status = None
-        received, held, arriving, arrived = 0, 0, False, False
-        budget = self.budget
+        body = _Body(self, receive, t0)
 
         async def counted(message):
             nonlocal status
@@ -144,52 +155,18 @@ class Guard:
                 status = message["status"]
             await send(message)
 
-        async def bounded():
-            """The next part of the body, in time and within the bounds; once the body is in, what comes next (a
-            disconnect) whenever it comes."""
-            nonlocal received, held, arriving, arrived
-            if arrived:
-                return await receive()
-            if not arriving:
-                arriving, budget.arriving = True, budget.arriving + 1
-            due, late = self.body_due(t0, received)
-            with anyio.move_on_after(due - time.perf_counter()):
-                message = await receive()
-                if message["type"] == "http.request":
-                    part = len(message.get("body", b""))
-                    received += part
-                    if received > self.max_body:
-                        raise _BodyTooLarge
-                    refused = budget.refusal(part)
-                    if refused is not None:
-                        raise refused
-                    held, budget.held = held + part, budget.held + part
-                    if not message.get("more_body", False):
-                        arrived, budget.arriving = True, budget.arriving - 1
-                return message
-            raise _BodyRefused(408, late, "send the body faster (or ask the server's operator about the limit)")
-
-        length = headers.get("content-length")
-        too_large = {"detail": f"the body is larger than {self.max_body} bytes",
-                     "fix": "send a smaller body (the server's max_body_bytes)"}
         try:
-            if not self.authorised(path, headers.get("authorization")):   # before the body: a stranger's upload is not read
-                await _send_json(counted, 401, {"detail": "a bearer token is required (Authorization: Bearer <token>)"},
-                                 ((b"www-authenticate", b"Bearer"),))
-            elif length is not None and (not length.isdigit() or int(length) > self.max_body):
-                await _send_json(counted, 413, too_large)
-            elif length is not None and (refused := budget.refusal(int(length))) is not None:
-                raise refused
+            unread = self.answer_unread(path, headers)
+            if unread is not None:
+                await _send_json(counted, *unread)
             else:
-                await self.app(scope, bounded, counted)
+                await self.app(scope, body.receive, counted)
         except _BodyTooLarge:
             if status is None:
-                await _send_json(counted, 413, too_large)
+                await _send_json(counted, 413, self.too_large)
         except _BodyRefused as exc:             # the rest of the body is not read: the connection closes
             if status is None:
-                await _send_json(counted, exc.status, {"detail": exc.detail, "fix": exc.fix}, (
-                    (b"connection", b"close"), *(((b"retry-after", str(RETRY_AFTER_S).encode()),)
-                                                 if exc.status == 503 else ())))
+                await _send_json(counted, *exc.answer())
         except anyio.get_cancelled_exc_class():
             status = status or 503                # stopped by the server's shutdown
             raise
@@ -199,10 +176,62 @@ class Guard:
                 await _send_json(counted, 500, {"detail": f"the request failed ({type(exc).__name__}); "
                                                 "the server is still up"})
         finally:
-            budget.held -= held
-            budget.arriving -= arriving and not arrived
+            body.release()
             self.requests.labels(route, method, str(status or 500)).inc()
             self.latency.labels(route).observe(time.perf_counter() - t0)
+
+
+class _Body:
+    """One request's body as the route reads it, within the Guard's bounds: its size, its time and rate, and the
+    cap on the bodies held (its bytes count in :class:`BodyBudget` until the request is answered)."""
+
+    def __init__(self, guard: Guard, receive, t0: float):
+        self.guard, self._receive, self.t0 = guard, receive, t0
+        self.received = self.held = 0
+        self.arriving = self.arrived = False
+
+    def due(self) -> tuple[float, str]:
+        """(when the next part must have come, what is late then): the whole body within body_read_timeout_s of the
+        headers, and from BODY_RATE_GRACE_S on at body_min_rate_bytes_s on average."""
+        g = self.guard
+        due, late = self.t0 + g.read_timeout, f"the body did not arrive within {g.read_timeout:g} s (the server's " \
+                                              "body_read_timeout_s)"
+        if g.min_rate and self.t0 + max(BODY_RATE_GRACE_S, self.received / g.min_rate) < due:
+            due = self.t0 + max(BODY_RATE_GRACE_S, self.received / g.min_rate)
+            late = (f"the body arrived slower than {g.min_rate} bytes a second (the server's body_min_rate_bytes_s, "
+                    f"from {BODY_RATE_GRACE_S:g} s after the headers)")
+        return due, late
+
+    async def receive(self):
+        """The next part of the body, in time and within the bounds; once the body is in, what comes next (a
+        disconnect) whenever it comes."""
+        import anyio
+        if self.arrived:
+            return await self._receive()
+        budget = self.guard.budget
+        if not self.arriving:
+            self.arriving, budget.arriving = True, budget.arriving + 1
+        due, late = self.due()
+        with anyio.move_on_after(due - time.perf_counter()):
+            message = await self._receive()
+            if message["type"] == "http.request":
+                part = len(message.get("body", b""))
+                self.received += part
+                if self.received > self.guard.max_body:
+                    raise _BodyTooLarge
+                refused = budget.refusal(part)
+                if refused is not None:
+                    raise refused
+                self.held, budget.held = self.held + part, budget.held + part
+                if not message.get("more_body", False):
+                    self.arrived, budget.arriving = True, budget.arriving - 1
+            return message
+        raise _BodyRefused(408, late, "send the body faster (or ask the server's operator about the limit)")
+
+    def release(self) -> None:
+        """The request is answered: its body is no longer held."""
+        self.guard.budget.held -= self.held
+        self.guard.budget.arriving -= self.arriving and not self.arrived
 
 
 def _openapi_with_bodies(app, bodies: tuple[type, ...]):
