@@ -438,3 +438,21 @@ def test_the_openapi_schema_offers_both_bodies(server):
     reading = schema["components"]["schemas"]["EvaluateRequest"]["properties"]
     assert {"format", "skip_malformed", "duplicates", "docs_field", "layout", "ties", "order"} <= set(reading)
     assert not re.search(r'"gold"', json.dumps(reading))
+
+
+def test_what_evaluation_warns_of_is_in_the_answer_never_a_server_file_s_values(server):
+    """A run that retrieves no judged document: the evaluation's warning went to the server's log only; it is in
+    the answer's warnings, naming what the request sent -- and for a run_file (the server's file), none of its
+    values."""
+    (server.tmp / "runs" / "unjudged.trec").write_text("q01 Q0 SECRET-DOC-9 1 1 t\n")
+    sent = httpx.post(server.url + "/v1/evaluate", json={"test_set": sample_test_set(), "run": "q01 Q0 mine 1 1 t\n"},
+                      timeout=patience(60))
+    assert sent.status_code == 200
+    [warning] = sent.json()["warnings"]
+    assert "retrieves none of the judged documents" in warning and "'mine'" in warning
+    named = httpx.post(server.url + "/v1/evaluate", json={"test_set": sample_test_set(), "run_file": "unjudged.trec"},
+                       timeout=patience(60))
+    assert named.status_code == 200
+    [warning] = named.json()["warnings"]
+    assert "retrieves none of the judged documents" in warning and "SECRET-DOC-9" not in warning
+    assert "SECRET-DOC-9" not in server.stderr_path.read_text()

@@ -25,7 +25,7 @@ from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, StrictBool, 
 
 from .. import thresholds
 from ..console import spelling
-from ..console.errors import InputError, shown
+from ..console.errors import InputError, content_blanked, shown
 from ..inputs.objects import as_run
 from ..inputs.options import FLAGS, RunReading, python_name
 from ..inputs.reading import read_run
@@ -507,7 +507,10 @@ class Evaluator:
         hit = store.get(key) if store else None
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
-            result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
+            def say(message: str):           # a run file's values are the server's: not shown
+                shown_as = message if req.run_file is None else content_blanked(message, "run_file is the server's")
+                warnings.append(_for_request(shown_as))
+            result = evaluate_run(run, ts, measures, warn=say)
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
         return result, system, missing_queries(run, ts.query_ids)
