@@ -413,7 +413,7 @@ def load_settings(path) -> ServerSettings:
     except ValidationError as exc:
         e = exc.errors()[0]
         raise InputError(f"{'.'.join(map(str, e['loc']))}: {e['msg']}", path=str(path),
-                         fix=setting_fix(str(e["loc"][0]) if e["loc"] else "")) from None
+                         fix=setting_fix(str(e["loc"][0]) if e["loc"] else "") or "see `treckit serve --help`") from None
     for key in ("system", "data_dir", "cache_dir"):
         value = getattr(s, key)
         if value is not None and not Path(value).is_absolute():

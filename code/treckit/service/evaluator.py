@@ -182,8 +182,9 @@ def check_settings(s: ServerSettings) -> None:
                              f"{BUFFERED_BODIES} x max_body_bytes)")
 
 
-def setting_fix(key: str) -> str:
-    """How to give the SERVER.yaml key ``key``: a number's kind and range, else where the keys are listed."""
+def setting_fix(key: str) -> str | None:
+    """How to give the SERVER.yaml key ``key``: a number's kind and range, the keys for one that is none; None for
+    any other key."""
     field = ServerSettings.model_fields.get(key)
     if field is None:
         return f"use the keys of SERVER.yaml: {', '.join(ServerSettings.model_fields)} (docs/service.md)"
@@ -193,7 +194,7 @@ def setting_fix(key: str) -> str:
     types = set(typing.get_args(field.annotation) or (field.annotation,)) - {type(None)}
     kind = {int: "a whole number", float: "a finite number"}.get(types.pop() if len(types) == 1 else None)
     if kind is None:
-        return f"see {key} in docs/service.md"
+        return None
     return f"give {key} as {kind}" + (f" ({' and '.join(bounds)})" if bounds else "")
 
 
