@@ -278,9 +278,9 @@ def test_every_warning_s_fix_works_when_sent(server, sent, printed, members):
 
 
 @pytest.mark.parametrize("sent, said", [
-    ({"run": {"1": {"d1": 1.0}}, "format": "trec", "skip_malformed": False}, "format, skip_malformed say(s) how run "
+    ({"run": {"1": {"d1": 1.0}}, "format": "trec", "skip_malformed": False}, "format, skip_malformed say how run "
      "text or a run file is read"),
-    ({"layout": "docid-spaces"}, "layout say(s) how a run sent in the request is read; this request has none"),
+    ({"layout": "docid-spaces"}, "layout says how a run sent in the request is read; this request has none"),
     ({"run": RUN, "id_base": 2 ** 63}, "Input should be less than 9223372036854775808"),
     ({"run": RUN, "skip_malformed": "yes"}, "Input should be a valid boolean"),
 ])

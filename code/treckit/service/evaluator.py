@@ -5,8 +5,8 @@ web framework is imported here.
 Reading a body costs memory in proportion to it, and counts are checked before anything is built
 from it: the body is decoded (strict UTF-8; a lone surrogate, escaped or not, is refused) and parsed
 by the C JSON parser, as RFC 8259 reads it (``NaN``, ``Infinity`` and a number beyond a double are no JSON
-number, and a key is said once in an object: each is refused naming where it is); the number of queries is checked on the parsed lists, before a single model is
-built; queries are then validated one at a time, each replacing its parsed dict, so the parsed body
+number, and a key is said once in an object: each is refused naming where it is); the number of queries is
+checked on the parsed lists, before a single model is built; queries are then validated one at a time, each replacing its parsed dict, so the parsed body
 and its models never coexist in full.  A dict run is not copied by validation: it is read as the
 Python API reads a dict (:func:`treckit.inputs.objects.as_run`: one reading; NaN, booleans and strings as
 scores are errors).  ``bench/service_memory_bench.py`` measures what a body costs.
@@ -378,6 +378,11 @@ def _reading(req) -> tuple[RunReading, dict[str, Any]]:
     return RunReading.from_options(**sent), sent
 
 
+def _say(names) -> str:
+    names = list(names)
+    return f"{', '.join(names)} {'says' if len(names) == 1 else 'say'}"
+
+
 def _summary(result) -> dict[str, Any]:
     return {"metrics": result.metrics, "per_query_type": result.per_query_type,
             "latency_ms": result.latency_ms}
@@ -420,7 +425,7 @@ class Evaluator:
         reading, sent = _reading(req)
         unread = [name for name in sent if name not in DICT_READING]
         if isinstance(req.run, dict) and unread:
-            raise InputError(f"{', '.join(unread)} say(s) how run text or a run file is read; this request's run is "
+            raise InputError(f"{_say(unread)} how run text or a run file is read; this request's run is "
                              "{qid: {doc: score}}", fix=f"drop {', '.join(unread)}, or send the run as text")
 
         def warn_as(shown_name: str, path: Path):
@@ -483,7 +488,7 @@ class Evaluator:
         for a request without a run."""
         sent = _reading(req)[1]
         if sent:
-            raise InputError(f"{', '.join(sent)} say(s) how a run sent in the request is read; this request has none",
+            raise InputError(f"{_say(sent)} how a run sent in the request is read; this request has none",
                              fix=f"drop {', '.join(sent)}, or send a run (or run_file)")
         if self._system is None:
             raise InputError("the request has no run and the server has no system configured",
