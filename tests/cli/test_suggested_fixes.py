@@ -1688,7 +1688,6 @@ NOT_SUGGESTIONS = [
     ("engines/tie_aware.py: --tie-aware with -Z", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware with --cross-check", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware with -R {rel_format}", "the error's reason (its fix is tested)"),
-    ("service/evaluator.py: how the run is ranked, as --order", "a request field's description (the field is named order)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
     ("retrieval/system_config.py: is not a setting of a system: a stage's depth is the command's -k",
