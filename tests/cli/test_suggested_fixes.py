@@ -1533,6 +1533,48 @@ def detect_ties_of_a_run(c: Ctx):
     assert ok(c.cli("detect", "--ties", r)).out.splitlines()[1] == "ties\tno ties: every score is unique within its query"
 
 
+def html_tie_aware(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("eval", "--tie-aware", "range", "--html", c.dir / "e.html", "-m", "map", q, r),
+         "--html and --plot draw trec_eval's values", "leave them out (compare --tie-aware range --html draws tie ranges)")
+    assert not (c.dir / "e.html").exists()
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--tie-aware", "range", "--html", c.dir / "c.html"))
+    assert "<html" in (c.dir / "c.html").read_text()[:2000].lower()
+
+
+def plot_no_curve(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("eval", "--plot", c.dir / "pr.png", "-m", "map", q, r), "no precision-recall curve",
+         "add -m iprec_at_recall")
+    ok(c.cli("eval", "--plot", c.dir / "pr.png", "-m", "map", "-m", "iprec_at_recall", q, r))
+    assert (c.dir / "pr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def report_not_results(c: Ctx):
+    q, r = _files(c)
+    not_results = c.file('{"hello": 1}', "json")
+    said(c.cli("report", not_results, "-o", c.dir / "r.html"), "not a results file treckit report draws",
+         "give the --out file of treckit compare, testset eval or system eval")
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--out", c.dir / "cmp.json"))
+    ok(c.cli("report", c.dir / "cmp.json", "-o", c.dir / "r.html"))
+    assert "<html" in (c.dir / "r.html").read_text()[:2000].lower()
+
+
+def report_incomplete_compare(c: Ctx):
+    import json
+    q, r = _files(c)
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--out", c.dir / "cmp.json"))
+    record = json.loads((c.dir / "cmp.json").read_text())
+    del record["per_query"][0]["qid"]                # a row edited by hand
+    broken = c.file(json.dumps(record), "json")
+    said(c.cli("report", broken, "-o", c.dir / "r.html"), "not a complete compare results file",
+         "pass the --out file of `treckit compare` as it was written")
+    ok(c.cli("report", c.dir / "cmp.json", "-o", c.dir / "r.html"))
+
+
 OTHERS = [
     Other("missing-error", "ranking/judged.py: pass --missing skip", "eval", missing_error_eval),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "evaluate.py", missing_error_script),
@@ -1655,6 +1697,15 @@ OTHERS = [
     Other("serve-help", "service/app.py: see `treckit serve --help`", "serve", serve_help, needs="uvicorn"),
     Other("depth", "ranking/convert.py: pass a positive --depth", "python", convert_depth),
     Other("id-base", "inputs/options.py: pass --id-base N", "python", id_base),
+    Other("html-tie-aware", "cli/evaluate.py: leave them out (compare --tie-aware range --html draws tie ranges)", "eval",
+          html_tie_aware, needs="plotly"),
+    Other("plot-no-curve", "cli/evaluate.py: --plot {a.plot}: {NO_CURVE_EVAL}", "eval", plot_no_curve, needs="matplotlib"),
+    Other("report-not-results", "report/results.py: give the --out file of treckit compare, testset eval or system eval",
+          "report", report_not_results, needs="plotly"),
+    Other("report-not-json", "cli/report.py: pass the --out file of treckit compare, testset eval or system eval",
+          "report", report_not_results, needs="plotly"),
+    Other("report-incomplete-compare", "report/sources.py: pass the --out file of `treckit compare` as it was written",
+          "report", report_incomplete_compare, needs="plotly"),
 ]
 
 
@@ -1676,6 +1727,11 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("cli/evaluate.py: --html and --plot draw trec_eval's values of qrels judgments", "the error's reason (its fix is tested)"),
+    ("report/html.py: <p>Query texts were left out of this page (--no-query-text)", "a page's own text"),
+    ("report/results.py: no precision-recall curve: test-set results hold no iprec_at_recall", "a page's own text"),
+    ("report/sources.py: Means over ", "a page's own text"),
+    ("report/sources.py: no precision-recall curve: the comparison measured no iprec_at_recall", "a page's own text"),
     ("cli/main.py: Check that every expected topic is judged (and, with --no-extras",
      "a command's help as `treckit --help` lists it (test_startup checks it is the command's own)"),
     ("cli/main.py: same flags, byte-identical output (treckit eval -h)",
