@@ -23,13 +23,14 @@ from ..output.trec import write_trec_qrels
 from ..qrels import QrelsVerificationError, verify_qrels_topics
 from ..retrieval.callables import load_callable
 from ..retrieval.corpus import read_corpus
-from ..service.metrics import check_pushgateway, export
+from ..service.metrics import check_prefix, check_pushgateway, export
 from ..stages import write_json
 from ..testsets import load_test_set, resolve_test_set
 from ..testsets.cache import ResultCache
-from ..testsets.gate import check_results_file, gate, parse_drop
+from ..testsets.gate import gate, parse_drop
 from ..testsets.lifecycle import agreement, diff, refresh, split
 from ..testsets.load import test_set_from_judgments
+from ..testsets.measures import canonical_name
 from ..testsets.report import holdout_gap, results_markdown, results_table
 from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
 from ..testsets.runner import evaluate, evaluate_run
@@ -310,13 +311,16 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
     refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
+    drop = parse_drop(max_drop)                      # every option checked before any file is read
+    for m in metric or ():
+        canonical_name(m)
+    check_prefix(metrics_prefix)
     if pushgateway:
         check_pushgateway(pushgateway)
 
     def load(p):
-        return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
-    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
-               sources=(display_name(baseline), display_name(current)))
+        return read_json(p, fix="pass the --out file of `treckit testset eval`")
+    res = gate(load(baseline), load(current), metric, drop, absolute, sources=(display_name(baseline), display_name(current)))
     with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
         if markdown:
             _write_text(markdown, res.markdown())

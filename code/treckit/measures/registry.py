@@ -31,8 +31,8 @@ from ..console.errors import InputError, shown_number
 from ..inputs.formats.common import atof as _atof, atol as _atol
 from . import ap, compat, counts, cwl, gdeval, ndcg, precision, prefs, rbp, recall, relstring, rr, subtopics
 from .declaration import (DOUBLE_CUTS, DOUBLES, EMPTY_IF_BARE, LONG_CUTS, NONE, PAIRS, PLACEHOLDER, QRELS,  # noqa: F401
-                          QRELS_JG, RECALL_LEVELS, REL_FORMATS, STD_CUTS, ZERO, ZERO_IF_BARE, Irm, Measure, Param,
-                          Request, trec_columns, trec_request)
+                          QRELS_JG, RECALL_LEVELS, REL_FORMATS, STD_CUTS, UNIT, ZERO, ZERO_IF_BARE, Irm, Measure,
+                          Param, Request, trec_columns, trec_request)
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
@@ -193,26 +193,26 @@ MEASURES: list[Measure] = [
     _m("num_rel_ret", "Relevant documents retrieved. Summary is the sum.", counts.num_rel_ret_, summary="sum",
        value="long"),
     _m("map", "Mean average precision: precision after each relevant doc, averaged over all relevant docs "
-              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_,
+              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_, bounds=UNIT,
        irm=(Irm(("AP", "MAP"), _RANKED, lambda p: ("map_cut", _cut(p), {}) if "cutoff" in p else ("map", (), {})),)),
     _m("gm_map", "Geometric mean over queries of average precision (floor 0.00001).", ap.gm_map, summary="gm",
        per_query=False),
-    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec,
+    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec, bounds=UNIT,
        irm=(Irm(("Rprec", "RPrec"), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("Rprec")),)),
-    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref,
+    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref, bounds=UNIT,
        irm=(Irm(("Bpref", "BPref"), {"rel": REL}, _to("bpref")),)),
-    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank,
+    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank, bounds=UNIT,
        irm=(Irm(("RR", "MRR"), _RANKED, _to("recip_rank", options=lambda p: {"cutoff": p.get("cutoff")})),)),
     _m("iprec_at_recall", "Interpolated precision at recall levels.", precision.iprec_at_recall, DOUBLE_CUTS,
-       RECALL_LEVELS,
+       RECALL_LEVELS, bounds=UNIT,
        irm=(Irm(("IPrec",), {"recall": Param(float, required=True), "rel": REL, "judged_only": JUDGED_ONLY},
                 _to("iprec_at_recall", lambda p: (p["recall"],)), at="recall"),)),
-    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS,
+    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS, bounds=UNIT,
        irm=(Irm(("P", "Precision"), _AT_K, _to("P", _cut)),)),
     _m("relstring", "Grades of the first N docs as a string; per query only.", relstring.relstring, DOUBLES, (10.0,),
        summary="none", value="string", placeholder=EMPTY_IF_BARE),
     _m("recall", "Recall at cutoffs: relevant in the top k divided by all relevant.", recall.recall, LONG_CUTS,
-       STD_CUTS, irm=(Irm(("R", "Recall"), _AT_K, _to("recall", _cut)),)),
+       STD_CUTS, bounds=UNIT, irm=(Irm(("R", "Recall"), _AT_K, _to("recall", _cut)),)),
     _m("infAP", "Inferred AP (Yilmaz & Aslam, CIKM 2006).", ap.infAP,
        irm=(Irm(("infAP",), {"rel": REL}, _to("infAP")),)),
     _m("gm_bpref", "Geometric mean of bpref.", ap.gm_bpref, summary="gm", per_query=False),
@@ -221,27 +221,27 @@ MEASURES: list[Measure] = [
     _m("utility", "Set utility a*relret + b*nonrelret + c*relnotret + d*nonrelnotret.", counts.utility, DOUBLES,
        (1.0, -1.0, 0.0, 0.0), placeholder=ZERO_IF_BARE),
     _m("11pt_avg", "Interpolated precision averaged over recall levels.", precision.eleven_pt_avg, DOUBLES,
-       RECALL_LEVELS),
+       RECALL_LEVELS, bounds=UNIT),
     _m("binG", "Binary G: mean over relevant docs of 1/log2(2 + nonrelevant docs above it).", ap.binG),
     _m("G", "Normalized gain with a user cost model (trec_eval's G).", ndcg.G, PAIRS),
     _m("ndcg", "Normalized discounted cumulative gain over the whole ranking (Jarvelin & Kekalainen, TOIS 2002); "
-               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS,
+               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS, bounds=UNIT,
        irm=(Irm(("nDCG", "NDCG"), {"cutoff": CUTOFF, "dcg": Param(str, choices=("log2", "exp-log2"), default="log2"),
                                    "gains": Param(dict), "judged_only": JUDGED_ONLY}, _bind_ndcg),)),
     _m("ndcg_rel", "nDCG averaged over the ranks of relevant docs.", ndcg.ndcg_rel, PAIRS),
     _m("Rndcg", "nDCG averaged at the ends of the ideal ranking's grade levels.", ndcg.Rndcg, PAIRS),
-    _m("ndcg_cut", "nDCG at cutoffs, gain = grade.", ndcg.ndcg_cut, LONG_CUTS, STD_CUTS),
-    _m("map_cut", "Average precision over the top k, divided by all relevant.", ap.map_cut, LONG_CUTS, STD_CUTS),
+    _m("ndcg_cut", "nDCG at cutoffs, gain = grade.", ndcg.ndcg_cut, LONG_CUTS, STD_CUTS, bounds=UNIT),
+    _m("map_cut", "Average precision over the top k, divided by all relevant.", ap.map_cut, LONG_CUTS, STD_CUTS, bounds=UNIT),
     _m("relative_P", "Precision at k divided by the best possible precision at k.", precision.relative_P, LONG_CUTS,
-       STD_CUTS),
-    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10),
+       STD_CUTS, bounds=UNIT),
+    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10), bounds=UNIT,
        irm=(Irm(("Success",), _AT_K, _to("success", _cut)),)),
-    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P,
+    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P, bounds=UNIT,
        irm=(Irm(("SetP",), _SETP, _bind_setp), Irm(("SetRelP",), _SETP, _bind_setp, preset=(("relative", True),)))),
     _m("set_relative_P", "Set precision over the best possible for that set size.", counts.set_relative_P),
-    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall,
+    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall, bounds=UNIT,
        irm=(Irm(("SetR",), {"rel": REL}, _to("set_recall")),)),
-    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map,
+    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map, bounds=UNIT,
        irm=(Irm(("SetAP",), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("set_map")),)),
     _m("set_F", "F-measure of set precision and recall, beta default 1.", counts.set_F, DOUBLES, (1.0,),
        irm=(Irm(("SetF",), {"rel": REL, "beta": Param(float, default=1.0), "judged_only": JUDGED_ONLY},
@@ -251,9 +251,10 @@ MEASURES: list[Measure] = [
     _m("rbp", "Rank-biased precision (Moffat & Zobel, TOIS 2008), p=0.9 unless rbp.p=X.", rbp.rbp, PAIRS),
     _m("rbp_resid", "Residual of rank-biased precision due to unjudged docs.", rbp.rbp_resid, PAIRS,
        placeholder=ZERO_IF_BARE),
-    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO),
+    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO,
+       bounds=UNIT),
     _m("Judged", "Share of the top k (all retrieved without @k) that is in the qrels, as ir_measures' Judged.",
-       counts.judged_at, trec=False, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
+       counts.judged_at, trec=False, bounds=UNIT, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
                                               _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),),
        reference=IR_MEASURES + " (its judged provider)"),
     _m("gdeval.nDCG", "nDCG@k of the TREC Web track's gdeval.pl: gain 2^g - 1 (judgments 0..4) over a natural-log "
@@ -454,6 +455,15 @@ def column_of(requests: list[Request], measure) -> str:
             return r.columns[0]
     asked = measure if isinstance(measure, str) else want.text
     raise InputError(f"{asked} is not among the measures evaluated", fix=f"evaluate with {asked} among them")
+
+
+def value_bounds(req: Request) -> tuple[float, float] | None:
+    """The closed range every per-query value of ``req`` lies in (its measure's ``bounds``); None when none is
+    declared, or when the request sets the gains itself (a gain of its choosing can take nDCG anywhere)."""
+    m = req.measure
+    if m.bounds is None or (m.params == PAIRS and req.params) or dict(req.options).get("gains"):
+        return None
+    return m.bounds
 
 
 def _given(options: tuple) -> tuple:
