@@ -12,6 +12,7 @@ import typer
 from ..console.errors import InputError, listing
 from ..console.messages import say
 from ..console.process import defer_pandas
+from ..ids import tsv_field_problem
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..inputs.bounded import load_yaml_mapping, read_json
@@ -85,10 +86,10 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
     refuse_overwriting([test_set], [qrels, queries, types])
     ts = load_test_set(test_set)
-    for q in ts.queries:
-        if "\t" in q.query_text or "\n" in q.query_text:
-            raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
-                             fix="remove it from the query text")
+    for q in ts.queries if queries else ():         # ids and types are held to the readers' rules by validation
+        if tsv_field_problem(q.query_text):
+            raise InputError(f"query {q.query_id!r}: its text {tsv_field_problem(q.query_text)}",
+                             fix="remove it from the query text, or leave out --queries")
     with outputs(qrels, queries, types):                 # every file or none
         write_trec_qrels(ts.to_qrels(), qrels)
         if queries:

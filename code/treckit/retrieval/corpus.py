@@ -48,6 +48,9 @@ def read_corpus(path: PathLike) -> Corpus:
             raise InputError("a document needs an id (_id, id, docid, doc_id or title)", path=name, line=no,
                              fix="add an id field")
         doc_id = str(obj[key])
+        if not doc_id:
+            raise InputError(f"the document's id ({key}) is empty, which a TREC run cannot hold", path=name, line=no,
+                             fix="give every document a non-empty id")
         parts = [obj.get(f) for f in ("title", "text")]
         if any(p is not None and not isinstance(p, str) for p in parts) or all(p is None for p in parts):
             raise InputError("a document needs text: 'title' and/or 'text' strings", path=name, line=no,

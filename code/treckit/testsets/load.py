@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from ..inputs.bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
 from ..console.errors import InputError
+from ..ids import field_id_problem, tsv_field_problem
 from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
@@ -524,6 +525,7 @@ class _QueryChecker:
                     block_full()
                 docs = q.get("relevant_docs", [] if allow_unlabeled else None)
                 if (type(qid) is str and type(text) is str and type(qtype) is str and qid and text and qtype
+                        and not field_id_problem(qid) and not tsv_field_problem(qtype)
                         and (top_k is None or (type(top_k) is int and 1 <= top_k <= MAX_CUTOFF)) and type(docs) is list
                         and (docs or allow_unlabeled) and len(q) <= 5
                         and (text.isascii() and qid.isascii() and qtype.isascii() or _utf8(qid, text, qtype))
@@ -656,6 +658,11 @@ def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: di
     """What the schema cannot say about one query but unique ids (see :class:`_QueryChecker`)."""
     out = []
     qid = q.get("query_id")
+    for name, rule in (("query_id", field_id_problem), ("query_type", tsv_field_problem)):
+        value = q.get(name)          # what `testset export` could not write back as read (the readers' own rules)
+        if isinstance(value, str) and value and (problem := rule(value)):
+            what = "its id" if name == "query_id" else "its type"
+            out.append((lines.get((name,), line), f"query {qid!r}: {what} {problem}"))
     docs = q.get("relevant_docs")
     if not isinstance(docs, list):
         return out
