@@ -12,11 +12,12 @@ from ..console.errors import InputError
 from ..console.messages import say
 from ..console.progress import Steps
 from ..inputs.reading import read_qrels, read_run
+from ..inputs.sources import display_name
 from ..output.files import atomic_output
 from ..output.trec import write_trec_run
 from ..retrieval.bm25 import BM25Params
 from ..retrieval.corpus import read_corpus
-from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
+from ..retrieval.fusion import check_finite_scores, check_rrf_k, fuse, parse_weights, tune as tune_fusion
 from ..retrieval.ranking import run_of, through_ties, trec_ranked
 from ..retrieval.system import load_system, method_search
 from ..testsets import load_test_set
@@ -71,6 +72,8 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     check_rrf_k(k)                     # before any run is read
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
+    if method is not FusionMethod.rrf:
+        check_finite_scores(rs, method.value, [display_name(p) for p in runs])
     w = parse_weights(weights, names)
     kk = k
     if tune:
