@@ -16,7 +16,7 @@ from ..ids import tsv_field_problem
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..inputs.bounded import load_yaml_mapping, read_json
-from ..inputs.reading import read_qrels, read_run
+from ..inputs.reading import judgment_line_finder, read_qrels, read_run
 from ..inputs.sources import display_name
 from ..measures.definitions import RANKINGS
 from ..output.files import atomic_output, outputs
@@ -29,7 +29,7 @@ from ..stages import write_json
 from ..testsets import load_test_set, resolve_test_set
 from ..testsets.cache import ResultCache
 from ..testsets.gate import gate, parse_drop
-from ..testsets.lifecycle import agreement, diff, refresh, split
+from ..testsets.lifecycle import agreement, check_label_grades, diff, judged_once, refresh, split
 from ..testsets.load import test_set_from_judgments
 from ..testsets.measures import canonical_name
 from ..testsets.report import holdout_gap, results_markdown, results_table
@@ -227,13 +227,24 @@ def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = t
     print(f"edited ({len(d['edited'])}): " + ", ".join(f"{e['query_id']} ({'/'.join(e['fields'])})" for e in d["edited"]))
 
 
+def _labels(path: str, grades: bool = False):
+    """An annotator's labels (qrels), each (query, doc) judged once (and, with ``grades``, every grade a test
+    set's), refused naming the file and the lines."""
+    labels = read_qrels(path)
+    lines = judgment_line_finder(path)
+    judged_once(labels, display_name(path), lines)
+    if grades:
+        check_label_grades(labels, display_name(path), lines)
+    return labels
+
+
 @testset_app.command("kappa")
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
               threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
-    ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
+    ag = agreement(_labels(a), _labels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
     if ag.kappa is None:
         _say(f"{ag.describe()}; no pass without a kappa")
@@ -253,8 +264,8 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
     cands = read_query_records(candidates)
-    nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
-                          seed=seed, threshold=threshold, source=display_name(candidates))
+    nxt, report = refresh(load_test_set(current), cands, replace, _labels(labels_a, grades=True),
+                          _labels(labels_b, grades=True), seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
     print(json.dumps(report, indent=2))
 
