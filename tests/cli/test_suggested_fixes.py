@@ -1726,7 +1726,6 @@ NOT_SUGGESTIONS = [
     ("engines/stream.py: --skip-malformed reads the run whole", "why a run is read whole (said, nothing to do)"),
     ("engines/stream.py: read whole into memory, beyond --memory-limit", "a note of what was done"),
     ("inputs/formats/jsonl.py: (then the --gold query text or the line number", "the fix is to edit the file"),
-    ("evaluation/rq_eval.py: argument --k: must be at least 1", "argparse's own usage error"),
     ("evaluation/rq_eval.py: --emit-traces was not given", "the JSON's record of why no trace was written"),
     ("ranking/convert.py: 'they keep their input order (--break-ties)'", "names the tie rule in force, suggests nothing"),
     ("ranking/convert.py: 'they are ordered by doc id ascending (--ties docid-asc)'", "names the tie rule in force"),

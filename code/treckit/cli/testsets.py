@@ -33,7 +33,7 @@ from ..testsets.lifecycle import agreement, check_label_grades, diff, judged_onc
 from ..testsets.load import test_set_from_judgments
 from ..testsets.measures import canonical_name
 from ..testsets.report import holdout_gap, results_markdown, results_table
-from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
+from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_k, check_threshold, rq
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
@@ -285,6 +285,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
     check_threshold(threshold)
+    check_k(k)
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
         raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")

@@ -127,7 +127,7 @@ def _cwl_bind(name: str):
         if name != "RBP" and settings["min_rel"] >= settings["max_rel"]:
             raise InputError(f"{name}: min_rel={settings['min_rel']} must be below max_rel={settings['max_rel']} "
                              "(judgments are scaled from min_rel..max_rel to 0..1)",
-                             fix=f"e.g. {name}(max_rel=3)" if "cutoff" not in spec else f"e.g. {name}(max_rel=3)@10")
+                             fix=f"e.g. {_example(name)}")
         return f"cwl.{name}", (), {"measure": name, **settings}
     return bind
 
@@ -161,7 +161,7 @@ def _diversity_bind(name: str):
                              "needs a depth k", fix=f"write {name}@k, e.g. {name}@20")
         for key in ("alpha", "beta"):
             if key in p and not 0 <= p[key] <= 1:
-                raise InputError(f"{name}: {key}={p[key]!r} must be from 0 to 1", fix=f"e.g. {name}({key}=0.5)")
+                raise InputError(f"{name}: {key}={p[key]!r} must be from 0 to 1", fix=f"e.g. {_example(name, {key: 0.5})}")
         options = {"measure": ndeval_name, **{k: p[k] for k in ("cutoff", "alpha", "beta") if k in p}}
         if "judged_only" not in spec:              # ir_measures never filters these: -J leaves them alone
             options["judged_only"] = False
@@ -613,6 +613,9 @@ def _literal(node):
     """A parameter value, accepted as ir_measures accepts it (a literal number, string, bool or dict)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value    # -0.5, as Python reads it
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
     raise _NotIrm("values must be literal numbers, strings, booleans or dicts (as ir_measures requires)")
@@ -664,7 +667,7 @@ def parse_irm(text: str) -> Request | None:
     target, kparams, kopts = spec.bind(params)
     tm = BY_NAME[target]
     if spec.at == "cutoff" and "cutoff" in params and params["cutoff"] < 1:
-        raise InputError(f"{text}: the cutoff must be at least 1", fix=f"e.g. {name}@10")
+        raise InputError(f"{text}: the cutoff must be at least 1", fix=f"e.g. {_example(name)}")
     return Request(tm, tuple(kparams), (text.strip(),), text.strip(), options=tuple(sorted(kopts.items())),
                    level=params.get("rel") if "rel" in spec.params else None,
                    judged_only=params.get("judged_only") if "judged_only" in spec.params else None,
@@ -680,26 +683,28 @@ def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
                          fix=f"{name} takes {', '.join(spec.params) or 'no parameters'}")
     for pname, p in spec.params.items():
         if pname in params:
-            _check_value(text, name, spec, pname, p, params[pname])
+            _check_value(text, name, spec, pname, p, params[pname], params)
         elif p.required:
             shown = f"{name}@X" if pname == spec.at else f"{name}({pname}=...)"
-            raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name, spec)}")
+            raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name)}")
 
 
-def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v) -> None:
-    """One given parameter: of its declared type and among its allowed values, then within range."""
+def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v, params: dict) -> None:
+    """One given parameter: of its declared type and among its allowed values, then within range (``params``: all
+    those given, for the example the fix offers)."""
+    others = None if pname == spec.at else {k: x for k, x in params.items() if k != pname}   # a bad @ value: the usual
     ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
     if not ok or (p.choices is not None and v not in p.choices):
         want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
         raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
-                         fix=f"e.g. {_example(name, spec)}")
+                         fix=f"e.g. {_example(name, {pname: _valid_value(p)}, others)}")
     values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
     if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
             or (pname == "beta" and v < 0):
         raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
                          + ("a recall level from 0 to 1" if pname == "recall" else
                             "numbers must be finite, and integers at most 2^63 - 1 in size"),
-                         fix=f"e.g. {_example(name, spec)}")
+                         fix=f"e.g. {_example(name, {pname: _valid_value(p)}, others)}")
 
 
 def _in_bounds(x) -> bool:
@@ -716,16 +721,54 @@ def _brief(v) -> str:
         else repr(v)[:200]
 
 
-_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1}
+_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1, "recall": 0.5, "alpha": 0.5, "beta": 0.5}
+_checking_example: list[str] = []          # the examples being checked (their own errors need no example)
 
 
-def _example(name: str, spec: Irm) -> str:
-    """A valid spelling of ``name``: its required parameters given, e.g. ``SDCG(max_rel=3)@10``."""
-    needed = [f"{p}={_EXAMPLE_VALUES.get(p, 1)}" for p, prm in spec.params.items() if prm.required and p != spec.at]
-    shown = name + (f"({', '.join(needed)})" if needed else "")
-    if spec.at not in spec.params:
-        return shown
-    return f"{shown}@0.5" if spec.at == "recall" else f"{shown}@10"
+def _valid_value(p: Param):
+    """A value ``p`` takes: its default, else one of its choices, else an ordinary value of its type."""
+    if p.default is not None:
+        return p.default
+    if p.choices:
+        return p.choices[0]
+    return {int: 1, float: 0.5, bool: True, str: "x", dict: {1: 1}}.get(p.dtype, 1)
+
+
+def _example(name: str, given: dict | None = None, asked: dict | None = None) -> str:
+    """A spelling of the ir_measures name ``name`` that treckit accepts (each candidate is parsed before it is
+    offered), with ``given`` parameters and the required ones, e.g. ``SDCG(max_rel=3)@10``, ``RBP(rel=1, p=0.8)``;
+    the ``@`` value of ``asked`` (the parameters as asked for) is kept where it is valid, and none is added to a
+    name that takes it optionally and was asked for without one (``AP(rel=1)``, not ``AP(rel=1)@10``)."""
+    spec = IRM_NAMES[name][1]
+    needed = {p: _EXAMPLE_VALUES.get(p, 1) for p, prm in spec.params.items() if prm.required and p != spec.at}
+    ats = []
+    if spec.at in spec.params:
+        if asked and spec.at in asked:
+            ats.append(f"@{asked[spec.at]!r}")
+        elif asked is not None and not spec.params[spec.at].required:
+            ats.append("")
+        ats.append(f"@{_EXAMPLE_VALUES.get(spec.at, 10)}")
+    ats.append("")
+    given = {k: v for k, v in (given or {}).items() if k != spec.at}
+    candidates = []
+    for params in ({**needed, **given}, {**needed, "rel": 1, **given}):
+        if "rel" in params and "rel" not in spec.params:
+            continue
+        inside = f"({', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
+        candidates += [name + inside + at for at in ats]
+    if _checking_example:
+        return candidates[0]
+    _checking_example.append(name)
+    try:
+        for text in dict.fromkeys(candidates):
+            try:
+                if parse_irm(text) is not None:
+                    return text
+            except InputError:
+                continue
+    finally:
+        _checking_example.pop()
+    return candidates[0]
 
 
 # ------------------------------------------------------------------ unknown names
