@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -24,7 +25,7 @@ from ..testsets import load_test_set
 from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
 from ..testsets.topics import read_queries, read_query_types
-from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
+from .common import FusionMethod, Method, Norm, number_in, refuse_overwriting, with_debug_option
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
@@ -33,8 +34,8 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query"),
                  output: str = typer.Option(..., "--output", "-o", help="TREC run to write ('-' = stdout)"),
                  index: Optional[Path] = typer.Option(None, "--index", help="BM25 index directory: saved, then reused"),
-                 k1: float = typer.Option(0.9, "--k1", min=0.0, help="BM25 k1"),
-                 b: float = typer.Option(0.4, "--b", min=0.0, max=1.0, help="BM25 b"),
+                 k1: float = typer.Option(0.9, "--k1", parser=number_in(0.0, math.inf), metavar="NUMBER", help="BM25 k1"),
+                 b: float = typer.Option(0.4, "--b", parser=number_in(0.0, 1.0), metavar="NUMBER", help="BM25 b"),
                  variant: str = typer.Option("lucene", "--variant", help="lucene | robertson | atire | bm25l | bm25+"),
                  stopwords: str = typer.Option("en", "--stopwords", help="en | none"),
                  stemmer: str = typer.Option("english", "--stemmer", help="a Snowball language, or none"),

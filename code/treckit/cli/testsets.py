@@ -37,7 +37,7 @@ from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_k, check
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
-from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, number_in, refuse_overwriting, with_debug_option
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -134,7 +134,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      measure: Optional[List[str]] = typer.Option(None, "--measure", "-m",
                                                                  help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
-                     holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
+                     holdout: Optional[float] = typer.Option(None, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
                                                              help="also report a train/holdout split and their gap"),
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
                      out: Optional[Path] = typer.Option(None, "--out", "-o", help="results JSON (the input of `treckit gate`)"),
@@ -189,7 +189,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
 
 @testset_app.command("split")
 def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
-              holdout: float = typer.Option(0.2, "--holdout", min=0.01, max=0.99, help="share of each query type held out"),
+              holdout: float = typer.Option(0.2, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
+                                            help="share of each query type held out"),
               seed: int = typer.Option(0, "--seed"),
               out_dir: Optional[Path] = typer.Option(None, "--out-dir", "-o",
                                                      help="folder for NAME.train.yaml and NAME.holdout.yaml (default: the input's)"),
@@ -242,7 +243,8 @@ def _labels(path: str, grades: bool = False):
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
-              threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
+              threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                             help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
     ag = agreement(_labels(a), _labels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
@@ -258,7 +260,8 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
                 labels_a: str = typer.Option(..., "--labels-a", help="annotator A's labels of the candidates (qrels)"),
                 labels_b: str = typer.Option(..., "--labels-b", help="annotator B's labels (qrels)"),
-                threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="minimum kappa (exclusive)"),
+                threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                               help="minimum kappa (exclusive)"),
                 seed: int = typer.Option(0, "--seed"),
                 out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
