@@ -14,6 +14,7 @@ from ..console.messages import say
 from ..console.progress import Steps
 from ..inputs.reading import read_qrels, read_run
 from ..inputs.sources import display_name
+from ..measures.registry import resolve
 from ..output.files import atomic_output
 from ..output.trec import write_trec_run
 from ..retrieval.bm25 import BM25Params
@@ -24,6 +25,7 @@ from ..retrieval.system import load_system, method_search
 from ..testsets import load_test_set
 from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
+from ..testsets.measures import canonical_name
 from ..testsets.topics import read_queries, read_query_types
 from .common import FusionMethod, Method, Norm, number_in, refuse_overwriting, with_debug_option
 
@@ -70,7 +72,10 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
              measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
-    check_rrf_k(k)                     # before any run is read
+    check_rrf_k(k)                     # the options checked before any run is read
+    parse_weights(weights, None)
+    if tune:
+        resolve([measure])
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     if method is not FusionMethod.rrf:
@@ -105,7 +110,9 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
     refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
-    system = load_system(config)          # the whole config checked before anything else is read
+    for m in measure or ():                # the measures, then the whole config, checked before anything else is read
+        canonical_name(m)
+    system = load_system(config)
     ts = _test_set(test_set, qrels, queries, query_types)
     only = [c.strip() for c in components.split(",") if c.strip()] if components else None
     results = evaluate_system(system, ts, k=k, measures=measure, only=only, cache=not no_cache)

@@ -152,6 +152,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
+    for m in measure or ():                       # every option checked before any file is read
+        canonical_name(m, gain.value)
+    check_prefix(metrics_prefix)
     if pushgateway:
         check_pushgateway(pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read

@@ -178,14 +178,17 @@ def _top(df, depth: int):
     return df[df["rank"] <= depth].drop(columns="_q").reset_index(drop=True)
 
 
-def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
-    """``0.3,0.4,0.3`` (in run order) or ``bm25=0.3,splade=0.4,dense=0.3`` (by run name)."""
+def parse_weights(text: str | None, names: list[str] | None) -> list[float] | None:
+    """``0.3,0.4,0.3`` (in run order) or ``bm25=0.3,splade=0.4,dense=0.3`` (by run name); with ``names`` None,
+    only the numbers are checked (before the runs, which give the names, are read)."""
     if not text:
         return None
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
         if all("=" in p for p in parts):
             named = {p.split("=", 1)[0].strip(): float(p.split("=", 1)[1]) for p in parts}
+            if names is None:
+                return None
             unknown = set(named) - set(names)
             if unknown or len(named) != len(names):
                 raise InputError(f"--weights names {sorted(named)} but the runs are {names}",
@@ -194,7 +197,7 @@ def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
         return [float(p) for p in parts]
     except ValueError:
         raise InputError(f"--weights {text!r} is not a list of numbers",
-                         fix=f"one number per run, in order, e.g. --weights {','.join('1' for _ in names)}") from None
+                         fix=f"one number per run, in order, e.g. --weights {','.join('1' for _ in names or parts)}") from None
 
 
 def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | None = None,
