@@ -1055,6 +1055,39 @@ def compare_options(what: str, bad, good, fix: str):
     return check
 
 
+def fuse_infinite_score(c: Ctx):
+    """A score-adding method refuses an infinite score; RRF, which the fix names, fuses the ranks: query 1 d2 (ranks
+    1 and 1), d1 (2, 2), d3 (3, 3) is the run's own order (AP (1/2 + 2/3) / 2), query 2 likewise (AP (1 + 2/3) / 2)."""
+    q, r = _files(c)
+    infinite = c.file(RUN.replace("d2 1 3.0", "d2 1 inf"), "run")
+    out = c.out("trec")
+    said(c.cli("fuse", infinite, r, "--method", "combsum", "-o", out), "an infinite score",
+         "fuse ranks instead (--method rrf)")
+    ok(c.cli("fuse", infinite, r, "--method", "rrf", "-o", out))
+    assert c.measure(q, out)["map"] == c.measure(q, r)["map"] == _four(((1 / 2 + 2 / 3) / 2 + (1 + 2 / 3) / 2) / 2)
+
+
+def rq_huge_k(c: Ctx):
+    """rq --k beyond a test set's cutoffs is refused before any file is read; --k 5 gives MRR@5 by hand."""
+    q, r = _files(c)
+    ts = c.test_set(q)
+    said(c.cli("rq", "--test-set", ts, "--run", r, "--k", str(10 ** 20)), "the RQ cutoff k must be a whole number",
+         "e.g. --k 5")
+    got = c.cli("rq", "--test-set", ts, "--run", r, "--k", "5", "--report-only")
+    assert got.code == 0 and "= 0.7500 over 2 labelled queries" in got.out, got      # (1/2 + 1) / 2
+
+
+def export_tabbed_text(c: Ctx):
+    """A query text with a tab cannot go to a queries TSV; without --queries the qrels are written."""
+    q = c.file(QRELS, "qrels")
+    ts = c.file(c.test_set(q).read_text().replace("query_text: alpha", 'query_text: "al\\tpha"'), "ts.yaml")
+    out = c.out("qrels")
+    said(c.cli("testset", "export", ts, "-o", out, "--queries", c.out("tsv")), "its text holds a tab or a line break",
+         "remove it from the query text, or leave out --queries")
+    ok(c.cli("testset", "export", ts, "-o", out))
+    assert c.measure(out, c.file(RUN, "run"))["map"] == c.measure(q, c.file(RUN, "run"))["map"]
+
+
 def fuse_weights_by_name(c: Ctx):
     q, r = _files(c)
     other, out = _second_run(c), c.out("trec")
@@ -1600,6 +1633,10 @@ OTHERS = [
           tie_aware_with("-R", lambda c, q: ("-R", "qrels_prefs"))),
     Other("detect-ties", "cli/info.py: give a run file (not stdin), without --role qrels", "detect", detect_ties_of_a_run),
     Other("weights-names", "retrieval/fusion.py: --weights names", "fuse", fuse_weights_by_name),
+    Other("fuse-infinite", "retrieval/fusion.py: fuse ranks instead (--method rrf)", "fuse", fuse_infinite_score),
+    Other("rq-k", "testsets/rq.py: e.g. --k 5", "rq", rq_huge_k),
+    Other("export-text", "cli/testsets.py: remove it from the query text, or leave out --queries", "testset export",
+          export_tabbed_text),
     Other("weights-numbers", "retrieval/fusion.py: e.g. --weights {", "fuse", fuse_weights_numbers),
     Other("tune-method", "retrieval/fusion.py: use --method rrf or weighted", "fuse", fuse_tune_method),
     Other("stemmer", "retrieval/bm25.py: e.g. --stemmer english, or --stemmer none", "retrieve", retrieve_stemmer,
