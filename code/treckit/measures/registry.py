@@ -326,7 +326,8 @@ def _param_example(m: Measure) -> str:
         return f"{m.name}.p=0.8"
     if m.params == PAIRS:
         return f"{m.name}.1=1,2=3"
-    return f"{m.name}." + ",".join(f"{v:g}" for v in m.default[:3]) if m.default else m.name
+    shown = m.default if m.name == "utility" else m.default[:3]        # utility takes exactly its 4 coefficients
+    return f"{m.name}." + ",".join(f"{v:g}" for v in shown) if m.default else m.name
 
 
 def parse_params(m: Measure, raw: str) -> tuple:
@@ -510,7 +511,10 @@ def _check_trec_params(arg: str, name: str, raw: str, nicknames: dict) -> None:
         raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
                          fix=f"use -m {name}, and give parameters to single measures")
     if not raw:                        # trec_eval checks every -m, even after earlier parameters
-        raise InputError(f"-m {arg}: empty parameters", fix=f"give parameters (e.g. -m {name}.5) or none (-m {name})")
+        m = TREC_NAMES[name]
+        raise InputError(f"-m {arg}: empty parameters",
+                         fix=f"use -m {name} ({name} takes no parameters)" if m.params == NONE else
+                         f"give parameters (e.g. -m {_param_example(m)}) or none (-m {name})")
 
 
 def _trec_requests(m: Measure, raws: list[str], args: list, first_params_win: bool, warn) -> list[Request]:

@@ -180,7 +180,7 @@ class _Record:
             self.fail(field, "must be a finite number (within a double's range), found "
                              + ("NaN" if value != value else "an infinite or out-of-range number"))
         if not low <= value <= high:
-            self.fail(field, f"must be from {low:g} to {high:g}{what}")
+            self.fail(field, f"must be {f'at least {low:g}' if high == math.inf else f'from {low:g} to {high:g}'}{what}")
         return float(value)
 
     def check(self, measures: list[str] | None) -> None:
