@@ -14,7 +14,8 @@ else ``~/.cache/treckit``.  Nothing there is ever lost to a mishap:
   evaluation goes on without the cache and says so (the file is left alone);
 * **corrupt**: only a file SQLite itself finds corrupt (``PRAGMA quick_check``) is set aside, as
   ``evaluations.corrupt-<UTC time>-<n>``, a name no earlier one has, and a new file is started;
-* **not a result**: a stored row that is not a valid result is a miss (evaluated again and replaced);
+* **not a result**: a stored row that is not a valid result (:func:`treckit.testsets.results.check_results`) is a
+  miss: evaluated again and replaced, said with the file and the row's key (never its content);
 * **size**: the stored results take at most ``$TRECKIT_CACHE_MAX_BYTES`` (a size such as ``512M``;
   ``0``: no bound; default :data:`DEFAULT_MAX_BYTES`); after each store, the least recently used
   results (stored or answered longest ago) are removed until the rest fit.
