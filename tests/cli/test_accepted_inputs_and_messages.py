@@ -253,7 +253,6 @@ def test_a_nan_score_on_line_1_is_named_with_its_line_and_field(files, capsys, r
     (["testset", "refresh", "{ts}", "--candidates", "{qrels}", "--labels-a", "{qrels}", "--labels-b", "{qrels}",
       "--threshold", "nan", "-o", "{out}"], "--threshold", "from -1 to 1"),
     (["alert-rules", "--threshold", "nan"], "--threshold", "from 0 to 1"),
-    (["retrieve", "--corpus", "{qrels}", "--queries", "{qrels}", "--k1", "nan", "-o", "{out}"], "--k1", "at least 0"),
 ])
 def test_nan_for_a_number_option_is_said_to_be_no_finite_number(files, capsys, tmp_path, argv, option, span):
     qrels, run = files
@@ -263,6 +262,17 @@ def test_nan_for_a_number_option_is_said_to_be_no_finite_number(files, capsys, t
     code, _, err = run_cli(argv, capsys)
     assert code == 2 and f"Invalid value for '{option}': 'nan' is not a finite number (give one {span})" in err, err
     assert "less than or equal" not in err
+
+
+def test_retrieve_says_a_nan_k1_is_no_finite_number(tmp_path, capsys):
+    """--k1 and --b go to the library's BM25 parameters, whose check says what a number must be, NaN included."""
+    (tmp_path / "docs.jsonl").write_text('{"_id": "d1", "text": "cats"}\n')
+    (tmp_path / "q.tsv").write_text("q1\tcats\n")
+    for option in (["--k1", "nan"], ["--b", "nan"], ["--b", "-1"]):
+        code, _, err = run_cli(["retrieve", "--corpus", tmp_path / "docs.jsonl", "--queries", tmp_path / "q.tsv",
+                                *option, "-o", tmp_path / "r.trec"], capsys)
+        assert code == 2 and "BM25 needs numbers k1 >= 0 (finite) and 0 <= b <= 1" in err, err
+        assert "less than or equal" not in err and "greater than or equal" not in err
 
 
 def test_gdeval_refuses_empty_qrels_as_eval_and_ndeval_do(files, capsys, tmp_path):

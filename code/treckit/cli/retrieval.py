@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -27,7 +26,7 @@ from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
 from ..testsets.measures import canonical_name
 from ..testsets.topics import read_queries, read_query_types
-from .common import FusionMethod, Method, Norm, number_in, refuse_overwriting, with_debug_option
+from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
@@ -36,8 +35,8 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query"),
                  output: str = typer.Option(..., "--output", "-o", help="TREC run to write ('-' = stdout)"),
                  index: Optional[Path] = typer.Option(None, "--index", help="BM25 index directory: saved, then reused"),
-                 k1: float = typer.Option(0.9, "--k1", parser=number_in(0.0, math.inf), metavar="NUMBER", help="BM25 k1"),
-                 b: float = typer.Option(0.4, "--b", parser=number_in(0.0, 1.0), metavar="NUMBER", help="BM25 b"),
+                 k1: float = typer.Option(0.9, "--k1", help="BM25 k1 (a finite number >= 0)"),
+                 b: float = typer.Option(0.4, "--b", help="BM25 b (from 0 to 1)"),
                  variant: str = typer.Option("lucene", "--variant", help="lucene | robertson | atire | bm25l | bm25+"),
                  stopwords: str = typer.Option("en", "--stopwords", help="en | none"),
                  stemmer: str = typer.Option("english", "--stemmer", help="a Snowball language, or none"),

@@ -114,6 +114,15 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
     _say(f"wrote {output}: {len(ts.queries)} queries")
 
 
+def _check_options(measures, gain: str, metrics_prefix: str, pushgateway: str | None) -> None:
+    """The measure names and the gauges' options, checked before any file is read (a typo costs no evaluation)."""
+    for m in measures or ():
+        canonical_name(m, gain)
+    check_prefix(metrics_prefix)
+    if pushgateway:
+        check_pushgateway(pushgateway)
+
+
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
@@ -152,11 +161,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
-    for m in measure or ():                       # every option checked before any file is read
-        canonical_name(m, gain.value)
-    check_prefix(metrics_prefix)
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    _check_options(measure, gain.value, metrics_prefix, pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read
         check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
@@ -330,12 +335,8 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
     refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
-    drop = parse_drop(max_drop)                      # every option checked before any file is read
-    for m in metric or ():
-        canonical_name(m)
-    check_prefix(metrics_prefix)
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    drop = parse_drop(max_drop)
+    _check_options(metric, "exp", metrics_prefix, pushgateway)
 
     def load(p):
         return read_json(p, fix="pass the --out file of `treckit testset eval`")

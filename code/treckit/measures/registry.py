@@ -696,19 +696,24 @@ def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
 def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v, params: dict) -> None:
     """One given parameter: of its declared type and among its allowed values, then within range (``params``: all
     those given, for the example the fix offers)."""
-    others = None if pname == spec.at else {k: x for k, x in params.items() if k != pname}   # a bad @ value: the usual
     ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
     if not ok or (p.choices is not None and v not in p.choices):
         want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
         raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
-                         fix=f"e.g. {_example(name, {pname: _valid_value(p)}, others)}")
+                         fix=f"e.g. {_example_with(name, spec, pname, p, params)}")
     values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
     if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
             or (pname == "beta" and v < 0):
         raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
                          + ("a recall level from 0 to 1" if pname == "recall" else
                             "numbers must be finite, and integers at most 2^63 - 1 in size"),
-                         fix=f"e.g. {_example(name, {pname: _valid_value(p)}, others)}")
+                         fix=f"e.g. {_example_with(name, spec, pname, p, params)}")
+
+
+def _example_with(name: str, spec: Irm, pname: str, p: Param, params: dict) -> str:
+    """An example of ``name`` with a valid ``pname`` and the other parameters asked for (a bad @ value: the usual)."""
+    others = None if pname == spec.at else {k: x for k, x in params.items() if k != pname}
+    return _example(name, {pname: _valid_value(p)}, others)
 
 
 def _in_bounds(x) -> bool:
@@ -738,12 +743,8 @@ def _valid_value(p: Param):
     return {int: 1, float: 0.5, bool: True, str: "x", dict: {1: 1}}.get(p.dtype, 1)
 
 
-def _example(name: str, given: dict | None = None, asked: dict | None = None) -> str:
-    """A spelling of the ir_measures name ``name`` that treckit accepts (each candidate is parsed before it is
-    offered), with ``given`` parameters and the required ones, e.g. ``SDCG(max_rel=3)@10``, ``RBP(rel=1, p=0.8)``;
-    the ``@`` value of ``asked`` (the parameters as asked for) is kept where it is valid, and none is added to a
-    name that takes it optionally and was asked for without one (``AP(rel=1)``, not ``AP(rel=1)@10``)."""
-    spec = IRM_NAMES[name][1]
+def _example_candidates(name: str, spec: Irm, given: dict, asked: dict | None) -> list[str]:
+    """Spellings of ``name`` to offer, best first (see :func:`_example`)."""
     needed = {p: _EXAMPLE_VALUES.get(p, 1) for p, prm in spec.params.items() if prm.required and p != spec.at}
     ats = []
     if spec.at in spec.params:
@@ -753,13 +754,22 @@ def _example(name: str, given: dict | None = None, asked: dict | None = None) ->
             ats.append("")
         ats.append(f"@{_EXAMPLE_VALUES.get(spec.at, 10)}")
     ats.append("")
-    given = {k: v for k, v in (given or {}).items() if k != spec.at}
+    given = {k: v for k, v in given.items() if k != spec.at}
     candidates = []
     for params in ({**needed, **given}, {**needed, "rel": 1, **given}):
         if "rel" in params and "rel" not in spec.params:
             continue
         inside = f"({', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
         candidates += [name + inside + at for at in ats]
+    return candidates
+
+
+def _example(name: str, given: dict | None = None, asked: dict | None = None) -> str:
+    """A spelling of the ir_measures name ``name`` that treckit accepts (each candidate is parsed before it is
+    offered), with ``given`` parameters and the required ones, e.g. ``SDCG(max_rel=3)@10``, ``RBP(rel=1, p=0.8)``;
+    the ``@`` value of ``asked`` (the parameters as asked for) is kept where it is valid, and none is added to a
+    name that takes it optionally and was asked for without one (``AP(rel=1)``, not ``AP(rel=1)@10``)."""
+    candidates = _example_candidates(name, IRM_NAMES[name][1], given or {}, asked)
     if _checking_example:
         return candidates[0]
     _checking_example.append(name)

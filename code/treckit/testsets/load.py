@@ -656,13 +656,8 @@ def _line(lines: dict, loc: tuple, line: int | None) -> int | None:
 
 def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: dict) -> list[tuple[int | None, str]]:
     """What the schema cannot say about one query but unique ids (see :class:`_QueryChecker`)."""
-    out = []
+    out = _field_problems(q, line, lines)
     qid = q.get("query_id")
-    for name, rule in (("query_id", field_id_problem), ("query_type", tsv_field_problem)):
-        value = q.get(name)          # what `testset export` could not write back as read (the readers' own rules)
-        if isinstance(value, str) and value and (problem := rule(value)):
-            what = "its id" if name == "query_id" else "its type"
-            out.append((lines.get((name,), line), f"query {qid!r}: {what} {problem}"))
     docs = q.get("relevant_docs")
     if not isinstance(docs, list):
         return out
@@ -677,6 +672,18 @@ def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: di
             if did in seen:
                 out.append((lines.get(("relevant_docs", j), line), f"query {qid!r} lists doc {did!r} twice"))
             seen.add(did)
+    return out
+
+
+def _field_problems(q: dict, line: int | None, lines: dict) -> list[tuple[int | None, str]]:
+    """What ``testset export`` could not write back as read: a query id that is not one TREC field, a query type
+    that is not one TSV field (the rules every reader and writer of those files applies, :mod:`treckit.ids`)."""
+    out = []
+    for name, rule in (("query_id", field_id_problem), ("query_type", tsv_field_problem)):
+        value = q.get(name)
+        if isinstance(value, str) and value and (problem := rule(value)):
+            what = "its id" if name == "query_id" else "its type"
+            out.append((lines.get((name,), line), f"query {q.get('query_id')!r}: {what} {problem}"))
     return out
 
 
