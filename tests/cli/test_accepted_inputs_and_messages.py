@@ -83,9 +83,20 @@ def test_fuse_refuses_an_infinite_score_where_scores_are_added(files, capsys, me
     code, out, err = run_cli(["fuse", run, infinite, "--method", method, *(["--norm", norm] if norm else []),
                               "-o", "-"], capsys)
     assert code == 2 and out == "" and "RuntimeWarning" not in err, err
-    assert err.startswith(f"treckit: error: {infinite}: query '1' gives doc 'd3' an infinite score (1 such score(s) "
-                          f"in all); {method} fusion adds normalised scores"), err
+    assert err.startswith(f"treckit: error: {infinite}: query '1' gives doc 'd3' an infinite score (1 score(s) that are "
+                          f"not finite numbers in all); {method} fusion adds normalised scores"), err
     assert "fix: fuse ranks instead (--method rrf)" in err
+
+
+def test_fuse_in_python_names_a_nan_score(files):
+    """Readers refuse NaN scores; a Run built in Python may hold one, and fusion says it is a NaN."""
+    from treckit.console.errors import InputError
+    from treckit.model import Run
+    from treckit.retrieval.fusion import fuse
+    nan = Run.from_columns(["q", "q"], ["a", "b"], [math.nan, 1.0])
+    with pytest.raises(InputError, match=r"^run 1: query 'q' gives doc 'a' a NaN score \(1 score\(s\) that are not finite"):
+        fuse([nan, nan], "combsum")
+    assert fuse([nan, nan], "rrf").table.column("docid").to_pylist() == ["b", "a"]       # NaN ranks last
 
 
 def test_fuse_normalises_scores_near_a_doubles_limit(files, capsys):

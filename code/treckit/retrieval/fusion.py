@@ -116,8 +116,9 @@ def check_finite_scores(runs, method: str, sources) -> None:
         if bad.size:
             row = int(bad[0])
             qid, doc = (run.table.column(c)[row].as_py() for c in ("qid", "docid"))
-            raise InputError(f"{source}: query {qid!r} gives doc {doc!r} an infinite score ({bad.size} such score(s) "
-                             f"in all); {method} fusion adds normalised scores, and an infinite score has none",
+            what = "a NaN score" if np.isnan(score[row]) else "an infinite score"
+            raise InputError(f"{source}: query {qid!r} gives doc {doc!r} {what} ({bad.size} score(s) that are not finite "
+                             f"numbers in all); {method} fusion adds normalised scores, and {what} has none",
                              fix="fuse ranks instead (--method rrf), or give every document a finite score")
 
 
