@@ -101,6 +101,7 @@ TAMPERED = {
     "per-type count": _set("per_query_type.t1.num_queries", 7),
     "missing query not a query": _set("missing_queries", [MARKER]),
     "negative latency": _set("latency_ms.p50", -1.0),
+    "latency without its p95": lambda d: d["latency_ms"].pop("p95"),
     "definition of another measure": _set("definitions.mrr.measure", "map"),
 }
 

@@ -124,6 +124,7 @@ REWRITE = ("pass the --out file of `treckit testset eval` as it was written (thi
 ROUNDING = 1e-9      # how far a stored mean, median or std may be from the one its per-query values give
 REQUIRED = ("test_set", "measures", "definitions", "aggregates", "per_query_type", "per_query", "system")
 _STATS = ("mean", "median", "std")
+LATENCY = ("p50", "p95", "mean")      # a function's latency per query, in ms (a run has none: null)
 
 
 class RecordError(InputError):
@@ -315,9 +316,11 @@ class _Record:
             self.fail("k", f"must be a whole number of at least 1, found {_kind(k)}")
         lat = d.get("latency_ms")
         if lat is not None:
-            for key, v in self.mapping(lat, "latency_ms").items():
-                if v is not None:
-                    self.number(v, f"latency_ms.{shown(str(key))[1:-1]}", 0.0)
+            if set(self.mapping(lat, "latency_ms")) != set(LATENCY):
+                self.fail("latency_ms", f"must hold exactly {', '.join(LATENCY)}")
+            for key in LATENCY:
+                if lat[key] is not None:
+                    self.number(lat[key], f"latency_ms.{key}", 0.0)
         missing = d.get("missing_queries")
         if missing is not None:
             if not isinstance(missing, list) or len(set(map(str, missing))) != len(missing) \
