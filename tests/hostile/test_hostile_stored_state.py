@@ -102,6 +102,8 @@ TAMPERED = {
     "missing query not a query": _set("missing_queries", [MARKER]),
     "negative latency": _set("latency_ms.p50", -1.0),
     "latency without its p95": lambda d: d["latency_ms"].pop("p95"),
+    "a query's latency of 1e30 ms (valid) beside a value out of range": lambda d: d["per_query"][0].update(
+        latency_ms=10 ** 30, mrr=2),
     "definition of another measure": _set("definitions.mrr.measure", "map"),
 }
 

@@ -247,7 +247,7 @@ class _Record:
         if valid is not None:
             return valid
         self.first_bad_row(rows, names, ranges)
-        raise AssertionError("a per-query row is refused column by column and taken row by row")
+        self.fail("per_query", "is not a list of valid per-query values")     # each row passed, yet not the whole
 
     def first_bad_row(self, rows: list, names: list[str], ranges: dict) -> None:
         """Fail naming the first field of the first row that is not valid."""
@@ -347,9 +347,9 @@ def _valid_columns(rows: list, names: list[str], ranges: dict) -> tuple[dict[str
 
 
 def _plain_numbers(values: list) -> bool:
-    """Whether every value is a float, or an int a double holds exactly (never a bool, text or None)."""
+    """Whether every value is a float, or an int within a double's range (never a bool, text or None)."""
     kinds = set(map(type, values))
-    return kinds <= {float} or (kinds <= {float, int} and all(-2**53 <= v <= 2**53 for v in values if type(v) is int))
+    return kinds <= {float} or (kinds <= {float, int} and all(finite_number(v) for v in values if type(v) is int))
 
 
 def _within(a, low: float, high: float) -> bool:
