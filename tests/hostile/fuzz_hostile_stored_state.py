@@ -46,6 +46,15 @@ def _paths(node, prefix=()):
 
 
 def mutate(record: dict, r: random.Random) -> tuple[dict, str]:
+    """One to three random changes of ``record`` (a copy), and what they were."""
+    d, said = record, []
+    for _ in range(r.choice((1, 1, 2, 3))):
+        d, how = _mutate_once(d, r)
+        said.append(how)
+    return d, "; ".join(said)
+
+
+def _mutate_once(record: dict, r: random.Random) -> tuple[dict, str]:
     d = json.loads(json.dumps(record))
     places = [p for p, _ in _paths(d) if p]
     path = r.choice(places)
