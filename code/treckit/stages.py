@@ -26,7 +26,7 @@ from .inputs.formats.detect import detect_qrels
 from .inputs.formats.jsonl import check_duplicates_policy, read_quest
 from .inputs.formats.trec import read_trec_qrels
 from .inputs.sources import PathLike, display_name
-from .measures.registry import resolve
+from .measures.registry import LONG_MAX, resolve
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
 from .inputs.options import FLAGS, RunReading, python_name
 from .inputs.reading import gold_query_map as by_text, read_qrels, read_with
@@ -261,7 +261,8 @@ def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None
 
 
 def positive_int(text: str) -> int:
-    """argparse type of the staged scripts' cutoffs and depths: a whole number >= 1."""
+    """argparse type of the staged scripts' cutoffs and depths: a whole number from 1 to the largest cutoff
+    trec_eval reads (a C long), so that no measure is asked for a cutoff it would refuse."""
     import argparse
     try:
         value = int(text)
@@ -269,4 +270,8 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    if value > LONG_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:40]}{'...' if len(text) > 40 else ''} is larger than {LONG_MAX}, the "
+                                         "largest cutoff trec_eval reads (a cutoff past a run's depth counts every "
+                                         "document it retrieved: e.g. 1000)")
     return value

@@ -6,10 +6,12 @@ import typer
 
 from ..service.grafana import dashboard_text
 from ..service.metrics import alert_rules
+from .common import number_in
 
 
 def alert_rules_cmd(prefix: str = typer.Option("treckit", "--prefix", help="the server's metrics_prefix"),
-                    threshold: float = typer.Option(0.75, "--threshold", min=0.0, max=1.0, help="page below this Recall@10"),
+                    threshold: float = typer.Option(0.75, "--threshold", parser=number_in(0.0, 1.0), metavar="NUMBER",
+                                                    help="page below this Recall@10"),
                     duration: str = typer.Option("15m", "--for", help="how long it must stay below (Prometheus duration)")) -> None:
     """Print Prometheus alert rules for the quality gauges (check them with promtool check rules)."""
     print(alert_rules(prefix, threshold, duration), end="")

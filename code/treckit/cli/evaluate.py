@@ -26,7 +26,7 @@ from ..output import FORMATS as EVAL_FORMATS
 from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from ..output.records import write
 from ..output.tie_aware import write_tie_aware
-from ..service.metrics import export, gauge_measures
+from ..service.metrics import check_prefix, check_pushgateway, export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 from ..measures.declaration import REL_FORMATS
 from ..measures.definitions import definitions_of
@@ -398,6 +398,9 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
+    check_prefix(a.metrics_prefix)                   # the gauges' options too: a bad one is said before any result
+    if a.pushgateway:
+        check_pushgateway(a.pushgateway)
     limit = MemoryLimit.option(a.memory_limit)
     a.chosen = choose(a.engine, a.scheduler, memory_limit=limit, rel_format=a.rel_format)
     check_drawings(a)

@@ -12,10 +12,11 @@ import typer
 from ..console.errors import InputError, listing
 from ..console.messages import say
 from ..console.process import defer_pandas
+from ..ids import tsv_field_problem
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..inputs.bounded import load_yaml_mapping, read_json
-from ..inputs.reading import read_qrels, read_run
+from ..inputs.reading import judgment_line_finder, read_qrels, read_run
 from ..inputs.sources import display_name
 from ..measures.definitions import RANKINGS
 from ..output.files import atomic_output, outputs
@@ -25,19 +26,20 @@ from ..report.html import render as render_page, require_plotly
 from ..report.results import gate_page, testset_page
 from ..retrieval.callables import load_callable
 from ..retrieval.corpus import read_corpus
-from ..service.metrics import check_pushgateway, export
+from ..service.metrics import check_prefix, check_pushgateway, export
 from ..stages import write_json
 from ..testsets import load_test_set, resolve_test_set
 from ..testsets.cache import ResultCache
-from ..testsets.gate import check_results_file, gate, parse_drop
-from ..testsets.lifecycle import agreement, diff, refresh, split
+from ..testsets.gate import gate, parse_drop
+from ..testsets.lifecycle import agreement, check_label_grades, diff, judged_once, refresh, split
 from ..testsets.load import test_set_from_judgments
+from ..testsets.measures import canonical_name
 from ..testsets.report import holdout_gap, results_markdown, results_table
-from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
+from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_k, check_threshold, rq
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
-from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, number_in, refuse_overwriting, with_debug_option
 from .completion import measure_names
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -87,10 +89,10 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
     refuse_overwriting([test_set], [qrels, queries, types])
     ts = load_test_set(test_set)
-    for q in ts.queries:
-        if "\t" in q.query_text or "\n" in q.query_text:
-            raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
-                             fix="remove it from the query text")
+    for q in ts.queries if queries else ():         # ids and types are held to the readers' rules by validation
+        if tsv_field_problem(q.query_text):
+            raise InputError(f"query {q.query_id!r}: its text {tsv_field_problem(q.query_text)}",
+                             fix="remove it from the query text, or leave out --queries")
     with outputs(qrels, queries, types):                 # every file or none
         write_trec_qrels(ts.to_qrels(), qrels)
         if queries:
@@ -125,6 +127,15 @@ def _html_page(html: Path | None, data: dict | None = None, ts=None, no_query_te
     return render_page(testset_page(data, texts=None if no_query_text else ts.query_texts()), not no_query_text)
 
 
+def _check_options(measures, gain: str, metrics_prefix: str, pushgateway: str | None) -> None:
+    """The measure names and the gauges' options, checked before any file is read (a typo costs no evaluation)."""
+    for m in measures or ():
+        canonical_name(m, gain)
+    check_prefix(metrics_prefix)
+    if pushgateway:
+        check_pushgateway(pushgateway)
+
+
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
@@ -145,7 +156,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
                                                                  help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
-                     holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
+                     holdout: Optional[float] = typer.Option(None, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
                                                              help="also report a train/holdout split and their gap"),
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
                      out: Optional[Path] = typer.Option(None, "--out", "-o", help="results JSON (the input of `treckit gate`)"),
@@ -168,8 +179,7 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile, html])
     _html_page(html)                                     # the report extra, before any work
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    _check_options(measure, gain.value, metrics_prefix, pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read
         check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
@@ -208,7 +218,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
 
 @testset_app.command("split")
 def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
-              holdout: float = typer.Option(0.2, "--holdout", min=0.01, max=0.99, help="share of each query type held out"),
+              holdout: float = typer.Option(0.2, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
+                                            help="share of each query type held out"),
               seed: int = typer.Option(0, "--seed"),
               out_dir: Optional[Path] = typer.Option(None, "--out-dir", "-o",
                                                      help="folder for NAME.train.yaml and NAME.holdout.yaml (default: the input's)"),
@@ -246,13 +257,25 @@ def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = t
     print(f"edited ({len(d['edited'])}): " + ", ".join(f"{e['query_id']} ({'/'.join(e['fields'])})" for e in d["edited"]))
 
 
+def _labels(path: str, grades: bool = False):
+    """An annotator's labels (qrels), each (query, doc) judged once (and, with ``grades``, every grade a test
+    set's), refused naming the file and the lines."""
+    labels = read_qrels(path)
+    lines = judgment_line_finder(path)
+    judged_once(labels, display_name(path), lines)
+    if grades:
+        check_label_grades(labels, display_name(path), lines)
+    return labels
+
+
 @testset_app.command("kappa")
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
-              threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
+              threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                             help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
-    ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
+    ag = agreement(_labels(a), _labels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
     if ag.kappa is None:
         _say(f"{ag.describe()}; no pass without a kappa")
@@ -266,14 +289,15 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
                 labels_a: str = typer.Option(..., "--labels-a", help="annotator A's labels of the candidates (qrels)"),
                 labels_b: str = typer.Option(..., "--labels-b", help="annotator B's labels (qrels)"),
-                threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="minimum kappa (exclusive)"),
+                threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                               help="minimum kappa (exclusive)"),
                 seed: int = typer.Option(0, "--seed"),
                 out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
     cands = read_query_records(candidates)
-    nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
-                          seed=seed, threshold=threshold, source=display_name(candidates))
+    nxt, report = refresh(load_test_set(current), cands, replace, _labels(labels_a, grades=True),
+                          _labels(labels_b, grades=True), seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
     print(json.dumps(report, indent=2))
 
@@ -293,6 +317,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
     check_threshold(threshold)
+    check_k(k)
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
         raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")
@@ -335,13 +360,12 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
     refuse_overwriting([baseline, current], [markdown, prometheus_textfile, html])
     if html:
         require_plotly()
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    drop = parse_drop(max_drop)
+    _check_options(metric, "exp", metrics_prefix, pushgateway)
 
     def load(p):
-        return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
-    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
-               sources=(display_name(baseline), display_name(current)))
+        return read_json(p, fix="pass the --out file of `treckit testset eval`")
+    res = gate(load(baseline), load(current), metric, drop, absolute, sources=(display_name(baseline), display_name(current)))
     page = render_page(gate_page(res, (display_name(baseline), display_name(current)))) if html else None
     with outputs(markdown, prometheus_textfile, html):        # every output or none; pushed last
         if markdown:

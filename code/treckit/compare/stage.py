@@ -30,7 +30,8 @@ from ..inputs.irds import irds_queries
 from ..inputs.options import RunReading
 from ..inputs.reading import read_qrels, read_with
 from ..inputs.sources import PathLike, check_readable, content_digest, file_digest
-from ..measures.readable import AB_MEASURES
+from ..measures.readable import AB_MEASURES, to_engine
+from ..measures.registry import resolve
 from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from . import report
 from ..report import html as report_html
@@ -123,7 +124,9 @@ class CompareJob:
         return comp
 
     def check(self) -> str | None:
-        """Fail before the real work: the outputs, and the files read for their digests only."""
+        """Fail before the real work: the measures, the outputs, and the files read for their digests only."""
+        if self.measures:
+            resolve(to_engine(self.measures)[0], first_params_win=False)
         plot_format = self.out.check()
         for extra in (self.corpus, self.queries):
             if extra is not None and str(extra) != "-" and not is_irds(extra):

@@ -149,6 +149,19 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
     raise InputError(f"unknown qrels format {fmt!r}", fix=f"use one of {', '.join(QRELS_FORMATS)}")
 
 
+def judgment_line_finder(path: PathLike) -> Callable[[list[int]], list[int]] | None:
+    """For the qrels :func:`read_qrels` reads from ``path``: a function giving the line numbers of judgments (their
+    0-based rows), where lines can be told (a TREC qrels file read again; not stdin, not ``irds:``), else None."""
+    if str(path) == "-" or irds.is_irds(path):
+        return None
+    try:
+        if detect_qrels(path).format != "trec":
+            return None
+    except InputError:
+        return None
+    return lambda rows: trec.judgment_lines(path, rows)
+
+
 def read_run(path: PathLike, format: str | None = None, *, reading: RunReading | None = None, verbose: bool = False,
              lean: bool = False, ranks: bool = True, warn=warn_python, qrels_source: PathLike | None = None,
              order_option: bool = True, **options) -> Run:

@@ -31,7 +31,7 @@ from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 from .load import TestSet, load_test_set
 from .measures import DEFAULT_MEASURES, canonical_name, engine_measure, per_query_values
-from .results import TestSetResult, from_cached, summarise
+from .results import TestSetResult, read_cached, summarise
 from .systems import evaluate_system
 
 DEFAULT_DEPTH = 100      # docs kept per query when k is not given
@@ -69,8 +69,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
 
     store, key, files = _cache_of(retrieval_fn, config, config_dir, ts, names, depth, gain, cache, cache_dir)
     if store is not None:
-        hit = store.get(key)
-        cached = from_cached(hit, gain, names) if hit is not None else None
+        cached = store.get(key, lambda stored: read_cached(stored, gain, names))
         if cached is not None:
             return cached
     qids = ts.query_ids
