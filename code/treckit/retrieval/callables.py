@@ -1,13 +1,18 @@
 """Functions of the user's: ``package.module:function`` (imported) or ``path/to/file.py:function``
 (loaded from the file), named on the command line or in a system config, and how they are called.
 
-A function is the user's code, and whatever it does is checked and reported as bad input (exit 2):
-an exception it raises (``sys.exit()`` included: a function must answer, not end the program), an
-answer that is not a ranking, a signature that does not take what treckit passes.  A message names the
+A function is the user's code, and whatever it does is one handler's business (:func:`call`), reported as
+bad input (exit 2): any exception it raises, ``BaseException`` itself, ``SystemExit`` (``sys.exit()``: a
+function must answer, not end the program), ``GeneratorExit`` and a ``KeyboardInterrupt`` of its own
+included; the same while its module is imported (:func:`load_callable`); a standard stream it closes; an
+answer that is not a ranking; a signature that does not take what treckit passes.  A message names the
 function, the query, the exception's type and the line of the user's code it came from, never the
 exception's text, which may carry a password or a token from the user's environment: that text (and the
 traceback) is shown only when debugging is asked for, with ``--debug`` on the commands that call functions
-or ``TRECKIT_DEBUG=1`` in the environment.  Ctrl-C still interrupts (exit 130).
+or ``TRECKIT_DEBUG=1`` in the environment.  A real Ctrl-C still interrupts (exit 130): treckit's commands
+record SIGINT, so a KeyboardInterrupt is told from one a function raises
+(:func:`treckit.console.process.is_interrupt`).  A function that ends the process itself (``os._exit``)
+cannot be caught: nothing is written then (outputs are written after every query is answered).
 """
 from __future__ import annotations
 
@@ -16,13 +21,16 @@ import importlib
 import importlib.util
 import inspect
 import os
-import sysconfig
+import sys
+import threading
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from ..console.errors import InputError, TreckitError, shown
+from ..console.process import is_foreign_file, is_interrupt, streams_closed_since
+from ..console.spelling import command_running
 from ..inputs.bounded import has_surrogate
 from ..inputs.values import score_value
 
@@ -33,6 +41,8 @@ _debug = False           # set by --debug for the command's duration (threads ca
 
 HIDDEN_TEXT_FIX = (f"correct the function; its exception's message is not shown, as it may hold secrets "
                    f"({DEBUG_ENV}=1 in the environment shows it, and the traceback)")
+HIDDEN_TEXT_FIX_COMMAND = (f"correct the function; its exception's message is not shown, as it may hold secrets "
+                           f"(--debug shows it, and the traceback; so does {DEBUG_ENV}=1 in the environment)")
 
 
 @contextlib.contextmanager
@@ -80,7 +90,9 @@ def load_callable(spec: str, role: str = "retrieval function", arguments: int | 
             raise InputError(f"cannot import {target!r}: no module named {exc.name!r}",
                              fix="check the module name and that it is installed (or on PYTHONPATH)") from None
         raise user_code_error(exc, role, spec, "while it was imported") from None
-    except (Exception, SystemExit) as exc:    # noqa: BLE001 -- the module's own code ran and failed
+    except BaseException as exc:             # noqa: BLE001 -- the module's own code ran and failed
+        if is_interrupt(exc):
+            raise
         raise user_code_error(exc, role, spec, "while it was imported") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
@@ -185,17 +197,82 @@ def function_name(fn: Any) -> str:
 
 def call(fn: Callable, role: str, context: str, work: Callable[[], T]) -> T:
     """``work()`` (which calls ``fn``, and takes its answer apart), with whatever the user's code raises
-    reported as :func:`user_code_error`.  treckit's own errors pass as they are (an answer that is not a
-    ranking; a function calling treckit); so does Ctrl-C."""
+    (any BaseException) reported as :func:`user_code_error`, and a standard stream it closed put back and
+    reported too.  treckit's own errors pass as they are (an answer that is not a ranking; a function calling
+    treckit); so does a real Ctrl-C (:func:`treckit.console.process.is_interrupt`)."""
+    streams, pid = (sys.stdout, sys.stderr), os.getpid()
     try:
-        return work()
+        answer = work()
     except TreckitError:
+        _left_as_found(pid, streams)
         raise
-    except (Exception, SystemExit) as exc:    # noqa: BLE001 -- any failure of the user's code
+    except BaseException as exc:             # noqa: BLE001 -- any failure of the user's code
+        _left_as_found(pid, streams)
+        if is_interrupt(exc):
+            raise
         raise user_code_error(exc, role, function_name(fn), context, fn) from None
+    closed = _left_as_found(pid, streams)
+    if closed:
+        path, line = _where(None, fn)
+        raise UserCodeError(f"the {role} {function_name(fn)} closed {' and '.join(closed)} {context}", path=path,
+                         line=line, fix="leave the standard streams open (a function prints, or writes to files of "
+                                        "its own); treckit reports on them")
+    return answer
 
 
-def user_code_error(exc: BaseException, role: str, name: str, context: str, fn: Any = None) -> InputError:
+class UserCodeError(InputError):
+    """What a user's function raised or did (bad input: exit 2), said without the exception's text."""
+
+
+def in_threads(work: Callable[[int], T], n: int, workers: int) -> list[T]:
+    """``[work(0), ..., work(n - 1)]``, called from ``workers`` threads.  After a failure no new call starts,
+    and once the running ones are done the failure of the first ``i`` that failed is raised.  Ctrl-C (anything
+    raised in the waiting thread) returns at once: the threads are abandoned, never waited for, so a function
+    that never returns cannot hold the process (daemon threads, which the interpreter does not wait for)."""
+    results: list = [None] * n
+    failures: dict[int, BaseException] = {}
+    lock = threading.Lock()
+    state = {"next": 0, "stop": False}
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if state["stop"] or state["next"] >= n:
+                    return
+                i = state["next"]
+                state["next"] += 1
+            try:
+                results[i] = work(i)
+            except BaseException as exc:      # noqa: BLE001 -- handed to the waiting thread
+                with lock:
+                    failures[i] = exc
+                    state["stop"] = True
+    threads = [threading.Thread(target=worker, daemon=True, name=f"treckit-function-{k}")
+               for k in range(min(workers, n))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    except BaseException:
+        with lock:
+            state["stop"] = True
+        raise
+    if failures:
+        raise failures[min(failures)]
+    return results
+
+
+def _left_as_found(pid: int, streams: tuple) -> list[str]:
+    """After a user's function returned or raised: a process it forked that returns here ends at once (only the
+    process treckit started goes on, and writes its outputs once); the standard streams it closed are put back
+    and named (:func:`treckit.console.process.streams_closed_since`)."""
+    if os.getpid() != pid:
+        os._exit(0)
+    return streams_closed_since(streams)
+
+
+def user_code_error(exc: BaseException, role: str, name: str, context: str, fn: Any = None) -> UserCodeError:
     """``exc``, raised by the user's code, as an error naming the function, the query (``context``), the
     exception's type and where it was raised; its text only when debugging."""
     path, line = _where(exc, fn)
@@ -205,31 +282,29 @@ def user_code_error(exc: BaseException, role: str, name: str, context: str, fn: 
     else:
         what = f"raised {type(exc).__name__} {context}"
     message = f"the {role} {name} {what}"
+    if isinstance(exc, KeyboardInterrupt):
+        message += " (itself: no Ctrl-C was received)"
     if debug_on():
         shown = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
         message += "\n  debug (the exception as raised):\n    " + shown.replace("\n", "\n    ")
-    return InputError(message, path=path, line=line, fix=HIDDEN_TEXT_FIX if not debug_on() else "correct the function")
+    hidden = HIDDEN_TEXT_FIX_COMMAND if command_running() else HIDDEN_TEXT_FIX
+    return UserCodeError(message, path=path, line=line, fix=hidden if not debug_on() else "correct the function")
 
 
-def _where(exc: BaseException, fn: Any) -> tuple[str | None, int | None]:
+def _where(exc: BaseException | None, fn: Any) -> tuple[str | None, int | None]:
     """The file and line of the innermost frame of the traceback in the user's code (not treckit's, the
     standard library's or an installed package's, unless it is the function's own package); else where
     the function is defined."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return exc.filename, exc.lineno
     own = _own_folder(fn)
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if _is_users(frame.filename, own):
+    for frame in reversed(traceback.extract_tb(exc.__traceback__) if exc is not None else []):
+        if is_foreign_file(frame.filename, own):
             return frame.filename, frame.lineno
     code = getattr(inspect.unwrap(fn), "__code__", None) if fn is not None else None
     if code is not None:
         return code.co_filename, code.co_firstlineno
     return None, None
-
-
-_TRECKIT = str(Path(__file__).resolve().parents[1])
-_LIBRARIES = tuple({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                    if (p := sysconfig.get_paths().get(key))})
 
 
 def _own_folder(fn: Any) -> str | None:
@@ -239,19 +314,6 @@ def _own_folder(fn: Any) -> str | None:
     except TypeError:
         source = None
     return str(Path(source).resolve().parent) if source else None
-
-
-def _is_users(filename: str, own: str | None) -> bool:
-    if filename.startswith("<"):                        # <frozen importlib._bootstrap>, <string>
-        return False
-    path = str(Path(filename).resolve())
-    if own is not None and _under(path, own):
-        return True
-    return not _under(path, _TRECKIT) and not any(_under(path, lib) for lib in _LIBRARIES)
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def as_list(answer: Any, role: str, name: str, context: str, what: str = "a ranking") -> list:

@@ -139,9 +139,8 @@ class System:
         signature checked for what treckit passes it as a ``role``."""
         spec = str(spec)
         with self._lock:
-            if spec not in self._callables:
-                with self._named():
-                    self._callables[spec] = load_callable(spec, role)
+            if spec not in self._callables:      # its messages name the config's own words (module, function)
+                self._callables[spec] = load_callable(spec, role)    # and quote nothing of the code's file
             fn = self._callables[spec]
         if arguments is not None:
             check_arguments(fn, arguments, role, spec)

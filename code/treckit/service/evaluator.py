@@ -15,18 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
 from .. import thresholds
-from ..console.errors import InputError, shown
+from ..console.errors import InputError, content_blanked, content_hidden, hidden_because, shown
 from ..console.spelling import respelled
 from ..inputs.objects import as_run
 from ..inputs.options import ORDERS, ORDER_ALIASES, RunReading
 from ..inputs.reading import read_run
 from ..inputs.sources import file_digest
+from ..retrieval.callables import UserCodeError
 from ..retrieval.system import load_system
 from ..testsets.cache import ResultCache, cache_key
 from ..testsets.load import TestSet, semantic_problems
@@ -239,9 +241,23 @@ def read_request(body: bytes, kind: str, max_queries: int):
 
 
 # ------------------------------------------------------------------ evaluation
+DATA_DIR_WHY = "the file is in the server's data directory, which is not the request's"
+
+
 def _for_request(message: str) -> str:
-    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
+    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``;
+    about a file of the server's (a ``run_file``, read inside :func:`content_hidden`), none of its content."""
+    why = hidden_because()
+    if why is not None:
+        message = content_blanked(message, why)
     return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
+
+
+def _run_file_hidden(req):
+    """A block in which a request's ``run_file`` is read and evaluated: a file of the server's, so no message
+    (error, warning, the server's log) shows anything of its content, only its line and the field."""
+    import contextlib
+    return content_hidden(DATA_DIR_WHY) if req.run_file is not None else contextlib.nullcontext()
 
 
 def _summary(result) -> dict[str, Any]:
@@ -321,9 +337,10 @@ class Evaluator:
             raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
                              "{qid: {doc: score}}) or run_file")
         warnings: list[str] = []
-        run, _ = self._run(req, warnings)
-        return {**rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m))),
-                "warnings": warnings}, []
+        with _run_file_hidden(req):
+            run, _ = self._run(req, warnings)
+            report = rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m)))
+        return {**report, "warnings": warnings}, []
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
@@ -334,7 +351,8 @@ class Evaluator:
             result, system, block = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
-            result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
+            with _run_file_hidden(req):
+                result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
             block = None
         gauges = [(ts.name, system, name, summary["metrics"])
                   for name, summary in (block or {"all": {"metrics": result.metrics}}).items()]
@@ -366,14 +384,15 @@ class Evaluator:
             raise InputError("?components= applies to the server's system, not to a run in the request",
                              fix="drop ?components=, or send no run")
         run, digest = self._run(req, warnings)
-        system = req.system or ("run" if isinstance(req.run, dict) else run.tag)
+        # a run file's label is its name as the request gives it: its tag is the file's content, never shown
+        system = req.system or req.run_file or ("run" if isinstance(req.run, dict) else run.tag)
         store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
         ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
         key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
         hit = store.get(key) if store else None
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
-            result = evaluate_run(run, ts, measures)
+            result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
         return result, system, missing_queries(run, ts.query_ids)
@@ -389,5 +408,10 @@ class Evaluator:
             return 200, payload, gauges
         except RequestInvalid as exc:
             return 422, {"detail": exc.errors}, []
+        except UserCodeError as exc:               # the server's own system failed, not the request
+            where = f" ({exc.path}:{exc.line})" if exc.path is not None else ""
+            print(f"treckit: the system failed: {exc.reason}{where}", file=sys.stderr, flush=True)
+            return 500, {"detail": f"the server's system failed: {exc.reason}; the server is still up",
+                         "fix": "tell the server's operator: the server's log says where it failed"}, []
         except InputError as exc:
             return 400, {"detail": exc.reason, "line": exc.line, "fix": exc.fix}, []

@@ -10,7 +10,6 @@ breakdown and per-query latency.  Measures are computed by the one engine (see
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from .. import thresholds
@@ -23,8 +22,9 @@ from ..engines.memory import EvalOptions
 from ..engines.stream import evaluate_path, plan
 from ..inputs.objects import as_measures, as_run
 from ..inputs.options import RunReading
+from ..inputs.sources import display_name
 from ..measures.registry import resolve
-from ..retrieval.callables import as_ranking, ask, ask_batch, check_arguments
+from ..retrieval.callables import as_ranking, ask, ask_batch, check_arguments, in_threads
 from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
@@ -118,9 +118,8 @@ def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: b
         return i, res, (time.perf_counter() - t0) * 1000
     if workers == 1:
         results = [one(i) for i in range(len(texts))]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(one, range(len(texts))))
+    else:               # Ctrl-C ends the wait at once, even for a function that never returns
+        results = in_threads(one, len(texts), workers)
     answers: dict[str, Any] = {}
     latencies: dict[str, float] = {}
     for i, res, ms in results:
@@ -151,7 +150,8 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
         give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
     else:
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
-    result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
+    named = display_name(run) if not hasattr(run, "table") else run.tag          # a URL without its credentials
+    result = summarise(ts, values, names, gain, None, None, {"run": named})
     result.missing_queries = missing
     return result
 
