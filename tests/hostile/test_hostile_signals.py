@@ -46,6 +46,14 @@ def hangs(text):
     threading.Event().wait()
 
 
+def returns_on_ctrl_c(text):
+    try:
+        _called()
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        return []
+
+
 def swallows(text):
     while True:
         try:
@@ -69,13 +77,15 @@ def _start(tmp_path: Path, function: str, workers: int) -> subprocess.Popen:
 
 
 def _ended(proc: subprocess.Popen, within: float) -> tuple[int, str]:
-    """The exit code and the rest of stderr, once the process ends; killed (and a failure) past ``within`` s."""
+    """The exit code and the rest of stderr, once the process ends; killed (and a failure) past ``within`` s.
+    The secret of its environment is in neither of its streams."""
     try:
-        _, err = proc.communicate(timeout=within)
+        out, err = proc.communicate(timeout=within)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        pytest.fail(f"still running {within:.0f} s after Ctrl-C")
+        pytest.fail(f"still running {within:.1f} s after Ctrl-C")
+    assert SECRET not in out and SECRET not in err, (out, err)
     return proc.returncode, err
 
 
@@ -84,11 +94,12 @@ def _nothing_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 4])
-@pytest.mark.parametrize("function", ["sleeps", "hangs"])
+@pytest.mark.parametrize("function", ["sleeps", "hangs", "returns_on_ctrl_c"])
 def test_ctrl_c_ends_the_command_at_once_whatever_the_function_does(tmp_path, function, workers):
+    """Within 2 s (the issue's bound, stretched only by the machine's load): the waiting thread stops waiting."""
     proc = _start(tmp_path, function, workers)
     proc.send_signal(signal.SIGINT)
-    code, err = _ended(proc, patience(10))
+    code, err = _ended(proc, patience(2))
     assert code == 130 and "treckit: interrupted" in err and "Traceback" not in err, err
     _nothing_written(tmp_path)
 
@@ -102,7 +113,7 @@ def test_a_second_ctrl_c_ends_a_function_that_swallows_the_first(tmp_path, worke
     if workers == 1:
         assert proc.stderr.readline() == "swallowed\n"
         proc.send_signal(signal.SIGINT)
-    code, err = _ended(proc, patience(10))
+    code, err = _ended(proc, patience(2))
     assert code == 130 and "interrupted" in err and "Traceback" not in err, err
     _nothing_written(tmp_path)
 

@@ -8,10 +8,10 @@ message; the secret nowhere in stdout, stderr, the server's log or a file writte
 evaluation did not complete."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,13 +71,43 @@ def closes_stderr(text):
     return ["PMC2905704"]
 
 
+def closes_descriptor_1(text):
+    os.close(1)
+    return ["PMC2905704"]
+
+
 def ends_the_process(text):
     os._exit(0)
 
 
 def forks(text):
-    os.fork()
+    # At most one fork in all, whatever treckit does: only the call that creates the marker (O_EXCL, atomic across
+    # processes) forks; the forked process writes its pid, so the test can see it ended.
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        os.close(os.open(os.path.join(here, "forked.marker"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return ["PMC2905704"]
+    if os.fork() == 0:
+        with open(os.path.join(here, "child.pid"), "w") as f:
+            f.write(str(os.getpid()))
     return ["PMC2905704"]
+'''
+
+FORKS_AT_IMPORT = '''import os
+here = os.path.dirname(os.path.abspath(__file__))
+try:                                    # at most one fork in all (see fns.py's forks)
+    os.close(os.open(os.path.join(here, "forked.marker"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+except FileExistsError:
+    pass
+else:
+    if os.fork() == 0:
+        with open(os.path.join(here, "child.pid"), "w") as f:
+            f.write(str(os.getpid()))
+
+
+def search(text):
+    return []
 '''
 
 
@@ -207,7 +237,8 @@ def _treckit(argv, tmp_path: Path, shell_redirect: str = "") -> subprocess.Compl
 
 @pytest.mark.parametrize("name, stream, workers", [("closes_stdout", "sys.stdout", "1"),
                                                     ("closes_stderr", "sys.stderr", "1"),
-                                                    ("closes_stdout", "sys.stdout", "4")])
+                                                    ("closes_stdout", "sys.stdout", "4"),
+                                                    ("closes_descriptor_1", "sys.stdout's descriptor (1)", "1")])
 def test_a_function_that_closes_a_standard_stream_is_named(functions, name, stream, workers):
     p = _treckit(["testset", "eval", SAMPLE, "--function", f"fns.py:{name}", "--workers", workers, "--no-cache",
                   "--out", "res.json"], functions.parent)
@@ -248,17 +279,41 @@ def test_a_function_that_ends_the_process_leaves_no_results_and_the_gate_fails(f
         assert gate.returncode == 2 and "res.json" in gate.stderr, gate.stderr
 
 
-def test_a_function_that_forks_gets_one_evaluation(functions):
-    """A forked process that returns into treckit ends there: the results are printed and written once."""
-    p = _treckit(["testset", "eval", SAMPLE, "--function", "fns.py:forks", "--no-cache", "--out", "res.json"],
-                 functions.parent)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.count("measure") == 1, p.stdout
-    assert len(json.loads((functions.parent / "res.json").read_text())["per_query"]) == 50
+def _ended_process(pid_file: Path) -> None:
+    """The forked process (its pid in ``pid_file``) wrote its pid and ended, never reaching the results."""
+    from service_server import alive
+    deadline = time.monotonic() + patience(30)
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline, "the forked process never wrote its pid"
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    while alive(pid):
+        assert time.monotonic() < deadline, f"the forked process {pid} is still running"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("spec, workers, says", [
+    ("fns.py:forks", "1", "the retrieval function forks() forked a process (os.fork) for query 'q01'"),
+    ("fns.py:forks", "4", "the retrieval function forks() forked a process (os.fork) for query 'q"),
+    ("forks_at_import.py:search", "1",
+     "the retrieval function forks_at_import.py:search forked a process (os.fork) while it was imported"),
+])
+def test_a_function_that_forks_is_its_error_and_the_fork_ends(functions, spec, workers, says):
+    """The forked process returns into treckit and ends there at once, writing nothing; the process treckit
+    started reports the fork as the function's error (exit 2) and writes no results: never two evaluations.
+    The function forks at most once (a marker file), so no fault of treckit's can multiply processes."""
+    (functions.parent / "forks_at_import.py").write_text(FORKS_AT_IMPORT)
+    p = _treckit(["testset", "eval", SAMPLE, "--function", spec, "--workers", workers, "--no-cache",
+                  "--out", "res.json"], functions.parent)
+    assert p.returncode == 2 and says in p.stderr, (p.returncode, p.stderr)
+    assert "start other processes with subprocess" in p.stderr and p.stdout == "", p.stdout
+    assert (functions.parent / "forked.marker").exists()
+    _ended_process(functions.parent / "child.pid")
+    assert_nothing_written(functions.parent, "res.json")
 
 
 # ------------------------------------------------------------------ the service's configured system
-SERVICE_COMPONENTS = [f"raise_{kind}" for kind in RAISED] + ["import_time", "closes_stdout"]
+SERVICE_COMPONENTS = [f"raise_{kind}" for kind in RAISED] + ["import_time", "closes_stdout", "forks"]
 
 
 def test_the_services_system_failing_is_answered_and_the_server_goes_on(tmp_path, monkeypatch):
@@ -276,6 +331,7 @@ def test_the_services_system_failing_is_answered_and_the_server_goes_on(tmp_path
               + "".join(f"  raise_{kind}: {{callable: {fns}:search_{kind}}}\n" for kind in RAISED)
               + f"  import_time: {{callable: {tmp_path / 'at_import.py'}:search}}\n"
               + f"  closes_stdout: {{callable: {fns}:closes_stdout}}\n  ends: {{callable: {fns}:ends_the_process}}\n"
+              + f"  forks: {{callable: {fns}:forks}}\n"
               + "fusion_method: rrf\n")
     s = Server(tmp_path, system=system, config="evaluation_workers: 1\ncache: false\n")
     try:
@@ -287,7 +343,8 @@ def test_the_services_system_failing_is_answered_and_the_server_goes_on(tmp_path
             else:
                 kind = component.removeprefix("raise_")
                 said = {"import_time": "raised BaseException while it was imported",
-                        "closes_stdout": "closes_stdout() closed sys.stdout"}.get(component, RAISED.get(kind))
+                        "closes_stdout": "closes_stdout() closed sys.stdout",
+                        "forks": "forks() forked a process (os.fork)"}.get(component, RAISED.get(kind))
                 assert r.status_code == 500 and said in r.json()["detail"], r.text
             good = s.post({"test_set": sample_test_set()}, params={"components": "good"}, timeout=patience(60))
             assert good.status_code == 200, good.text
@@ -296,3 +353,4 @@ def test_the_services_system_failing_is_answered_and_the_server_goes_on(tmp_path
     log = s.stderr_path.read_text()
     assert SECRET not in log and "Traceback" not in log, log
     assert "the system failed: the retrieval function search_BaseException() raised BaseException" in log
+    _ended_process(tmp_path / "child.pid")

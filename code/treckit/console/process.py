@@ -312,7 +312,7 @@ def is_interrupt(exc: BaseException) -> bool:
 
 # ------------------------------------------------------------------ standard streams
 class _Streams:
-    stderr_missing = False            # the process was started without a stderr (2>&-)
+    stderr_missing = False            # the process has no stderr (started with 2>&-, or a function closed it)
 
 
 class _ClosedRaw(io.RawIOBase):
@@ -381,16 +381,41 @@ def _reopened(fd: int, stream) -> io.TextIOBase:
                             errors="backslashreplace", line_buffering=True)
 
 
+def standard_streams_now() -> tuple:
+    """What :func:`streams_closed_since` compares with: the standard output and error streams, and whether their
+    descriptors (1 and 2) are open."""
+    return sys.stdout, sys.stderr, _open(1), _open(2)
+
+
+def _open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def streams_closed_since(before: tuple) -> list[str]:
-    """Which of the standard streams ``before`` (``(sys.stdout, sys.stderr)`` as they were) have been closed
-    since (a user's function closed them), each put back on its descriptor so messages can still be written."""
+    """Which of the standard streams open ``before`` (:func:`standard_streams_now`) have been closed since (a
+    user's function closed ``sys.stdout``, or descriptor 1), each put back so messages can still be written: a
+    closed stream is reopened on its descriptor, and a closed descriptor is taken by /dev/null, so that no file
+    opened later becomes the standard output."""
     closed = []
-    for attr, fd, name, stream in (("stdout", 1, "sys.stdout", before[0]), ("stderr", 2, "sys.stderr", before[1])):
-        if getattr(stream, "closed", False):
+    for attr, fd, name, stream, was_open in (("stdout", 1, "sys.stdout", before[0], before[2]),
+                                             ("stderr", 2, "sys.stderr", before[1], before[3])):
+        if was_open and not _open(fd):
+            closed.append(f"{name}'s descriptor ({fd})")
+            _Streams.stderr_missing = _Streams.stderr_missing or fd == 2      # errors are said on stdout then
+            with contextlib.suppress(OSError):
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+        elif getattr(stream, "closed", False):
             closed.append(name)
-            current = getattr(sys, attr)
-            if current is stream or getattr(current, "closed", False):
-                setattr(sys, attr, _reopened(fd, stream))
+        current = getattr(sys, attr)
+        if getattr(stream, "closed", False) and (current is stream or getattr(current, "closed", False)):
+            setattr(sys, attr, _reopened(fd, stream))
     return closed
 
 

@@ -28,8 +28,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-from ..console.errors import InputError, TreckitError, shown
-from ..console.process import is_foreign_file, is_interrupt, streams_closed_since
+from ..console.errors import EXIT_BAD_INPUT, InputError, Interrupted, TreckitError, shown
+from ..console.process import (interrupted, is_foreign_file, is_interrupt, standard_streams_now,
+                               streams_closed_since)
 from ..console.spelling import command_running
 from ..inputs.bounded import has_surrogate
 from ..inputs.values import score_value
@@ -70,36 +71,49 @@ def load_callable(spec: str, role: str = "retrieval function", arguments: int | 
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
         raise InputError(f"{spec!r} does not name a function", fix="write module:function or path/to/file.py:function")
+    before = _process_now()
     try:
-        if target.endswith(".py"):
-            path = Path(target)
-            if not path.is_file():
-                raise InputError("no such file", path=target, fix="check the path before ':'")
-            mod_spec = importlib.util.spec_from_file_location(f"treckit_user_{path.stem}", path)
-            module = importlib.util.module_from_spec(mod_spec)
-            mod_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(target)
-    except TreckitError:
-        raise
-    except SyntaxError as exc:               # the compiler's own words, never the source line
-        raise InputError(f"the {role} {spec} cannot be loaded: {type(exc).__name__}: {exc.msg}",
-                         path=exc.filename, line=exc.lineno, fix="correct the Python file") from None
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and (target == exc.name or target.startswith(exc.name + ".")):
-            raise InputError(f"cannot import {target!r}: no module named {exc.name!r}",
-                             fix="check the module name and that it is installed (or on PYTHONPATH)") from None
-        raise user_code_error(exc, role, spec, "while it was imported") from None
-    except BaseException as exc:             # noqa: BLE001 -- the module's own code ran and failed
-        if is_interrupt(exc):
-            raise
-        raise user_code_error(exc, role, spec, "while it was imported") from None
+        module = _imported(target)
+    except BaseException as exc:             # noqa: BLE001 -- the module's own code ran and failed, or treckit's
+        _left_as_found(before, None, role, spec, "while it was imported")
+        raise _import_failure(exc, target, role, spec) from None
+    _left_as_found(before, None, role, spec, "while it was imported")
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise InputError(f"{target!r} has no function {attr!r}", fix="check the name after ':'")
     if arguments is not None:
         check_arguments(fn, arguments, role, spec)
     return fn
+
+
+def _imported(target: str):
+    """The module ``target`` names (a path to a ``.py`` file, or a module's name), its code run."""
+    if not target.endswith(".py"):
+        return importlib.import_module(target)
+    path = Path(target)
+    if not path.is_file():
+        raise InputError("no such file", path=target, fix="check the path before ':'")
+    mod_spec = importlib.util.spec_from_file_location(f"treckit_user_{path.stem}", path)
+    module = importlib.util.module_from_spec(mod_spec)
+    mod_spec.loader.exec_module(module)
+    return module
+
+
+def _import_failure(exc: BaseException, target: str, role: str, spec: str) -> BaseException:
+    """What to raise for ``exc``, which ended the import of ``target``: treckit's own errors and a real Ctrl-C as
+    they are; a missing module named; anything the module's code raised as :func:`user_code_error`."""
+    if isinstance(exc, TreckitError) or is_interrupt(exc):
+        return exc
+    if interrupted():                         # a real Ctrl-C, which the module's code turned into another exception
+        return Interrupted()
+    if isinstance(exc, SyntaxError):          # the compiler's own words, never the source line
+        return InputError(f"the {role} {spec} cannot be loaded: {type(exc).__name__}: {exc.msg}",
+                          path=exc.filename, line=exc.lineno, fix="correct the Python file")
+    if isinstance(exc, ModuleNotFoundError) and exc.name is not None and (
+            target == exc.name or target.startswith(exc.name + ".")):
+        return InputError(f"cannot import {target!r}: no module named {exc.name!r}",
+                          fix="check the module name and that it is installed (or on PYTHONPATH)")
+    return user_code_error(exc, role, spec, "while it was imported")
 
 
 def code_files(fn) -> list[str] | None:
@@ -197,26 +211,26 @@ def function_name(fn: Any) -> str:
 
 def call(fn: Callable, role: str, context: str, work: Callable[[], T]) -> T:
     """``work()`` (which calls ``fn``, and takes its answer apart), with whatever the user's code raises
-    (any BaseException) reported as :func:`user_code_error`, and a standard stream it closed put back and
-    reported too.  treckit's own errors pass as they are (an answer that is not a ranking; a function calling
-    treckit); so does a real Ctrl-C (:func:`treckit.console.process.is_interrupt`)."""
-    streams, pid = (sys.stdout, sys.stderr), os.getpid()
+    (any BaseException) reported as :func:`user_code_error`, and what it did to the process (a standard stream
+    closed, a process forked) reported too (:func:`_left_as_found`).  treckit's own errors pass as they are (an
+    answer that is not a ranking; a function calling treckit); so does a real Ctrl-C
+    (:func:`treckit.console.process.is_interrupt`)."""
+    before = _process_now()
     try:
         answer = work()
     except TreckitError:
-        _left_as_found(pid, streams)
+        _left_as_found(before, fn, role, function_name(fn), context)
         raise
     except BaseException as exc:             # noqa: BLE001 -- any failure of the user's code
-        _left_as_found(pid, streams)
+        _left_as_found(before, fn, role, function_name(fn), context)
         if is_interrupt(exc):
             raise
+        if interrupted():                    # a real Ctrl-C, which the function turned into another exception
+            raise Interrupted() from None
         raise user_code_error(exc, role, function_name(fn), context, fn) from None
-    closed = _left_as_found(pid, streams)
-    if closed:
-        path, line = _where(None, fn)
-        raise UserCodeError(f"the {role} {function_name(fn)} closed {' and '.join(closed)} {context}", path=path,
-                         line=line, fix="leave the standard streams open (a function prints, or writes to files of "
-                                        "its own); treckit reports on them")
+    _left_as_found(before, fn, role, function_name(fn), context)
+    if interrupted():                        # a real Ctrl-C, which the function caught and went on
+        raise Interrupted()
     return answer
 
 
@@ -263,13 +277,43 @@ def in_threads(work: Callable[[int], T], n: int, workers: int) -> list[T]:
     return results
 
 
-def _left_as_found(pid: int, streams: tuple) -> list[str]:
-    """After a user's function returned or raised: a process it forked that returns here ends at once (only the
-    process treckit started goes on, and writes its outputs once); the standard streams it closed are put back
-    and named (:func:`treckit.console.process.streams_closed_since`)."""
+class _Forks(threading.local):
+    made = 0                                  # processes forked by this thread (os.fork: Python's own fork)
+
+
+def _counted_fork() -> None:
+    _forks.made += 1
+
+
+_forks = _Forks()
+os.register_at_fork(after_in_parent=_counted_fork)
+
+
+def _process_now() -> tuple:
+    """What :func:`_left_as_found` compares with after a user's code ran: the process, the forks this thread made,
+    the standard streams."""
+    return os.getpid(), _forks.made, standard_streams_now()
+
+
+def _left_as_found(before: tuple, fn: Any, role: str, name: str, context: str) -> None:
+    """After a user's code returned or raised (``before``: :func:`_process_now`): a process it forked that returns
+    into treckit ends there at once, its outputs untouched (only the process treckit started goes on); that
+    process reports the fork as the function's error, as it does a standard stream the code closed (put back
+    first, so the message can be written: :func:`treckit.console.process.streams_closed_since`)."""
+    pid, forks, streams = before
     if os.getpid() != pid:
-        os._exit(0)
-    return streams_closed_since(streams)
+        os._exit(EXIT_BAD_INPUT)
+    closed = streams_closed_since(streams)
+    did = (f"closed {' and '.join(closed)}" if closed else
+           "forked a process (os.fork)" if _forks.made != forks else None)
+    if did is None:
+        return
+    path, line = _where(None, fn)
+    raise UserCodeError(f"the {role} {name} {did} {context}", path=path, line=line,
+                        fix="leave the standard streams open (a function prints, or writes to files of its own); "
+                            "treckit reports on them" if closed else
+                        "start other processes with subprocess, or multiprocessing's 'spawn' or 'forkserver' "
+                        "methods: a forked copy of treckit's process would go on evaluating")
 
 
 def user_code_error(exc: BaseException, role: str, name: str, context: str, fn: Any = None) -> UserCodeError:

@@ -12,12 +12,13 @@ scores are errors).  ``bench/service_memory_bench.py`` measures what a body cost
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Iterator, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
@@ -253,11 +254,24 @@ def _for_request(message: str) -> str:
     return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
 
 
-def _run_file_hidden(req):
-    """A block in which a request's ``run_file`` is read and evaluated: a file of the server's, so no message
-    (error, warning, the server's log) shows anything of its content, only its line and the field."""
-    import contextlib
-    return content_hidden(DATA_DIR_WHY) if req.run_file is not None else contextlib.nullcontext()
+@contextlib.contextmanager
+def _run_file_hidden(req, path: Path | None) -> Iterator[None]:
+    """A block in which a request's ``run_file`` (at ``path``) is read and evaluated: a file of the server's, so no
+    message (error, warning, the server's log) shows anything of its content; an error about it names the file as
+    the request does, its line and the field."""
+    if req.run_file is None:
+        yield
+        return
+    try:
+        with content_hidden(DATA_DIR_WHY):
+            yield
+    except UserCodeError:
+        raise
+    except InputError as exc:
+        if exc.path is None or Path(exc.path) != path:
+            raise
+        line = f", line {exc.line}" if exc.line is not None else ""
+        raise InputError(f"run_file {shown(req.run_file)}{line}: {exc.reason}", line=exc.line, fix=exc.fix) from None
 
 
 def _summary(result) -> dict[str, Any]:
@@ -274,6 +288,10 @@ class Evaluator:
         self._system = None
         if settings.system:
             self._system = load_system(settings.system)
+
+    def _run_path(self, req) -> Path | None:
+        """Where the request's ``run_file`` is (checked: :meth:`_confined`), or None."""
+        return self._confined(req.run_file) if req.run_file is not None else None
 
     def _confined(self, name: str) -> Path:
         if not self.s.data_dir:
@@ -337,7 +355,7 @@ class Evaluator:
             raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
                              "{qid: {doc: score}}) or run_file")
         warnings: list[str] = []
-        with _run_file_hidden(req):
+        with _run_file_hidden(req, self._run_path(req)):
             run, _ = self._run(req, warnings)
             report = rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m)))
         return {**report, "warnings": warnings}, []
@@ -351,7 +369,7 @@ class Evaluator:
             result, system, block = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
-            with _run_file_hidden(req):
+            with _run_file_hidden(req, self._run_path(req)):
                 result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
             block = None
         gauges = [(ts.name, system, name, summary["metrics"])
