@@ -54,6 +54,18 @@ def returns_on_ctrl_c(text):
         return []
 
 
+CALLS = []
+
+
+def ignores_ctrl_c_then_hangs(text):
+    import signal
+    CALLS.append(text)
+    if len(CALLS) == 1:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)             # the first call: Ctrl-C ignored from now on
+        return []
+    hangs(text)
+
+
 def swallows(text):
     while True:
         try:
@@ -98,6 +110,15 @@ def _nothing_written(tmp_path: Path) -> None:
 def test_ctrl_c_ends_the_command_at_once_whatever_the_function_does(tmp_path, function, workers):
     """Within 2 s (the issue's bound, stretched only by the machine's load): the waiting thread stops waiting."""
     proc = _start(tmp_path, function, workers)
+    proc.send_signal(signal.SIGINT)
+    code, err = _ended(proc, patience(2))
+    assert code == 130 and "treckit: interrupted" in err and "Traceback" not in err, err
+    _nothing_written(tmp_path)
+
+
+def test_ctrl_c_interrupts_after_a_function_set_it_to_be_ignored(tmp_path):
+    """SIGINT's handler is put back after each call: the next call, which hangs, is interrupted."""
+    proc = _start(tmp_path, "ignores_ctrl_c_then_hangs", 1)
     proc.send_signal(signal.SIGINT)
     code, err = _ended(proc, patience(2))
     assert code == 130 and "treckit: interrupted" in err and "Traceback" not in err, err

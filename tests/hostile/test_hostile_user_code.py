@@ -71,6 +71,31 @@ def closes_stderr(text):
     return ["PMC2905704"]
 
 
+def endless(text):
+    # an endless ranking (capped, so that a reader that reads it all ends: with an error, not memory)
+    for i in range(10 ** 6):
+        yield f"PMC{i}"
+    raise RuntimeError("read past the depth")
+
+
+def endless_batch(texts):
+    for _ in range(10 ** 4):
+        yield endless(None)
+    raise RuntimeError("read past the queries")
+
+
+def swaps_stdout(text):
+    import io
+    sys.stdout = io.StringIO()
+    return ["PMC2905704"]
+
+
+def moves_away(text):
+    os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "elsewhere"), exist_ok=True)
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "elsewhere"))
+    return ["PMC2905704"]
+
+
 def closes_descriptor_1(text):
     os.close(1)
     return ["PMC2905704"]
@@ -194,6 +219,33 @@ def test_whatever_a_module_raises_at_import_is_its_error(functions, capsys, kind
         code, out, err = run_cli(argv, capsys)
         assert_hidden(code, out, err, f"{did} while it was imported")
     assert_nothing_written(functions.parent, "res.json")
+
+
+def test_an_endless_answer_is_read_to_the_depth_only(functions, capsys):
+    """What is kept of a ranking is read (the top k), so a generator that never ends costs no more; a batch's
+    answer is read to one past its queries, enough to tell it has too many (system eval warms up on 3
+    queries)."""
+    code, out, err = run_cli(["testset", "eval", SAMPLE, "--function", "fns.py:endless", "--no-cache"],
+                             capsys)
+    assert code == 0 and "recall_at_10" in out, err
+    for spec in ("fns.py:endless", "fns.py:endless_batch"):
+        cfg = _system_config(functions.parent, f"components:\n  mine: {{callable: {spec}, batch: {'batch' in spec}}}\n")
+        code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "--no-cache"], capsys)
+        if spec.endswith("batch"):
+            assert code == 2 and "endless_batch() returned more than 3 rankings for 3 queries" in err, err
+        else:
+            assert code == 0, err
+
+
+@pytest.mark.parametrize("name", ["swaps_stdout", "moves_away"])
+def test_what_a_function_changes_of_the_process_is_put_back(functions, capsys, name):
+    """A standard stream replaced (and left open) and the working directory are put back after each call: the
+    results are printed where the command prints, and written where --out named them."""
+    code, out, err = run_cli(["testset", "eval", SAMPLE, "--function", f"fns.py:{name}", "--workers", "2",
+                              "--no-cache", "--out", "res.json"], capsys)
+    assert code == 0 and "recall_at_10" in out, err
+    assert (functions.parent / "res.json").exists() and not (functions.parent / "elsewhere" / "res.json").exists()
+    assert os.getcwd() == str(functions.parent)
 
 
 def test_debug_shows_the_hidden_message(functions, capsys):

@@ -399,7 +399,8 @@ def streams_closed_since(before: tuple) -> list[str]:
     """Which of the standard streams open ``before`` (:func:`standard_streams_now`) have been closed since (a
     user's function closed ``sys.stdout``, or descriptor 1), each put back so messages can still be written: a
     closed stream is reopened on its descriptor, and a closed descriptor is taken by /dev/null, so that no file
-    opened later becomes the standard output."""
+    opened later becomes the standard output.  A stream replaced and left open (``sys.stdout = StringIO()``) is put
+    back quietly: treckit's results go where the command's own output goes."""
     closed = []
     for attr, fd, name, stream, was_open in (("stdout", 1, "sys.stdout", before[0], before[2]),
                                              ("stderr", 2, "sys.stderr", before[1], before[3])):
@@ -416,7 +417,34 @@ def streams_closed_since(before: tuple) -> list[str]:
         current = getattr(sys, attr)
         if getattr(stream, "closed", False) and (current is stream or getattr(current, "closed", False)):
             setattr(sys, attr, _reopened(fd, stream))
+        elif current is not stream and not getattr(stream, "closed", False):
+            setattr(sys, attr, stream)
     return closed
+
+
+def settings_now() -> tuple:
+    """What a user's function may change of the process and :func:`settings_put_back` restores: the working
+    directory, and (in the main thread, the only one that can change it) SIGINT's handler."""
+    try:
+        cwd = os.getcwd()
+    except OSError:                          # the directory was removed: nothing to go back to
+        cwd = None
+    main = threading.current_thread() is threading.main_thread()
+    return cwd, signal.getsignal(signal.SIGINT) if main else None
+
+
+def settings_put_back(before: tuple) -> None:
+    """The working directory and SIGINT's handler as they were ``before`` (:func:`settings_now`), quietly: a
+    function is called in the command's directory every time (relative outputs and inputs stay where they were
+    named), and Ctrl-C keeps interrupting the command."""
+    cwd, handler = before
+    if cwd is not None:
+        with contextlib.suppress(OSError):
+            if os.getcwd() != cwd:
+                os.chdir(cwd)
+    if handler is not None and signal.getsignal(signal.SIGINT) is not handler:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, handler)
 
 
 def silence_stdout() -> None:

@@ -20,6 +20,7 @@ import contextlib
 import importlib
 import importlib.util
 import inspect
+import itertools
 import os
 import sys
 import threading
@@ -29,8 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from ..console.errors import EXIT_BAD_INPUT, InputError, Interrupted, TreckitError, shown
-from ..console.process import (interrupted, is_foreign_file, is_interrupt, standard_streams_now,
-                               streams_closed_since)
+from ..console.process import (interrupted, is_foreign_file, is_interrupt, settings_now, settings_put_back,
+                               standard_streams_now, streams_closed_since)
 from ..console.spelling import command_running
 from ..inputs.bounded import has_surrogate
 from ..inputs.values import score_value
@@ -291,18 +292,20 @@ os.register_at_fork(after_in_parent=_counted_fork)
 
 def _process_now() -> tuple:
     """What :func:`_left_as_found` compares with after a user's code ran: the process, the forks this thread made,
-    the standard streams."""
-    return os.getpid(), _forks.made, standard_streams_now()
+    the standard streams, the settings a function may change (:func:`treckit.console.process.settings_now`)."""
+    return os.getpid(), _forks.made, standard_streams_now(), settings_now()
 
 
 def _left_as_found(before: tuple, fn: Any, role: str, name: str, context: str) -> None:
     """After a user's code returned or raised (``before``: :func:`_process_now`): a process it forked that returns
     into treckit ends there at once, its outputs untouched (only the process treckit started goes on); that
     process reports the fork as the function's error, as it does a standard stream the code closed (put back
-    first, so the message can be written: :func:`treckit.console.process.streams_closed_since`)."""
-    pid, forks, streams = before
+    first, so the message can be written: :func:`treckit.console.process.streams_closed_since`).  The working
+    directory and SIGINT's handler are put back quietly (:func:`treckit.console.process.settings_put_back`)."""
+    pid, forks, streams, settings = before
     if os.getpid() != pid:
         os._exit(EXIT_BAD_INPUT)
+    settings_put_back(settings)
     closed = streams_closed_since(streams)
     did = (f"closed {' and '.join(closed)}" if closed else
            "forked a process (os.fork)" if _forks.made != forks else None)
@@ -360,16 +363,17 @@ def _own_folder(fn: Any) -> str | None:
     return str(Path(source).resolve().parent) if source else None
 
 
-def as_list(answer: Any, role: str, name: str, context: str, what: str = "a ranking") -> list:
-    """A function's answer (a list, a tuple or any other iterable but text and mappings) as a list; run
-    inside :func:`call`, since a generator's code runs as it is read."""
+def as_list(answer: Any, role: str, name: str, context: str, what: str = "a ranking", most: int | None = None) -> list:
+    """A function's answer (a list, a tuple or any other iterable but text and mappings) as a list of its first
+    ``most`` items (all without it: what is kept of a ranking is read, so an endless generator costs no more);
+    run inside :func:`call`, since a generator's code runs as it is read."""
     if answer is None or isinstance(answer, (str, bytes, Mapping)) or not _iterable(answer):
         name_of = type(answer).__name__
         kind = "None" if answer is None else f"{'an' if name_of[:1] in 'aeiou' else 'a'} {name_of}"
         raise InputError(f"the {role} {name} returned {kind} {context}, not {what}",
                          fix="return a list of doc ids, or of (doc_id, score) pairs, in rank order ([] for none)"
                          if what == "a ranking" else "return one ranking (a list) per query text, in their order")
-    return list(answer)
+    return list(answer) if most is None else list(itertools.islice(answer, most))
 
 
 def _iterable(x: Any) -> bool:
@@ -406,20 +410,24 @@ def as_ranking(result: list, qid: str, k: int, role: str = "retrieval function")
     return out[:k]
 
 
-def ask(fn: Callable, qid: str, *args, role: str = "retrieval function") -> list:
-    """``fn(*args)``, a function's answer for query ``qid``, as a list (checked: :mod:`treckit.retrieval.callables`)."""
+def ask(fn: Callable, qid: str, *args, role: str = "retrieval function", most: int | None = None) -> list:
+    """``fn(*args)``, a function's answer for query ``qid``, as a list of its first ``most`` items (checked:
+    :mod:`treckit.retrieval.callables`)."""
     context = f"for query {qid!r}"
-    return call(fn, role, context, lambda: as_list(fn(*args), role, function_name(fn), context))
+    return call(fn, role, context, lambda: as_list(fn(*args), role, function_name(fn), context, most=most))
 
 
-def ask_batch(fn: Callable, qids: Sequence[str], texts: list[str], role: str = "batch function") -> list[list]:
-    """``fn(texts)``, a batch function's answers, one list per query (checked: one answer per query text)."""
+def ask_batch(fn: Callable, qids: Sequence[str], texts: list[str], role: str = "batch function",
+              most: int | None = None) -> list[list]:
+    """``fn(texts)``, a batch function's answers, one list per query of its first ``most`` items (checked: one
+    answer per query text)."""
     name, context = function_name(fn), f"for a batch of {len(texts)} queries"
 
     def work() -> list[list]:
-        out = as_list(fn(texts), role, name, context, what="a list of rankings")
+        out = as_list(fn(texts), role, name, context, what="a list of rankings", most=len(texts) + 1)
         if len(out) != len(texts):
-            raise InputError(f"the {role} {name} returned {len(out)} rankings for {len(texts)} queries",
+            got = f"more than {len(texts)}" if len(out) > len(texts) else len(out)
+            raise InputError(f"the {role} {name} returned {got} rankings for {len(texts)} queries",
                              fix="return one ranking per query text, in the same order")
-        return [as_list(r, role, name, f"for query {q!r}") for q, r in zip(qids, out)]
+        return [as_list(r, role, name, f"for query {q!r}", most=most) for q, r in zip(qids, out)]
     return call(fn, role, context, work)

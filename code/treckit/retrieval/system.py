@@ -191,7 +191,7 @@ class System:
             fn = self.callable(spec["callable"], "batch function" if batch else "retrieval function", 1)
             if batch:
                 return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
-            return _Component(one=lambda qid, text: ask(fn, qid, text), listed=True)
+            return _Component(one=lambda qid, text: ask(fn, qid, text, most=k), listed=True)
         search = self._retriever(name, spec)
         return _Component(one=lambda qid, text: through_ties(search, [text], k)[0])
 
@@ -338,7 +338,7 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
             fn, depth = plans[i].rerank
             cands = out[i][systems[i]._reranked()].rankings[qid][:depth]
             t0 = clock()
-            answers[i][qid] = ask(fn, qid, text, cands, role="reranker")
+            answers[i][qid] = ask(fn, qid, text, cands, role="reranker", most=len(cands))
             own[i][qid] = (clock() - t0) * 1000
     for i in which:
         stage = out[i][systems[i]._reranked()]
@@ -351,7 +351,7 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
     t0 = clock()
-    out = ask_batch(fn, list(queries), list(queries.values()))
+    out = ask_batch(fn, list(queries), list(queries.values()), most=k)
     each = (clock() - t0) * 1000 / max(len(queries), 1)
     hits = {q: as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})

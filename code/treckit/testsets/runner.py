@@ -74,7 +74,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
             return cached
     qids = ts.query_ids
     check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
-    answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers)
+    answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers, depth)
     rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
     values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
@@ -103,18 +103,18 @@ def _cache_of(retrieval_fn: Callable, config, config_dir, ts: TestSet, names: li
 
 
 def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: bool,
-             workers: int) -> tuple[dict[str, Any], dict[str, float]]:
-    """({qid: the function's answer}, {qid: milliseconds}): one batch call (its time shared evenly), or one call
-    per query, from ``workers`` threads."""
+             workers: int, depth: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """({qid: the function's answer, its first ``depth`` items}, {qid: milliseconds}): one batch call (its time
+    shared evenly), or one call per query, from ``workers`` threads."""
     if batch:
         t0 = time.perf_counter()
-        out = ask_batch(retrieval_fn, qids, texts)
+        out = ask_batch(retrieval_fn, qids, texts, most=depth)
         each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
         return dict(zip(qids, out)), {q: each for q in qids}
 
     def one(i: int):
         t0 = time.perf_counter()
-        res = ask(retrieval_fn, qids[i], texts[i])
+        res = ask(retrieval_fn, qids[i], texts[i], most=depth)
         return i, res, (time.perf_counter() - t0) * 1000
     if workers == 1:
         results = [one(i) for i in range(len(texts))]
