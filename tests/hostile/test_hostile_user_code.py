@@ -71,6 +71,24 @@ def closes_stderr(text):
     return ["PMC2905704"]
 
 
+class Evil(tuple):
+    def __len__(self):
+        raise BaseException("secret=" + SECRET)
+
+
+class EvilScore(float):
+    def __float__(self):
+        raise SystemExit("secret=" + SECRET)
+
+
+def evil_pair(text):
+    return [Evil(("PMC2905704", 1.0))]
+
+
+def evil_score(text):
+    return [("PMC2905704", EvilScore(1.0))]
+
+
 def endless(text):
     # an endless ranking (capped, so that a reader that reads it all ends: with an error, not memory)
     for i in range(10 ** 6):
@@ -219,6 +237,16 @@ def test_whatever_a_module_raises_at_import_is_its_error(functions, capsys, kind
         code, out, err = run_cli(argv, capsys)
         assert_hidden(code, out, err, f"{did} while it was imported")
     assert_nothing_written(functions.parent, "res.json")
+
+
+@pytest.mark.parametrize("name, did", [("evil_pair", "raised BaseException"), ("evil_score", "called sys.exit(...)")])
+def test_what_the_items_a_function_returns_raise_is_its_error(functions, capsys, name, did):
+    """The items of an answer are the function's code too (a tuple's __len__, a float's __float__)."""
+    code, out, err = run_cli(["testset", "eval", SAMPLE, "--function", f"fns.py:{name}", "--no-cache"], capsys)
+    assert_hidden(code, out, err, f"the retrieval function {name}() {did} for query 'q01'")
+    cfg = _system_config(functions.parent, f"components:\n  mine: {{callable: fns.py:{name}}}\n")
+    code, out, err = run_cli(["system", "eval", cfg, "--test-set", SAMPLE, "--no-cache"], capsys)
+    assert_hidden(code, out, err, f"the retrieval function {name}() {did} for query 'q01'")
 
 
 def test_an_endless_answer_is_read_to_the_depth_only(functions, capsys):

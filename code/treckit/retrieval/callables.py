@@ -393,9 +393,10 @@ def as_ranking(result: list, qid: str, k: int, role: str = "retrieval function")
     seen: set[str] = set()
     for item in result:
         if isinstance(item, str):
-            doc, score = item, None
+            doc, score = str.__str__(item), None            # a subclass's own methods stay behind
         elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
-            doc, score = item[0], score_value(item[1], f"query {qid!r}: the {role}'s doc {shown(item[0])}")
+            doc = str.__str__(item[0])
+            score = score_value(item[1], f"query {qid!r}: the {role}'s doc {shown(doc)}")
         else:
             raise InputError(f"query {qid!r}: the {role} returned {type(item).__name__} items in its ranking",
                              fix="return doc ids as str, or (doc_id, score) pairs")
@@ -408,6 +409,12 @@ def as_ranking(result: list, qid: str, k: int, role: str = "retrieval function")
         seen.add(doc)
         out.append((doc, score))
     return out[:k]
+
+
+def ranking_of(fn: Callable, answer: list, qid: str, k: int, role: str = "retrieval function") -> list:
+    """:func:`as_ranking` of ``fn``'s answer for query ``qid``, within :func:`call`: the items it returned are its
+    code too (a ``str`` subclass's ``__hash__``, a number's ``__float__``), and what they raise is its error."""
+    return call(fn, role, f"for query {qid!r}", lambda: as_ranking(answer, qid, k, role))
 
 
 def ask(fn: Callable, qid: str, *args, role: str = "retrieval function", most: int | None = None) -> list:

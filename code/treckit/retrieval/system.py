@@ -47,7 +47,7 @@ from ..inputs.reading import read_run
 from ..inputs.sources import PathLike, content_digest, display_name, file_digest
 from .bm25 import BM25Params, BM25Retriever
 from .bow import BowRetriever
-from .callables import as_ranking, ask, ask_batch, call, check_arguments, function_name, load_callable
+from .callables import ask, ask_batch, call, check_arguments, function_name, load_callable, ranking_of
 from .corpus import read_corpus
 from .dense import DenseRetriever, load_matrix
 from .fusion import RRF_K, fuse
@@ -67,10 +67,11 @@ class StageResult:
 @dataclass
 class _Component:
     """A component ready to run: ``one(qid, text)`` answers one query (a timed call), or ``whole(queries,
-    clock)`` answers them all at once; ``listed``: its answers are rankings in list order (a function's)."""
+    clock)`` answers them all at once; ``function``: the user's function whose answers are rankings in list
+    order (checked as its code: :func:`.callables.ranking_of`)."""
     one: Callable[[str, Any], Any] | None = None
     whole: Callable[[dict, Callable[[], float]], StageResult] | None = None
-    listed: bool = False
+    function: Callable | None = None
 
 
 @dataclass
@@ -191,7 +192,7 @@ class System:
             fn = self.callable(spec["callable"], "batch function" if batch else "retrieval function", 1)
             if batch:
                 return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
-            return _Component(one=lambda qid, text: ask(fn, qid, text, most=k), listed=True)
+            return _Component(one=lambda qid, text: ask(fn, qid, text, most=k), function=fn)
         search = self._retriever(name, spec)
         return _Component(one=lambda qid, text: through_ties(search, [text], k)[0])
 
@@ -301,8 +302,9 @@ def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k:
                 out[i][n] = whole[i, n]
             else:
                 got = answers[i, n]
-                hits = {q: as_ranking(got[q], q, k) for q in queries} if c.listed else got
-                out[i][n] = StageResult(trec_ranked(hits, k, c.listed), lat[i, n])
+                listed = c.function is not None
+                hits = {q: ranking_of(c.function, got[q], q, k) for q in queries} if listed else got
+                out[i][n] = StageResult(trec_ranked(hits, k, listed), lat[i, n])
     _fuse(systems, plans, out, queries, k, clock)
     _rerank(systems, plans, out, queries, clock)
     return out
@@ -343,7 +345,8 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
     for i in which:
         stage = out[i][systems[i]._reranked()]
         depth = plans[i].rerank[1]
-        hits = {q: as_ranking(answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
+        fn = plans[i].rerank[0]
+        hits = {q: ranking_of(fn, answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
         lat = {q: own[i][q] + (stage.latency_ms[q] if stage.latency_ms else 0.0) for q in queries}
         out[i][f"{systems[i]._reranked()}+rerank"] = StageResult(trec_ranked(hits, depth, listed=True), lat)
 
@@ -353,7 +356,7 @@ def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     t0 = clock()
     out = ask_batch(fn, list(queries), list(queries.values()), most=k)
     each = (clock() - t0) * 1000 / max(len(queries), 1)
-    hits = {q: as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
+    hits = {q: ranking_of(fn, r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
 
 

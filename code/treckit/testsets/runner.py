@@ -24,7 +24,7 @@ from ..inputs.objects import as_measures, as_run
 from ..inputs.options import RunReading
 from ..inputs.sources import display_name
 from ..measures.registry import resolve
-from ..retrieval.callables import as_ranking, ask, ask_batch, check_arguments, in_threads
+from ..retrieval.callables import ask, ask_batch, check_arguments, in_threads, ranking_of
 from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
@@ -75,7 +75,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
     qids = ts.query_ids
     check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
     answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers, depth)
-    rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
+    rankings = {q: ranking_of(retrieval_fn, answers[q], q, depth) for q in qids}
     values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
     if store is not None and named_files(config, config_dir) == files:     # nothing it names changed meanwhile
