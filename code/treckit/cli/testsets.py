@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..console.errors import InputError, listing
+from ..console.errors import InputError, listing, without_credentials
 from ..console.messages import say
 from ..console.process import defer_pandas
 from ..ids import tsv_field_problem
@@ -48,7 +48,7 @@ cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The ca
 
 
 def _say(msg: str) -> None:
-    print(f"treckit: {msg}", file=sys.stderr)
+    print(without_credentials(f"treckit: {msg}"), file=sys.stderr)
 
 
 def _write_text(path, text: str) -> None:

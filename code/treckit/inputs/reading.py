@@ -137,7 +137,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
         det = detect_qrels(path)
         fmt = det.format
         if verbose:
-            print(f"treckit: {path}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
+            print(f"treckit: {display_name(path)}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
     if fmt == "trec":
         return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout)
     if fmt == "beir-tsv":
@@ -234,7 +234,7 @@ def detect_run_format(path: PathLike, verbose: bool = False) -> str:
     det = detect_run(path)
     if verbose:
         import sys
-        print(f"treckit: {path}: read as {det.format} run ({det.reason})", file=sys.stderr)
+        print(f"treckit: {display_name(path)}: read as {det.format} run ({det.reason})", file=sys.stderr)
     return det.format
 
 

@@ -365,7 +365,10 @@ def create_app(settings: ServerSettings | None = None, token: str | None = None)
                                      f"{s.request_timeout_s:g} s and was stopped",
                                      "fix": "send fewer queries or a smaller run (or raise request_timeout_s "
                                             "in the server config)"}, status_code=504)
-            return JSONResponse({"detail": "the evaluation worker stopped (out of memory?); the server is still up",
+            print("treckit: an evaluation worker stopped without an answer; a fresh one is started", file=sys.stderr,
+                  flush=True)
+            return JSONResponse({"detail": "the evaluation worker stopped without an answer (out of memory, killed, or "
+                                 "the system's code ended the process); the server is still up",
                                  "fix": f"try again in {RETRY_AFTER_S} s, or send a smaller body"},
                                 status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
         status, payload, updates, _ = answer

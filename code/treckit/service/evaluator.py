@@ -13,23 +13,26 @@ scores are errors).  ``bench/service_memory_bench.py`` measures what a body cost
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
+import sys
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Iterator, Optional, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictInt, StrictStr, ValidationError,
                       create_model)
 
 from .. import thresholds
 from ..console import spelling
-from ..console.errors import InputError, content_blanked, shown
+from ..console.errors import InputError, content_blanked, content_hidden, hidden_because, shown
 from ..inputs.objects import as_run
 from ..inputs.options import FLAGS, RunReading, python_name
 from ..inputs.reading import read_run
 from ..inputs.sources import file_digest
+from ..retrieval.callables import UserCodeError
 from ..retrieval.system import load_system
 from ..testsets.cache import ResultCache, cache_key
 from ..testsets.load import TestSet, semantic_problems
@@ -376,8 +379,15 @@ def read_request(body: bytes, kind: str, max_queries: int):
 
 
 # ------------------------------------------------------------------ evaluation
+DATA_DIR_WHY = "the file is in the server's data directory, which is not the request's"
+
+
 def _for_request(message: str) -> str:
-    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
+    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``;
+    about a file of the server's (a ``run_file``, read inside :func:`content_hidden`), none of its content."""
+    why = hidden_because()
+    if why is not None:
+        message = content_blanked(message, why)
     return SERVICE.spell(message)
 
 
@@ -390,6 +400,26 @@ def _reading(req) -> tuple[RunReading, dict[str, Any]]:
 def _say(names) -> str:
     names = list(names)
     return f"{', '.join(names)} {'says' if len(names) == 1 else 'say'}"
+
+
+@contextlib.contextmanager
+def _run_file_hidden(req, path: Path | None) -> Iterator[None]:
+    """A block in which a request's ``run_file`` (at ``path``) is read and evaluated: a file of the server's, so no
+    message (error, warning, the server's log) shows anything of its content; an error about it names the file as
+    the request does, its line and the field."""
+    if req.run_file is None:
+        yield
+        return
+    try:
+        with content_hidden(DATA_DIR_WHY):
+            yield
+    except UserCodeError:
+        raise
+    except InputError as exc:
+        if exc.path is None or Path(exc.path) != path:
+            raise
+        line = f", line {exc.line}" if exc.line is not None else ""
+        raise InputError(f"run_file {shown(req.run_file)}{line}: {exc.reason}", line=exc.line, fix=exc.fix) from None
 
 
 def _summary(result) -> dict[str, Any]:
@@ -406,6 +436,10 @@ class Evaluator:
         self._system = None
         if settings.system:
             self._system = load_system(settings.system)
+
+    def _run_path(self, req) -> Path | None:
+        """Where the request's ``run_file`` is (checked: :meth:`_confined`), or None."""
+        return self._confined(req.run_file) if req.run_file is not None else None
 
     def _confined(self, name: str) -> Path:
         if not self.s.data_dir:
@@ -469,9 +503,10 @@ class Evaluator:
             raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
                              "{qid: {doc: score}}) or run_file")
         warnings: list[str] = []
-        run, _ = self._run(req, warnings)
-        return {**rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m))),
-                "warnings": warnings}, []
+        with _run_file_hidden(req, self._run_path(req)):
+            run, _ = self._run(req, warnings)
+            report = rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m)))
+        return {**report, "warnings": warnings}, []
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
@@ -482,7 +517,8 @@ class Evaluator:
             result, system, block, source = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
-            result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
+            with _run_file_hidden(req, self._run_path(req)):
+                result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
             block, source = None, {"key": result.cache_key, "results": {system: result.to_dict()}}
         gauges = [(ts.name, system, name, summary["metrics"])
                   for name, summary in (block or {"all": {"metrics": result.metrics}}).items()]
@@ -516,17 +552,15 @@ class Evaluator:
             raise InputError("?components= applies to the server's system, not to a run in the request",
                              fix="drop ?components=, or send no run")
         run, digest = self._run(req, warnings)
-        system = req.system or ("run" if isinstance(req.run, dict) else run.tag)
+        # a run file's label is its name as the request gives it: its tag is the file's content, never shown
+        system = req.system or req.run_file or ("run" if isinstance(req.run, dict) else run.tag)
         store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
         read = {k: v for k, v in _reading(req)[1].items() if (k, v) != ("order", "auto")}   # read otherwise: other numbers
         key = cache_key(system={"run_digest": digest, **read}, test_set=ts, measures=measures, k=None, gain="exp")
         hit = store.get(key) if store else None
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
-            def say(message: str):           # a run file's values are the server's: not shown
-                shown_as = message if req.run_file is None else content_blanked(message, "run_file is the server's")
-                warnings.append(_for_request(shown_as))
-            result = evaluate_run(run, ts, measures, warn=say)
+            result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
         result.cache_key = key if store is not None else None
@@ -545,5 +579,10 @@ class Evaluator:
                 return 200, payload, gauges
             except RequestInvalid as exc:
                 return 422, {"detail": exc.errors}, []
+            except UserCodeError as exc:               # the server's own system failed, not the request
+                where = f" ({exc.path}:{exc.line})" if exc.path is not None else ""
+                print(f"treckit: the system failed: {exc.reason}{where}", file=sys.stderr, flush=True)
+                return 500, {"detail": f"the server's system failed: {exc.reason}; the server is still up",
+                             "fix": "tell the server's operator: the server's log says where it failed"}, []
             except InputError as exc:
                 return 400, {"detail": exc.reason, "line": exc.line, "fix": exc.fix}, []

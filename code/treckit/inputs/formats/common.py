@@ -6,7 +6,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because
+from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because, without_credentials
 from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
 from ... import thresholds
@@ -99,7 +99,8 @@ def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
     why = hidden_because()                   # a file named by a config: none of its content is shown
-    print(f"treckit: {path}: {spell(message if why is None else content_blanked(message, why))}", file=sys.stderr)
+    said = spell(message if why is None else content_blanked(message, why))
+    print(without_credentials(f"treckit: {path}: {said}"), file=sys.stderr)
 
 
 # A decimal number as C's atof would read it completely (no '1_000', no hex); inf allowed, nan refused.
@@ -155,8 +156,8 @@ class LineErrors:
 
     def report(self) -> None:
         if self.skipped.total:
-            print(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} line(s): "
-                  f"{self.skipped.report()}", file=sys.stderr)
+            print(without_credentials(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} "
+                                      f"line(s): {self.skipped.report()}"), file=sys.stderr)
 
 
 def is_nan_text(text: str) -> bool:
