@@ -135,7 +135,7 @@ class StreamEvaluation:
     shard_dir: str | None = None
     rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
     order_option: bool = True          # whether the warning of rising ranks may name --order
-    block_notes: dict = field(default_factory=dict)               # the blocks' notes kept for the shards' runs
+    block_notes: dict = field(default_factory=dict)               # what the shards' runs keep of the blocks' notes
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
@@ -285,7 +285,7 @@ class StreamEvaluation:
 
         try:
             for run, row, rising in self._blocks():
-                self.block_notes.update(run.notes)
+                self.block_notes.update(_kept_notes(run))
                 t = run.table
                 order, bounds = bucket_order(t.column("qid"), n, cache)
                 piece = pa.table({"qid": t.column("qid"), "docid": t.column("docid"), "score": t.column("score"),
