@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 
 from ..console.errors import InputError
-from ..inputs.sources import PathLike, display_name, read_text
+from ..inputs.formats.common import content_lines
+from ..inputs.sources import PathLike, display_name
 from ..inputs.bounded import loads_json
 
 ID_FIELDS = ("_id", "id", "docid", "doc_id")
@@ -33,7 +34,7 @@ def read_corpus(path: PathLike) -> Corpus:
     """The documents of a corpus JSONL, in file order (see the module's docstring for the fields)."""
     name = display_name(path)
     docs: dict[str, str] = {}
-    for no, line in enumerate(read_text(path).split("\n"), 1):
+    for no, line in content_lines(path):
         if not line.strip():
             continue
         try:
