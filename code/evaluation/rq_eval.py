@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.stages import run_script  # noqa: E402
+from treckit.stages import MemoryLimit, add_memory_limit_argument, run_script  # noqa: E402
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -96,6 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--emit-traces", action="store_true",
                     help=f"per-query traces beside --out for each config whose gate holds ({GATE})")
+    add_memory_limit_argument(ap)
     a = ap.parse_args(argv)
     if a.k < 1:
         ap.error(f"argument --k: must be at least 1, got {a.k}")
@@ -111,6 +112,10 @@ def main(argv=None) -> int:
     out = Path(a.out)
 
     def body():
+        with MemoryLimit.option(a.memory_limit).governing():
+            compared()
+
+    def compared():
         inputs = [a.truth, a.configA, a.configB, a.corpus, a.queries]
         refuse_overwriting_inputs(inputs, [out, a.csv, out.with_name(f"{out.stem}.traces.A.jsonl"),
                                            out.with_name(f"{out.stem}.traces.B.jsonl")])

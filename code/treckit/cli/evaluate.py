@@ -14,7 +14,7 @@ from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
 from ..console.process import defer_pandas, silence_stdout
 from ..engines import MISSING as EVAL_MISSING
-from ..engines.budget import MemoryLimit
+from ..engines.budget import HELP as MEMORY_LIMIT_HELP, MemoryLimit
 from ..engines.choice import choose
 from ..engines.crosscheck import check_options, cross_check, evaluate_path_checked, read_for_check
 from ..engines.memory import EvalOptions, read_zscores
@@ -289,10 +289,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "recompute every number printed with ir_measures (pytrec_eval under it), scores read as float32 as "
          "pytrec_eval reads them, before printing; exit 3 naming the measure, the queries and both values on "
          "any difference beyond 1e-9 (a line on stderr says what agreed and what has no equal in ir_measures)"),
-        ("", "--memory-limit", "SIZE",
-         "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run file over a third "
-         "of it (read whole, a run takes about 3x its size) is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
-         "with the same output"),
+        ("", "--memory-limit", "SIZE", MEMORY_LIMIT_HELP),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
         ("", "--tie-aware", "MODE",
@@ -413,7 +410,9 @@ def eval_main(argv: list[str]) -> None:
     a = parse_args(argv)
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)
-    run_eval(_check_choices(a))
+    a = _check_choices(a)
+    with MemoryLimit.option(a.memory_limit).governing():
+        run_eval(a)
 
 
 def run_eval(a: EvalArgs, out=None) -> None:

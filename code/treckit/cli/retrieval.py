@@ -23,7 +23,7 @@ from ..testsets import load_test_set
 from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
 from ..testsets.topics import read_queries, read_query_types
-from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
+from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option, with_memory_limit
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
@@ -89,6 +89,7 @@ system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Syste
 
 @system_app.command("eval")
 @with_debug_option
+@with_memory_limit
 def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (components, fusion, rerank)"),
                     test_set: Optional[str] = typer.Option(None, "--test-set", help="test-set YAML (path or name)"),
                     qrels: Optional[str] = typer.Option(None, "--qrels", help="qrels, with --queries, instead of a test set"),
@@ -124,5 +125,5 @@ def _test_set(test_set, qrels, queries, query_types):
 
 def register(app) -> None:
     app.add_typer(system_app, name="system")
-    app.command("retrieve")(retrieve_cmd)
-    app.command("fuse")(fuse_cmd)
+    app.command("retrieve")(with_memory_limit(retrieve_cmd))
+    app.command("fuse")(with_memory_limit(fuse_cmd))

@@ -35,7 +35,7 @@ from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshol
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
-from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, refuse_overwriting, with_debug_option, with_memory_limit
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -98,6 +98,7 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
 
 
 @testset_app.command("import")
+@with_memory_limit
 def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3)"),
                queries: str = typer.Option(..., "--queries", help="queries TSV or JSONL"),
                types: Optional[str] = typer.Option(None, "--types", help="qid<TAB>type TSV (default type: unspecified)"),
@@ -119,6 +120,7 @@ def _load_system_config(path: str) -> dict:
 
 @testset_app.command("eval")
 @with_debug_option
+@with_memory_limit
 def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
                      run: Optional[str] = typer.Option(None, "--run", help="the run to evaluate (any run format)"),
                      function: Optional[str] = typer.Option(None, "--function",
@@ -226,6 +228,7 @@ def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = t
 
 
 @testset_app.command("kappa")
+@with_memory_limit
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
@@ -240,6 +243,7 @@ def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
 
 
 @testset_app.command("refresh")
+@with_memory_limit
 def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 candidates: str = typer.Option(..., "--candidates", help="JSONL of new queries (query_id, query_text[, query_type])"),
                 replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
@@ -358,6 +362,6 @@ def qrels_verify_cmd(qrels: str = typer.Argument(..., help="qrels to check"),
 def register(app) -> None:
     app.add_typer(testset_app, name="testset")
     app.add_typer(cache_app, name="cache")
-    app.command("rq")(rq_cmd)
+    app.command("rq")(with_memory_limit(rq_cmd))
     app.command("gate")(gate_cmd)
-    app.command("qrels-verify")(qrels_verify_cmd)
+    app.command("qrels-verify")(with_memory_limit(qrels_verify_cmd))

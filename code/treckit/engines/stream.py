@@ -92,11 +92,13 @@ def plan(path, reading, memory_limit: int | None) -> StreamPlan:
 
 def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = None, reading=None, *,
                   memory_limit: MemoryLimit | int | None = DEFAULT_MEMORY, warn=None, qrels_source=None,
-                  on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True) -> EvalResult:
+                  on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True,
+                  merge: bool = True) -> EvalResult | None:
     """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
     than ``memory_limit`` (a :class:`MemoryLimit`, or bytes; None: always in memory).  ``on_part(values, run_part)`` is called on each
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
-    :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``)."""
+    :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``).  Without ``merge``, the parts
+    only go to ``on_part`` and no result is made (None; what looks at the run's parts, judged or not)."""
     reading = reading or RunReading()
     memory_limit = MemoryLimit.parse(memory_limit).bytes
     p = plan(path, reading, memory_limit)
@@ -110,13 +112,13 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
             return evaluate_requests(qrels, run, requests, options, source=str(path), warn=warn)
         part = evaluate_part(qrels, run, requests, options, str(path), sanity=warn is not None, keep_view=True)
         on_part(part, run)
-        return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
+        return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn) if merge else None
     import dataclasses
 
     subtopics.refuse_streamed(requests, path)
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
-                            warn, on_part, order_option=order_option).run()
+                            warn, on_part, order_option=order_option, merge=merge).run()
 
 
 class _Interleaved(Exception):
@@ -139,6 +141,7 @@ class StreamEvaluation:
     shard_dir: str | None = None
     rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
     order_option: bool = True          # whether the warning of rising ranks may name --order
+    merge: bool = True                 # whether the parts are merged into a result (else they only go to on_part)
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
@@ -153,6 +156,8 @@ class StreamEvaluation:
         if self.rising.flagged:
             (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
                                                     order_option=self.order_option))
+        if not self.merge:
+            return None
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,
                            source=self.path, warn=self.warn)
 
