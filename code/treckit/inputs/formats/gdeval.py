@@ -30,11 +30,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cmp_to_key
-from typing import Callable
+from typing import Callable, Iterator
 
+from ... import thresholds
 from ...console.errors import InputError
 from ...console.messages import warn_python
-from ..sources import display_name, read_bytes
+from ..held import admit
+from ..sources import Source, display_name
 
 MAX_JUDGMENT = 4
 """gdeval.pl's largest judgment: a higher one is a format error, and ERR's stopping probability is
@@ -167,7 +169,7 @@ def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] |
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
     name = display_name(path)
     if data is None:
-        data = read_bytes(path)
+        data = _whole(path)
     zero_words = _Warnings(name, "the second field", warn)
     kept: list[tuple[int | float, int, bytes, bytes, int]] = []      # (topic number, judgment, topic, docno, line)
     for line_no, line in enumerate(_lines(data), 1):
@@ -222,14 +224,117 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
     judgment in ``qrels`` as gdeval.pl does."""
     name = display_name(path)
     if data is None:
-        data = read_bytes(path)
+        data = _whole(path)
+    score_words = _Warnings(name, "score", warn)
+    run = _read_part(data, qrels, name, 1, score_words)
+    score_words.say()
+    _check_runid(run.runid, name)
+    return run
+
+
+class TopicsInterleaved(Exception):
+    """A topic's lines are not together in the run (or a topic number is beyond what is compared exactly): it is
+    read whole (:func:`read_run`)."""
+
+
+def run_parts(path, qrels: GdevalQrels, *, warn: Callable[[str], None] | None = _default_warn) -> Iterator[GdevalRun]:
+    """The run read as :func:`read_run` reads it, a part of whole topics at a time (a block of lines, the last
+    topic's lines carried to the next block), each part's topics in gdeval.pl's order: memory holds a block, never
+    the run.  The last part's run id is the run's (the last line's); the warnings are said once, after the last
+    part.  :class:`TopicsInterleaved` when a topic comes back after another: the caller reads the run whole."""
+    name = display_name(path)
+    score_words = _Warnings(name, "score", warn)
+    seen: set[int] = set()
+    carry, carry_line, runid, failed = b"", 1, None, None
+    for data, first in Source(path).blocks(thresholds.TEXT_BLOCK_BYTES):
+        data, first = (carry + data, carry_line) if carry else (bytes(data), first)
+        cut = _last_topic_start(data)
+        carry, carry_line = data[cut:], first + data.count(b"\n", 0, cut)
+        admit(name, len(carry), thresholds.LINE_READER_BYTES_PER_BYTE)      # one topic is held whole
+        for chunk, line in ((data[:cut], first),) if cut else ():
+            part, failed = _part_or_error(chunk, qrels, name, line, score_words, seen, failed)
+            if part is not None:
+                runid = part.runid
+                yield part
+    if carry:
+        part, failed = _part_or_error(carry, qrels, name, carry_line, score_words, seen, failed)
+        if part is not None:
+            runid = part.runid
+            yield part
+    if failed is not None:
+        raise failed
+    score_words.say()
+    _check_runid(b"?????" if runid is None else runid, name)
+
+
+def _part_or_error(chunk: bytes, qrels: GdevalQrels, name: str, first: int, score_words: "_Warnings", seen: set,
+                   failed: InputError | None) -> tuple[GdevalRun | None, InputError | None]:
+    """(the part of the run in ``chunk``, or None once an error was met; the first error).  An error is kept until
+    the run is known not to have a topic's lines apart (a part may then hold only some of a topic's lines, and the
+    whole run decides): :class:`TopicsInterleaved` when a topic of ``chunk`` is in ``seen``, or is a number
+    beyond 2^53 (which Perl may compare inexactly)."""
+    part = None
+    if failed is None:
+        try:
+            part = _read_part(chunk, qrels, name, first, score_words)
+        except InputError as exc:
+            failed = exc
+    if part is not None:
+        topics = [_topic_number(t) for t in part.topics]
+    else:
+        topics = [_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()]
+    if any(not isinstance(n, int) or n >= _EXACT or n in seen for n in topics):
+        raise TopicsInterleaved()
+    seen.update(topics)
+    return part, failed
+
+
+def _line_topic(line: bytes) -> int | bytes:
+    """A run line's topic as gdeval.pl reads it (the number after any prefix up to '-'), or its text when it is
+    not one."""
+    f = line.replace(b"\r", b"").split()
+    topic = f[0].rpartition(b"-")[2] if f else b""
+    return _topic_number(topic) if _DIGITS.match(topic) else topic
+
+
+def _last_topic_start(data: bytes) -> int:
+    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold its last line's topic, as
+    gdeval.pl reads a topic (the number after any prefix up to '-')."""
+    pos = len(data)
+    last = None
+    while pos > 0:
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        topic = _line_topic(data[start:pos])
+        if last is None:
+            last = topic
+        elif topic != last:
+            return pos
+        pos = start
+    return 0
+
+
+def _whole(path) -> bytes:
+    """The whole content of ``path``, held within the memory budget."""
+    src = Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE)
+    return bytes(src.data())
+
+
+def _check_runid(runid: bytes, name: str) -> None:
+    if b"%" in runid:
+        raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
+                         "where '%' starts a directive, so its output for this run id is garbled", path=name,
+                         fix="rename the run (its last line's run id) without '%'")
+
+
+def _read_part(data: bytes, qrels: GdevalQrels, name: str, first_line: int, score_words: "_Warnings") -> GdevalRun:
+    """Whole lines of the run (``data``, starting at its line ``first_line``) read as gdeval.pl reads them, in its
+    order; the run id is their last line's."""
     fast = _read_run_fast(data, qrels, name)
     if fast is not None:
         return fast
-    score_words = _Warnings(name, "score", warn)
     rows: list[tuple[int | float, int | float, bytes, bytes, int]] = []   # (topic number, score, docno, topic, line)
     runid = b"?????"
-    for line_no, line in enumerate(_lines(data), 1):
+    for line_no, line in enumerate(_lines(data), first_line):
         f = line.split()
         topic = f[0].rpartition(b"-")[2] if f else b""
         runid = f[5] if len(f) > 5 else b""
@@ -248,11 +353,6 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
                              "algorithm, so treckit refuses it", path=name, line=line_no, text=_shown(line),
                              fix="give every document a real number; drop or rescore NaN rows")
         rows.append((_topic_number(topic), score, f[2], topic, line_no))
-    score_words.say()
-    if b"%" in runid:
-        raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
-                         "where '%' starts a directive, so its output for this run id is garbled", path=name,
-                         fix="rename the run (its last line's run id) without '%'")
     if _needs_exact_compare(r[1] for r in rows):
         _refuse_circular_scores(rows, name)
     rows = _stable_sorted(rows, [(0, False), (1, True), (2, True)])
