@@ -11,6 +11,7 @@ import typer
 from ..console.errors import InputError
 from ..console.messages import say
 from ..console.progress import Steps
+from ..inputs.held import shared
 from ..inputs.reading import read_qrels, read_run
 from ..output.files import atomic_output
 from ..output.trec import write_trec_run
@@ -69,7 +70,8 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
     check_rrf_k(k)                     # before any run is read
-    rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
+    with shared(len(runs)):                    # every run is held at once: each gets its share of the budget
+        rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     w = parse_weights(weights, names)
     kk = k

@@ -12,6 +12,7 @@ import typer
 from ..console.errors import InputError, listing
 from ..console.messages import say
 from ..console.process import defer_pandas
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..inputs.bounded import load_yaml_mapping, read_json
@@ -148,7 +149,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                 help="dask: the run read and measured on a Dask cluster (needs "
                                                      "treckit's dask extra)"),
                      scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
-                                                             help="--engine dask: the scheduler; default: a local cluster")) -> None:
+                                                             help="--engine dask: the scheduler; default: a local cluster"),
+                     memory_limit: MemoryLimit = DEFAULT_MEMORY) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
@@ -162,7 +164,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if engine != "local" and run is None:
         raise InputError("--engine dask evaluates a run (--run); a retrieval function runs here", fix="leave out --engine dask")
     if run is not None:
-        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say)
+        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say,
+                           memory_limit=memory_limit)
         if res.missing_queries:
             _say(f"the run has no line for {len(res.missing_queries)} of the {len(ts.queries)} queries (each scores 0): "
                  f"{listing(res.missing_queries)}")

@@ -29,7 +29,18 @@ _BUDGET: ContextVar[int | None] = ContextVar("treckit_held_budget", default=None
 @contextlib.contextmanager
 def holding(size: int | None) -> Iterator[None]:
     """While the block runs, inputs are read within the budget of ``size`` bytes (None: no budget)."""
-    token = _BUDGET.set(size)
+    token = _BUDGET.set(None if size is None else max(size, thresholds.MEMORY_LIMIT_MIN))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+@contextlib.contextmanager
+def shared(n: int) -> Iterator[None]:
+    """While the block runs, each input read gets a ``n``-th of the budget (``n`` inputs held at once: fused runs)."""
+    size = _BUDGET.get()
+    token = _BUDGET.set(None if size is None else max(1, size // max(1, n)))
     try:
         yield
     finally:
@@ -37,9 +48,8 @@ def holding(size: int | None) -> Iterator[None]:
 
 
 def budget() -> int | None:
-    """The budget in force, in bytes (at least :data:`~treckit.thresholds.MEMORY_LIMIT_MIN`), or None."""
-    size = _BUDGET.get()
-    return None if size is None else max(size, thresholds.MEMORY_LIMIT_MIN)
+    """The budget in force, in bytes (a command's at least :data:`~treckit.thresholds.MEMORY_LIMIT_MIN`), or None."""
+    return _BUDGET.get()
 
 
 def piece(size: int) -> int:
@@ -57,14 +67,15 @@ def line_bound() -> int:
     return thresholds.MAX_LINE_BYTES if b is None else min(thresholds.MAX_LINE_BYTES, b // thresholds.HELD_LINE_SHARE)
 
 
-def admit(name: str, content: int, per_byte: float, *, inflating: bool = False) -> None:
+def admit(name: str, content: int, per_byte: float, *, inflating: bool = False, doing: str = "read whole") -> None:
     """Refuse the input ``name`` when holding what is read of its ``content`` bytes (``per_byte`` bytes of memory
-    for each) passes the budget.  ``inflating``: ``content`` is what a ``.gz`` has inflated to so far."""
+    for each) passes the budget.  ``inflating``: ``content`` is what a ``.gz`` has inflated to so far; ``doing``:
+    what takes the memory, for the message."""
     b = budget()
     if b is None or content * per_byte <= b:
         return
-    what = (f"its content inflates past {content:,} bytes" if inflating else f"its {content:,} bytes of content")
-    raise InputError(f"{what} would take about {int(content * per_byte):,} bytes of memory to read whole, more than "
+    what = (f"its content (past {content:,} bytes inflated so far)" if inflating else f"its {content:,} bytes of content")
+    raise InputError(f"{what} would take about {int(content * per_byte):,} bytes of memory to {doing}, more than "
                      f"the budget of {b:,} bytes (--memory-limit)", path=name,
                      fix="give a larger --memory-limit (or --memory-limit 0: no limit); docs/engines.md lists what "
                          "each command reads in bounded memory")

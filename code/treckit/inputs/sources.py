@@ -362,13 +362,13 @@ class Source:
         as large (its content is longer than ``head``)."""
         return self.size is None or self.size >= n
 
-    def admit(self, per_byte: float) -> "Source":
+    def admit(self, per_byte: float, doing: str = "read whole") -> "Source":
         """Refuse this input when holding its content (``per_byte`` bytes of memory for each byte) passes the memory
-        budget (:func:`~.held.admit`): at once when its size is known, else (gzip data) as :meth:`blocks` inflates
-        it, as soon as it passes."""
-        self._per_byte = per_byte
+        budget (:func:`~.held.admit`; ``doing``: what takes the memory): at once when its size is known, else (gzip
+        data) as :meth:`blocks` inflates it, as soon as it passes."""
+        self._per_byte, self._doing = per_byte, doing
         if self.size is not None:
-            admit(display_name(self.path), self.size, per_byte)
+            admit(display_name(self.path), self.size, per_byte, doing=doing)
         return self
 
     def blocks(self, block: int) -> Iterator[tuple[bytes | bytearray, int]]:
@@ -385,7 +385,7 @@ class Source:
                 for out, line in whole_lines(inflate(read, name), block, name):
                     inflated += len(out)
                     if self._per_byte is not None:
-                        admit(name, inflated, self._per_byte, inflating=True)
+                        admit(name, inflated, self._per_byte, inflating=True, doing=self._doing)
                     self._last = _last_line(out) or self._last
                     yield out, line
             return
