@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     def body():
         limit = MemoryLimit.option(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
-        with limit.governing():
+        with limit.governing(own_process=True):
             table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
                                  memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)
         sys.stdout.write(format_cutoff_table(table))

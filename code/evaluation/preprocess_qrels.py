@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     def body():
-        with MemoryLimit.option(a.memory_limit).governing():
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
             r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids,
                             duplicates=a.duplicates, id_added=a.id_added, layout=a.layout,
                             skip_malformed=a.skip_malformed)

@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     def body():
-        with MemoryLimit.option(a.memory_limit).governing():
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
             run_stage(a.input, a.output, untagged_name=a.run_name, reading=reading_from_values(vars(a)), depth=a.depth,
                       raw_ids=a.raw_ids)
     return run_script(body)

@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     out = Path(a.out)
 
     def body():
-        with MemoryLimit.option(a.memory_limit).governing():
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
             compared()
 
     def compared():

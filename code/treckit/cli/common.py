@@ -145,7 +145,7 @@ def with_memory_limit(func):
     @functools.wraps(func)
     def wrapper(*args, memory_limit: Optional[str] = None, **kwargs):
         limit = MemoryLimit.option(memory_limit)
-        with limit.governing():
+        with limit.governing(own_process=True):
             return func(*args, **kwargs, **({"memory_limit": limit} if takes else {}))
 
     wrapper.__signature__ = sig.replace(parameters=params + [option])

@@ -411,7 +411,7 @@ def eval_main(argv: list[str]) -> None:
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)
     a = _check_choices(a)
-    with MemoryLimit.option(a.memory_limit).governing():
+    with MemoryLimit.option(a.memory_limit).governing(own_process=True):
         run_eval(a)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .. import thresholds
 from ..console.errors import InputError
+from ..console.process import allocate_within_budget
 from ..inputs.held import holding
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
@@ -56,10 +57,14 @@ class MemoryLimit:
         """The budget ``--memory-limit`` gives: its size, or the default when the option is not given."""
         return DEFAULT_MEMORY if text is None else cls.parse(text)
 
-    def governing(self):
+    def governing(self, own_process: bool = False):
         """A context in which the inputs are read within this budget (:mod:`treckit.inputs.held`): what a reader
         holds whole, its pieces and the longest line.  The default budget (no ``--memory-limit``) decides only
-        what the engine streams; a budget given bounds everything read."""
+        what the engine streams; a budget given bounds everything read, and in one of treckit's own processes
+        (``own_process``: a command, a staged script) Arrow allocates as the budget needs
+        (:func:`~treckit.console.process.allocate_within_budget`)."""
+        if own_process and not self.default and self.size is not None:
+            allocate_within_budget()
         return holding(None if self.default else self.size)
 
 

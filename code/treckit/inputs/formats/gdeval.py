@@ -168,11 +168,9 @@ def _default_warn(message: str) -> None:
 def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = _default_warn) -> GdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
     name = display_name(path)
-    if data is None:
-        data = _whole(path)
     zero_words = _Warnings(name, "the second field", warn)
     kept: list[tuple[int | float, int, bytes, bytes, int]] = []      # (topic number, judgment, topic, docno, line)
-    for line_no, line in enumerate(_lines(data), 1):
+    for line_no, line in enumerate(_lines(data), 1) if data is not None else _numbered_lines(path):
         f = line.split()
         topic = f[0].rpartition(b"-")[2] if f else b""
         zero = f[1] if len(f) > 1 else b"0"
@@ -282,7 +280,7 @@ def _part_or_error(chunk: bytes, qrels: GdevalQrels, name: str, first: int, scor
     if part is not None:
         topics = [_topic_number(t) for t in part.topics]
     else:
-        topics = [_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()]
+        topics = [_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()] if chunk.strip() else []
     if any(not isinstance(n, int) or n >= _EXACT or n in seen for n in topics):
         raise TopicsInterleaved()
     seen.update(topics)
@@ -298,19 +296,28 @@ def _line_topic(line: bytes) -> int | bytes:
 
 
 def _last_topic_start(data: bytes) -> int:
-    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold its last line's topic, as
-    gdeval.pl reads a topic (the number after any prefix up to '-')."""
-    pos = len(data)
-    last = None
+    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
+    that is not blank, as gdeval.pl reads a topic (the number after any prefix up to '-'); the blank lines after it
+    go with it, and a block of blank lines only is a part of its own (which gdeval.pl refuses)."""
+    end = len(data.rstrip())
+    if not end:
+        return len(data)
+    pos = data.rfind(b"\n", 0, end) + 1
+    last = _line_topic(data[pos:end])
     while pos > 0:
         start = data.rfind(b"\n", 0, pos - 1) + 1
-        topic = _line_topic(data[start:pos])
-        if last is None:
-            last = topic
-        elif topic != last:
+        if _line_topic(data[start:pos]) != last:
             return pos
         pos = start
     return 0
+
+
+def _numbered_lines(path) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` as :func:`_lines` gives them, numbered, a block at a time: what is kept of them is held
+    within the memory budget, the file never whole."""
+    src = Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE)
+    for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
+        yield from enumerate(_lines(bytes(data)), first)
 
 
 def _whole(path) -> bytes:

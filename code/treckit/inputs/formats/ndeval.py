@@ -108,6 +108,21 @@ def _file_lines(path, data: bytes | None, kind: str, fix: str) -> tuple[str, lis
     return name, lines
 
 
+def _numbered_lines(path, data: bytes | None, kind: str, fix: str) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` (or of ``data`` named ``path``), numbered, a block at a time: what is kept of them is
+    held within the memory budget, the file never whole; an empty file refused."""
+    name = display_name(path)
+    chunks = [(data, 1)] if data is not None else \
+        Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE).blocks(thresholds.TEXT_BLOCK_BYTES)
+    empty = True
+    for chunk, first in chunks:
+        for line_no, line in enumerate(_lines(bytes(chunk), name, fix, first), first):
+            empty = False
+            yield line_no, line
+    if empty:
+        raise _empty(name, kind, fix)
+
+
 def _empty(name: str, kind: str, fix: str) -> InputError:
     return InputError(f"the {kind} file is empty (ndeval refuses it too)", path=name, fix=fix)
 
@@ -119,9 +134,9 @@ def _whole(path) -> bytes:
 
 def read_qrels(path, *, data: bytes | None = None) -> NdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as ndeval reads its qrels."""
-    name, lines = _file_lines(path, data, "qrels", _QRELS_FIX)
+    name = display_name(path)
     topics: dict[int, list] = {}
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in _numbered_lines(path, data, "qrels", _QRELS_FIX):
         f = line.split()
         problem = None
         if len(f) < 4:
@@ -198,8 +213,10 @@ def _part_or_error(chunk: bytes, name: str, first: int, runid: bytes, traditiona
             part = _read_part(_lines(chunk, name, _RUN_FIX, first), name, first, runid, traditional, depth)
         except InputError as exc:
             failed = exc
-    topics = set(part.topics) if part is not None else {parse_topic(ln.split()[0]) for ln in chunk.split(b"\n")
-                                                        if ln.split()}
+    if part is not None:
+        topics = set(part.topics)
+    else:
+        topics = {_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()} if chunk.strip() else set()
     if not seen.isdisjoint(topics):
         raise TopicsInterleaved()
     seen.update(topics)
@@ -207,20 +224,25 @@ def _part_or_error(chunk: bytes, name: str, first: int, runid: bytes, traditiona
 
 
 def _last_topic_start(data: bytes) -> int:
-    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold its last line's topic,
-    as ndeval reads a topic (:func:`parse_topic`)."""
-    pos = len(data)
-    last = None
+    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
+    that is not blank, as ndeval reads a topic (:func:`parse_topic`); the blank lines after it go with it, and a
+    block of blank lines only is a part of its own (which ndeval refuses)."""
+    end = len(data.rstrip())
+    if not end:
+        return len(data)
+    pos = data.rfind(b"\n", 0, end) + 1
+    last = _line_topic(data[pos:end])
     while pos > 0:
         start = data.rfind(b"\n", 0, pos - 1) + 1
-        f = data[start:pos].split()
-        topic = parse_topic(f[0]) if f else -1
-        if last is None:
-            last = topic
-        elif topic != last:
+        if _line_topic(data[start:pos]) != last:
             return pos
         pos = start
     return 0
+
+
+def _line_topic(line: bytes) -> int:
+    f = line.split()
+    return parse_topic(f[0]) if f else -1
 
 
 def _read_part(lines: list[bytes], name: str, first_line: int, runid: bytes, traditional: bool,
