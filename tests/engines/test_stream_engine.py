@@ -132,6 +132,24 @@ def test_streamed_equals_in_memory_with_every_flag(tiny, tmp_path, flags, interl
         assert whole[0] == 0 and whole[1]
 
 
+@pytest.mark.parametrize("expansion", [1, 64])
+@pytest.mark.parametrize("interleave", [False, True])
+def test_a_gz_run_is_streamed_as_it_is_inflated(tiny, tmp_path, monkeypatch, interleave, expansion):
+    """A .gz run is read block by block as it is inflated (a few bytes at a time here), grouped or through shards,
+    whatever its size: the in-memory output; GZIP_SHARD_EXPANSION (its content counted as that many times its
+    compressed size) only sets how many shards there are."""
+    monkeypatch.setattr(thresholds, "GZIP_SHARD_EXPANSION", expansion)
+    monkeypatch.setattr(thresholds, "INFLATE_PIECE_BYTES", 7)
+    monkeypatch.setattr(thresholds, "SOURCE_END_BYTES", 2)
+    qrels, run = _grouped_case(11, interleave)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_bytes(gzip.compress(run.encode()))
+    whole, streamed, seen = both(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
+    assert streamed == whole and whole[0] == 0 and "\tall\t" in whole[1]
+    assert treckit(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole    # default budget
+    assert len(seen) == 2 and seen[0][0] > 3 and (seen[0][1] is not None) == interleave
+
+
 def test_z_scores_and_a_tag_that_changes_on_the_last_line(tiny, tmp_path):
     qrels, run = _grouped_case(3, True)
     run = run + "00 Q0 zz 99 0.5 LAST\n"

@@ -24,6 +24,7 @@ from .. import thresholds
 from ..console.errors import InputError
 
 _BUDGET: ContextVar[int | None] = ContextVar("treckit_held_budget", default=None)
+_SHARED: ContextVar[tuple[int, int] | None] = ContextVar("treckit_held_shared", default=None)     # (n, whole budget)
 
 
 @contextlib.contextmanager
@@ -41,10 +42,12 @@ def shared(n: int) -> Iterator[None]:
     """While the block runs, each input read gets a ``n``-th of the budget (``n`` inputs held at once: fused runs)."""
     size = _BUDGET.get()
     token = _BUDGET.set(None if size is None else max(1, size // max(1, n)))
+    whole = _SHARED.set(None if size is None else (n, size))
     try:
         yield
     finally:
         _BUDGET.reset(token)
+        _SHARED.reset(whole)
 
 
 def budget() -> int | None:
@@ -75,7 +78,10 @@ def admit(name: str, content: int, per_byte: float, *, inflating: bool = False, 
     if b is None or content * per_byte <= b:
         return
     what = (f"its content (past {content:,} bytes inflated so far)" if inflating else f"its {content:,} bytes of content")
+    shared_by = _SHARED.get()
+    budget_of = (f"the budget of {b:,} bytes" if shared_by is None else
+                 f"its share of the budget ({b:,} of {shared_by[1]:,} bytes, for {shared_by[0]} inputs held at once)")
     raise InputError(f"{what} would take about {int(content * per_byte):,} bytes of memory to {doing}, more than "
-                     f"the budget of {b:,} bytes (--memory-limit)", path=name,
+                     f"{budget_of} (--memory-limit)", path=name,
                      fix="give a larger --memory-limit (or --memory-limit 0: no limit); docs/engines.md lists what "
                          "each command reads in bounded memory")

@@ -214,19 +214,22 @@ def whole_lines(pieces: Iterable[bytes], block: int, name: str, first_line: int 
     without a newline), each with the number of its first line; a line longer than
     the line bound (:func:`~.held.line_bound`) is refused as soon as it is, holding no more of it than that."""
     buf, line = bytearray(), first_line
+    cut = 0                     # where the unfinished last line of buf starts
     for piece in pieces:
+        newline = piece.rfind(b"\n")
+        if newline >= 0:
+            cut = len(buf) + newline + 1
         buf += piece
-        if len(buf) < block:
+        if len(buf) - cut > line_bound():
+            raise too_long(name, line + buf.count(b"\n", 0, cut), buf[cut:])
+        if len(buf) < block or not cut:
             continue
-        cut = buf.rfind(b"\n") + 1
-        if cut:
-            out, buf = buf, buf[cut:]
-            del out[cut:]
-            check_held(out, name, line)
-            yield out, line
-            line += out.count(b"\n")
-        if len(buf) > line_bound():
-            raise too_long(name, line, buf)
+        out, buf = buf, buf[cut:]
+        del out[cut:]
+        cut = 0
+        check_held(out, name, line)
+        yield out, line
+        line += out.count(b"\n")
     if buf:
         check_held(buf, name, line)
         yield buf, line

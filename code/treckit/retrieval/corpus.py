@@ -37,7 +37,7 @@ def read_corpus(path: PathLike) -> Corpus:
     docs: dict[str, str] = {}
     # the corpus is read to be indexed: what the index takes is checked against the memory budget
     src = Source(path).admit(thresholds.INDEX_BYTES_PER_BYTE, "index it with a baseline (bm25, bow)")
-    for no, line in content_lines(src, held=None):
+    for no, line in content_lines(src, held=False):
         if not line.strip():
             continue
         try:

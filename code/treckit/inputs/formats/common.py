@@ -78,32 +78,36 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
     return lines[:n]
 
 
-def text_blocks(source, first_line: int = 1, held: float | None = None) -> Iterator[tuple[str, int]]:
+def text_blocks(source, first_line: int = 1, held: float | bool = False) -> Iterator[tuple[str, int]]:
     """The content of ``source`` (a path, or a :class:`~..sources.Source`) as text, a block of whole lines at a
     time (:data:`~treckit.thresholds.TEXT_BLOCK_BYTES`; gzip data inflated as it is read, never whole), each with
     the number of its first line, the content's first line being line ``first_line``; a wrong encoding names the
     line.  ``held``: what the reader holds per byte of content, checked against the memory budget
-    (:meth:`~..sources.Source.admit`)."""
+    (:meth:`~..sources.Source.admit`); True: a line reader's (:data:`~treckit.thresholds.LINE_READER_BYTES_PER_BYTE`);
+    False: not checked here."""
     src = source if isinstance(source, Source) else Source(source)
-    if held is not None:
-        src.admit(held)
+    _admit(src, held)
     for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
         yield decode_text(data, src.path, first + first_line - 1), first + first_line - 1
 
 
 def content_lines(source, blank: str = FIELD_SEPARATORS, first_line: int = 1,
-                  held: float | None = thresholds.LINE_READER_BYTES_PER_BYTE) -> Iterator[tuple[int, str]]:
+                  held: float | bool = True) -> Iterator[tuple[int, str]]:
     """(number, text) of the lines of ``source`` (see :func:`text_blocks`), split as :func:`text_lines` splits (at
     '\\n', a '\\r' before it dropped), for a reader that passes over lines holding only characters of ``blank``:
     a block of such lines only is passed over whole, never made one Python string per line, so a file (or a gzip
     bomb) of newlines costs what reading it costs; the reader still passes over the blank lines of other blocks.
     ``held``: as :func:`text_blocks` (by default, a line reader's)."""
     src = source if isinstance(source, Source) else Source(source)
-    if held is not None:
-        src.admit(held)
+    _admit(src, held)
     for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
         if not _all_blank(data, blank):
             yield from enumerate(text_lines(decode_text(data, src.path, first + first_line - 1)), first + first_line - 1)
+
+
+def _admit(src: Source, held: float | bool) -> None:
+    if held is not False:
+        src.admit(thresholds.LINE_READER_BYTES_PER_BYTE if held is True else held)
 
 
 def _all_blank(data: bytes | bytearray, blank: str) -> bool:
@@ -112,7 +116,7 @@ def _all_blank(data: bytes | bytearray, blank: str) -> bool:
 
 
 def numbered_lines(source, split: Callable[[str], list[str]] = str.splitlines,
-                   held: float | None = thresholds.LINE_READER_BYTES_PER_BYTE) -> Iterator[tuple[int, str]]:
+                   held: float | bool = True) -> Iterator[tuple[int, str]]:
     """(number, text) of every line of ``source`` (see :func:`text_blocks`), split by ``split`` (a reader whose
     lines are ``str.splitlines``'), numbered as the whole text split so would number them (a block ends at a
     newline, which every split breaks at).  ``held``: as :func:`text_blocks` (by default, a line reader's)."""

@@ -230,9 +230,8 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     # a whole file is held (a block of a streamed one is the engine's to bound)
-    held = thresholds.LINE_READER_BYTES_PER_BYTE if data is None else None
-    run = _read_run_lines(content_lines(src, first_line=first_line, held=held), name, decode_ids, skip_malformed,
-                          layout, columns, readings)
+    run = _read_run_lines(content_lines(src, first_line=first_line, held=data is None), name, decode_ids,
+                          skip_malformed, layout, columns, readings)
     if rising_ranks:
         t = run.table
         run.notes[RISING_RANKS] = RisingRanks.of_lines(t.column("qid"), t.column("score"), t.column("rank"))
