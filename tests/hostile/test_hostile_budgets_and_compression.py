@@ -419,3 +419,49 @@ def test_within_a_budget_the_pieces_are_its_share(monkeypatch, share):
         sizes = [len(b) for b, _ in Source.of_bytes(data, "r").blocks(1 << 20)]
     assert b"".join(b for b, _ in Source.of_bytes(data, "r").blocks(1 << 20)) == data
     assert max(sizes) <= 4096 // share + 20 and (share == 1 or len(sizes) > 10)
+
+
+# ------------------------------------------------------------------ gdeval and ndeval read a part of whole topics at a time
+def _reference_run(r: random.Random) -> str:
+    """A run for gdeval and ndeval: topic groups (often with a task prefix, 01 beside 1), now and then apart, tied or
+    repeated scores and ranks, and now and then a bad line."""
+    lines = []
+    for _ in range(r.randint(1, 12)):
+        topic = r.choice(["1", "01", "2", "wt09-3", "4", "12"])
+        for i in range(r.randint(1, 8)):
+            lines.append(f"{topic} Q0 d{r.randint(1, 12)} {r.randint(1, 9)} {r.choice(['1', '2.5', '0.5', '-1'])} "
+                         f"{r.choice(['run', 'run', 'other'])}")
+    if r.random() < 0.2:
+        lines.insert(r.randrange(len(lines) + 1), r.choice(["", "x Q0 d 1 1 run", "1 Q0 d1 1 nan run"]))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_gdeval_and_ndeval_by_topics_print_what_the_whole_reading_prints(tmp_path, monkeypatch, seed):
+    """The run read a part of whole topics at a time (blocks of a few bytes here: a topic's lines carried on) gives
+    the bytes, or the error, of the run read whole, grouped, apart (then read whole) or malformed alike."""
+    from treckit.console.errors import InputError
+    from treckit.inputs.formats import gdeval as gdeval_in, ndeval as ndeval_in
+    from treckit.measures import gdeval as gdeval_measures
+    from treckit.output import gdeval as gdeval_out, ndeval as ndeval_out
+    r = random.Random(seed)
+    run, qrels, subtopics = tmp_path / "run", tmp_path / "qrels", tmp_path / "subtopics"
+    run.write_text(_reference_run(r))
+    qrels.write_text("".join(f"{t} 0 d{d} {r.randint(0, 4)}\n" for t in ("1", "2", "3", "12") for d in range(1, 9)))
+    subtopics.write_text("".join(f"{t} {s} d{d} {r.randint(0, 1)}\n" for t in (1, 2, 3, 12) for s in (1, 2)
+                                 for d in range(1, 7)))
+
+    def outcome(call):
+        try:
+            return call()
+        except InputError as exc:
+            return ("error", exc.path, exc.line is not None)
+
+    q = gdeval_in.read_qrels(str(qrels), warn=None)
+    whole_gdeval = outcome(lambda: gdeval_out.csv_bytes(gdeval_measures.evaluate(
+        q, gdeval_in.read_run(str(run), q, warn=None), 5), "5"))
+    nq = ndeval_in.read_qrels(str(subtopics))
+    whole_ndeval = outcome(lambda: ndeval_out.table_bytes(nq, ndeval_in.read_run(str(run))))
+    monkeypatch.setattr(thresholds, "TEXT_BLOCK_BYTES", r.choice([1, 7, 40]))
+    assert outcome(lambda: gdeval_out.gdeval_csv(str(qrels), str(run), "5", warn=None)) == whole_gdeval
+    assert outcome(lambda: ndeval_out.ndeval_table(str(subtopics), str(run))) == whole_ndeval

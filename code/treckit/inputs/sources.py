@@ -215,11 +215,11 @@ def whole_lines(pieces: Iterable[bytes], block: int, name: str, first_line: int 
     the line bound (:func:`~.held.line_bound`) is refused as soon as it is, holding no more of it than that."""
     buf, line = bytearray(), first_line
     cut = 0                     # where the unfinished last line of buf starts
-    for piece in pieces:
-        newline = piece.rfind(b"\n")
+    for got in pieces:
+        newline = got.rfind(b"\n")
         if newline >= 0:
             cut = len(buf) + newline + 1
-        buf += piece
+        buf += got
         if len(buf) - cut > line_bound():
             raise too_long(name, line + buf.count(b"\n", 0, cut), buf[cut:])
         if len(buf) < block or not cut:

@@ -12,6 +12,7 @@ from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
 from ... import thresholds
 from ...ranking import DUPLICATES
+from ..held import admit
 from ..sources import Source, decode_text, display_name
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
@@ -251,3 +252,38 @@ def drop_repeated_judgments(qrels, policy: str, source: str):
                          path=source, fix="remove the repeats, or "
                                           + pass_options("qrels", "--duplicates keep-first|keep-max|keep-last"))
     return type(qrels)(t.take(pa.array(kept))), dropped
+
+
+def topic_blocks(path, topic_of: Callable[[bytes], object]) -> Iterator[tuple[bytes, int]]:
+    """The content of a run a block of whole topics at a time, each with the number of its first line: a block of
+    lines (:data:`~treckit.thresholds.TEXT_BLOCK_BYTES`; a .gz inflated as it is read) whose last topic's lines
+    (``topic_of(line)``: a line's topic as the reader reads it) are carried to the next block, and held within the
+    memory budget; a block of blank lines only is one of its own.  A topic whose lines are apart comes in several
+    blocks: the caller tells."""
+    name = display_name(path)
+    carry, carry_line = b"", 1
+    for data, first in Source(path).blocks(thresholds.TEXT_BLOCK_BYTES):
+        data, first = (carry + data, carry_line) if carry else (bytes(data), first)
+        cut = _last_topic_start(data, topic_of)
+        carry, carry_line = data[cut:], first + data.count(b"\n", 0, cut)
+        admit(name, len(carry), thresholds.LINE_READER_BYTES_PER_BYTE)          # one topic is held whole
+        if cut:
+            yield data[:cut], first
+    if carry:
+        yield carry, carry_line
+
+
+def _last_topic_start(data: bytes, topic_of: Callable[[bytes], object]) -> int:
+    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
+    that is not blank (the blank lines after it go with it); all of ``data`` when it is blank lines only."""
+    end = len(data.rstrip())
+    if not end:
+        return len(data)
+    pos = data.rfind(b"\n", 0, end) + 1
+    last = topic_of(data[pos:end])
+    while pos > 0:
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        if topic_of(data[start:pos]) != last:
+            return pos
+        pos = start
+    return 0

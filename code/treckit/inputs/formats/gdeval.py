@@ -35,8 +35,8 @@ from typing import Callable, Iterator
 from ... import thresholds
 from ...console.errors import InputError
 from ...console.messages import warn_python
-from ..held import admit
 from ..sources import Source, display_name
+from .common import topic_blocks
 
 MAX_JUDGMENT = 4
 """gdeval.pl's largest judgment: a higher one is a format error, and ERR's stopping probability is
@@ -243,19 +243,9 @@ def run_parts(path, qrels: GdevalQrels, *, warn: Callable[[str], None] | None = 
     name = display_name(path)
     score_words = _Warnings(name, "score", warn)
     seen: set[int] = set()
-    carry, carry_line, runid, failed = b"", 1, None, None
-    for data, first in Source(path).blocks(thresholds.TEXT_BLOCK_BYTES):
-        data, first = (carry + data, carry_line) if carry else (bytes(data), first)
-        cut = _last_topic_start(data)
-        carry, carry_line = data[cut:], first + data.count(b"\n", 0, cut)
-        admit(name, len(carry), thresholds.LINE_READER_BYTES_PER_BYTE)      # one topic is held whole
-        for chunk, line in ((data[:cut], first),) if cut else ():
-            part, failed = _part_or_error(chunk, qrels, name, line, score_words, seen, failed)
-            if part is not None:
-                runid = part.runid
-                yield part
-    if carry:
-        part, failed = _part_or_error(carry, qrels, name, carry_line, score_words, seen, failed)
+    runid, failed = None, None
+    for chunk, first in topic_blocks(path, _line_topic):
+        part, failed = _part_or_error(chunk, qrels, name, first, score_words, seen, failed)
         if part is not None:
             runid = part.runid
             yield part
@@ -293,23 +283,6 @@ def _line_topic(line: bytes) -> int | bytes:
     f = line.replace(b"\r", b"").split()
     topic = f[0].rpartition(b"-")[2] if f else b""
     return _topic_number(topic) if _DIGITS.match(topic) else topic
-
-
-def _last_topic_start(data: bytes) -> int:
-    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
-    that is not blank, as gdeval.pl reads a topic (the number after any prefix up to '-'); the blank lines after it
-    go with it, and a block of blank lines only is a part of its own (which gdeval.pl refuses)."""
-    end = len(data.rstrip())
-    if not end:
-        return len(data)
-    pos = data.rfind(b"\n", 0, end) + 1
-    last = _line_topic(data[pos:end])
-    while pos > 0:
-        start = data.rfind(b"\n", 0, pos - 1) + 1
-        if _line_topic(data[start:pos]) != last:
-            return pos
-        pos = start
-    return 0
 
 
 def _numbered_lines(path) -> Iterator[tuple[int, bytes]]:

@@ -23,8 +23,8 @@ from typing import Iterator
 
 from ... import thresholds
 from ...console.errors import InputError
-from ..held import admit
 from ..sources import Source, display_name
+from .common import topic_blocks
 
 LARGE_ENOUGH = 100000
 _QRELS_FIX = ("ndeval reads qrels lines TOPIC SUBTOPIC DOCNO JUDGMENT: topic, subtopic and judgment natural "
@@ -181,22 +181,14 @@ def run_parts(path, *, traditional: bool = False, depth: int | None = None) -> I
     back after another: the caller reads the run whole."""
     name = display_name(path)
     seen: set[int] = set()
-    carry, carry_line, runid, failed = b"", 1, b"", None
-    for data, first in Source(path).blocks(thresholds.TEXT_BLOCK_BYTES):
-        data, first = (carry + data, carry_line) if carry else (bytes(data), first)
-        cut = _last_topic_start(data)
-        carry, carry_line = data[cut:], first + data.count(b"\n", 0, cut)
-        admit(name, len(carry), thresholds.LINE_READER_BYTES_PER_BYTE)      # one topic is held whole
-        for chunk, line in ((data[:cut], first),) if cut else ():
-            part, failed = _part_or_error(chunk, name, line, runid, traditional, depth, seen, failed)
-            if part is not None:
-                runid = part.runid
-                yield part
-    if carry:
-        part, failed = _part_or_error(carry, name, carry_line, runid, traditional, depth, seen, failed)
+    runid, failed, empty = b"", None, True
+    for chunk, first in topic_blocks(path, _line_topic):
+        empty = False
+        part, failed = _part_or_error(chunk, name, first, runid, traditional, depth, seen, failed)
         if part is not None:
+            runid = part.runid
             yield part
-    elif not seen and failed is None:
+    if empty:
         raise _empty(name, "run", _RUN_FIX)
     if failed is not None:
         raise failed
@@ -223,24 +215,8 @@ def _part_or_error(chunk: bytes, name: str, first: int, runid: bytes, traditiona
     return part, failed
 
 
-def _last_topic_start(data: bytes) -> int:
-    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
-    that is not blank, as ndeval reads a topic (:func:`parse_topic`); the blank lines after it go with it, and a
-    block of blank lines only is a part of its own (which ndeval refuses)."""
-    end = len(data.rstrip())
-    if not end:
-        return len(data)
-    pos = data.rfind(b"\n", 0, end) + 1
-    last = _line_topic(data[pos:end])
-    while pos > 0:
-        start = data.rfind(b"\n", 0, pos - 1) + 1
-        if _line_topic(data[start:pos]) != last:
-            return pos
-        pos = start
-    return 0
-
-
 def _line_topic(line: bytes) -> int:
+    """A run line's topic as ndeval reads it (:func:`parse_topic`), -1 for a blank line."""
     f = line.split()
     return parse_topic(f[0]) if f else -1
 
