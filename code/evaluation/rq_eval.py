@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.stages import MemoryLimit, add_memory_limit_argument, run_script  # noqa: E402
+from treckit.stages import MemoryLimit, add_memory_limit_argument, positive_int, run_script  # noqa: E402
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     ap.add_argument("--truth", required=True)
     ap.add_argument("--configA", required=True)
     ap.add_argument("--configB", required=True)
-    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--k", type=positive_int, default=10)
     ap.add_argument("--out", "-o", required=True)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--corpus", default=None)
@@ -98,8 +98,6 @@ def main(argv=None) -> int:
                     help=f"per-query traces beside --out for each config whose gate holds ({GATE})")
     add_memory_limit_argument(ap)
     a = ap.parse_args(argv)
-    if a.k < 1:
-        ap.error(f"argument --k: must be at least 1, got {a.k}")
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
     from treckit.compare.config import load_config

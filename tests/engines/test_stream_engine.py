@@ -146,8 +146,10 @@ def test_a_gz_run_is_streamed_as_it_is_inflated(tiny, tmp_path, monkeypatch, int
     (tmp_path / "run").write_bytes(gzip.compress(run.encode()))
     whole, streamed, seen = both(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
     assert streamed == whole and whole[0] == 0 and "\tall\t" in whole[1]
+    assert len(seen) == 1 and seen[0][0] > 3 and (seen[0][1] is not None) == interleave
+    every_stream, before = tiny[0], len(tiny[0])
     assert treckit(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole    # default budget
-    assert len(seen) == 2 and seen[0][0] > 3 and (seen[0][1] is not None) == interleave
+    assert len(every_stream) == before + 1                       # streamed under the default budget too
 
 
 def test_z_scores_and_a_tag_that_changes_on_the_last_line(tiny, tmp_path):

@@ -170,6 +170,7 @@ def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] |
     name = display_name(path)
     zero_words = _Warnings(name, "the second field", warn)
     kept: list[tuple[int | float, int, bytes, bytes, int]] = []      # (topic number, judgment, topic, docno, line)
+    line_no = 0
     for line_no, line in enumerate(_lines(data), 1) if data is not None else _numbered_lines(path):
         f = line.split()
         topic = f[0].rpartition(b"-")[2] if f else b""
@@ -188,6 +189,9 @@ def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] |
         value = int(judgment)
         if value > 0:
             kept.append((_topic_number(topic), value, topic, f[2], line_no))
+    if not line_no:       # gdeval.pl prints its header and exits 0; eval and ndeval refuse it, and so does treckit
+        raise InputError("the qrels file is empty (gdeval.pl would print only its header line and exit 0)",
+                         path=name, fix="give the judgments file (lines TOPIC 0 DOCNO JUDGMENT)")
     zero_words.say()
     kept = _stable_sorted(kept, [(0, False), (1, True)])
     judgments: dict[bytes, int] = {}
