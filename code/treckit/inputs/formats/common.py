@@ -62,20 +62,20 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
     no further than that."""
     src = Source(path)
     lines: list[str] = []
-    seen, cut = 0, False
+    seen, newlines, cut = 0, 0, False
     for data, first in src.blocks(thresholds.DETECT_READ_BYTES):
         if seen + len(data) > thresholds.DETECT_MAX_BYTES:      # whole lines only (a UTF-8 sequence is never cut)
             data = data[: data.rfind(b"\n", 0, thresholds.DETECT_MAX_BYTES - seen) + 1]
             cut = True
         seen += len(data)
+        newlines += data.count(b"\n")
         if not _all_blank(data, FIELD_SEPARATORS):
             lines += [ln for ln in text_lines(decode_text(data, path, first)) if not is_blank(ln) and not is_comment(ln)]
         if cut or len(lines) >= n:
             break
-    if cut and not lines:
-        skipped = data.count(b"\n")
-        found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not skipped else
-                 f"its first {skipped:,} lines ({len(data):,} bytes) are blank or comments, and detection reads at most "
+    if cut and not lines:                        # every line read so far blank or a comment (or none ended)
+        found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not newlines else
+                 f"its first {newlines:,} lines ({seen:,} bytes) are blank or comments, and detection reads at most "
                  f"{thresholds.DETECT_MAX_BYTES:,} bytes")
         raise InputError(f"{found}, so the format cannot be detected from it", path=display_name(path),
                          fix=_say_the_format(role))
