@@ -263,8 +263,7 @@ PARSERS = {
     "inputs/bounded.py:_BlockReader.read": "the bounded YAML/JSON scanner: one branch per token kind, in one loop",
     "inputs/bounded.py:_EventReader.read": "the bounded YAML event reader: one branch per event kind",
     "inputs/bounded.py:_BlockReader._flow": "flow collections of the bounded scanner: one branch per token kind",
-    "inputs/formats/gdeval.py:read_run": "gdeval.pl's own line rules, one branch per case Perl's reading has",
-    "inputs/formats/ndeval.py:read_run": "ndeval's own line rules, one branch per case its C reader has",
+    "inputs/formats/ndeval.py:_read_part": "ndeval's own line rules, one branch per case its C reader has",
     "testsets/topics.py:read_query_records": "a queries file's line rules: a JSON line (its id fields, QUEST's "
                                              "numbered lines) or a TSV line (two fields, a header on line 1)",
 }

@@ -19,7 +19,8 @@ from treckit.engines import MISSING as EVAL_MISSING  # noqa: E402
 from treckit.inputs.formats import QRELS_FORMATS  # noqa: E402
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, cutoff_table, format_cutoff_table, run_script, write_json
+from treckit.stages import (positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,
+                            cutoff_table, format_cutoff_table, run_script, write_json)
 from treckit.console.messages import say
 
 
@@ -32,9 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--qrels-format", "--qrels_format", dest="qrels_format", default=None, choices=QRELS_FORMATS,
                     help="the qrels' format (default: detect)")
     ap.add_argument("--missing", default="skip", choices=EVAL_MISSING)
-    ap.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
-                    help="memory budget (e.g. 2G; 0: read the run whole; default 2G): a TREC run file over a third "
-                         "of it (read whole, a run takes about 3x its size) is evaluated in bounded memory, with the same numbers")
+    add_memory_limit_argument(ap)
     ap.add_argument("--cross-check", "--cross_check", dest="cross_check", action="store_true",
                     help="recompute every number with ir_measures (pytrec_eval) before printing it; "
                          "exit 3 naming the number on any difference beyond 1e-9")
@@ -45,11 +44,11 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
 
     def body():
-        from treckit.engines.budget import MemoryLimit
         limit = MemoryLimit.option(a.memory_limit)
         refuse_overwriting_inputs([a.run, a.qrels], [a.output])
-        table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
-                             memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)
+        with limit.governing(own_process=True):
+            table = cutoff_table(a.qrels, a.run, a.cutoffs, missing=a.missing, reading=reading_from_values(vars(a)),
+                                 memory_limit=limit, cross_check=a.cross_check, qrels_format=a.qrels_format)
         sys.stdout.write(format_cutoff_table(table))
         if a.output:
             write_json(table, a.output)

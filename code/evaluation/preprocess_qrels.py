@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.inputs.formats import LAYOUTS, QRELS_FORMATS  # noqa: E402
 from treckit.ranking import DUPLICATES  # noqa: E402
-from treckit.stages import DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, qrels_stage, run_script
+from treckit.stages import (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,  # noqa: E402
+                            qrels_stage, run_script)
 from treckit.console.messages import say  # noqa: E402
 
 
@@ -31,11 +32,14 @@ def main(argv=None) -> int:
                          f"(default: {DOCUMENT_LAYOUT}, {DOCUMENT_LAYOUT_WHY})")
     ap.add_argument("--skip-malformed", "--skip_malformed", dest="skip_malformed", action="store_true",
                     help="count and skip malformed lines instead of failing")
+    add_memory_limit_argument(ap)
     a = ap.parse_args(argv)
 
     def body():
-        r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids, duplicates=a.duplicates,
-                        id_added=a.id_added, layout=a.layout, skip_malformed=a.skip_malformed)
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
+            r = qrels_stage(a.input, a.output, format=a.format, id_base=a.id_base, raw_ids=a.raw_ids,
+                            duplicates=a.duplicates, id_added=a.id_added, layout=a.layout,
+                            skip_malformed=a.skip_malformed)
         say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
     return run_script(body)
 

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, run_script,  # noqa: E402
-                            run_stage)
+from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit,  # noqa: E402
+                            add_memory_limit_argument, run_script, run_stage)
 
 
 def main(argv=None) -> int:
@@ -31,9 +31,14 @@ def main(argv=None) -> int:
     ap.add_argument("--raw_ids", action="store_true")
     # --gold, --order, --break_ties ...: the options of every run reader
     add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)})
+    add_memory_limit_argument(ap)
     a = ap.parse_args(argv)
-    return run_script(lambda: run_stage(a.input, a.output, untagged_name=a.run_name,
-                                        reading=reading_from_values(vars(a)), depth=a.depth, raw_ids=a.raw_ids))
+
+    def body():
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
+            run_stage(a.input, a.output, untagged_name=a.run_name, reading=reading_from_values(vars(a)), depth=a.depth,
+                      raw_ids=a.raw_ids)
+    return run_script(body)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.stages import positive_int, run_script  # noqa: E402
+from treckit.stages import MemoryLimit, add_memory_limit_argument, positive_int, run_script  # noqa: E402
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -96,6 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--emit-traces", action="store_true",
                     help=f"per-query traces beside --out for each config whose gate holds ({GATE})")
+    add_memory_limit_argument(ap)
     a = ap.parse_args(argv)
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
@@ -109,6 +110,10 @@ def main(argv=None) -> int:
     out = Path(a.out)
 
     def body():
+        with MemoryLimit.option(a.memory_limit).governing(own_process=True):
+            compared()
+
+    def compared():
         inputs = [a.truth, a.configA, a.configB, a.corpus, a.queries]
         refuse_overwriting_inputs(inputs, [out, a.csv, out.with_name(f"{out.stem}.traces.A.jsonl"),
                                            out.with_name(f"{out.stem}.traces.B.jsonl")])

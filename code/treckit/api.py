@@ -45,7 +45,9 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     function taking the message) when given.
     Every measure asked for is returned (``["P.5", "P.10"]`` gives P_5 and P_10, as pytrec_eval does).
     ``memory_limit`` (bytes, or a size such as ``"512M"``; ``0``/``None``: none; default 2 GiB): a TREC run file
-    over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded memory, as ``treckit eval --memory-limit`` does, with the same numbers.
+    (plain or ``.gz``) over a third of it (read whole, a run takes about 3x its file size) is evaluated in bounded
+    memory, as ``treckit eval --memory-limit`` does, with the same numbers; a budget given also bounds what is read
+    whole (refused past it, as the commands refuse it: docs/engines.md, "Memory budget").
     ``engine="dask"`` evaluates on a Dask cluster (``client``: a ``distributed.Client``; else ``scheduler``'s
     address; else a LocalCluster started for the call), the run read by a worker (paths may be fsspec URLs)
     and a huge TREC run partitioned by query: the same numbers (:mod:`treckit.engines.dask`).  A script that
@@ -63,12 +65,14 @@ def evaluate(qrels, run, measures=("map", "ndcg_cut.10", "recall.100", "recip_ra
     reading, options = split_options(options)
     opts = EvalOptions(**options)
     requests = resolve(as_measures(measures), first_params_win=False)
-    if tie_aware is not None:
-        return _tie_aware(qrels, run, measures, requests, opts, reading, tie_aware, per_query=per_query, limit=limit,
-                          warn=warn, dask=engine != "local" or client is not None or scheduler is not None)
-    chosen = choose(engine, scheduler, client, limit)
-    res = chosen.evaluate(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, warn=warn)
-    return frame(res, per_query)
+    with limit.governing():                  # a budget given bounds what is read, as the commands' --memory-limit
+        if tie_aware is not None:
+            return _tie_aware(qrels, run, measures, requests, opts, reading, tie_aware, per_query=per_query,
+                              limit=limit, warn=warn,
+                              dask=engine != "local" or client is not None or scheduler is not None)
+        chosen = choose(engine, scheduler, client, limit)
+        res = chosen.evaluate(as_qrels(qrels), run, requests, opts, reading, qrels_source=qrels, warn=warn)
+        return frame(res, per_query)
 
 
 def _tie_aware(qrels, run, measures, requests, opts, reading, mode: str, *, per_query: bool, limit, warn, dask: bool):

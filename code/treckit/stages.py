@@ -17,7 +17,7 @@ from .console import spelling
 from .console.messages import say
 from .console.process import exit_code_of, prepare_process
 from .console.progress import Steps
-from .engines.budget import DEFAULT_MEMORY
+from .engines.budget import DEFAULT_MEMORY, HELP as MEMORY_LIMIT_HELP, MemoryLimit  # noqa: F401  (MemoryLimit: the scripts' budget)
 from .inputs import is_irds
 from .engines.crosscheck import check_options, evaluate_path_checked
 from .engines.memory import EvalOptions
@@ -258,6 +258,13 @@ def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None
                                 metavar=f.flag[2:].upper().replace("-", "_"))
     parser.add_argument("--break-ties", "--break_ties", dest="break_ties", action="store_true",
                         help="the same as --ties break")
+
+
+def add_memory_limit_argument(parser) -> None:
+    """``--memory-limit`` (also ``--memory_limit``) on a staged script's parser, as every command has it: the script
+    parses it with :meth:`MemoryLimit.option` and runs its work within it (:meth:`MemoryLimit.governing`)."""
+    parser.add_argument("--memory-limit", "--memory_limit", dest="memory_limit", default=None, metavar="SIZE",
+                        help=MEMORY_LIMIT_HELP)
 
 
 def positive_int(text: str) -> int:

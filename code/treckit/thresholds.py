@@ -15,6 +15,11 @@ JSONL_FAST_MIN_BYTES = 1 << 16          # JSON-lines runs this large go through 
 ARROW_BLOCK_BYTES = 1 << 24             # Arrow's JSON reader takes the file a block of this many bytes at a time (one chunk each)
 ARROW_PARALLEL_BLOCK_BYTES = 1 << 23    # TREC files are cut into blocks of whole lines this large, parsed side by side
                                         # (one per core); columns read only to be checked are dropped block by block
+GZIP_READ_BYTES = 1 << 18               # gzip data is read this many compressed bytes at a time ...
+INFLATE_PIECE_BYTES = 1 << 22           # ... and inflated by zlib a piece of at most this many bytes at a time: however
+                                        # far it inflates (a gzip bomb), a .gz is never held whole (inputs/sources.py)
+TEXT_BLOCK_BYTES = 1 << 22              # the line readers (and detection, DETECT_READ_BYTES) take their input a block
+                                        # of whole lines of this many bytes at a time (inputs/formats/common.py)
 PLAIN_TAG_MEMO_MAX_CHARS = 16           # YAML plain scalars up to this long have their resolved tag remembered (the
 PLAIN_TAG_MEMO_ENTRIES = 4096           # same short values recur) ... for at most this many texts (inputs/bounded.py)
 
@@ -115,6 +120,21 @@ SHARD_SHARE = 4                         # an interleaved run is cut into shards 
                                         # memory each (estimated as above) ...
 SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when
                                         # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
+GZIP_SHARD_EXPANSION = 8                # an interleaved .gz run's content is counted as this many times its compressed
+                                        # size (a TREC run inflates about 3.5x: more shards, each smaller, rather than
+                                        # fewer, larger ones; engines/stream.py)
+MEMORY_LIMIT_MIN = 16 << 20             # the smallest budget: a smaller --memory-limit still cuts a streamed run into
+                                        # smaller blocks, but what a budget bounds (what is held, the longest line and
+                                        # query) is bounded as for this one (inputs/held.py; docs/engines.md)
+HELD_PIECE_SHARE = 16                   # within a budget, a reader's pieces (a block of lines, an inflated piece, a part
+                                        # parsed beside others) are at most (budget / this) bytes each ...
+HELD_LINE_SHARE = 64                    # ... and no line may be longer than (budget / this) bytes (inputs/held.py)
+LINE_READER_BYTES_PER_BYTE = 32         # the line-by-line readers (TREC lines Arrow cannot take, TSV, JSON lines, BEIR,
+                                        # prefs, corpora) hold up to this many bytes per byte of content (measured: 25
+                                        # for TREC lines, 17-21 for TSV); the Arrow readers IN_MEMORY_BYTES_PER_FILE_BYTE
+INDEX_BYTES_PER_BYTE = 16               # a baseline's index over a corpus (bm25, bow) and the corpus held take up to this
+                                        # many bytes per byte of the corpus (measured: 12 for bm25, 9 for bow); past
+                                        # the budget, retrieve refuses before indexing (retrieval/corpus.py)
 OUTPUT_CHUNK_QUERIES = 1000            # trec_eval text (-q) is written this many queries' lines at a time
 
 # ---------------------------------------------------------------- preference measures (measures/prefs.py)

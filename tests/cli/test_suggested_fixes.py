@@ -1304,6 +1304,42 @@ def diversity_streamed(c: Ctx):
     assert ok(c.cli("ndeval", sub, r)).out.splitlines()[0].startswith("runid,topic,ERR-IA@5")
 
 
+def held_past_the_budget(command: str):
+    """A JSON-lines run whose estimate passes the budget (the smallest lowered to a few bytes): refused, naming the
+    budget; with a larger --memory-limit, or 0, the command reads it and gives what it gives without a budget."""
+    def check(c: Ctx):
+        from treckit import thresholds
+        c.monkeypatch.setattr(thresholds, "MEMORY_LIMIT_MIN", 1)
+        c.monkeypatch.setattr(thresholds, "HELD_LINE_SHARE", 1)          # a line may take the whole budget here
+        lines = [ln.split() for ln in RUN.splitlines()]
+        run = c.file("".join(json.dumps({"qid": q, "docs": [f[2] for f in lines if f[0] == q],
+                                         "scores": [float(f[4]) for f in lines if f[0] == q]}) + "\n"
+                             for q in dict.fromkeys(f[0] for f in lines)), "run.jsonl")
+        q = c.file(QRELS, "qrels")
+        argv = ["run", run, "-o", "-"] if command == "run" else ["eval", q, run]
+        said(c.cli(argv[0], "--memory-limit", "100", *argv[1:]), "bytes of memory to read whole, more than the budget of "
+             "100 bytes (--memory-limit)", "give a larger --memory-limit (or --memory-limit 0: no limit)")
+        plain = ok(c.cli(*argv)).out
+        assert ok(c.cli(argv[0], "--memory-limit", "1G", *argv[1:])).out == plain
+        assert ok(c.cli(argv[0], "--memory-limit", "0", *argv[1:])).out == plain
+    return check
+
+
+def one_query_past_the_budget(c: Ctx):
+    """A streamed run one of whose queries alone passes the budget: refused (its values need all its lines); with
+    --memory-limit 0 the values are trec_eval's."""
+    from treckit import thresholds
+    c.monkeypatch.setattr(thresholds, "MEMORY_LIMIT_MIN", 1)
+    c.monkeypatch.setattr(thresholds, "STREAM_BLOCK_MIN_BYTES", 16)
+    c.monkeypatch.setattr(thresholds, "HELD_LINE_SHARE", 1)              # lines and the qrels are within 100 bytes
+    c.monkeypatch.setattr(thresholds, "LINE_READER_BYTES_PER_BYTE", 1)
+    q, r = _files(c)
+    said(c.cli("eval", "--memory-limit", "100", q, r), "alone takes about",
+         "give a larger --memory-limit (or --memory-limit 0: no limit)")
+    assert ok(c.cli("eval", "--memory-limit", "0", q, r)).out == _te_out(c, q, r)
+    assert ok(c.cli("eval", "--memory-limit", "1G", q, r)).out == _te_out(c, q, r)
+
+
 def diversity_without_max_docs(c: Ctx):
     """-M with a diversity name (or Compat): refused (-M cuts trec_eval's order, these rank ties by doc id
     ascending); the fix, the measure in a treckit eval of its own without -M, gives the API's numbers."""
@@ -1720,6 +1756,10 @@ OTHERS = [
           diversity_streamed),
     Other("diversity-without-max-docs", "measures/subtopics.py: without -M, in a treckit eval of its own", "eval",
           diversity_without_max_docs),
+    *[Other("held-past-the-budget", "inputs/held.py: give a larger --memory-limit (or --memory-limit 0: no limit)", cmd,
+            held_past_the_budget(cmd)) for cmd in ("run", "eval")],
+    Other("one-query-past-the-budget", "engines/stream.py: give a larger --memory-limit (or --memory-limit 0: no limit)",
+          "eval", one_query_past_the_budget),
     Other("subtopic-qrels-beside-map", "measures/subtopics.py: in a treckit eval of its own with ad hoc qrels", "eval",
           subtopic_qrels_beside_map),
     Other("cwl-without-max-docs", "engines/memory.py: without -M (cwl-eval reads at most 1000 ranks)", "eval",
@@ -1819,6 +1859,12 @@ NOT_SUGGESTIONS = [
     ("engines/budget.py: --memory-limit {text}: not a size", "the option as given; the fix is a size"),
     ("engines/stream.py: --skip-malformed reads the run whole", "why a run is read whole (said, nothing to do)"),
     ("engines/stream.py: read whole into memory, beyond --memory-limit", "a note of what was done"),
+    ("engines/stream.py: more than the memory budget of {budget:,} bytes (--memory-limit)",
+     "the error's reason names the budget in force (its fix is tested)"),
+    ("inputs/held.py: more than {budget_of} (--memory-limit)", "the error's reason names the budget in force (its fix "
+                                                                "is tested)"),
+    ("inputs/long_lines.py: within this --memory-limit", "the error's reason names the bound in force (its fix, the "
+                                                         "right file, is tested)"),
     ("inputs/formats/jsonl.py: (then the --gold query text or the line number", "the fix is to edit the file"),
     ("evaluation/rq_eval.py: --emit-traces was not given", "the JSON's record of why no trace was written"),
     ("ranking/convert.py: 'they keep their input order (--break-ties)'", "names the tie rule in force, suggests nothing"),

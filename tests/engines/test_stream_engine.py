@@ -7,6 +7,7 @@ the parts, so each test shows that the streamed side really ran.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import os
 import random
@@ -23,6 +24,7 @@ from helpers import ROOT, default_sigint, run_cli
 from treckit import thresholds
 from treckit.engines import stream
 from treckit.inputs.options import RunReading
+from treckit.inputs.sources import Source
 
 
 
@@ -128,6 +130,26 @@ def test_streamed_equals_in_memory_with_every_flag(tiny, tmp_path, flags, interl
     assert (seen[0][1] is not None) == interleave                 # shards only for an interleaved run
     if "--missing" not in flags or "zero" in flags:
         assert whole[0] == 0 and whole[1]
+
+
+@pytest.mark.parametrize("expansion", [1, 64])
+@pytest.mark.parametrize("interleave", [False, True])
+def test_a_gz_run_is_streamed_as_it_is_inflated(tiny, tmp_path, monkeypatch, interleave, expansion):
+    """A .gz run is read block by block as it is inflated (a few bytes at a time here), grouped or through shards,
+    whatever its size: the in-memory output; GZIP_SHARD_EXPANSION (its content counted as that many times its
+    compressed size) only sets how many shards there are."""
+    monkeypatch.setattr(thresholds, "GZIP_SHARD_EXPANSION", expansion)
+    monkeypatch.setattr(thresholds, "INFLATE_PIECE_BYTES", 7)
+    monkeypatch.setattr(thresholds, "SOURCE_END_BYTES", 2)
+    qrels, run = _grouped_case(11, interleave)
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_bytes(gzip.compress(run.encode()))
+    whole, streamed, seen = both(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")], tiny)
+    assert streamed == whole and whole[0] == 0 and "\tall\t" in whole[1]
+    assert len(seen) == 1 and seen[0][0] > 3 and (seen[0][1] is not None) == interleave
+    every_stream, before = tiny[0], len(tiny[0])
+    assert treckit(["-q", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole    # default budget
+    assert len(every_stream) == before + 1                       # streamed under the default budget too
 
 
 def test_z_scores_and_a_tag_that_changes_on_the_last_line(tiny, tmp_path):
@@ -256,10 +278,18 @@ def test_a_large_non_trec_run_is_read_whole_with_a_note(tiny, tmp_path):
     assert "read whole into memory" in streamed[2] and not seen
 
 
-def test_blocks_cut_at_line_ends_with_their_first_line_numbers(tmp_path):
+@pytest.mark.parametrize("form", ["plain", "gzip", "held"])
+def test_blocks_cut_at_line_ends_with_their_first_line_numbers(tmp_path, monkeypatch, form):
+    """The one reader of blocks (inputs.sources.Source.blocks), which the streaming engine reads a run through: a
+    plain file, a .gz inflated a few bytes at a time, and content held in memory give the same blocks of lines."""
+    monkeypatch.setattr(thresholds, "GZIP_READ_BYTES", 5)
+    monkeypatch.setattr(thresholds, "INFLATE_PIECE_BYTES", 3)
+    monkeypatch.setattr(thresholds, "SOURCE_END_BYTES", 2)         # the .gz is not held: inflated as it is read
     data = b"a\nbb\n\nccc\n" * 50 + b"last-no-newline"
-    (tmp_path / "f").write_bytes(data)
-    got = list(stream.blocks(str(tmp_path / "f"), 7))
+    (tmp_path / "f").write_bytes(gzip.compress(data) if form == "gzip" else data)
+    src = Source(str(tmp_path / "f")) if form != "held" else Source.of_bytes(data, "f")
+    assert src.gzip == (form == "gzip") and src.plain == (form == "plain")
+    got = list(src.blocks(7))
     assert b"".join(b for b, _ in got) == data
     offset = 0
     assert len(got) > 20
@@ -330,15 +360,19 @@ def test_staged_script_and_python_api_stream_too(tiny, tmp_path):
     assert streamed.returncode == whole.returncode == 0 and streamed.stdout == whole.stdout and b"MAP" in whole.stdout
 
 
-def test_a_file_beyond_the_whole_read_limit_is_streamed_not_refused(tiny, tmp_path, monkeypatch):
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_file_beyond_the_whole_read_limit_is_read_by_blocks_not_refused(tiny, tmp_path, monkeypatch, compressed):
+    """The line reader takes a file (or a .gz, inflated as it is read) a block of lines at a time, never whole: the
+    whole-read limit (stdin, pipes) does not refuse it, in memory or streamed."""
     qrels, run = _grouped_case(4, True)
     (tmp_path / "qrels").write_text(qrels)
-    (tmp_path / "run").write_text(run)
+    (tmp_path / "run").write_bytes(gzip.compress(run.encode()) if compressed else run.encode())
     whole = treckit(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert whole[0] == 0 and "map" in whole[1]
     monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 2000)              # the run is larger; the qrels fit
-    assert os.path.getsize(tmp_path / "run") > 2000 > os.path.getsize(tmp_path / "qrels")
-    refused = treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")])
-    assert refused[0] == 2 and "more than 2,000 bytes" in refused[2]
+    monkeypatch.setattr(thresholds, "TEXT_BLOCK_BYTES", 500)
+    assert len(run) > 2000 > os.path.getsize(tmp_path / "qrels")
+    assert treckit(["--memory-limit", "0", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole
     assert treckit(["--memory-limit", "1K", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == whole
 
 

@@ -92,12 +92,14 @@ THRESHOLDS = [
     ("TIE_TEXT_SLICE_ROWS", 1, BIG),
     ("REPEAT_BITMAP_MASK", 0, (1 << 22) - 1),
     ("SOURCE_END_BYTES", 2, 1 << 20),
+    ("TEXT_BLOCK_BYTES", 1, 1 << 30),
 ]
 
 
 # the streaming engine's sizes: both sides (in memory / streamed, grouped / sharded) in tests/engines/test_stream_engine.py
 STREAM_THRESHOLDS = {"MEMORY_LIMIT_DEFAULT", "IN_MEMORY_BYTES_PER_FILE_BYTE", "STREAM_BLOCK_SHARE",
-                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES"}
+                     "STREAM_BLOCK_MIN_BYTES", "SHARD_SHARE", "SHARDS_MAX", "OUTPUT_CHUNK_QUERIES",
+                     "GZIP_SHARD_EXPANSION"}
 # thresholds whose both sides are run by another test file (on a Dask cluster)
 ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "DASK_BLOCK_BYTES": "engines/test_dask_engine.py",
@@ -130,7 +132,13 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "TESTSET_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
              "UNKNOWN_MEMORY_BYTES": "engines/test_piece_sizes.py",
              "CONFIG_FILE_NAME_MAX_CHARS": "testsets/test_testsets.py",
-             "MAX_LISTED_PROBLEMS": "inputs/test_bounded.py", "DIGESTS_KEPT": "engines/test_piece_sizes.py"}
+             "MAX_LISTED_PROBLEMS": "inputs/test_bounded.py", "DIGESTS_KEPT": "engines/test_piece_sizes.py",
+             "GZIP_READ_BYTES": "engines/test_stream_engine.py", "INFLATE_PIECE_BYTES": "engines/test_stream_engine.py",
+             "MEMORY_LIMIT_MIN": "hostile/test_hostile_budgets_and_compression.py",
+             "HELD_PIECE_SHARE": "hostile/test_hostile_budgets_and_compression.py",
+             "HELD_LINE_SHARE": "hostile/test_hostile_budgets_and_compression.py",
+             "LINE_READER_BYTES_PER_BYTE": "hostile/test_hostile_budgets_and_compression.py",
+             "INDEX_BYTES_PER_BYTE": "hostile/test_hostile_budgets_and_compression.py"}
 
 
 def test_every_threshold_is_listed_here():

@@ -17,7 +17,7 @@ from helpers import ROOT, run_cli, staged
 from treckit.inputs import sources as tio
 from treckit import thresholds
 from treckit.inputs import long_lines
-from treckit.engines.stream import blocks
+from treckit.inputs.sources import Source
 from treckit.console.errors import InputError
 from treckit.inputs.formats.beir import read_beir_tsv
 from treckit.inputs.formats.jsonl import read_jsonl_run
@@ -28,6 +28,11 @@ QRELS = ROOT / "data" / "ties" / "qrels.test"
 RUN = ROOT / "data" / "ties" / "full.run"
 BOUND = 1000
 LONG = b"x" * 5000          # one line, no newline: a gzip bomb in small
+
+
+def blocks(path, size: int):
+    """The blocks of whole lines the streaming engine reads a run by (inputs.sources.Source.blocks)."""
+    return Source(path).blocks(size)
 
 
 @pytest.fixture
@@ -131,11 +136,15 @@ def test_a_line_of_exactly_the_bound_is_read_and_one_byte_more_is_not(tmp_path, 
     assert exc.value.text == data.split(b"\n")[-2][:4 * 200 + 4].decode()      # the line's start, bounded
 
 
-def test_streamed_blocks_are_whole_lines_up_to_the_bound(tmp_path, monkeypatch):
-    """The streaming engine's blocks: the file's bytes, cut at line ends, with a line of the bound read on past a
-    block's end; one byte less and the line that crosses a block's end is refused (it is read no further)."""
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+def test_streamed_blocks_are_whole_lines_up_to_the_bound(tmp_path, monkeypatch, gz):
+    """The streaming engine's blocks (a plain file read, or a .gz inflated, as it is read): the file's bytes, cut at
+    line ends, with a line of the bound read on past a block's end; one byte less and the line that crosses a
+    block's end is refused (it is read no further)."""
     data = b"".join(b"%d Q0 d%d 1 1.5 t\n" % (q, q) for q in range(40)) + b"9 Q0 " + b"d" * 300 + b" 1 2.5 t\n" + RUN_HEAD
-    path = _file(tmp_path, data, gz=False)
+    path = _file(tmp_path, data, gz=gz)
+    monkeypatch.setattr(thresholds, "SOURCE_END_BYTES", 2)          # the .gz is inflated as it is read, not held
+    monkeypatch.setattr(thresholds, "INFLATE_PIECE_BYTES", 50)
     longest = max(len(x) for x in data.split(b"\n"))
     monkeypatch.setattr(thresholds, "MAX_LINE_BYTES", longest)
     got = list(blocks(path, 64))

@@ -1,5 +1,6 @@
 """What several commands share: the reading options as parameters (:func:`with_reading_options`), ``--debug``
-for the commands that call the user's functions (:func:`with_debug_option`), the outputs checked against the
+for the commands that call the user's functions (:func:`with_debug_option`), ``--memory-limit`` for every command
+that reads runs or qrels (:func:`with_memory_limit`), the outputs checked against the
 inputs before any work (:func:`refuse_overwriting`), and how choices are listed in help (:func:`one_of`).
 
 Each command's module is imported only when its command runs (treckit.cli.main.COMMANDS, so that ``treckit
@@ -20,6 +21,7 @@ from typing import Literal, Mapping, Optional
 from ..compare import CORRECTIONS, TESTS
 from ..console.errors import InputError
 from ..engines import MISSING  # noqa: F401  (the choices the commands offer, from the library)
+from ..engines.budget import HELP as MEMORY_LIMIT_HELP, MemoryLimit
 from ..inputs import is_irds
 from ..inputs.formats import LAYOUTS, QRELS_FORMATS, ROLES, RUN_FORMATS, TSV_THIRD
 from ..inputs.options import FLAGS, python_name, reading_from_values
@@ -142,6 +144,33 @@ def with_debug_option(func):
 
     wrapper.__signature__ = sig.replace(parameters=params + [debug])
     wrapper.__annotations__ = {p.name: p.annotation for p in params + [debug]}
+    del wrapper.__wrapped__            # typer must see the new signature, not the original's
+    return wrapper
+
+
+def with_memory_limit(func):
+    """Decorate a typer command that reads runs or qrels: it gains ``--memory-limit SIZE``, parsed once
+    (:meth:`MemoryLimit.option`) before any file is read, and its work runs within that budget
+    (:meth:`MemoryLimit.governing`); a command with a ``memory_limit`` parameter receives the :class:`MemoryLimit`."""
+    import typer
+
+    hints = typing.get_type_hints(func)          # resolved in the command's module
+    sig = inspect.signature(func)
+    takes = "memory_limit" in sig.parameters
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()
+              if p.name != "memory_limit"]
+    option = inspect.Parameter("memory_limit", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
+                               default=typer.Option(None, "--memory-limit", metavar="SIZE", help=MEMORY_LIMIT_HELP,
+                                                    show_default=False))
+
+    @functools.wraps(func)
+    def wrapper(*args, memory_limit: Optional[str] = None, **kwargs):
+        limit = MemoryLimit.option(memory_limit)
+        with limit.governing(own_process=True):
+            return func(*args, **kwargs, **({"memory_limit": limit} if takes else {}))
+
+    wrapper.__signature__ = sig.replace(parameters=params + [option])
+    wrapper.__annotations__ = {p.name: p.annotation for p in params + [option]}
     del wrapper.__wrapped__            # typer must see the new signature, not the original's
     return wrapper
 

@@ -14,12 +14,12 @@ from ..compare.report import PLOT_FORMATS, table
 from ..console.errors import InputError
 from ..console.messages import say
 from ..console.process import defer_pandas
-from ..engines.budget import MemoryLimit
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..engines.tie_aware import check_compare_mode, refuse
 from ..stages import compare_stage
-from .common import Correction, TestName, with_debug_option, with_reading_options
+from .common import Correction, TestName, with_debug_option, with_memory_limit, with_reading_options
 from .completion import measure_names
 
 
@@ -68,10 +68,6 @@ def compare_cmd(
     queries: Optional[Path] = typer.Option(None, help="queries file: the texts systems described by configs run on "
                                            "(not needed when their components are all run files); digested"),
     query_types: Optional[Path] = typer.Option(None, help="qid<TAB>type TSV or id-added QUEST JSONL (metadata.template)"),
-    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", metavar="SIZE",
-                                               help="memory budget (e.g. 2G; 0: read every run whole; default 2G): a "
-                                                    "TREC run file over a third of it (read whole, a run takes about "
-                                                    "3x its size) is evaluated in bounded memory"),
     engine: str = typer.Option("local", "--engine", metavar="local|dask",
                                help="dask: the runs read and scored on a Dask cluster, one task per run (same output; "
                                     "needs treckit's dask extra)"),
@@ -84,10 +80,10 @@ def compare_cmd(
                                                  "expected: the means and tests on the expected values over random "
                                                  "tie orders (range: on trec_eval's). docs/ties.md"),
     reading=None,
+    memory_limit: MemoryLimit = DEFAULT_MEMORY,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
     defer_pandas()
-    limit = MemoryLimit.option(memory_limit)
     if tie_aware is not None:                               # checked before any file is read
         check_compare_mode(tie_aware)
         refuse(engine if scheduler is None else "dask")
@@ -106,7 +102,7 @@ def compare_cmd(
     comp = compare_stage(test_set if qrels is None else qrels, runs, measure, names=name, configs=config,
                          options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
                          corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set,
-                         memory_limit=limit, engine=engine, scheduler=scheduler, out_html=html,
+                         memory_limit=memory_limit, engine=engine, scheduler=scheduler, out_html=html,
                          query_text=not no_query_text)
     outputs = (out, csv, markdown, latex, plot, html)
     stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
@@ -118,4 +114,4 @@ def compare_cmd(
 
 def register(app) -> None:
     # runs are read as every command reads them; --debug for the functions of configs describing systems
-    app.command("compare")(with_debug_option(with_reading_options()(compare_cmd)))
+    app.command("compare")(with_debug_option(with_reading_options()(with_memory_limit(compare_cmd))))

@@ -9,7 +9,8 @@ import typer
 from ..console.messages import say
 from ..console.process import defer_pandas
 from ..stages import qrels_stage, run_stage
-from .common import DUPLICATES, Duplicates, LAYOUTS, Layout, QRELS_FORMATS, QrelsFormat, one_of, with_reading_options
+from .common import (DUPLICATES, Duplicates, LAYOUTS, Layout, QRELS_FORMATS, QrelsFormat, one_of, with_memory_limit,
+                     with_reading_options)
 
 
 def qrels_cmd(
@@ -54,6 +55,6 @@ def _run_cmd(
 
 
 def register(app) -> None:
-    app.command("qrels")(qrels_cmd)
+    app.command("qrels")(with_memory_limit(qrels_cmd))
     # the reading options are every run-reading command's (treckit.inputs.options.FLAGS); here --format too
-    app.command("run")(with_reading_options({"format": ("--format",)})(_run_cmd))
+    app.command("run")(with_reading_options({"format": ("--format",)})(with_memory_limit(_run_cmd)))

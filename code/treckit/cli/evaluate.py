@@ -14,7 +14,7 @@ from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
 from ..console.process import defer_pandas, silence_stdout
 from ..engines import MISSING as EVAL_MISSING
-from ..engines.budget import MemoryLimit
+from ..engines.budget import HELP as MEMORY_LIMIT_HELP, MemoryLimit
 from ..engines.choice import choose
 from ..engines.crosscheck import check_options, cross_check, evaluate_path_checked, read_for_check
 from ..engines.memory import EvalOptions, read_zscores
@@ -303,10 +303,7 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
         ("", "--plot", "FILE",
          "also draw the precision-recall curves (iprec_at_recall, one line per run) as .png, .pdf or .svg "
          "(needs treckit's plots extra)"),
-        ("", "--memory-limit", "SIZE",
-         "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run file over a third "
-         "of it (read whole, a run takes about 3x its size) is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
-         "with the same output"),
+        ("", "--memory-limit", "SIZE", MEMORY_LIMIT_HELP),
         ("", "--qrels-format", "FORMAT",
          f"read QRELS as {' | '.join(QRELS_FORMATS)} instead of detecting it; QRELS may be irds:<dataset-id>"),
         ("", "--tie-aware", "MODE",
@@ -431,7 +428,9 @@ def eval_main(argv: list[str]) -> None:
     a = parse_args(argv)
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)
-    run_eval(_check_choices(a))
+    a = _check_choices(a)
+    with MemoryLimit.option(a.memory_limit).governing(own_process=True):
+        run_eval(a)
 
 
 def run_eval(a: EvalArgs, out=None) -> None:

@@ -9,12 +9,12 @@ import typer
 
 from ..console.errors import InputError
 from ..console.process import defer_pandas
-from ..engines.tie_aware import run_sources
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
+from ..engines.tie_aware import path_sources
 from ..inputs.formats.detect import detect_qrels, detect_run
 from ..inputs.options import RunReading
-from ..inputs.reading import read_with
 from ..measures.registry import NICKNAMES, QRELS, describe, nickname_formats
-from .common import ROLES, Role
+from .common import ROLES, Role, with_memory_limit
 from .completion import measure_names
 from .evaluate import eval_main
 
@@ -57,7 +57,8 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
                role: Role = typer.Option("run", metavar="ROLE", help=f"read it as a {' or '.join(ROLES)}"),
                ties: bool = typer.Option(False, "--ties", help="a run: also say how many of its lines tie, how many "
                                          "score digits it carries, and whether its ties look like rounding or "
-                                         "float32 (docs/ties.md)")) -> None:
+                                         "float32 (docs/ties.md)"),
+               memory_limit: MemoryLimit = DEFAULT_MEMORY) -> None:
     """Say which format a file is read as, and why."""
     defer_pandas()
     if ties and (role == "qrels" or path == "-"):
@@ -65,7 +66,7 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
     d = detect_qrels(path) if role == "qrels" else detect_run(path)
     print(f"{d.format}\t{d.reason}")
     if ties:
-        print(f"ties\t{run_sources(read_with(RunReading(), path, lean=True).run).describe()}")
+        print(f"ties\t{path_sources(path, RunReading(), memory_limit=memory_limit).describe()}")
 
 
 def eval_cmd(ctx: typer.Context,
@@ -81,4 +82,4 @@ def register(app) -> None:
     app.command("eval", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
                 add_help_option=False)(eval_cmd)
     app.command("measures")(measures_cmd)
-    app.command("detect")(detect_cmd)
+    app.command("detect")(with_memory_limit(detect_cmd))

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 from ..output.gdeval import gdeval_csv
 from ..output.ndeval import ndeval_table
+from .common import with_memory_limit
 
 
 def gdeval_cmd(
@@ -41,5 +42,5 @@ def ndeval_cmd(
 
 
 def register(app) -> None:
-    app.command("gdeval")(gdeval_cmd)
-    app.command("ndeval")(ndeval_cmd)
+    app.command("gdeval")(with_memory_limit(gdeval_cmd))
+    app.command("ndeval")(with_memory_limit(ndeval_cmd))

@@ -11,6 +11,7 @@ import typer
 from ..console.errors import InputError
 from ..console.messages import say
 from ..console.progress import Steps
+from ..inputs.held import shared
 from ..inputs.reading import read_qrels, read_run
 from ..inputs.sources import display_name
 from ..measures.registry import resolve
@@ -29,7 +30,7 @@ from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
 from ..testsets.measures import canonical_name
 from ..testsets.topics import read_queries, read_query_types
-from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
+from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option, with_memory_limit
 from .completion import measure_names
 
 
@@ -79,7 +80,8 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
     parse_weights(weights, None)
     if tune:
         resolve([measure])
-    rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
+    with shared(len(runs)):                    # every run is held at once: each gets its share of the budget
+        rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
     if method is not FusionMethod.rrf:
         check_finite_scores(rs, method.value, [display_name(p) for p in runs])
@@ -101,6 +103,7 @@ system_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Syste
 
 @system_app.command("eval")
 @with_debug_option
+@with_memory_limit
 def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (components, fusion, rerank)"),
                     test_set: Optional[str] = typer.Option(None, "--test-set", help="test-set YAML (path or name)"),
                     qrels: Optional[str] = typer.Option(None, "--qrels", help="qrels, with --queries, instead of a test set"),
@@ -152,5 +155,5 @@ def _test_set(test_set, qrels, queries, query_types):
 
 def register(app) -> None:
     app.add_typer(system_app, name="system")
-    app.command("retrieve")(retrieve_cmd)
-    app.command("fuse")(fuse_cmd)
+    app.command("retrieve")(with_memory_limit(retrieve_cmd))
+    app.command("fuse")(with_memory_limit(fuse_cmd))

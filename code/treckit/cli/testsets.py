@@ -12,6 +12,7 @@ import typer
 from ..console.errors import InputError, listing, without_credentials
 from ..console.messages import say
 from ..console.process import defer_pandas
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..ids import tsv_field_problem
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
@@ -39,7 +40,7 @@ from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_k, check
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
-from .common import Gain, Weighting, number_in, refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, number_in, refuse_overwriting, with_debug_option, with_memory_limit
 from .completion import measure_names
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -103,6 +104,7 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
 
 
 @testset_app.command("import")
+@with_memory_limit
 def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3)"),
                queries: str = typer.Option(..., "--queries", help="queries TSV or JSONL"),
                types: Optional[str] = typer.Option(None, "--types", help="qid<TAB>type TSV (default type: unspecified)"),
@@ -143,6 +145,7 @@ def _load_system_config(path: str) -> dict:
 
 @testset_app.command("eval")
 @with_debug_option
+@with_memory_limit
 def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
                      run: Optional[str] = typer.Option(None, "--run", help="the run to evaluate (any run format)"),
                      function: Optional[str] = typer.Option(None, "--function",
@@ -174,7 +177,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                 help="dask: the run read and measured on a Dask cluster (needs "
                                                      "treckit's dask extra)"),
                      scheduler: Optional[str] = typer.Option(None, "--scheduler", metavar="ADDRESS",
-                                                             help="--engine dask: the scheduler; default: a local cluster")) -> None:
+                                                             help="--engine dask: the scheduler; default: a local cluster"),
+                     memory_limit: MemoryLimit = DEFAULT_MEMORY) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
     refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile, html])
@@ -188,7 +192,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
     if engine != "local" and run is None:
         raise InputError("--engine dask evaluates a run (--run); a retrieval function runs here", fix="leave out --engine dask")
     if run is not None:
-        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say)
+        res = evaluate_run(run, ts, measure, gain=gain.value, engine=engine, scheduler=scheduler, warn=say,
+                           memory_limit=memory_limit)
         if res.missing_queries:
             _say(f"the run has no line for {len(res.missing_queries)} of the {len(ts.queries)} queries (each scores 0): "
                  f"{listing(res.missing_queries)}")
@@ -269,6 +274,7 @@ def _labels(path: str, grades: bool = False):
 
 
 @testset_app.command("kappa")
+@with_memory_limit
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
@@ -284,6 +290,7 @@ def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
 
 
 @testset_app.command("refresh")
+@with_memory_limit
 def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 candidates: str = typer.Option(..., "--candidates", help="JSONL of new queries (query_id, query_text[, query_type])"),
                 replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
@@ -410,6 +417,6 @@ def qrels_verify_cmd(qrels: str = typer.Argument(..., help="qrels to check"),
 def register(app) -> None:
     app.add_typer(testset_app, name="testset")
     app.add_typer(cache_app, name="cache")
-    app.command("rq")(rq_cmd)
+    app.command("rq")(with_memory_limit(rq_cmd))
     app.command("gate")(gate_cmd)
-    app.command("qrels-verify")(qrels_verify_cmd)
+    app.command("qrels-verify")(with_memory_limit(qrels_verify_cmd))

@@ -174,39 +174,48 @@ def score_run(qrels: Qrels, run: Run, requests, k: int, source: str, tie_aware: 
     """Evaluate ``run`` once with the engine (every judged query, missing ones scoring 0) and read
     the relevant docs of its top k off the same ranking; with ``tie_aware``, also its tie-aware values
     (:mod:`treckit.engines.tie_aware`)."""
-    ties = None
     if tie_aware is None:
         res = evaluate_requests(qrels, run, requests, EvalOptions(complete=True), source=source)
-    else:
-        ev = evaluate_tie_aware(qrels, run, requests, EvalOptions(complete=True), None, "range")
-        res = ev.plain
+        return _scored(res, run.tag, _hits(res.view, run, k))
+    ev = evaluate_tie_aware(qrels, run, requests, EvalOptions(complete=True), None, "range")
+    return _scored(ev.plain, run.tag, _hits(ev.plain.view, run, k), ev)
+
+
+def _scored(res, tag: str, hits: list[list[str]], ev=None) -> Scored:
+    """A run's :class:`Scored` from its (plain) result, its hits by query and, tie-aware, its evaluation ``ev``."""
     columns, values = res.per_query_numbers()
-    if tie_aware is not None:
-        ties = {"trec_eval": values, **{m: r.per_query_numbers()[1] for m, r in ev.values.items()}}
-    return Scored(run.tag, res.qids, columns, values, _hits(res.view, run, k), ties)
+    ties = None if ev is None else {"trec_eval": values, **{m: r.per_query_numbers()[1] for m, r in ev.values.items()}}
+    return Scored(tag, res.qids, columns, values, hits, ties)
 
 
-def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit) -> Scored | None:
-    """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream), the hits
-    read off each part's ranking; None when the file is not to be streamed (then it is read whole)."""
+def score_path(qrels: Qrels, path, requests, k: int, reading, memory_limit, tie_aware: str | None = None) -> Scored | None:
+    """:func:`score_run` of the run file ``path`` evaluated in bounded memory (engines.stream, tie-aware values
+    too), the hits read off each part's ranking; None when the file is not to be streamed (then it is read
+    whole)."""
     memory_limit = MemoryLimit.parse(memory_limit)
     if not plan(path, reading, memory_limit.bytes).stream:
         return None
     hits: dict[str, list[str]] = {}
 
     def on_part(part, run: Run) -> None:
-        hits.update(zip(part.view.qids, _hits(part.view, run, k)))
+        if part.view is not None:
+            hits.update(zip(part.view.qids, _hits(part.view, run, k)))
 
-    res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), reading, memory_limit=memory_limit,
-                        on_part=on_part)
-    columns, values = res.per_query_numbers()
-    return Scored(res.runid, res.qids, columns, values, [hits.get(q, []) for q in res.qids])     # a judged query in no part retrieves nothing
+    options = EvalOptions(complete=True)
+    if tie_aware is None:
+        ev = None
+        res = evaluate_path(qrels, path, requests, options, reading, memory_limit=memory_limit, on_part=on_part)
+    else:
+        ev = evaluate_tie_aware(qrels, path, requests, options, reading, "range", memory_limit=memory_limit,
+                                on_part=on_part)
+        res = ev.plain
+    return _scored(res, res.runid, [hits.get(q, []) for q in res.qids], ev)     # a judged query in no part retrieves nothing
 
 
 def score_system(qrels: Qrels, s: ComparedRun, requests, k: int, tie_aware: str | None = None) -> Scored:
-    """One system scored: its run file in bounded memory when it is to be streamed (``s.score``), else its
-    run read (or ``load``-ed) whole and dropped afterwards.  With ``tie_aware`` every run is read whole."""
-    scored = s.score(qrels, requests, k) if s.score is not None and s.run is None and tie_aware is None else None
+    """One system scored: its run file in bounded memory when it is to be streamed (``s.score``), tie-aware values
+    too, else its run read (or ``load``-ed) whole and dropped afterwards."""
+    scored = s.score(qrels, requests, k, tie_aware) if s.score is not None and s.run is None else None
     if scored is not None:
         return scored
     run = s.run if s.run is not None else s.load()

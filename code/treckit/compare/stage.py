@@ -272,8 +272,8 @@ class CompareJob:
         if self.prepare:
             return None
 
-        def score(q, requests, k):
-            return score_path(q, path, requests, k, self.reading, self.memory_limit)
+        def score(q, requests, k, tie_aware=None):
+            return score_path(q, path, requests, k, self.reading, self.memory_limit, tie_aware)
         return score
 
     def query_texts(self, needed: bool) -> dict[str, str | None]:

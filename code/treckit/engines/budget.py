@@ -1,5 +1,6 @@
-"""The memory budget of an evaluation, parsed once into one value: a number of bytes, no limit, or the default
-(:data:`treckit.thresholds.MEMORY_LIMIT_DEFAULT`, read when the budget is used, so that tests can lower it)."""
+"""The memory budget of a command's data (``--memory-limit``), parsed once into one value: a number of bytes, no
+limit, or the default (:data:`treckit.thresholds.MEMORY_LIMIT_DEFAULT`, read when the budget is used, so that tests
+can lower it); :data:`HELP` is the option's help, the same in every command (docs/engines.md: "Memory budget")."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,8 @@ from dataclasses import dataclass
 
 from .. import thresholds
 from ..console.errors import InputError
+from ..console.process import allocate_within_budget
+from ..inputs.held import holding
 
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(i?b?)\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -54,5 +57,19 @@ class MemoryLimit:
         """The budget ``--memory-limit`` gives: its size, or the default when the option is not given."""
         return DEFAULT_MEMORY if text is None else cls.parse(text)
 
+    def governing(self, own_process: bool = False):
+        """A context in which the inputs are read within this budget (:mod:`treckit.inputs.held`): what a reader
+        holds whole, its pieces and the longest line.  The default budget (no ``--memory-limit``) decides only
+        what the engine streams; a budget given bounds everything read, and in one of treckit's own processes
+        (``own_process``: a command, a staged script) Arrow allocates as the budget needs
+        (:func:`~treckit.console.process.allocate_within_budget`)."""
+        if own_process and not self.default and self.size is not None:
+            allocate_within_budget()
+        return holding(None if self.default else self.size)
+
 
 DEFAULT_MEMORY = MemoryLimit(default=True)
+
+HELP = ("memory budget of the data (e.g. 512M, 2G; 0 or none: no limit; default: 2G, which only decides what is "
+        "streamed): a TREC run (plain or .gz) is evaluated block by block as it is read, and what must be held whole "
+        "is refused past the budget, naming it (docs/engines.md: Memory budget)")

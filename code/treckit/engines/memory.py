@@ -12,10 +12,10 @@ from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..fast.groups import id_runs
-from ..inputs.formats.common import atof
+from ..inputs.formats.common import atof, numbered_lines
 from ..inputs.objects import as_measures, as_qrels, as_run
 from ..inputs.options import RunReading
-from ..inputs.sources import display_name, read_text
+from ..inputs.sources import display_name
 from ..measures import compat, subtopics
 from ..ranking.judged import RankedJudged, RunFacts, evaluated_queries, rank_and_judge, sanity_warnings, seq_sum
 from ..measures.registry import EMPTY_IF_BARE, ZERO, ZERO_IF_BARE, Request, column_of, resolve
@@ -398,7 +398,7 @@ def _te_search(name_at, first: int, count: int, total: int, key: str) -> int | N
 
 def read_zscores(path) -> ZScores:
     rows = []
-    for no, line in enumerate(read_text(path).splitlines(), 1):
+    for no, line in numbered_lines(path):
         f = line.split()
         if not f:
             continue

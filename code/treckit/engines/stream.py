@@ -35,10 +35,10 @@ from ..console.errors import InputError, os_error
 from ..console.messages import say
 from ..console.progress import Meter
 from ..inputs.options import RunReading
-from ..measures.subtopics import refuse_streamed
+from ..measures import subtopics
 from .budget import DEFAULT_MEMORY, MemoryLimit, parse_memory_limit  # noqa: F401  (parse_memory_limit: the option's sizes)
-from ..inputs.long_lines import check_held
-from ..inputs.sources import cut_short
+from ..inputs.limits import GZIP_MAGIC
+from ..inputs.sources import Source
 from .memory import EvalOptions, EvalResult, PartValues, empty_run, evaluate_part, evaluate_requests, merge_parts
 from ..inputs.formats.rising_ranks import NOTE as RISING_RANKS, RisingRanks
 from ..model import Qrels, Run
@@ -58,46 +58,53 @@ class StreamPlan:
     """Whether and how a run file is streamed (``why``: the note when it is not, though it is large)."""
 
     stream: bool
-    size: int = 0
+    size: int = 0               # the file's size (of gzip data: compressed)
     block_bytes: int = 0
     why: str = ""
+    gzip: bool = False          # a .gz run, inflated as it is read
 
 
 def plan(path, reading, memory_limit: int | None) -> StreamPlan:
-    """Stream when the budget is set and the file would not fit it whole (see the module's rules)."""
+    """Stream when the budget is set and the file would not fit it whole (see the module's rules); a .gz run, whose
+    content's size is known only once inflated, is streamed whenever it can be."""
     if memory_limit is None or str(path) == "-":
         return StreamPlan(False)
     try:
         st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return StreamPlan(False)
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == GZIP_MAGIC
     except OSError:
         return StreamPlan(False)                 # the in-memory reader names the problem
-    if not stat.S_ISREG(st.st_mode) or st.st_size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE <= memory_limit:
+    if not gz and st.st_size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE <= memory_limit:
         return StreamPlan(False)
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
     fmt = reading.format or detect_run_format(path)
-    if gz:
-        why = "a .gz run is read whole"
-    elif fmt != "trec" or not reading.evaluated_as_read(fmt):
+    if fmt != "trec" or not reading.evaluated_as_read(fmt):
         why = "only TREC 6-column runs ranked by score as written are streamed"
     elif reading.skip_malformed:
         why = "--skip-malformed reads the run whole"
     else:
         block = max(memory_limit // thresholds.STREAM_BLOCK_SHARE, thresholds.STREAM_BLOCK_MIN_BYTES)
-        return StreamPlan(True, st.st_size, block)
-    return StreamPlan(False, st.st_size, 0, why)
+        return StreamPlan(True, st.st_size, block, gzip=gz)
+    return StreamPlan(False, st.st_size, 0, why if not gz or st.st_size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
+                      > memory_limit else "")
 
 
 def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = None, reading=None, *,
                   memory_limit: MemoryLimit | int | None = DEFAULT_MEMORY, warn=None, qrels_source=None,
-                  on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True) -> EvalResult:
+                  on_part: Callable[[PartValues, Run], None] | None = None, order_option: bool = True,
+                  merge: bool = True) -> EvalResult | None:
     """Evaluate the run file ``path`` as ``treckit eval`` does: in memory, or streamed when it is larger
     than ``memory_limit`` (a :class:`MemoryLimit`, or bytes; None: always in memory).  ``on_part(values, run_part)`` is called on each
     part's values with the view kept (compare reads its hits there).  ``order_option``: see
-    :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``)."""
+    :func:`treckit.inputs.reading.read_with` (a caller that takes no ``--order``).  Without ``merge``, the parts
+    only go to ``on_part`` and no result is made (None; what looks at the run's parts, judged or not)."""
     reading = reading or RunReading()
     memory_limit = MemoryLimit.parse(memory_limit).bytes
     p = plan(path, reading, memory_limit)
+    if p.stream and p.gzip and subtopics.asked(requests):
+        p = StreamPlan(False)                   # computed in memory only; the .gz is still inflated as it is read
     if not p.stream:
         if p.why:
             (warn or say)(f"{path}: read whole into memory, beyond --memory-limit ({p.why})")
@@ -106,13 +113,13 @@ def evaluate_path(qrels: Qrels, path, requests, options: EvalOptions | None = No
             return evaluate_requests(qrels, run, requests, options, source=str(path), warn=warn)
         part = evaluate_part(qrels, run, requests, options, str(path), sanity=warn is not None, keep_view=True)
         on_part(part, run)
-        return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn)
+        return merge_parts([part], qrels, requests, options, runid=run.tag, source=str(path), warn=warn) if merge else None
     import dataclasses
 
-    refuse_streamed(requests, path)
+    subtopics.refuse_streamed(requests, path)
     reading = dataclasses.replace(reading, format="trec")
     return StreamEvaluation(qrels, str(path), requests, options or EvalOptions(), reading, p, memory_limit,
-                            warn, on_part, order_option=order_option).run()
+                            warn, on_part, order_option=order_option, merge=merge).run()
 
 
 class _Interleaved(Exception):
@@ -136,11 +143,12 @@ class StreamEvaluation:
     rising: RisingRanks = field(default_factory=RisingRanks)     # queries whose ranks rise with the score
     order_option: bool = True          # whether the warning of rising ranks may name --order
     block_notes: dict = field(default_factory=dict)               # what the shards' runs keep of the blocks' notes
+    merge: bool = True                 # whether the parts are merged into a result (else they only go to on_part)
 
     def run(self) -> EvalResult:
         check_qrels(self.qrels)
         self.index = QrelsByQuery(self.qrels)
-        with Meter(f"evaluating {self.path}", self.plan.size) as self.meter:
+        with Meter(f"evaluating {self.path}", None if self.plan.gzip else self.plan.size) as self.meter:
             try:
                 self._grouped()
             except _Interleaved:
@@ -150,6 +158,8 @@ class StreamEvaluation:
         if self.rising.flagged:
             (self.warn or say)(rising_ranks_warning(self.path, self.rising.flagged, self.rising.queries,
                                                     order_option=self.order_option))
+        if not self.merge:
+            return None
         return merge_parts(self.parts, self.qrels, self.requests, self.options, runid=self.runid,
                            source=self.path, warn=self.warn)
 
@@ -160,7 +170,7 @@ class StreamEvaluation:
         thread while the caller evaluates this one."""
         from concurrent.futures import ThreadPoolExecutor
 
-        source = blocks(self.path, self.plan.block_bytes, self.plan.size)
+        source = Source(self.path).blocks(self.plan.block_bytes)
         readings = block_readings(self.path)
 
         def read_next():
@@ -224,13 +234,26 @@ class StreamEvaluation:
                 self._evaluate(done, self.index.take(ids[:-1]), row)
                 finished.update(ids[:-1])
             carry, carry_row = _slice(run, last, len(run)), row + last
+            self._check_carried(carry, ids[-1])
         if carry is not None:
             self._evaluate(carry, self.index.take(id_runs(carry.table.column("qid"))[2]), carry_row)
         self.rising.settle()
 
+    def _check_carried(self, carry: Run, qid: str) -> None:
+        """A query's lines are carried from block to block until it ends: one query larger than the budget is
+        refused (its values need all its lines at once), never held beyond it."""
+        held = carry.table.nbytes * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
+        budget = max(self.memory_limit, thresholds.MEMORY_LIMIT_MIN)
+        if held > budget:
+            raise InputError(f"query {qid!r} alone takes about {held:,} bytes to evaluate, more than the memory "
+                             f"budget of {budget:,} bytes (--memory-limit): its values need all its lines at once",
+                             path=self.path,
+                             fix="give a larger --memory-limit (or --memory-limit 0: no limit)")
+
     # ------------------------------------------------------------ interleaved runs: shards by query hash
     def _sharded(self) -> None:
-        estimate = self.plan.size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE
+        estimate = (self.plan.size * (thresholds.GZIP_SHARD_EXPANSION if self.plan.gzip else 1)
+                    * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE)
         # a shard may have a rank shard beside it: two files open for writing each
         n = int(min(thresholds.SHARDS_MAX, max(2, _files_we_may_open() // 2),
                     max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
@@ -339,38 +362,6 @@ def _shard_error(exc: OSError, folder: str):
         return err
     return InputError(err.reason, path=err.path, fix="set TMPDIR to a writable folder with free space (about the run "
                       "file's size), or give the run sorted by query (it is then read without shards)")
-
-
-def blocks(path: str, size: int, expected: int | None = None) -> Iterator[tuple[bytearray, int]]:
-    """Blocks of about ``size`` bytes of whole lines of ``path`` (the block's last line read to its end), and
-    the line number of each block's first line.  Each block is read into its own buffer, never copied.
-    A file that ends before ``expected`` bytes (default: its size when opened) was cut short while it was
-    read: an error, never a last line taken for a malformed one, nor a part taken for the whole."""
-    line = 1
-    read = 0
-    try:
-        with open(path, "rb") as fh:
-            if expected is None:
-                expected = os.fstat(fh.fileno()).st_size
-            while True:
-                block = bytearray(size)
-                n = fh.readinto(block)
-                if not n:
-                    break
-                del block[n:]
-                if not block.endswith(b"\n"):         # the rest of the last line, up to the line bound
-                    block += fh.readline(thresholds.MAX_LINE_BYTES + 1)
-                check_held(block, path, line)
-                read += len(block)
-                if read < expected and (n < size or not block.endswith(b"\n")):     # the end came early
-                    raise cut_short(path, read, expected)
-                yield block, line
-                line += block.count(b"\n")
-                del block
-    except OSError as exc:
-        raise os_error(exc, path) from None
-    if read < expected:
-        raise cut_short(path, read, expected)
 
 
 # ---------------------------------------------------------------- run tables as the streams keep them

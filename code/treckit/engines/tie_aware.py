@@ -23,7 +23,7 @@ from .budget import DEFAULT_MEMORY
 from .core import QrelsByQuery
 from .memory import EvalOptions, EvalResult, evaluate_part, merge_parts, placeholder, summarise_result
 
-from ..model import Run
+from ..model import Qrels, Run
 from .stream import evaluate_path
 
 np = deferred("numpy")
@@ -151,11 +151,26 @@ def run_sources(run):
     return tie_sources(spread(code, starts, t.num_rows), numbers(t.column("score")).astype(np.float64))
 
 
+def path_sources(path, reading, *, memory_limit=DEFAULT_MEMORY, warn=None):
+    """Where the ties of the run file ``path`` come from (:func:`run_sources`), the run read as ``treckit eval``
+    reads it: whole, or beyond ``memory_limit`` part by part of whole queries (the engine's streaming)."""
+    parts = []
+
+    def on_part(part, run) -> None:
+        parts.append((set(id_runs(run.table.column("qid"))[2]), run_sources(run)))
+
+    evaluate_path(Qrels.from_columns([], [], []), path, [], EvalOptions(), reading, memory_limit=memory_limit,
+                  warn=warn, on_part=on_part, merge=False)
+    return combine_sources(_last_pass(parts))
+
+
 def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mode: str, *, memory_limit=DEFAULT_MEMORY,
-                       warn=None, qrels_source=None) -> TieAwareEvaluation:
+                       warn=None, qrels_source=None, on_part=None) -> TieAwareEvaluation:
     """The run file ``path`` evaluated as ``treckit eval`` evaluates it (in memory, or streamed beyond
     ``memory_limit``), or a :class:`Run` already read, with the tie-aware values of ``mode`` beside the
-    plain ones."""
+    plain ones.  ``on_part(values, run_part)``: also called on each part (see
+    :func:`~treckit.engines.stream.evaluate_path`)."""
+    also = on_part
     modes = modes_of(mode)
     index = QrelsByQuery(qrels)
     rows: dict[str, tuple[int, int]] = {}
@@ -163,6 +178,8 @@ def evaluate_tie_aware(qrels, path, requests, options: EvalOptions, reading, mod
     sources, groups = [], {}
 
     def on_part(part, run) -> None:
+        if also is not None:
+            also(part, run)
         if mode == "report":                    # every line of the run, judged or not
             sources.append((set(id_runs(run.table.column("qid"))[2]), run_sources(run)))
         if not part.qids:                       # a part without judged queries (a shard of unjudged ones)

@@ -8,18 +8,24 @@ import select
 from typing import IO
 
 from ..console.errors import InputError
+from .held import budget
 from .long_lines import LineWatch
 from .. import thresholds
 
 
 
 def whole_read_limit() -> int:
+    """At most this many bytes are read into memory whole: :data:`~treckit.thresholds.WHOLE_READ_LIMIT`, else the
+    machine's physical memory; within a memory budget, no more than the budget (:mod:`.held`)."""
     if thresholds.WHOLE_READ_LIMIT is not None:
-        return thresholds.WHOLE_READ_LIMIT
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return thresholds.UNKNOWN_MEMORY_BYTES
+        limit = thresholds.WHOLE_READ_LIMIT
+    else:
+        try:
+            limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            limit = thresholds.UNKNOWN_MEMORY_BYTES
+    held = budget()
+    return limit if held is None else min(limit, held)
 
 
 STREAMED_FIX = "pass an uncompressed regular file (it is streamed), or check that this is the right file"

@@ -1,4 +1,5 @@
-"""The one bound on the length of an input line (:data:`treckit.thresholds.MAX_LINE_BYTES`), checked while a file is
+"""The one bound on the length of an input line (:data:`treckit.thresholds.MAX_LINE_BYTES`, within a memory budget its
+share of it: :func:`treckit.inputs.held.line_bound`), checked while a file is
 read, so that a line past it -- a gzip bomb of one endless line, a binary file -- is refused with an error naming
 the file, the line and its first characters, and is never held in memory whole.
 
@@ -12,6 +13,7 @@ from typing import Callable
 
 from .. import thresholds
 from ..console.errors import SHOWN_CHARS, InputError
+from .held import line_bound
 
 _HEAD_BYTES = 4 * SHOWN_CHARS + 4     # enough of a line's start for the characters a message quotes
 
@@ -19,7 +21,9 @@ _HEAD_BYTES = 4 * SHOWN_CHARS + 4     # enough of a line's start for the charact
 def too_long(name: str, line: int, head: bytes) -> InputError:
     """The error for line ``line`` of ``name``, which starts with the bytes ``head`` (up to its end, if they go on)."""
     head = bytes(head[:_HEAD_BYTES]).split(b"\n", 1)[0]
-    return InputError(f"line longer than {thresholds.MAX_LINE_BYTES:,} bytes, the longest line treckit reads",
+    bound = line_bound()
+    within = "" if bound == thresholds.MAX_LINE_BYTES else " within this --memory-limit"
+    return InputError(f"line longer than {bound:,} bytes, the longest line treckit reads{within}",
                       path=name, line=line, text=head.decode("utf-8", "backslashreplace"),
                       fix="check that this is the right file (run, qrels, TSV and JSON lines are far shorter: one "
                           "this long is binary data, or text that lost its line breaks); a JSON line this long must "
@@ -31,7 +35,7 @@ def first_long_line(start: int, end: int, rfind: Callable[[int, int], int]) -> i
     and ending by ``end`` (the content's end, or just past a newline), or None.  ``rfind(a, b)``: the offset of
     the last newline in ``a .. b``, or -1.  Each step looks back from the furthest place the current line may
     end, so only the ends of about (``end`` - ``start``) / bound lines are looked at."""
-    bound = thresholds.MAX_LINE_BYTES
+    bound = line_bound()
     pos = start
     while end - pos > bound:
         newline = rfind(pos, pos + bound + 1)
@@ -102,5 +106,5 @@ class LineWatch:
         if len(self.head) < _HEAD_BYTES:
             self.head += block[:min(n, _HEAD_BYTES - len(self.head))]
         self.length += n
-        if self.length > thresholds.MAX_LINE_BYTES:
+        if self.length > line_bound():
             raise too_long(self.name, self.line, self.head)

@@ -10,20 +10,21 @@ as bytes; :func:`file_digest` and :func:`content_digest` identify inputs.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import io
 import json
 import os
 import stat
 import sys
+import zlib
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from .. import thresholds
 from ..console.errors import InputError, os_error, without_credentials
 from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
-from .long_lines import check_file, check_held
+from .held import admit, line_bound, piece
+from .long_lines import LineWatch, check_file, check_held, too_long
 from .urls import is_url, read_url
 
 PathLike = str | os.PathLike
@@ -89,9 +90,22 @@ def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str =
     """The whole (decompressed) content of a file, ``-`` being stdin, with clear errors.
     At most ``limit`` bytes (default :func:`whole_read_limit`), compressed or not; past it, an
     error whose fix is ``too_large_fix``.  ``lines``: the content is lines, none longer than
-    ``thresholds.MAX_LINE_BYTES`` (:mod:`treckit.inputs.long_lines`), refused while it is read."""
+    the line bound (:mod:`treckit.inputs.long_lines`), refused while it is read.
+    What is read as lines without being held whole goes through :meth:`Source.blocks` instead."""
     name = display_name(path)
     limit = whole_read_limit() if limit is None else limit
+    data = _raw_bytes(path, limit, too_large_fix, lines)
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, name, limit, too_large_fix, lines)
+    if lines:                   # what the checks while reading did not see: kept content, a URL's
+        check_held(data, name)
+    return data
+
+
+def _raw_bytes(path: PathLike, limit: int, too_large_fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
+    """The bytes of an input as stored (a ``.gz`` file's compressed bytes), at most ``limit``; stdin, pipes and
+    URLs are read once and kept (:data:`_stream_cache`)."""
+    name = display_name(path)
     key = str(path)
     try:
         if key in _stream_cache:
@@ -116,10 +130,6 @@ def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str =
                 _stream_cache[key] = data
     except OSError as exc:
         raise os_error(exc, name) from None
-    if data[:2] == GZIP_MAGIC:
-        data = _gunzip(data, name, limit, too_large_fix, lines)
-    if lines:                   # what the checks while reading did not see: kept content, a URL's
-        check_held(data, name)
     return data
 
 
@@ -138,11 +148,17 @@ def forget_stream(path: PathLike) -> None:
 
 
 def _gunzip(data: bytes, name: str, limit: int, fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb") as gz:
-            return read_bounded(gz, name, limit, fix, lines)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise _gzip_error(exc, name) from None
+    """The whole content of the gzip data ``data``, at most ``limit`` bytes (inflated a bounded piece at a time)."""
+    watch = LineWatch(name) if lines else None
+    pieces, total = [], 0
+    for piece in inflate(io.BytesIO(data).read, name):
+        total += len(piece)
+        if total > limit:
+            raise too_large(name, limit, fix)
+        if watch is not None:
+            watch.feed(piece)
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def _gzip_error(exc: BaseException, name: str) -> InputError:
@@ -150,6 +166,74 @@ def _gzip_error(exc: BaseException, name: str) -> InputError:
         return InputError("the gzip data is cut short (truncated): it ends before its end-of-stream marker", path=name,
                           fix="re-create or re-download the .gz file (a copy or download may not have finished)")
     return InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file")
+
+
+def inflate(read: Callable[[int], bytes], name: str) -> Iterator[bytes]:
+    """The content of the gzip data ``read(n)`` gives (every member of it, as ``gzip -d`` reads them), inflated
+    by zlib a piece of at most :data:`~treckit.thresholds.INFLATE_PIECE_BYTES` (a share of the memory budget:
+    :func:`~.held.piece`) at a time from blocks of
+    :data:`~treckit.thresholds.GZIP_READ_BYTES`: however far the data inflates (a gzip bomb), no more than a piece
+    is ever held here.  zlib checks each member's CRC and length; data cut short, or not gzip where a member
+    should start, is an error naming ``name``."""
+    d = zlib.decompressobj(_GZIP_WBITS)
+    most = piece(thresholds.INFLATE_PIECE_BYTES)
+    tail = b""                  # input not yet given to zlib
+    try:
+        while True:
+            data = d.unconsumed_tail or tail or read(thresholds.GZIP_READ_BYTES)
+            tail = b""
+            if not data:
+                while not d.eof and (out := d.decompress(b"", most)):
+                    yield out
+                if not d.eof:
+                    raise EOFError
+                return
+            out = d.decompress(data, most)
+            if out:
+                yield out
+            if d.eof:
+                rest = d.unused_data or read(thresholds.GZIP_READ_BYTES)
+                while rest and not rest.strip(b"\0"):              # zeros after a member are padding (gzip -d)
+                    rest = read(thresholds.GZIP_READ_BYTES)
+                rest = rest.lstrip(b"\0")
+                if not rest:
+                    return
+                if rest[:1] != GZIP_MAGIC[:1] or rest[1:2] not in (GZIP_MAGIC[1:], b""):
+                    raise zlib.error("data after the end of the gzip stream is not gzip")
+                d, tail = zlib.decompressobj(_GZIP_WBITS), rest
+    except zlib.error as exc:
+        raise _gzip_error(exc, name) from None
+    except EOFError as exc:
+        raise _gzip_error(exc, name) from None
+
+
+_GZIP_WBITS = 16 + zlib.MAX_WBITS       # a gzip header and trailer around deflate data
+
+
+def whole_lines(pieces: Iterable[bytes], block: int, name: str, first_line: int = 1) -> Iterator[tuple[bytearray, int]]:
+    """``pieces`` of content regrouped into blocks of whole lines of about ``block`` bytes (the last one may end
+    without a newline), each with the number of its first line; a line longer than
+    the line bound (:func:`~.held.line_bound`) is refused as soon as it is, holding no more of it than that."""
+    buf, line = bytearray(), first_line
+    cut = 0                     # where the unfinished last line of buf starts
+    for got in pieces:
+        newline = got.rfind(b"\n")
+        if newline >= 0:
+            cut = len(buf) + newline + 1
+        buf += got
+        if len(buf) - cut > line_bound():
+            raise too_long(name, line + buf.count(b"\n", 0, cut), buf[cut:])
+        if len(buf) < block or not cut:
+            continue
+        out, buf = buf, buf[cut:]
+        del out[cut:]
+        cut = 0
+        check_held(out, name, line)
+        yield out, line
+        line += out.count(b"\n")
+    if buf:
+        check_held(buf, name, line)
+        yield buf, line
 
 
 # digests of regular files, by (device, inode, size, modification time, change time): a file is read
@@ -169,7 +253,9 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
     name = display_name(path)
     h = hashlib.sha256()
     if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
-        h.update(read_bytes(path))
+        raw = _raw_bytes(path, whole_read_limit())
+        for piece in inflate(io.BytesIO(raw).read, name) if decompress and raw[:2] == GZIP_MAGIC else (raw,):
+            h.update(piece)
         return h.hexdigest()
     st = check_input(path)
     known = (*_identity(st), decompress) if stat.S_ISREG(st.st_mode) else None
@@ -177,13 +263,11 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
         return _digests[known]
     try:
         with open_input(path) as raw:
-            gz = decompress and raw.peek(2)[:2] == b"\x1f\x8b"
-            fh = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-            while block := fh.read(thresholds.DIGEST_READ_BYTES):
+            gz = decompress and raw.peek(2)[:2] == GZIP_MAGIC
+            blocks = inflate(raw.read, name) if gz else iter(lambda: raw.read(thresholds.DIGEST_READ_BYTES), b"")
+            for block in blocks:
                 h.update(block)
             after = (*_identity(os.fstat(raw.fileno())), decompress)
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise _gzip_error(exc, name) from None
     except OSError as exc:
         raise os_error(exc, name) from None
     if known is not None and after == known:        # not changed while it was read
@@ -199,37 +283,134 @@ def _ends(data: bytes) -> tuple[bytes, bytes]:
 
 
 class Source:
-    """An input for the vectorized readers: a plain file is handed to Arrow by path (it streams it in
-    blocks, so the whole file never sits in memory); stdin, pipes and .gz are read into memory first.
-    ``head``/``tail`` are the first/last :data:`~treckit.thresholds.SOURCE_END_BYTES`, ``data()`` the whole
-    content for the line parsers."""
+    """An input for the readers, in one of three forms, each read in bounded memory where it can be:
+
+    * a plain regular file (``plain``): read at offsets, so that the vectorized readers parse its blocks side by
+      side (and Arrow may take it by path) while the whole file never sits in memory;
+    * content held in memory: stdin, pipes and URLs (read once: detection and reading see the same bytes), or a
+      block of a file (:meth:`of_bytes`);
+    * gzip data (a ``.gz`` file, or gzip bytes held): inflated as it is read (:func:`inflate`), a bounded piece
+      at a time, never whole; a small one (its content within ``head``) is held inflated.
+
+    ``head`` is the content's first :data:`~treckit.thresholds.SOURCE_END_BYTES` (inflated), ``size`` its length
+    (None for gzip data, whose length is known only once read: :meth:`at_least`), :meth:`blocks` the content as
+    blocks of whole lines, in order, whatever its form."""
 
     def __init__(self, path: PathLike):
         self.path = path
-        self._data = None
-        plain = False
+        self._data = None           # the content, held in memory
+        self._gzip = None           # gzip data: its compressed bytes held, or True for the file at path
+        self._last = None           # gzip data: the last line that is not blank, once blocks() has read to the end
+        self._per_byte = None       # what holding it costs per byte of content, once admitted (admit())
+        self.plain, self.size, self.tail = False, None, None
         if not is_stdio(path) and not is_url(path) and str(path) not in _stream_cache:
             st = check_input(path)
             if stat.S_ISREG(st.st_mode):
                 try:
                     with open(path, "rb") as fh:
                         self.head = fh.read(thresholds.SOURCE_END_BYTES)
-                        plain = self.head[:2] != GZIP_MAGIC
-                        if plain:
+                        self.plain = self.head[:2] != GZIP_MAGIC
+                        self._gzip = None if self.plain else True
+                        if self.plain:
                             self.size = os.fstat(fh.fileno()).st_size
                             _check_file_lines(fh.fileno(), display_name(path), self.size)
                             fh.seek(max(0, self.size - thresholds.SOURCE_END_BYTES))
                             self.tail = fh.read()
                 except OSError as exc:
                     raise os_error(exc, str(path)) from None
-        if not plain:
-            self._data = read_bytes(path, lines=True)
-            self.head, self.tail, self.size = _ends(self._data) + (len(self._data),)
-        self.plain = plain
+        if not self.plain and self._gzip is None:
+            raw = _raw_bytes(path, whole_read_limit(), lines=True)
+            if raw[:2] == GZIP_MAGIC:
+                self._gzip = raw
+            else:
+                self._hold(raw)
+        if self._gzip is not None:
+            self._gzip_head()
+
+    def _hold(self, data: bytes) -> None:
+        check_held(data, display_name(self.path))
+        self._data, self._gzip = data, None
+        self.head, self.tail, self.size = _ends(data) + (len(data),)
+
+    def _gzip_head(self) -> None:
+        """``head``: the first bytes of the gzip data's content, inflated (no more than a piece of it); content that
+        ends within them is held, inflated, from here on."""
+        got = bytearray()
+        with self._compressed() as read:
+            for piece in inflate(read, display_name(self.path)):
+                got += piece
+                if len(got) > thresholds.SOURCE_END_BYTES:
+                    self.head = bytes(got[:thresholds.SOURCE_END_BYTES])
+                    return
+        self._hold(bytes(got))
+
+    @contextlib.contextmanager
+    def _compressed(self) -> Iterator[Callable[[int], bytes]]:
+        """``read(n)`` of the gzip data, from its start."""
+        if self._gzip is not True:
+            yield io.BytesIO(self._gzip).read
+            return
+        try:
+            with open(self.path, "rb") as fh:
+                yield fh.read
+        except OSError as exc:
+            raise os_error(exc, str(self.path)) from None
+
+    @property
+    def gzip(self) -> bool:
+        """Whether the content is gzip data inflated as it is read (not held, not a plain file)."""
+        return self._gzip is not None
+
+    def at_least(self, n: int) -> bool:
+        """Whether the content has ``n`` bytes or more; gzip data, whose length is known only once inflated, counts
+        as large (its content is longer than ``head``)."""
+        return self.size is None or self.size >= n
+
+    def admit(self, per_byte: float, doing: str = "read whole") -> "Source":
+        """Refuse this input when holding its content (``per_byte`` bytes of memory for each byte) passes the memory
+        budget (:func:`~.held.admit`; ``doing``: what takes the memory): at once when its size is known, else (gzip
+        data) as :meth:`blocks` inflates it, as soon as it passes."""
+        self._per_byte, self._doing = per_byte, doing
+        if self.size is not None:
+            admit(display_name(self.path), self.size, per_byte, doing=doing)
+        return self
+
+    def blocks(self, block: int) -> Iterator[tuple[bytes | bytearray, int]]:
+        """The content as blocks of whole lines of about ``block`` bytes (a share of the memory budget at most:
+        :func:`~.held.piece`; a block's last line is read to its end, the content's last line may have no newline),
+        each with the number of its first line, in order.  Every line is checked against the line bound
+        (:mod:`.long_lines`).  A plain file that ends before the size it had when opened was cut short while it
+        was read: an error, never a part taken for the whole."""
+        name = display_name(self.path)
+        block = piece(max(1, block))
+        if self._gzip is not None:
+            inflated = 0
+            with self._compressed() as read:
+                for out, line in whole_lines(inflate(read, name), block, name):
+                    inflated += len(out)
+                    if self._per_byte is not None:
+                        admit(name, inflated, self._per_byte, inflating=True, doing=self._doing)
+                    self._last = _last_line(out) or self._last
+                    yield out, line
+            return
+        if self.plain:
+            yield from file_blocks(self.path, block, self.size)
+            return
+        line = 1
+        for start, end in self.line_spans(block):
+            out = self._data[start:end]
+            yield out, line
+            line += out.count(b"\n")
 
     def last_line(self) -> bytes:
         """The last line that is not blank, whole however long (``tail`` may hold only its end): read back
-        from the end of a plain file :data:`~treckit.thresholds.LINE_END_READ_BYTES` at a time."""
+        from the end of a plain file :data:`~treckit.thresholds.LINE_END_READ_BYTES` at a time; of gzip data, the
+        one :meth:`blocks` saw last (the content is read through for it if it has not been)."""
+        if self._gzip is not None:
+            if self._last is None:
+                for _ in self.blocks(thresholds.WHOLE_READ_BLOCK_BYTES):
+                    pass
+            return self._last or b""
         if self._data is not None or self.size <= len(self.tail):
             text = (self._data if self._data is not None else self.tail).rstrip()
             return text[text.rfind(b"\n") + 1:]
@@ -253,21 +434,43 @@ class Source:
     def of_bytes(cls, data: bytes, path: PathLike) -> "Source":
         """The content ``data`` (e.g. a block of whole lines of ``path``) as an input named ``path``."""
         src = cls.__new__(cls)
-        src.path, src._data, src.plain = path, data, False
+        src.path, src._data, src._gzip, src._last, src._per_byte, src.plain = path, data, None, None, None, False
         src.head, src.tail, src.size = _ends(data) + (len(data),)
         return src
 
     def arrow(self):
         import pyarrow as pa
-        return str(self.path) if self.plain else pa.py_buffer(self._data)
+        return str(self.path) if self.plain else pa.py_buffer(self.data())
 
     def data(self) -> bytes:
+        """The whole content (bounded as any whole read: :func:`~.limits.whole_read_limit`); the readers that can
+        read by :meth:`blocks` do, so that gzip data is never held whole."""
         if self._data is None:
+            if self._gzip is not None:
+                limit, pieces, total = whole_read_limit(), [], 0
+                for out, _ in self.blocks(thresholds.WHOLE_READ_BLOCK_BYTES):
+                    total += len(out)
+                    if total > limit:
+                        raise too_large(display_name(self.path), limit)
+                    pieces.append(out)
+                return b"".join(pieces)
             data = read_bytes(self.path, lines=True)
             if self.plain and len(data) < self.size:           # shorter than when it was first looked at
                 raise cut_short(display_name(self.path), len(data), self.size)
             self._data = data
         return self._data
+
+    def parts(self, block: int) -> Iterable[tuple[int, int] | bytes | bytearray]:
+        """The content cut into parts of whole lines of about ``block`` bytes, for a reader that parses parts side
+        by side: byte ranges (:meth:`span` reads one) of a plain file or held content, the parts themselves of
+        gzip data (inflated in turn, as the reader asks for them)."""
+        if self._gzip is not None:
+            return (out for out, _ in self.blocks(block))
+        return self.line_spans(piece(block))
+
+    def part_bytes(self, part) -> bytes | bytearray | memoryview:
+        """The bytes of a part given by :meth:`parts`."""
+        return self.span(*part) if isinstance(part, tuple) else part
 
     def line_spans(self, block: int) -> list[tuple[int, int]]:
         """The content cut into byte ranges of whole lines, each about ``block`` bytes: a range ends
@@ -309,10 +512,60 @@ class Source:
         except OSError as exc:
             raise os_error(exc, str(self.path)) from None
 
-    def holds_any(self, data: bytes | memoryview, span: tuple[int, int], needles: tuple[bytes, ...]) -> bool:
-        """Whether ``data`` (this content's :meth:`span` ``span``) holds any of the bytes ``needles``."""
-        within, bounds = (data, ()) if isinstance(data, bytes) else (self._data, span)
+    def holds_any(self, data: bytes | memoryview, part, needles: tuple[bytes, ...]) -> bool:
+        """Whether ``data`` (the bytes of the part ``part`` of :meth:`parts`) holds any of the bytes ``needles``."""
+        within, bounds = (self._data, part) if isinstance(data, memoryview) else (data, ())
         return any(within.find(n, *bounds) >= 0 for n in needles)
+
+
+_WHITESPACE = b" \t\n\r\v\f"
+
+
+def _last_line(block: bytes | bytearray) -> bytes | None:
+    """The last line of ``block`` that is not blank (as ``bytes.rstrip`` strips), or None: looked for from the end a
+    window at a time, blank windows passed over in C."""
+    end = len(block)
+    while end > 0:
+        start = max(0, end - thresholds.LINE_END_READ_BYTES)
+        window = bytes(block[start:end])
+        if window.translate(None, _WHITESPACE):
+            end = start + len(window.rstrip())
+            return bytes(block[block.rfind(b"\n", 0, end) + 1:end])
+        end = start
+    return None
+
+
+def file_blocks(path: PathLike, size: int, expected: int | None = None) -> Iterator[tuple[bytearray, int]]:
+    """Blocks of about ``size`` bytes of whole lines of the plain file ``path`` (the block's last line read to its
+    end), and the line number of each block's first line.  Each block is read into its own buffer, never copied.
+    A file that ends before ``expected`` bytes (default: its size when opened) was cut short while it was
+    read: an error, never a last line taken for a malformed one, nor a part taken for the whole."""
+    name = display_name(path)
+    line = 1
+    read = 0
+    try:
+        with open(path, "rb") as fh:
+            if expected is None:
+                expected = os.fstat(fh.fileno()).st_size
+            while True:
+                block = bytearray(size)
+                n = fh.readinto(block)
+                if not n:
+                    break
+                del block[n:]
+                if not block.endswith(b"\n"):         # the rest of the last line, up to the line bound
+                    block += fh.readline(line_bound() + 1)
+                check_held(block, name, line)
+                read += len(block)
+                if read < expected and (n < size or not block.endswith(b"\n")):     # the end came early
+                    raise cut_short(name, read, expected)
+                yield block, line
+                line += block.count(b"\n")
+                del block
+    except OSError as exc:
+        raise os_error(exc, name) from None
+    if read < expected:
+        raise cut_short(name, read, expected)
 
 
 def _pread(fd: int, start: int, end: int, name: str, size: int) -> bytes:
@@ -333,8 +586,8 @@ def _check_file_lines(fd: int, name: str, size: int) -> None:
 
 
 def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
-    """UTF-8 text (a BOM is dropped); a wrong encoding names the line (``data`` starting at line
-    ``first_line`` of ``path``) and the byte offset."""
+    """UTF-8 text (a BOM at the start of the file, line 1, is dropped); a wrong encoding names the line (``data``
+    starting at line ``first_line`` of ``path``) and the byte offset."""
     if not isinstance(data, bytes):
         data = bytes(data)
     try:
@@ -346,7 +599,7 @@ def decode_text(data: bytes, path: PathLike, first_line: int = 1) -> str:
         snippet = data[start:end if end >= 0 else len(data)].decode("utf-8", "backslashreplace")
         raise InputError(f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})", path=display_name(path),
                          line=line, text=snippet, fix="convert the file to UTF-8, e.g. iconv -f latin1 -t utf-8") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text[1:] if first_line == 1 and text.startswith("\ufeff") else text
 
 
 def read_text(path: PathLike, *, limit: int | None = None, too_large_fix: str = STREAMED_FIX,

@@ -9,8 +9,11 @@ the topics printed, summed in the order printed, and ``runid,amean,0.00000,0.000
 from __future__ import annotations
 
 from ..console.errors import InputError
+from ..dependencies import deferred
 from ..inputs.formats import gdeval as reading
 from ..measures import gdeval as measures
+
+np = deferred("numpy")
 
 
 def csv_bytes(result: measures.GdevalResult, k_text: str, *, topics: bool = True, amean: bool = False) -> bytes:
@@ -49,5 +52,27 @@ def gdeval_csv(qrels, run, k, *, topics: bool = True, amean: bool = False, warn=
     ``topics=False`` leaves out the per-topic lines."""
     depth, k_text = parse_depth(k)
     q = reading.read_qrels(qrels, warn=warn)
-    r = reading.read_run(run, q, warn=warn)
-    return csv_bytes(measures.evaluate(q, r, depth), k_text, topics=topics, amean=amean)
+    try:
+        result = _evaluated_by_parts(q, run, depth, warn)
+    except reading.TopicsInterleaved:           # a topic's lines apart: the run read whole
+        result = measures.evaluate(q, reading.read_run(run, q, warn=warn), depth)
+    return csv_bytes(result, k_text, topics=topics, amean=amean)
+
+
+def _evaluated_by_parts(qrels, run, depth: int, warn) -> measures.GdevalResult:
+    """The run evaluated a part of whole topics at a time (:func:`~treckit.inputs.formats.gdeval.run_parts`), the
+    topics then put in gdeval.pl's order (by number): only the values of each topic are kept."""
+    runid, got, failed = b"?????", [], None
+    for part in reading.run_parts(run, qrels, warn=warn):
+        runid = part.runid
+        try:
+            res = measures.evaluate(qrels, part, depth)
+        except InputError as exc:              # said once the run is known not to need reading whole
+            failed = failed or exc
+            continue
+        got += zip((int(t) for t in res.topics), res.topics, res.ndcg.tolist(), res.err.tolist())
+    if failed is not None:
+        raise failed
+    got.sort(key=lambda row: row[0])           # stable; every topic number is in one part
+    return measures.GdevalResult(runid, [t for _, t, _, _ in got], np.array([n for _, _, n, _ in got]),
+                                 np.array([e for _, _, _, e in got]))

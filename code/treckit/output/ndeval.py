@@ -35,10 +35,13 @@ def c_divide(total: float, count: int) -> float:
 def table_bytes(qrels: reading.NdevalQrels, run: reading.NdevalRun, *, alpha: float = diversity.ALPHA,
                 beta: float = diversity.BETA, complete: bool = False) -> bytes:
     """ndeval's standard output for ``run`` against ``qrels`` (read by :mod:`treckit.inputs.formats.ndeval`)."""
+    return _table(run.runid, topic_rows(qrels, run, alpha, beta), qrels, complete)
+
+
+def topic_rows(qrels: reading.NdevalQrels, run: reading.NdevalRun, alpha: float, beta: float) -> list[tuple]:
+    """(topic, its values in :data:`COLUMNS`' order, whether it is judged) of each topic of ``run``, in its order."""
     parsed = [diversity.parse_measure(c) for c in COLUMNS]
-    out = [b"runid,topic," + ",".join(COLUMNS).encode() + b"\n"]
-    totals = np.zeros(len(COLUMNS))
-    matched = 0
+    rows = []
     for topic, docs in run.topics.items():
         lines = qrels.topics.get(topic)
         if lines is None:
@@ -46,19 +49,30 @@ def table_bytes(qrels: reading.NdevalQrels, run: reading.NdevalRun, *, alpha: fl
         else:
             judged = diversity.judgments_from_lines(lines, alpha, beta, diversity.DEPTH)
             values = diversity.run_values(judged, diversity.ranked_rel(judged, docs), alpha, beta, diversity.DEPTH)
-            matched += 1
-        row = [values.value(name, cutoff) for name, cutoff in parsed]
+        rows.append((topic, [values.value(name, cutoff) for name, cutoff in parsed], lines is not None))
+    return rows
+
+
+def _table(runid: bytes, rows: list[tuple], qrels: reading.NdevalQrels, complete: bool) -> bytes:
+    """ndeval's output of the topic ``rows`` (:func:`topic_rows`, in topic order) of the run ``runid``."""
+    out = [b"runid,topic," + ",".join(COLUMNS).encode() + b"\n"]
+    totals = np.zeros(len(COLUMNS))
+    matched = 0
+    for topic, row, judged in rows:
+        matched += judged
         for i, v in enumerate(row):                      # C adds each column in topic order
             totals[i] = float(totals[i]) + v
-        out.append(b"%s,%d," % (run.runid, topic) + b",".join(c_fixed(v) for v in row) + b"\n")
+        out.append(b"%s,%d," % (runid, topic) + b",".join(c_fixed(v) for v in row) + b"\n")
     count = len(qrels.topics) if complete else matched
-    out.append(b"%s,amean," % run.runid + b",".join(c_fixed(c_divide(float(t), count)) for t in totals) + b"\n")
+    out.append(b"%s,amean," % runid + b",".join(c_fixed(c_divide(float(t), count)) for t in totals) + b"\n")
     return b"".join(out)
 
 
 def ndeval_table(qrels, run, *, alpha: float = diversity.ALPHA, beta: float = diversity.BETA,
                  traditional: bool = False, depth: int | None = None, complete: bool = False) -> bytes:
-    """``ndeval [-alpha A] [-beta B] [-traditional] [-M depth] [-c] QRELS RUN``'s standard output."""
+    """``ndeval [-alpha A] [-beta B] [-traditional] [-M depth] [-c] QRELS RUN``'s standard output.  The run is
+    read and evaluated a part of whole topics at a time (only each topic's values are kept), or whole when its
+    topics' lines are not together."""
     for name, value in (("alpha", alpha), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
             raise InputError(f"{name}={value!r}: ndeval takes {name} from 0 to 1", fix=f"e.g. {name}=0.5")
@@ -66,5 +80,14 @@ def ndeval_table(qrels, run, *, alpha: float = diversity.ALPHA, beta: float = di
         raise InputError(f"depth={depth!r}: the run's cut-off depth must be a whole number of at least 1",
                          fix="e.g. depth=20, or leave it out to keep every document")
     q = reading.read_qrels(qrels)
-    r = reading.read_run(run, traditional=traditional, depth=depth)
-    return table_bytes(q, r, alpha=float(alpha), beta=float(beta), complete=complete)
+    alpha, beta = float(alpha), float(beta)
+    try:
+        runid, rows = b"", []
+        for part in reading.run_parts(run, traditional=traditional, depth=depth):
+            runid = part.runid
+            rows += topic_rows(q, part, alpha, beta)
+        rows.sort(key=lambda row: row[0])            # every topic is in one part
+        return _table(runid, rows, q, complete)
+    except reading.TopicsInterleaved:               # a topic's lines apart: the run read whole
+        return table_bytes(q, reading.read_run(run, traditional=traditional, depth=depth), alpha=alpha, beta=beta,
+                           complete=complete)

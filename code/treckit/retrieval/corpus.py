@@ -8,7 +8,9 @@ import json
 from dataclasses import dataclass
 
 from ..console.errors import InputError
-from ..inputs.sources import PathLike, display_name, read_text
+from ..inputs.formats.common import content_lines
+from .. import thresholds
+from ..inputs.sources import PathLike, Source, display_name
 from ..inputs.bounded import loads_json
 
 ID_FIELDS = ("_id", "id", "docid", "doc_id")
@@ -33,7 +35,9 @@ def read_corpus(path: PathLike) -> Corpus:
     """The documents of a corpus JSONL, in file order (see the module's docstring for the fields)."""
     name = display_name(path)
     docs: dict[str, str] = {}
-    for no, line in enumerate(read_text(path).split("\n"), 1):
+    # the corpus is read to be indexed: what the index takes is checked against the memory budget
+    src = Source(path).admit(thresholds.INDEX_BYTES_PER_BYTE, "index it with a baseline (bm25, bow)")
+    for no, line in content_lines(src, held=False):
         if not line.strip():
             continue
         try:

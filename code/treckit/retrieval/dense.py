@@ -12,13 +12,13 @@ from pathlib import Path
 from ..dependencies import deferred
 from ..console.errors import InputError
 from .. import thresholds
-from ..inputs.sources import read_text
+from ..inputs.formats.common import numbered_lines, text_lines
 
 np = deferred("numpy")
 
 
 def read_ids(path) -> list[str]:
-    ids = [line.rstrip("\r") for line in read_text(path).split("\n")]
+    ids = [line.rstrip("\r") for _, line in numbered_lines(path, text_lines)]
     while ids and ids[-1] == "":
         ids.pop()
     return ids

@@ -17,6 +17,7 @@ from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..console.progress import Meter
 from ..console.process import give_back_freed_memory
+from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
 from ..engines.memory import EvalOptions
@@ -138,15 +139,17 @@ def _function_name(fn) -> str:
 
 
 def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = None, *,
-                 gain: str = "exp", engine: str = "local", scheduler: str | None = None, warn=None) -> TestSetResult:
+                 gain: str = "exp", engine: str = "local", scheduler: str | None = None, warn=None,
+                 memory_limit: MemoryLimit = DEFAULT_MEMORY) -> TestSetResult:
     """The same measures for a run (a path or a Run, every doc it lists) on a test set, ranked as
     trec_eval ranks it; ``engine="dask"``: read and measured on a worker of a Dask cluster.  What reading
-    the run has to say goes to ``warn`` (default: a :class:`treckit.InputWarning`)."""
+    the run has to say goes to ``warn`` (default: a :class:`treckit.InputWarning`).  ``memory_limit``: the
+    command's budget, half of which is the run's (:data:`~treckit.thresholds.TESTSET_RUN_MEMORY` by default)."""
     ts = test_set if isinstance(test_set, TestSet) else load_test_set(test_set)
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
     args = (ts.to_qrels(), run, names, ts.query_ids, warn)
     if choose(engine, scheduler).name == "local":
-        values, missing = run_values(*args)
+        values, missing = run_values(*args, memory_limit=memory_limit)
         del args
         import pyarrow as pa
         pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
@@ -160,20 +163,29 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
 
 
 def run_values(qrels, run, names: list[str], query_ids: Sequence[str],
-               warn=None) -> tuple[dict[str, dict[str, float]], list[str]]:
+               warn=None, memory_limit: MemoryLimit = DEFAULT_MEMORY) -> tuple[dict[str, dict[str, float]], list[str]]:
     """({measure: {qid: value}}, the ``query_ids`` without a line in the run) of a run (a path, read here
     with ``warn`` (None: the library's InputWarning), or a Run).  A TREC run file too large to read whole
-    within :data:`treckit.thresholds.TESTSET_RUN_MEMORY` is evaluated as it is read, as ``treckit eval``
-    streams one (the same numbers)."""
+    within the run's share of ``memory_limit`` (:func:`run_budget`) is evaluated as it is read, as ``treckit
+    eval`` streams one (the same numbers)."""
     warn = warn or warn_python
     if not hasattr(run, "table"):
-        if plan(run, RunReading(), thresholds.TESTSET_RUN_MEMORY).stream:
-            return _streamed_run_values(qrels, run, names, query_ids, warn)
+        budget = run_budget(memory_limit)
+        if plan(run, RunReading(), budget).stream:
+            return _streamed_run_values(qrels, run, names, query_ids, warn, budget)
     run = as_run(run, warn=warn, order_option=False)       # no reading options here
     return per_query_values(qrels, run, names, warn), missing_queries(run, query_ids)
 
 
-def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str], warn):
+def run_budget(memory_limit: MemoryLimit) -> int | None:
+    """The run's share of a test-set evaluation's budget: half of it (the other half is the test set's and its
+    per-query results'); by default :data:`~treckit.thresholds.TESTSET_RUN_MEMORY`; None: no limit."""
+    if memory_limit.default:
+        return thresholds.TESTSET_RUN_MEMORY
+    return None if memory_limit.bytes is None else max(1, memory_limit.bytes // 2)
+
+
+def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str], warn, memory_limit: int):
     """:func:`run_values` of a TREC run file, evaluated a part at a time in bounded memory."""
     answered: set[str] = set()
 
@@ -181,7 +193,7 @@ def _streamed_run_values(qrels, path, names: list[str], query_ids: Sequence[str]
         answered.update(q for q, a in zip(part.qids, part.answered.tolist()) if a)
     requests = resolve(as_measures([engine_measure(n) for n in names]), first_params_win=False)
     res = evaluate_path(qrels, path, requests, EvalOptions(complete=True), RunReading(), warn=warn,
-                        memory_limit=thresholds.TESTSET_RUN_MEMORY, on_part=note_answered, order_option=False)
+                        memory_limit=memory_limit, on_part=note_answered, order_option=False)
     values = {n: res.per_query(engine_measure(n)) for n in names}
     return values, [q for q in query_ids if q not in answered]
 

@@ -9,12 +9,12 @@ import json
 from ..console.errors import InputError
 from ..inputs import is_irds
 from ..ids import field_id_problem
-from ..inputs.formats.common import text_lines
 from ..inputs.formats.detect import detect_qrels
 from ..inputs.formats.jsonl import as_id
 from ..inputs.irds import irds_queries
 from ..inputs.reading import read_qrels
-from ..inputs.sources import PathLike, display_name, read_text
+from ..inputs.formats.common import content_lines, numbered_lines, text_lines
+from ..inputs.sources import PathLike, display_name
 from ..inputs.bounded import loads_json
 from .load import load_test_set
 
@@ -40,7 +40,7 @@ def read_query_records(path: PathLike) -> list[dict]:
     name = display_name(path)
     out: dict[str, dict] = {}
     quest_lines = False
-    for no, line in enumerate(read_text(path).split("\n"), 1):
+    for no, line in content_lines(path):
         line = line.rstrip("\r")
         if not line.strip():
             continue
@@ -111,9 +111,8 @@ def read_topic_ids(path: PathLike) -> list[str]:
 
 def read_query_types(path: PathLike) -> dict[str, str]:
     """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
-    text = read_text(path)
     out: dict[str, str] = {}
-    for no, line in enumerate(text_lines(text), 1):
+    for no, line in numbered_lines(path, split=text_lines):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):

@@ -1,10 +1,12 @@
 """BEIR qrels: ``qrels/*.tsv`` (header ``query-id corpus-id score``) and the same as JSON lines."""
 from __future__ import annotations
 
+import itertools
+
 from ...console.errors import InputError
-from ..sources import PathLike, display_name, read_text
+from ..sources import PathLike, display_name
 from ...model import Qrels
-from .common import FIELD_SEPARATORS, LineErrors, is_blank, parse_int, text_lines
+from .common import FIELD_SEPARATORS, LineErrors, content_lines, is_blank, parse_int
 from .jsonl import as_id, iter_json_lines
 
 _Q = ("query-id", "query_id", "qid")
@@ -14,20 +16,15 @@ _G = ("score", "relevance", "grade", "rel")
 
 def read_beir_tsv(path: PathLike, *, skip_malformed: bool = False) -> Qrels:
     name = display_name(path)
-    lines = text_lines(read_text(path, lines=True))
     errors = LineErrors(name, skip_malformed, "qrels")
-    start = 0
-    while start < len(lines) and is_blank(lines[start]):
-        start += 1
-    if start == len(lines):
+    lines = ((no, ln) for no, ln in content_lines(path) if not is_blank(ln))
+    first = next(lines, None)
+    if first is None:
         raise InputError("the file is empty: no judgments in it", path=name, fix="check that the right file was given")
-    header = lines[start].split("\t")
-    if header[0].strip(FIELD_SEPARATORS) in _Q:
-        start += 1
+    if first[1].split("\t")[0].strip(FIELD_SEPARATORS) not in _Q:          # no header: the first line is a judgment
+        lines = itertools.chain([first], lines)
     qids, docids, grades = [], [], []
-    for no, line in enumerate(lines[start:], start + 1):
-        if is_blank(line):
-            continue
+    for no, line in lines:
         f = line.split("\t")
         if len(f) != 3:
             errors.bad(no, line, f"a BEIR qrels line has 3 tab-separated fields (query-id, corpus-id, score), found {len(f)}",

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because, without_credentials
 from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
 from ... import thresholds
 from ...ranking import DUPLICATES
+from ..held import admit
 from ..sources import Source, decode_text, display_name
 
 # Fields are separated by runs of the bytes C's isspace() accepts in the C locale, which is what
@@ -54,29 +56,79 @@ def text_lines(text: str) -> list[str]:
 
 
 def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
-    """The first ``n`` content lines (not blank, not comments) of a file of ``role`` (run, qrels), each read whole."""
+    """The first ``n`` content lines (not blank, not comments) of a file of ``role`` (run, qrels), each read whole.
+    Only the head is read: a block of whole lines at a time (:data:`~treckit.thresholds.DETECT_READ_BYTES`), and
+    only lines that end within the first :data:`~treckit.thresholds.DETECT_MAX_BYTES` count; gzip data is inflated
+    no further than that."""
     src = Source(path)
-    if src.plain:
-        data = src.head
-        with open(src.path, "rb") as fh:
-            fh.seek(len(data))
-            while len(data) < src.size and len(data) < thresholds.DETECT_MAX_BYTES and _content_count(data) < n:
-                piece = max(len(data), thresholds.DETECT_READ_BYTES)
-                data += fh.read(min(piece, thresholds.DETECT_MAX_BYTES - len(data)))
-    else:
-        data = src.data()[:thresholds.DETECT_MAX_BYTES]
-    cut = len(data) < src.size
-    if cut:                                      # whole lines only (a UTF-8 sequence is never cut)
-        data = data[: data.rfind(b"\n") + 1]
-    lines = [ln for ln in text_lines(decode_text(data, path)) if not is_blank(ln) and not is_comment(ln)]
-    if cut and not lines:
-        skipped = data.count(b"\n")
-        found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not skipped else
-                 f"its first {skipped:,} lines ({len(data):,} bytes) are blank or comments, and detection reads at most "
+    lines: list[str] = []
+    seen, newlines, cut = 0, 0, False
+    for data, first in src.blocks(thresholds.DETECT_READ_BYTES):
+        if seen + len(data) > thresholds.DETECT_MAX_BYTES:      # whole lines only (a UTF-8 sequence is never cut)
+            data = data[: data.rfind(b"\n", 0, thresholds.DETECT_MAX_BYTES - seen) + 1]
+            cut = True
+        seen += len(data)
+        newlines += data.count(b"\n")
+        if not _all_blank(data, FIELD_SEPARATORS):
+            lines += [ln for ln in text_lines(decode_text(data, path, first)) if not is_blank(ln) and not is_comment(ln)]
+        if cut or len(lines) >= n:
+            break
+    if cut and not lines:                        # every line read so far blank or a comment (or none ended)
+        found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not newlines else
+                 f"its first {newlines:,} lines ({seen:,} bytes) are blank or comments, and detection reads at most "
                  f"{thresholds.DETECT_MAX_BYTES:,} bytes")
         raise InputError(f"{found}, so the format cannot be detected from it", path=display_name(path),
                          fix=_say_the_format(role))
     return lines[:n]
+
+
+def text_blocks(source, first_line: int = 1, held: float | bool = False) -> Iterator[tuple[str, int]]:
+    """The content of ``source`` (a path, or a :class:`~..sources.Source`) as text, a block of whole lines at a
+    time (:data:`~treckit.thresholds.TEXT_BLOCK_BYTES`; gzip data inflated as it is read, never whole), each with
+    the number of its first line, the content's first line being line ``first_line``; a wrong encoding names the
+    line.  ``held``: what the reader holds per byte of content, checked against the memory budget
+    (:meth:`~..sources.Source.admit`); True: a line reader's (:data:`~treckit.thresholds.LINE_READER_BYTES_PER_BYTE`);
+    False: not checked here."""
+    src = source if isinstance(source, Source) else Source(source)
+    _admit(src, held)
+    for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
+        yield decode_text(data, src.path, first + first_line - 1), first + first_line - 1
+
+
+def content_lines(source, blank: str = FIELD_SEPARATORS, first_line: int = 1,
+                  held: float | bool = True) -> Iterator[tuple[int, str]]:
+    """(number, text) of the lines of ``source`` (see :func:`text_blocks`), split as :func:`text_lines` splits (at
+    '\\n', a '\\r' before it dropped), for a reader that passes over lines holding only characters of ``blank``:
+    a block of such lines only is passed over whole, never made one Python string per line, so a file (or a gzip
+    bomb) of newlines costs what reading it costs; the reader still passes over the blank lines of other blocks.
+    ``held``: as :func:`text_blocks` (by default, a line reader's)."""
+    src = source if isinstance(source, Source) else Source(source)
+    _admit(src, held)
+    for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
+        if not _all_blank(data, blank):
+            yield from enumerate(text_lines(decode_text(data, src.path, first + first_line - 1)), first + first_line - 1)
+
+
+def _admit(src: Source, held: float | bool) -> None:
+    if held is not False:
+        src.admit(thresholds.LINE_READER_BYTES_PER_BYTE if held is True else held)
+
+
+def _all_blank(data: bytes | bytearray, blank: str) -> bool:
+    """Whether ``data`` holds only newlines and characters of ``blank`` (ASCII), found in C."""
+    return not bytes(data).translate(None, (blank + "\n").encode("ascii"))
+
+
+def numbered_lines(source, split: Callable[[str], list[str]] = str.splitlines,
+                   held: float | bool = True) -> Iterator[tuple[int, str]]:
+    """(number, text) of every line of ``source`` (see :func:`text_blocks`), split by ``split`` (a reader whose
+    lines are ``str.splitlines``'), numbered as the whole text split so would number them (a block ends at a
+    newline, which every split breaks at).  ``held``: as :func:`text_blocks` (by default, a line reader's)."""
+    no = 0
+    for text, _ in text_blocks(source, held=held):
+        for line in split(text):
+            no += 1
+            yield no, line
 
 
 def _say_the_format(role: str) -> str:
@@ -84,15 +136,6 @@ def _say_the_format(role: str) -> str:
     given = pass_options(role, f"--{role}-format FORMAT", convert=False)
     return (f"say which format it has: {given}" if given else
             f"check that the right file was given (this command detects the format of its {role} files)")
-
-
-_CONTENT_LINE = re.compile(rb"^[ \t\v\f\r]*[^ \t\v\f\r\n#]", re.MULTILINE)
-
-
-def _content_count(data: bytes) -> int:
-    """How many lines of ``data`` have content (not blank, not a comment: a file may open with many comment
-    lines); an upper bound (the last, unfinished line counts) is enough to stop reading."""
-    return len(_CONTENT_LINE.findall(data))
 
 
 def notice(path: str, message: str) -> None:
@@ -218,3 +261,38 @@ def drop_repeated_judgments(qrels, policy: str, source: str):
                          path=source, fix="remove the repeats, or "
                                           + pass_options("qrels", "--duplicates keep-first|keep-max|keep-last"))
     return type(qrels)(t.take(pa.array(kept))), dropped
+
+
+def topic_blocks(path, topic_of: Callable[[bytes], object]) -> Iterator[tuple[bytes, int]]:
+    """The content of a run a block of whole topics at a time, each with the number of its first line: a block of
+    lines (:data:`~treckit.thresholds.TEXT_BLOCK_BYTES`; a .gz inflated as it is read) whose last topic's lines
+    (``topic_of(line)``: a line's topic as the reader reads it) are carried to the next block, and held within the
+    memory budget; a block of blank lines only is one of its own.  A topic whose lines are apart comes in several
+    blocks: the caller tells."""
+    name = display_name(path)
+    carry, carry_line = b"", 1
+    for data, first in Source(path).blocks(thresholds.TEXT_BLOCK_BYTES):
+        data, first = (carry + data, carry_line) if carry else (bytes(data), first)
+        cut = _last_topic_start(data, topic_of)
+        carry, carry_line = data[cut:], first + data.count(b"\n", 0, cut)
+        admit(name, len(carry), thresholds.LINE_READER_BYTES_PER_BYTE)          # one topic is held whole
+        if cut:
+            yield data[:cut], first
+    if carry:
+        yield carry, carry_line
+
+
+def _last_topic_start(data: bytes, topic_of: Callable[[bytes], object]) -> int:
+    """The offset of the first of the lines at the end of ``data`` (whole lines) that hold the topic of its last line
+    that is not blank (the blank lines after it go with it); all of ``data`` when it is blank lines only."""
+    end = len(data.rstrip())
+    if not end:
+        return len(data)
+    pos = data.rfind(b"\n", 0, end) + 1
+    last = topic_of(data[pos:end])
+    while pos > 0:
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        if topic_of(data[start:pos]) != last:
+            return pos
+        pos = start
+    return 0

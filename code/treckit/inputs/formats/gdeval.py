@@ -30,11 +30,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cmp_to_key
-from typing import Callable
+from typing import Callable, Iterator
 
+from ... import thresholds
 from ...console.errors import InputError
 from ...console.messages import warn_python
-from ..sources import display_name, read_bytes
+from ..sources import Source, display_name
+from .common import topic_blocks
 
 MAX_JUDGMENT = 4
 """gdeval.pl's largest judgment: a higher one is a format error, and ERR's stopping probability is
@@ -166,11 +168,10 @@ def _default_warn(message: str) -> None:
 def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = _default_warn) -> GdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
     name = display_name(path)
-    if data is None:
-        data = read_bytes(path)
     zero_words = _Warnings(name, "the second field", warn)
     kept: list[tuple[int | float, int, bytes, bytes, int]] = []      # (topic number, judgment, topic, docno, line)
-    for line_no, line in enumerate(_lines(data), 1):
+    line_no = 0
+    for line_no, line in enumerate(_lines(data), 1) if data is not None else _numbered_lines(path):
         f = line.split()
         topic = f[0].rpartition(b"-")[2] if f else b""
         zero = f[1] if len(f) > 1 else b"0"
@@ -188,7 +189,7 @@ def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] |
         value = int(judgment)
         if value > 0:
             kept.append((_topic_number(topic), value, topic, f[2], line_no))
-    if not data:          # gdeval.pl prints its header and exits 0; eval and ndeval refuse it, and so does treckit
+    if not line_no:       # gdeval.pl prints its header and exits 0; eval and ndeval refuse it, and so does treckit
         raise InputError("the qrels file is empty (gdeval.pl would print only its header line and exit 0)",
                          path=name, fix="give the judgments file (lines TOPIC 0 DOCNO JUDGMENT)")
     zero_words.say()
@@ -225,14 +226,99 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
     judgment in ``qrels`` as gdeval.pl does."""
     name = display_name(path)
     if data is None:
-        data = read_bytes(path)
+        data = _whole(path)
+    score_words = _Warnings(name, "score", warn)
+    run = _read_part(data, qrels, name, 1, score_words)
+    score_words.say()
+    _check_runid(run.runid, name)
+    return run
+
+
+class TopicsInterleaved(Exception):
+    """A topic's lines are not together in the run (or a topic number is beyond what is compared exactly): it is
+    read whole (:func:`read_run`)."""
+
+
+def run_parts(path, qrels: GdevalQrels, *, warn: Callable[[str], None] | None = _default_warn) -> Iterator[GdevalRun]:
+    """The run read as :func:`read_run` reads it, a part of whole topics at a time (a block of lines, the last
+    topic's lines carried to the next block), each part's topics in gdeval.pl's order: memory holds a block, never
+    the run.  The last part's run id is the run's (the last line's); the warnings are said once, after the last
+    part.  :class:`TopicsInterleaved` when a topic comes back after another: the caller reads the run whole."""
+    name = display_name(path)
+    score_words = _Warnings(name, "score", warn)
+    seen: set[int] = set()
+    runid, failed = None, None
+    for chunk, first in topic_blocks(path, _line_topic):
+        part, failed = _part_or_error(chunk, qrels, name, first, score_words, seen, failed)
+        if part is not None:
+            runid = part.runid
+            yield part
+    if failed is not None:
+        raise failed
+    score_words.say()
+    _check_runid(b"?????" if runid is None else runid, name)
+
+
+def _part_or_error(chunk: bytes, qrels: GdevalQrels, name: str, first: int, score_words: "_Warnings", seen: set,
+                   failed: InputError | None) -> tuple[GdevalRun | None, InputError | None]:
+    """(the part of the run in ``chunk``, or None once an error was met; the first error).  An error is kept until
+    the run is known not to have a topic's lines apart (a part may then hold only some of a topic's lines, and the
+    whole run decides): :class:`TopicsInterleaved` when a topic of ``chunk`` is in ``seen``, or is a number
+    beyond 2^53 (which Perl may compare inexactly)."""
+    part = None
+    if failed is None:
+        try:
+            part = _read_part(chunk, qrels, name, first, score_words)
+        except InputError as exc:
+            failed = exc
+    if part is not None:
+        topics = [_topic_number(t) for t in part.topics]
+    else:
+        topics = [_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()] if chunk.strip() else []
+    if any(not isinstance(n, int) or n >= _EXACT or n in seen for n in topics):
+        raise TopicsInterleaved()
+    seen.update(topics)
+    return part, failed
+
+
+def _line_topic(line: bytes) -> int | bytes:
+    """A run line's topic as gdeval.pl reads it (the number after any prefix up to '-'), or its text when it is
+    not one."""
+    f = line.replace(b"\r", b"").split()
+    topic = f[0].rpartition(b"-")[2] if f else b""
+    return _topic_number(topic) if _DIGITS.match(topic) else topic
+
+
+def _numbered_lines(path) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` as :func:`_lines` gives them, numbered, a block at a time: what is kept of them is held
+    within the memory budget, the file never whole."""
+    src = Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE)
+    for data, first in src.blocks(thresholds.TEXT_BLOCK_BYTES):
+        yield from enumerate(_lines(bytes(data)), first)
+
+
+def _whole(path) -> bytes:
+    """The whole content of ``path``, held within the memory budget."""
+    src = Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE)
+    return bytes(src.data())
+
+
+def _check_runid(runid: bytes, name: str) -> None:
+    if b"%" in runid:
+        raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
+                         "where '%' starts a directive, so its output for this run id is garbled", path=name,
+                         fix="rename the run (its last line's run id) without '%'")
+
+
+def _read_part(data: bytes, qrels: GdevalQrels, name: str, first_line: int, score_words: "_Warnings") -> GdevalRun:
+    """Whole lines of the run (``data``, starting at its line ``first_line``) read as gdeval.pl reads them, in its
+    order; the run id is their last line's."""
     fast = _read_run_fast(data, qrels, name)
     if fast is not None:
         return fast
-    score_words = _Warnings(name, "score", warn)
     rows: list[tuple[int | float, int | float, bytes, bytes, int]] = []   # (topic number, score, docno, topic, line)
     runid = b"?????"
-    for line_no, line in enumerate(_lines(data), 1):
+    for line_no, line in enumerate(_lines(data), first_line):
         f = line.split()
         topic = f[0].rpartition(b"-")[2] if f else b""
         runid = f[5] if len(f) > 5 else b""
@@ -251,11 +337,6 @@ def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
                              "algorithm, so treckit refuses it", path=name, line=line_no, text=_shown(line),
                              fix="give every document a real number; drop or rescore NaN rows")
         rows.append((_topic_number(topic), score, f[2], topic, line_no))
-    score_words.say()
-    if b"%" in runid:
-        raise InputError(f"run id {_shown(runid)!r} holds '%': gdeval.pl prints the run id inside a printf format, "
-                         "where '%' starts a directive, so its output for this run id is garbled", path=name,
-                         fix="rename the run (its last line's run id) without '%'")
     if _needs_exact_compare(r[1] for r in rows):
         _refuse_circular_scores(rows, name)
     rows = _stable_sorted(rows, [(0, False), (1, True), (2, True)])

@@ -24,12 +24,12 @@ from ...console.errors import InputError
 from ...fast.arrow import repeated_column
 from ...fast.strings import has_empty, take
 from ...ranking import DUPLICATES
-from ..sources import PathLike, Source, display_name, read_text
+from ..sources import PathLike, Source, display_name
 from ..bounded import json_number
 from ...model import Qrels, Run
 from ...console.spelling import pass_options
 from . import JsonlFields
-from .common import LineErrors, head_lines, notice, text_lines
+from .common import LineErrors, content_lines, head_lines, notice
 
 ID_FIELDS = ("id", "qid", "query_id", "query-id", "_id")
 DOCS_FIELDS = ("docs", "doc_ids", "docids", "pids")
@@ -103,9 +103,8 @@ def load_json_line(line: str):
 
 def iter_json_lines(path: PathLike, errors: LineErrors | None = None) -> Iterator[tuple[int, str, Any]]:
     name = display_name(path)
-    text = read_text(path, lines=True)
     found = False
-    for no, line in enumerate(text_lines(text), 1):
+    for no, line in content_lines(path, _JSON_BLANK):
         if not line.strip(_JSON_BLANK):
             continue
         try:
@@ -337,9 +336,15 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     if keys is None:
         return None
     schema = _plain_run_schema(f, *keys)
+    src.admit(thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE)
+    read = pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES)
+    parse = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
-        t = pj.read_json(src.arrow(), read_options=pj.ReadOptions(block_size=thresholds.ARROW_BLOCK_BYTES),
-                         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"))
+        if src.gzip:            # a block of whole lines at a time, as it is inflated
+            t = pa.concat_tables([pj.read_json(pa.py_buffer(part), read_options=read, parse_options=parse)
+                                  for part in src.parts(thresholds.ARROW_BLOCK_BYTES)])
+        else:
+            t = pj.read_json(src.arrow(), read_options=read, parse_options=parse)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     lists = _plain_run_lists(t, keys)
@@ -364,7 +369,7 @@ def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
 def _plain_run_keys(src: Source, path: PathLike, f: JsonlFields) -> tuple[str, str, str] | None:
     """The id, docs and scores keys of a file for Arrow: one large enough, whose first line has the plain
     shape {id: string, docs: list, scores: list}; None for any other file."""
-    if src.size < thresholds.JSONL_FAST_MIN_BYTES:     # small files: the line reader is as fast and says more
+    if not src.at_least(thresholds.JSONL_FAST_MIN_BYTES):     # small files: the line reader is as fast and says more
         return None
     try:
         first = load_json_line(head_lines(path, 1, "run")[0])

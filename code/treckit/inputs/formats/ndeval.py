@@ -19,9 +19,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
+from ... import thresholds
 from ...console.errors import InputError
-from ..sources import display_name, read_bytes
+from ..sources import Source, display_name
+from .common import topic_blocks
 
 LARGE_ENOUGH = 100000
 _QRELS_FIX = ("ndeval reads qrels lines TOPIC SUBTOPIC DOCNO JUDGMENT: topic, subtopic and judgment natural "
@@ -73,9 +76,9 @@ def c_double(text: bytes) -> float | None:
     return float(literal)
 
 
-def _lines(data: bytes, name: str, fix: str) -> list[bytes]:
+def _lines(data: bytes, name: str, fix: str, first_line: int = 1) -> list[bytes]:
     if b"\0" in data:
-        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        line = data.count(b"\n", 0, data.index(b"\0")) + first_line
         raise InputError("holds a NUL byte, where ndeval (C) would cut the line short", path=name, line=line,
                          fix="remove the NUL bytes; " + fix)
     lines = data.split(b"\n")
@@ -99,17 +102,41 @@ class NdevalQrels:
 def _file_lines(path, data: bytes | None, kind: str, fix: str) -> tuple[str, list]:
     """The display name and the lines of ``path`` (or of ``data`` named ``path``); an empty file refused."""
     name = display_name(path)
-    lines = _lines(read_bytes(path) if data is None else data, name, fix)
+    lines = _lines(_whole(path) if data is None else data, name, fix)
     if not lines:
-        raise InputError(f"the {kind} file is empty (ndeval refuses it too)", path=name, fix=fix)
+        raise _empty(name, kind, fix)
     return name, lines
+
+
+def _numbered_lines(path, data: bytes | None, kind: str, fix: str) -> Iterator[tuple[int, bytes]]:
+    """The lines of ``path`` (or of ``data`` named ``path``), numbered, a block at a time: what is kept of them is
+    held within the memory budget, the file never whole; an empty file refused."""
+    name = display_name(path)
+    chunks = [(data, 1)] if data is not None else \
+        Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE).blocks(thresholds.TEXT_BLOCK_BYTES)
+    empty = True
+    for chunk, first in chunks:
+        for line_no, line in enumerate(_lines(bytes(chunk), name, fix, first), first):
+            empty = False
+            yield line_no, line
+    if empty:
+        raise _empty(name, kind, fix)
+
+
+def _empty(name: str, kind: str, fix: str) -> InputError:
+    return InputError(f"the {kind} file is empty (ndeval refuses it too)", path=name, fix=fix)
+
+
+def _whole(path) -> bytes:
+    """The whole content of ``path``, held within the memory budget."""
+    return bytes(Source(path).admit(thresholds.LINE_READER_BYTES_PER_BYTE).data())
 
 
 def read_qrels(path, *, data: bytes | None = None) -> NdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as ndeval reads its qrels."""
-    name, lines = _file_lines(path, data, "qrels", _QRELS_FIX)
+    name = display_name(path)
     topics: dict[int, list] = {}
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in _numbered_lines(path, data, "qrels", _QRELS_FIX):
         f = line.split()
         problem = None
         if len(f) < 4:
@@ -140,9 +167,66 @@ def read_run(path, *, traditional: bool = False, depth: int | None = None, data:
     """Read ``path`` (or ``data`` named ``path``) as ndeval reads its run: ranked by the rank column, or with
     ``traditional`` by score descending then docno descending; cut to ``depth`` documents per topic."""
     name, lines = _file_lines(path, data, "run", _RUN_FIX)
+    return _read_part(lines, name, 1, b"", traditional, depth)
+
+
+class TopicsInterleaved(Exception):
+    """A topic's lines are not together in the run: it is read whole (:func:`read_run`)."""
+
+
+def run_parts(path, *, traditional: bool = False, depth: int | None = None) -> Iterator[NdevalRun]:
+    """The run read as :func:`read_run` reads it, a part of whole topics at a time (a block of lines, the last
+    topic's lines carried to the next block), each part's topics in ndeval's order: memory holds a block, never
+    the run; every part's run id is the run's (its first line's).  :class:`TopicsInterleaved` when a topic comes
+    back after another: the caller reads the run whole."""
+    name = display_name(path)
+    seen: set[int] = set()
+    runid, failed, empty = b"", None, True
+    for chunk, first in topic_blocks(path, _line_topic):
+        empty = False
+        part, failed = _part_or_error(chunk, name, first, runid, traditional, depth, seen, failed)
+        if part is not None:
+            runid = part.runid
+            yield part
+    if empty:
+        raise _empty(name, "run", _RUN_FIX)
+    if failed is not None:
+        raise failed
+
+
+def _part_or_error(chunk: bytes, name: str, first: int, runid: bytes, traditional: bool, depth: int | None,
+                   seen: set[int], failed: InputError | None) -> tuple[NdevalRun | None, InputError | None]:
+    """(the part of the run in ``chunk``, or None once an error was met; the first error).  An error is kept until
+    the run is known not to have a topic's lines apart (a part may then hold only some of a topic's lines, and the
+    whole run decides): :class:`TopicsInterleaved` when a topic of ``chunk`` is in ``seen``."""
+    part = None
+    if failed is None:
+        try:
+            part = _read_part(_lines(chunk, name, _RUN_FIX, first), name, first, runid, traditional, depth)
+        except InputError as exc:
+            failed = exc
+    if part is not None:
+        topics = set(part.topics)
+    else:
+        topics = {_line_topic(ln) for ln in chunk.split(b"\n") if ln.strip()} if chunk.strip() else set()
+    if not seen.isdisjoint(topics):
+        raise TopicsInterleaved()
+    seen.update(topics)
+    return part, failed
+
+
+def _line_topic(line: bytes) -> int:
+    """A run line's topic as ndeval reads it (:func:`parse_topic`), -1 for a blank line."""
+    f = line.split()
+    return parse_topic(f[0]) if f else -1
+
+
+def _read_part(lines: list[bytes], name: str, first_line: int, runid: bytes, traditional: bool,
+               depth: int | None) -> NdevalRun:
+    """Whole lines of the run (``lines``, the first being its line ``first_line``) read as ndeval reads them;
+    ``runid``: the run's, when these are not its first lines (which give it)."""
     rows = []                     # (topic, rank, docno, score, line number)
-    runid = b""
-    for line_no, line in enumerate(lines, 1):
+    for line_no, line in enumerate(lines, first_line):
         f = line.split()
         problem = None
         if len(f) < 6:
@@ -174,7 +258,7 @@ def read_run(path, *, traditional: bool = False, depth: int | None = None, data:
     for a, b in zip(rows, rows[1:]):
         if a[0] == b[0] and a[1] == b[1]:
             raise InputError(f"duplicate rank ({b[1]}) for topic {b[0]} (ndeval stops here too)", path=name,
-                             line=b[4], text=_shown(lines[b[4] - 1]),
+                             line=b[4], text=_shown(lines[b[4] - first_line]),
                              fix="give each document of a topic its own rank, or rank by score (traditional)")
     if depth is not None:
         kept, count = [], {}
@@ -187,7 +271,7 @@ def read_run(path, *, traditional: bool = False, depth: int | None = None, data:
     for r in rows:
         if (r[0], r[2]) in seen:
             raise InputError(f"duplicate docno ({_shown(r[2])}) for topic {r[0]} (ndeval stops here too)",
-                             path=name, line=r[4], text=_shown(lines[r[4] - 1]),
+                             path=name, line=r[4], text=_shown(lines[r[4] - first_line]),
                              fix="list each document once per topic")
         seen[(r[0], r[2])] = r[4]
     run = NdevalRun(name, runid)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from ...dependencies import deferred
 from ...console.errors import InputError
-from ..sources import PathLike, display_name, read_text
+from ..sources import PathLike, display_name
 from ...model import Qrels
-from .common import LineErrors, parse_score
+from .common import LineErrors, numbered_lines, parse_score
 
 np = deferred("numpy")
 pa = deferred("pyarrow")
@@ -48,7 +48,7 @@ def read_prefs(path: PathLike, *, skip_malformed: bool = False) -> Prefs:
     name = display_name(path)
     errors = LineErrors(name, skip_malformed, "prefs")
     qids, jgs, jsgs, docs, levels = [], [], [], [], []
-    for no, line in enumerate(read_text(path).splitlines(), 1):
+    for no, line in numbered_lines(path):
         if line.startswith("#"):
             continue
         fields = _FIELDS.split(line.strip(" \t\n\r\f\v"))

@@ -12,20 +12,20 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import cache
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from ...dependencies import deferred
 from ...console.errors import InputError
 from ...console.spelling import pass_options
 from ...ids import keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id
-from ..sources import PathLike, Source, decode_text, display_name
+from ..sources import PathLike, Source, display_name
 from ...fast.parallel import ordered_map
 from ...model import Qrels, Run
 from ...fast.arrow import as_string, repeated_column
 from ...fast.groups import positions
 from ...fast.strings import contains_byte, has_empty, is_utf8, short_whole_numbers, take, view_as_text
 from . import LAYOUTS
-from .common import FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, is_blank, is_comment, notice, parse_int, parse_score, score_problem, split_fields, text_lines
+from .common import FIELD_SEPARATORS, ITERATION_MARKS, LineErrors, check_layout, content_lines, is_blank, is_comment, notice, parse_int, parse_score, score_problem, split_fields
 from .rising_ranks import NOTE as RISING_RANKS, RisingRanks
 
 RunLayout = Literal[LAYOUTS]
@@ -42,18 +42,18 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     check_layout(layout)
     name = display_name(path)
     src = Source(path)
-    if src.size >= thresholds.TREC_QRELS_FAST_MIN_BYTES and not skip_malformed:
-        t = _arrow_read(src, ["qid", "iter", "docid", "grade"], ["qid", "iter", "docid", "grade"])
+    if src.at_least(thresholds.TREC_QRELS_FAST_MIN_BYTES) and not skip_malformed:
+        columns = ["qid", "iter", "docid", "grade"]
+        t = _arrow_read(src.admit(thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE), columns, columns)
         if t is not None and t.num_rows:
             t = t.set_column(0, "qid", as_string(t.column("qid")))
             docid, written = _decoded(t.column("docid"), t.column("qid"), decode_ids)
             return Qrels(t.set_column(2, "docid", docid).combine_chunks(), written)
-    text = decode_text(src.data(), path)
     errors = LineErrors(name, skip_malformed, "qrels")
     readings = _Readings(name, 4)
     qids, iters, docids, grades = [], [], [], []
     written: dict[tuple[str, str], str] = {}          # see Qrels.written
-    for no, line in enumerate(text_lines(text), 1):
+    for no, line in content_lines(src):
         if is_blank(line) or is_comment(line):
             continue
         got = _qrels_reading(line, layout)
@@ -84,7 +84,7 @@ def judgment_lines(path: PathLike, rows: list[int]) -> list[int]:
     without skipping lines): each judgment is a line that is neither blank nor a comment, in file order."""
     wanted, out = {r: k for k, r in enumerate(rows)}, [0] * len(rows)
     row = -1
-    for no, line in enumerate(text_lines(decode_text(Source(path).data(), path)), 1):
+    for no, line in content_lines(path, held=False):     # a block at a time: a .gz is never inflated whole
         if is_blank(line) or is_comment(line):
             continue
         row += 1
@@ -236,13 +236,16 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     rising_ranks = rising_ranks and columns == 6
     # the vectorized path takes only files whose every line has exactly the format's fields, which every
     # layout reads alike (a layout decides only about lines with more): any layout may take it
-    if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and not skip_malformed:
+    if src.at_least(thresholds.TREC_RUN_FAST_MIN_BYTES) and not skip_malformed:
+        if data is None:
+            src.admit(thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE)
         fast = _read_run_fast(src, columns, lean, ranks, rising_ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
-    text = decode_text(src.data(), path, first_line)
-    run = _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
+    # a whole file is held (a block of a streamed one is the engine's to bound)
+    run = _read_run_lines(content_lines(src, first_line=first_line, held=data is None), name, decode_ids,
+                          skip_malformed, layout, columns, readings)
     if rising_ranks:
         t = run.table
         run.notes[RISING_RANKS] = RisingRanks.of_lines(t.column("qid"), t.column("score"), t.column("rank"))
@@ -296,8 +299,8 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
     # separator byte sends the file to the line parser, so that both paths read every file alike.
     others = (b"\r", b"\v", b"\f", b" " if delimiter == "\t" else b"\t")
 
-    def block(span: tuple[int, int]) -> pa.Table | None:
-        raw = src.span(*span)
+    def block(part) -> pa.Table | None:
+        raw = src.part_bytes(part)
         data = pa.py_buffer(raw)
         read = pcsv.ReadOptions(column_names=names, use_threads=False, block_size=len(raw) + 1)
         try:
@@ -306,7 +309,7 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
                 t = pcsv.read_csv(data, read_options=read, parse_options=parse, convert_options=exact)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             return None
-        if not is_utf8(data) or src.holds_any(raw, span, others):
+        if not is_utf8(data) or src.holds_any(raw, part, others):
             return None
         for n in as_bytes:
             t = t.set_column(t.schema.get_field_index(n), n, view_as_text(t.column(n)))
@@ -315,7 +318,7 @@ def _arrow_read(src: Source, names: list[str], kept: list[str], types: dict | No
         return t.select(kept), (look(t) if look is not None else None)
 
     blocks = []
-    for got in ordered_map(block, src.line_spans(thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
+    for got in ordered_map(block, src.parts(thresholds.ARROW_PARALLEL_BLOCK_BYTES)):
         if got is None:
             return None
         blocks.append(got[0])
@@ -401,14 +404,15 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
     return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
-def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int,
-                    first_line: int = 1, counted: "_Readings | None" = None) -> Run:
+def _read_run_lines(lines: Iterable[tuple[int, str]], name: str, decode_ids: bool, skip: bool, layout: RunLayout,
+                    columns: int, counted: "_Readings | None" = None) -> Run:
+    """The run of the numbered ``lines`` (:func:`~.common.content_lines`), read by the line parser."""
     errors = LineErrors(name, skip)
     readings = counted or _Readings(name, columns)
     # first pass: which readings of each line are possible; unambiguous lines tell the run tag
     known_tags: dict[str, int] = {}
     parsed: list[tuple[int, str, list[tuple]]] = []
-    for no, line in enumerate(text_lines(text), first_line):
+    for no, line in lines:
         if is_blank(line) or is_comment(line):
             continue
         cands = _run_candidates(line, layout, columns)

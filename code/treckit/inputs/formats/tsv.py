@@ -5,10 +5,12 @@ Without a header, three columns are ``qid docid score``; with ``third="rank"`` (
 """
 from __future__ import annotations
 
+import itertools
+
 from ...console.errors import InputError
-from ..sources import PathLike, display_name, read_text
+from ..sources import PathLike, display_name
 from ...model import Run
-from .common import FIELD_SEPARATORS, LineErrors, check_score, is_blank, is_comment, parse_int, parse_score, text_lines
+from .common import FIELD_SEPARATORS, LineErrors, check_score, content_lines, is_blank, is_comment, parse_int, parse_score
 
 _Q = ("qid", "query_id", "query-id", "query")
 _D = ("docid", "doc_id", "pid", "corpus-id", "corpus_id", "doc")
@@ -21,12 +23,14 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
     name = display_name(path)
     if third not in THIRD_COLUMN:
         raise InputError(f"unknown third-column meaning {third!r}", fix=f"use one of {', '.join(THIRD_COLUMN)}")
-    lines = text_lines(read_text(path, lines=True))
     errors = LineErrors(name, skip_malformed)
-    body = [(no, ln) for no, ln in enumerate(lines, 1) if not is_blank(ln) and not is_comment(ln)]
-    if not body:
+    body = ((no, ln) for no, ln in content_lines(path) if not is_blank(ln) and not is_comment(ln))
+    first = next(body, None)
+    if first is None:
         raise InputError("the file is empty: no run lines in it", path=name, fix="check that the right file was given")
-    cols, body = _column_positions(body, third, name)
+    cols, header = _column_positions(first[1], third, name)
+    if not header:
+        body = itertools.chain([first], body)
     width = max(cols.values()) + 1
     qids, docids, scores, ranks = [], [], [], []
     for no, line in body:
@@ -55,23 +59,22 @@ def read_tsv_run(path: PathLike, *, third: str = "score", skip_malformed: bool =
     return _run_of_columns(name, qids, docids, scores, ranks, from_rank="score" not in cols)
 
 
-def _column_positions(body: list[tuple[int, str]], third: str, name: str) -> tuple[dict[str, int], list[tuple[int, str]]]:
-    """The index of each column ({"qid": .., "docid": .., "score" and/or "rank": ..}) and the lines after the
-    header: a first line naming a query id and a doc id column is a header, and says which column is which;
-    without one, the columns are qid, docid and ``third``."""
-    head = [h.strip(FIELD_SEPARATORS).lower() for h in body[0][1].split("\t")]
+def _column_positions(first: str, third: str, name: str) -> tuple[dict[str, int], bool]:
+    """The index of each column ({"qid": .., "docid": .., "score" and/or "rank": ..}) and whether the first content
+    line ``first`` is a header: a first line naming a query id and a doc id column is one, and says which column is
+    which; without one, the columns are qid, docid and ``third``."""
+    head = [h.strip(FIELD_SEPARATORS).lower() for h in first.split("\t")]
     if not (any(h in _Q for h in head) and any(h in _D for h in head)):
-        return {"qid": 0, "docid": 1, third: 2}, body
+        return {"qid": 0, "docid": 1, third: 2}, False
     cols: dict[str, int] = {}
     for i, h in enumerate(head):
         for key, names in (("qid", _Q), ("docid", _D), ("score", _S), ("rank", _R)):
             if h in names and key not in cols:
                 cols[key] = i
-    body = body[1:]
     if "score" not in cols and "rank" not in cols:
-        raise InputError(f"the header {body and head} names no score or rank column", path=name,
+        raise InputError(f"the header {head} names no score or rank column", path=name,
                          fix="name a column 'score' or 'rank'")
-    return cols, body
+    return cols, True
 
 
 def _run_of_columns(name: str, qids: list[str], docids: list[str], scores: list, ranks: list,
