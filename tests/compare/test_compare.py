@@ -575,6 +575,31 @@ def test_config_systems_are_warmed_up_and_timed_in_turns(fake_clock, tmp_path, c
     assert deltas == {"A": 250.0, "B": -250.0}
 
 
+def test_a_stall_moves_the_mean_difference_and_not_the_median_one(fake_clock, tmp_path, capsys, monkeypatch):
+    """A costs 250 ms a query and B 500 ms, but one of A's calls stalls 10 s (50 queries): the mean difference
+    reads 500 - (250 + 10000 / 50) = 50 ms, the median of the per-query differences 250 ms, and both are said."""
+    from treckit.testsets import load_test_set
+    ts_path = ROOT / "data/test_sets/clinical_v1.yaml"
+    stalled_text = load_test_set(ts_path).queries[10].query_text
+    search_a = fake_clock.search_a
+
+    def stalling(text):
+        if text == stalled_text:
+            fake_clock.now += 10.0
+        return search_a(text)
+    monkeypatch.setattr(fake_clock, "search_a", stalling)
+    _fake_clock_configs(tmp_path)
+    code, out, err = run_cli(["compare", "--test-set", ts_path, "--config", tmp_path / "A.yaml", "--config",
+                              tmp_path / "B.yaml", "-m", "ndcg_cut.10", "--out", tmp_path / "c.json"], capsys)
+    assert code == 0, err
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert d["systems"]["A"]["latency_ms"]["mean"] == pytest.approx(450.0)
+    assert d["delta"]["latency_ms"] == {"B": pytest.approx(50.0)} and d["delta"]["latency_median_ms"] == {"B": 250.0}
+    assert "(vs A: mean +50.00 ms, median +250.00 ms per query)" in out
+    import jsonschema
+    jsonschema.validate(d, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
+
+
 def test_config_systems_of_run_files_need_no_queries(tmp_path, capsys):
     """Systems whose components are run files (and their fusion) are measured on the judged queries of
     QRELS without query texts, as `treckit fuse` + `treckit eval -c` measure the same runs."""

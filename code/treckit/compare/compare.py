@@ -47,6 +47,8 @@ class ComparedRun:
     # scores the run without reading it whole, when it is too large for memory (else None: then ``load``)
     score: Callable[[Qrels, list, int], "Scored | None"] | None = field(default=None, repr=False, compare=False)
     latency_ms: dict | None = None          # a system run from its config: per-query latency p50, p95, mean
+    # ... and each query's latency (ms), for the median of the per-query differences to the baseline
+    latency_per_query: dict[str, float] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

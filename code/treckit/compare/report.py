@@ -52,7 +52,8 @@ def to_record(comp: Comparison) -> dict:
         "delta": {"macro": {o: comp.delta(o) for o in others},
                   "win_tie_loss": {o: {m: dict(zip(("win", "tie", "loss"), comp.win_tie_loss(o, m)))
                                        for m in comp.measures} for o in others},
-                  **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {})},
+                  **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {}),
+                  **({"latency_median_ms": latency_median_deltas(comp)} if latency_median_deltas(comp) else {})},
         "definitions": {m: comp.definitions[m].to_dict() for m in comp.measures},
         "significance": {"rule": "p_adjusted < alpha", "alpha": comp.options.alpha,
                          "correction": comp.options.correction},
@@ -381,6 +382,18 @@ def latency_deltas(comp: Comparison) -> dict:
             if base is not None and s.latency_ms is not None}
 
 
+def latency_median_deltas(comp: Comparison) -> dict:
+    """The median over the queries of each system's latency minus the baseline's on the same query: a stall
+    in a few calls moves the mean difference, not this one."""
+    base = comp.systems[0].latency_per_query
+    out = {}
+    for s in comp.systems[1:]:
+        own = s.latency_per_query
+        if base is not None and own is not None:
+            out[s.name] = float(np.median([own[q] - base[q] for q in base]))
+    return out
+
+
 def _query_set_phrase(comp: Comparison) -> list[str]:
     return sorted({QUERY_SET_PHRASES[d.query_set] for d in comp.definitions.values()})
 
@@ -441,14 +454,17 @@ def mean_cells(comp: Comparison) -> list[list[str]]:
 
 def _print_latencies(con, comp: Comparison) -> None:
     """Each timed system's latency, with its difference to the baseline's mean when both were timed."""
-    deltas = latency_deltas(comp)
+    deltas, medians = latency_deltas(comp), latency_median_deltas(comp)
     for s in comp.systems:
         if s.latency_ms is not None:
             lat = s.latency_ms
+            versus = ""
+            if s.name in deltas:
+                median = f", median {medians[s.name]:+.2f} ms" if s.name in medians else ""
+                versus = f" (vs {comp.baseline}: mean {deltas[s.name]:+.2f} ms{median} per query)"
             _print_lines(con, [f"latency {s.name}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, "
                                f"mean {lat['mean']:.2f} ms, IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, "
-                               f"max {lat['max']:.2f}"
-                               + (f" ({deltas[s.name]:+.2f} ms vs {comp.baseline})" if s.name in deltas else "")])
+                               f"max {lat['max']:.2f}" + versus])
 
 
 def _print_ties(con, comp: Comparison, width: int) -> None:

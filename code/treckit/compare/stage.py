@@ -138,9 +138,10 @@ class CompareJob:
         ran = self.run_retrieval_systems(cfgs)
         for i, cfg in enumerate(cfgs):
             if cfg.run_path is None:                          # a retrieval system, run above
-                run, latency = ran[i]
+                run, latency, per_query = ran[i]
                 self.systems.append(ComparedRun(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
-                                           load=lambda run=run: self.prepared(run), latency_ms=latency))
+                                           load=lambda run=run: self.prepared(run), latency_ms=latency,
+                                           latency_per_query=per_query))
                 continue
             self.systems.append(ComparedRun(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path),
                                        cfg.config_digest, load=self.loader(
@@ -257,7 +258,7 @@ class CompareJob:
     def run_retrieval_systems(self, cfgs) -> dict[int, tuple]:
         """The configs describing retrieval systems, run together before anything else runs beside them
         (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
-        {config's position: (its Run, its latency summary or None)}."""
+        {config's position: (its Run, its latency summary or None, its per-query latencies or None)}."""
         found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
                  for i, c in enumerate(cfgs) if c.run_path is None}
         if not found:
@@ -267,7 +268,7 @@ class CompareJob:
         for (i, retrieval), stages in zip(found.items(), run_systems(list(found.values()), texts, self.depth)):
             final = stages[retrieval.final_stage()]
             ran[i] = (run_from_rankings(final.rankings, cfgs[i].name),
-                      latency_summary(final.latency_ms) if final.latency_ms else None)
+                      latency_summary(final.latency_ms) if final.latency_ms else None, final.latency_ms or None)
         return ran
 
     def digest_of(self, key, path):

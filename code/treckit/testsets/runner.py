@@ -17,6 +17,7 @@ from .. import thresholds
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..console.process import give_back_freed_memory
+from ..console.timing import quiet_collector
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
 from ..engines.memory import EvalOptions
@@ -107,15 +108,17 @@ def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: b
     """({qid: the function's answer}, {qid: milliseconds}): one batch call (its time shared evenly), or one call
     per query, from ``workers`` threads."""
     if batch:
-        t0 = time.perf_counter()
-        out = ask_batch(retrieval_fn, qids, texts)
-        each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
+        with quiet_collector():
+            t0 = time.perf_counter()
+            out = ask_batch(retrieval_fn, qids, texts)
+            each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
         return dict(zip(qids, out)), {q: each for q in qids}
 
     def one(i: int):
-        t0 = time.perf_counter()
-        res = ask(retrieval_fn, qids[i], texts[i])
-        return i, res, (time.perf_counter() - t0) * 1000
+        with quiet_collector():              # no collection inside the clock (console.timing)
+            t0 = time.perf_counter()
+            res = ask(retrieval_fn, qids[i], texts[i])
+            return i, res, (time.perf_counter() - t0) * 1000
     if workers == 1:
         results = [one(i) for i in range(len(texts))]
     else:
