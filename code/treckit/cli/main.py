@@ -32,8 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "TRECKIT_API_TOKEN to require a\nbearer token)."),
     "alert-rules": ("alerts", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
                                "rules)."),
-    "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
-                           "reports."),
+    "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, the paired t-test (Holm across measures; "
+                           "the raw p on a\ntest set's A/B), reports."),
     "rq": ("testsets", "The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 "
                        "on\nFAIL (0 on PASS, and when no query is labelled: RQ is then null)."),
     "gate": ("testsets", "Fail (exit 1) when a metric dropped more than allowed against the baseline."),
