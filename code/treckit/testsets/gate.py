@@ -205,6 +205,15 @@ class _ResultsShape:
             self.number(row[m], f"{where}.{m}")
 
 
+def _linear_note(name: str, data: dict) -> str:
+    """Why results lack ``ndcg_at_k`` when they were evaluated with linear gain (``--gain linear`` writes trec_eval's
+    ``ndcg_cut_k`` in its place, and asking for ``ndcg_at_k`` again gives it again), else ""."""
+    if not name.startswith("ndcg_at_"):
+        return ""
+    linear = name.replace("ndcg_at_", "ndcg_cut_", 1)
+    return f" (they hold {linear}: they were evaluated with --gain linear)" if linear in data["aggregates"] else ""
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -227,9 +236,10 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
     for m in names:
         for side, data in (("baseline", baseline), ("current", current)):
             if m not in data["aggregates"]:
-                raise InputError(f"the {side} results have no {m}",
-                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m} --out "
-                                     f"RESULTS.json`), or gate on one of {', '.join(data['aggregates'])} (--metric NAME)")
+                raise InputError(f"the {side} results have no {m}" + _linear_note(m, data),
+                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m}"
+                                     f"{' --gain exp' if _linear_note(m, data) else ''} --out RESULTS.json`), or gate "
+                                     f"on one of {', '.join(data['aggregates'])} (--metric NAME)")
     check_same(read_definitions(baseline, sources[0]), read_definitions(current, sources[1]), names, "gate")
     for m in names:
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]
