@@ -174,11 +174,11 @@ class LineErrors:
         for tally in _tallies:
             tally[(self.role, self.path)] = total          # a file read twice counts once
 
-    def nothing_read(self, what: str) -> InputError:
-        """The error for a file that gave no ``what`` (run lines, judgments): it is empty, or every line it had was
-        malformed and skipped (then the first one's fix)."""
+    def nothing_read(self, what: str, empty: str | None = None) -> InputError:
+        """The error for a file that gave no ``what`` (run lines, judgments): it is empty (``empty`` says so), or
+        every line it had was malformed and skipped (then the first one's fix)."""
         if not self.skipped.total:
-            return InputError(f"no {what} found (the file is empty or holds only comments)", path=self.path,
+            return InputError(empty or f"no {what} found (the file is empty or holds only comments)", path=self.path,
                               fix="check that the right file was given")
         return InputError(f"no {what} left: its {self.skipped.total} line(s) were all malformed and skipped "
                           f"({self.skipped.report()})", path=self.path, fix=self.first_fix or "correct the lines")
