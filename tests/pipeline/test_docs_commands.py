@@ -14,8 +14,8 @@ hide from this test.
 
 The blocks of one page run one after another in one folder laid out as a fresh clone after ``make demo``: a copy of
 data/, code/ (linked), an empty outputs/ and .venv (the virtualenv running the tests), with the virtualenv's bin
-first on PATH.  ``trec_eval`` is the reference binary (../shared/tools/trec_eval or $TRECKIT_TREC_EVAL); where it is
-absent, ``treckit eval`` stands in for it (it prints trec_eval's bytes: tests/conformance/test_conformance.py).
+first on PATH and nothing else a fresh clone lacks: no ``trec_eval`` (``make demo`` installs none), so a block
+that needs one is marked "not run" with its reason, like any block a user could not run as written.
 """
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from fuzz_cases import trec_eval_path
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "tests" / "README.md"]
 RUN = {"sh", "console", "python", "pycon"}
@@ -123,11 +122,6 @@ def workspace(tmp_path: Path) -> tuple[Path, dict]:
     env = dict(os.environ, PATH=f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                TRECKIT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="120", PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
-    reference = trec_eval_path()
-    if reference is not None:
-        (tmp_path / "tools").mkdir()
-        (tmp_path / "tools" / "trec_eval").symlink_to(reference)
-        env["PATH"] = f"{tmp_path / 'tools'}{os.pathsep}{env['PATH']}"
     return tmp_path, env
 
 
@@ -150,8 +144,6 @@ def run_block(block: Block, cwd: Path, env: dict) -> None:
         steps = commands(block.text)
         mark = f"@@{uuid.uuid4().hex}@@"
         script = "\n".join(f"echo {mark}\n{{ {command}\n}} 2>&1" for command, _ in steps)
-        if trec_eval_path() is None:
-            script = re.sub(r"(?m)^\{ trec_eval ", "{ treckit eval ", script)
         p = run(["bash", "-e", "-o", "pipefail", "-c", script])
         parts = p.stdout.split(mark + "\n")[1:]
         assert p.returncode == 0, (f"{block.where()}: `{steps[len(parts) - 1][0]}` exit {p.returncode}\n"
@@ -219,3 +211,62 @@ def test_the_block_reader_refuses_what_would_hide_a_command(tmp_path):
     assert shows(["p 0.0445; p adjusted 0.0890"], ["p 0.0445; ..."]) is None
     assert slug("Set up (fresh machine: only Python ≥ 3.10 and make)") == "set-up-fresh-machine-only-python--310-and-make"
     assert slug("Cross-check (`--cross-check`)") == "cross-check---cross-check"
+
+
+def _on_a_terminal(argv: list[str]) -> str:
+    """What a command prints to a terminal (a pseudo-terminal as stdout), with stderr apart."""
+    import pty
+    main, child = pty.openpty()
+    try:
+        p = subprocess.run(argv, stdout=child, stderr=subprocess.DEVNULL, cwd=ROOT, timeout=120,
+                           env=dict(os.environ, COLUMNS="100"))
+        os.close(child)
+        child = None
+        chunks = []
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:            # the terminal's other end closed: all read
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(main)
+        if child is not None:
+            os.close(child)
+    assert p.returncode == 0
+    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+def test_the_readme_says_what_eval_prints_on_a_terminal(tmp_path):
+    """README: piped, `treckit eval` prints trec_eval's lines (its example); on a terminal it draws the same numbers as
+    a table, and --format trec_eval prints the lines there too."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "on a terminal it\n   draws the same numbers as a table (`--format trec_eval` prints the lines there too)" in readme
+    treckit = [sys.executable, "-m", "treckit"]
+    gold = "data/quest_sample/test.jsonl"
+    run = tmp_path / "bm25.trec"
+    subprocess.run([*treckit, "run", "data/quest_sample/bm25_predictions.jsonl", "--gold", gold, "--run-name", "bm25",
+                    "-o", str(run)], cwd=ROOT, check=True, capture_output=True)
+    args = ["eval", "-m", "map", "-m", "recip_rank", "-m", "ndcg_cut.10", gold, str(run)]
+    lines = ["map                   \tall\t0.2253", "recip_rank            \tall\t0.3375", "ndcg_cut_10           \tall\t0.3824"]
+    piped = subprocess.run([*treckit, *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert piped.splitlines() == lines
+    table = _on_a_terminal([*treckit, *args])
+    assert "\t" not in table and any(line.startswith("│ map ") and "0.2253" in line for line in table.splitlines())
+    assert _on_a_terminal([*treckit, "eval", "--format", "trec_eval", *args[1:]]).splitlines() == lines
+
+
+def test_measures_md_says_which_ir_measures_name_treckit_does_not_compute(capsys):
+    """docs/measures.md's example of a name treckit does not compute is one it refuses, saying why; ERR@10, which the
+    page computes further down (gdeval's ERR@k), is computed."""
+    from helpers import run_cli
+    page = (ROOT / "docs" / "measures.md").read_text(encoding="utf-8")
+    assert "`Accuracy@10`: an ir_measures measure treckit does not compute" in page
+    assert "`ERR@10`: an ir_measures measure treckit does not compute" not in page
+    qrels, run = ROOT / "data" / "ties" / "qrels.test", ROOT / "data" / "ties" / "full.run"
+    code, _, err = run_cli(["eval", "-m", "Accuracy@10", qrels, run], capsys)
+    assert code == 2 and "Accuracy is an ir_measures measure that treckit does not compute" in err
+    code, out, err = run_cli(["eval", "-m", "ERR@10", qrels, run], capsys)
+    assert code == 0 and out.startswith("ERR@10"), err

@@ -513,3 +513,17 @@ def test_evaluate_py_prints_the_documents_banner_and_says_when_no_query_overlaps
     run.write_text("2 Q0 a 1 1.0 r\n")
     code, out, err = staged("evaluate.py", "--run", run, "--qrels", qrels, capsys=capsys)
     assert code == 2 and out == "" and "No overlapping query IDs between ground truth and run file" in err
+
+
+def test_the_staged_files_read_the_same_in_trec_eval(tmp_path, capsys, trec_eval):
+    """docs/pipeline.md's trec_eval block (not run there: make demo installs no trec_eval): the reference binary on
+    the sample's staged qrels and run prints the bytes `treckit eval` prints."""
+    assert staged("preprocess_qrels.py", "--input", GOLD, "--output", tmp_path / "test_qrels", capsys=capsys)[0] == 0
+    assert staged("preprocess_run.py", "--input", SAMPLE / "bm25_predictions.jsonl", "--gold", GOLD, "--run_name", "bm25",
+                  "--output", tmp_path / "bm25.trec", capsys=capsys)[0] == 0
+    args = ["-m", "map", "-m", "recip_rank", "-m", "ndcg_cut.10", "-m", "recall.100", tmp_path / "test_qrels",
+            tmp_path / "bm25.trec"]
+    code, out, err = run_cli(["eval", *args], capsys)
+    assert code == 0, err
+    ref = subprocess.run([str(trec_eval), *map(str, args)], capture_output=True, text=True, check=True).stdout
+    assert out == ref and "map                   \tall\t0.2253\n" in ref

@@ -1,4 +1,5 @@
-"""``treckit serve``: the evaluation service (FastAPI under uvicorn: the service extra)."""
+"""``treckit serve``: the evaluation service (FastAPI under uvicorn: the service extra, imported only when serving,
+so that ``treckit serve -h`` works without it)."""
 from __future__ import annotations
 
 import sys
@@ -8,8 +9,7 @@ from typing import Optional
 import typer
 from ..console.errors import InputError
 from ..dependencies import install_hint
-from ..service.app import TOKEN_ENV, create_app, load_settings
-from ..service.evaluator import ServerSettings
+from ..service import TOKEN_ENV
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -47,6 +47,9 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
         raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:
         import uvicorn
+
+        from ..service.app import create_app, load_settings
+        from ..service.evaluator import ServerSettings
     except ImportError as exc:
         raise InputError(f"the service needs its extra ({exc.name} is missing)", fix=install_hint("service")) from None
     settings = load_settings(config) if config else ServerSettings()
