@@ -70,30 +70,6 @@ def test_serve_without_the_service_extra_names_it(capsys, monkeypatch):
     assert f"install treckit's service extra: {sys.executable} -m pip install 'fastapi>=0.110'" in err
 
 
-WITHOUT_THE_SERVICE_EXTRA = """
-import sys
-for name in sys.argv[1].split(","):
-    sys.modules[name] = None                     # not found, as when the service extra is not installed
-from treckit.cli.main import run
-sys.argv = ["treckit", *sys.argv[2:]]
-run()
-"""
-
-
-@pytest.mark.parametrize("missing, named", [("fastapi,uvicorn,prometheus_client,starlette", "uvicorn"),
-                                            ("fastapi", "fastapi")])
-def test_serve_help_needs_no_service_extra(missing, named):
-    """`treckit serve -h` shows the command's help without the extra; serving names the extra and its install."""
-    import subprocess
-    got = subprocess.run([sys.executable, "-c", WITHOUT_THE_SERVICE_EXTRA, missing, "serve", "-h"],
-                         capture_output=True, text=True)
-    assert got.returncode == 0 and "Usage: treckit serve [OPTIONS]" in got.stdout and "--log-level" in got.stdout, got.stderr
-    got = subprocess.run([sys.executable, "-c", WITHOUT_THE_SERVICE_EXTRA, missing, "serve", "--port", "8000"],
-                         capture_output=True, text=True)
-    assert got.returncode == 2 and f"the service needs its extra ({named} is missing)" in got.stderr
-    assert "install treckit's service extra:" in got.stderr and "Traceback" not in got.stderr
-
-
 def test_metrics_without_prometheus_client_name_the_service_extra(files, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     from treckit.console.errors import InputError
