@@ -187,7 +187,7 @@ def test_a_command_needing_a_missing_extra_names_it_and_the_others_still_run(cap
     p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "serve", "--port", "8000"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
-    assert "the service needs its extra (uvicorn is missing)" in p.stderr
+    assert "the service needs its extra (fastapi is missing)" in p.stderr
     assert f"install treckit's service extra: {sys.executable}" in p.stderr or \
            "install treckit's service extra: pip install -e '.[service]'" in p.stderr
     p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "alert-rules", "--prefix", "medicalkg"],
