@@ -404,6 +404,21 @@ def test_the_default_test_is_the_paired_t_test_and_the_correction_names_the_p_th
     assert raw["none"] == raw["holm"] == raw["bonferroni"]
 
 
+@pytest.mark.parametrize("correction, decides", [("none", "t-test, raw p < 0.05"), ("holm", "t-test, p holm < 0.05"),
+                                                 ("bonferroni", "t-test, p bonferroni < 0.05")])
+def test_every_output_names_the_test_and_the_p_that_decides(correction, decides):
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map", "P.1"], CompareOptions(correction=correction))
+    adjusted = "bonferroni" if correction == "bonferroni" else "holm"
+    assert f"\u2020 significant vs base: {decides}" in report.table(comp, width=200)
+    assert f"\u2020 = significant: {decides}; p {adjusted}: adjusted over 2 comparisons" in report.markdown(comp)
+    assert f"significant against base: {decides}" in report.latex(comp)
+    sig = report.to_record(comp)["significance"]
+    assert (sig["test"], sig["correction"], sig["adjusted_by"]) == ("t-test", correction, adjusted)
+    assert sig["statement"].startswith(decides) and sig["rule"] == ("p_value < alpha" if correction == "none"
+                                                                    else "p_adjusted < alpha")
+
+
 def _holm(ps: list[float]) -> list[float]:
     order = np.argsort(ps, kind="stable")
     out, running = [0.0] * len(ps), 0.0
