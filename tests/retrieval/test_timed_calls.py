@@ -36,7 +36,7 @@ def _probe(who):
 
 def search(text):
     _probe("search")
-    return ["PMC1000", "PMC1001"]
+    return ["PMC2905704", "PMC1001"]
 
 
 def search_all(texts):
