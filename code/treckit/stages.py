@@ -18,7 +18,8 @@ from .console import spelling
 from .console.messages import say
 from .console.process import exit_code_of, prepare_process
 from .console.progress import Steps
-from .engines.budget import DEFAULT_MEMORY
+from .engines.budget import DEFAULT_MEMORY, MemoryLimit
+from .engines.stream import plan
 from .inputs import is_irds
 from .engines.crosscheck import check_options, evaluate_path_checked
 from .engines.memory import EvalOptions
@@ -177,7 +178,8 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         res, checked = skipping_on_demand(
             lambda skip: evaluate_path_checked(judged, run, req, opts, dataclasses.replace(reading, skip_malformed=skip),
                                                memory_limit=memory_limit, warn=say, qrels_source=qrels,
-                                               check=cross_check), reading.skip_malformed, run, qrels)
+                                               check=cross_check), reading.skip_malformed, run, qrels,
+            whole=lambda: _too_large_to_skip(run, reading, memory_limit))
     if checked is not None:
         say(checked.line())
     s = res.summary
@@ -194,6 +196,15 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
 
 
 RULE_WIDTH = 60          # the pipeline document's table: "=" and "-" rules of 60 characters
+
+
+def _too_large_to_skip(run: PathLike, reading, memory_limit) -> str | None:
+    """Why the run's malformed lines are not skipped: it is evaluated in bounded memory (over the memory limit),
+    and skipping reads a run whole; None when it is read whole anyway."""
+    if not plan(run, dataclasses.replace(reading, skip_malformed=False), MemoryLimit.parse(memory_limit).bytes).stream:
+        return None
+    return ("the run is larger than --memory-limit allows to read whole, which skipping does: correct the line, or "
+            "raise --memory-limit (0: read it whole)")
 
 
 def format_cutoff_table(t: dict) -> str:

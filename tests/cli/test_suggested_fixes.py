@@ -1561,7 +1561,22 @@ def gate_linear_gain(c: Ctx):
     ok(c.cli("gate", "--baseline", ROOT / "data" / "test_sets" / "baseline_results.json", "--current", fixed))
 
 
+def staged_skip_over_the_memory_limit(c: Ctx):
+    """evaluate.py skips malformed lines by reading the run whole: over --memory-limit it does not, and says to raise
+    the limit; with --memory-limit 0 the line is skipped and the numbers are the clean run's."""
+    q = c.file(QRELS, "qrels")
+    filler = "".join(f"9 Q0 x{i} {i} 0.5 t\n" for i in range(1, 400))          # larger than 1K x 3 in all
+    r = c.file(RUN + "2 Q0 d7 5 zero t\n" + filler, "run")
+    said(c.script("evaluate.py", "--run", r, "--qrels", q, "--memory-limit", "1K"), "score 'zero' is not a number",
+         "raise --memory-limit (0: read it whole)")
+    got = ok(c.script("evaluate.py", "--run", r, "--qrels", q, "--memory-limit", "0", "--cutoffs", "10"))
+    assert "Skipping malformed line" in got.err
+    assert re.search(r"MAP (\S+)", got.out).group(1) == c.measure(q, c.file(RUN + filler, "run"))["map"]
+
+
 OTHERS = [
+    Other("staged-skip-over-the-limit", "stages.py: the run is larger than --memory-limit allows to read whole",
+          "evaluate.py", staged_skip_over_the_memory_limit),
     Other("correction-none", "compare/report.py: --correction none: the raw p decides", "compare", compare_correction_none),
     Other("gate-linear-gain", "testsets/gate.py: they were evaluated with --gain linear", "gate", gate_linear_gain),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "eval", missing_error_eval),

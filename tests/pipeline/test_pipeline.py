@@ -498,6 +498,14 @@ def test_staged_scripts_skip_malformed_lines_with_a_counted_warning(tmp_path, ca
     assert code == 2 and "qrels:2: grade 'two' is not an integer" in err and not (tmp_path / "s.json").exists()
     code, _, err = run_cli(["eval", "-m", "map", qrels, run], capsys)
     assert code == 2 and "grade 'two' is not an integer" in err
+    # a run evaluated in bounded memory (over --memory-limit) is not read whole to skip a line: said, with the fix
+    clean_qrels_args = ["--qrels", clean_qrels, "--cutoffs", "1", "2"]
+    run.write_text(run.read_text() + "".join(f"9 Q0 x{i} {i} 0.5 mine\n" for i in range(1, 400)))   # over 1K x 3
+    code, _, err = staged("evaluate.py", "--run", run, *clean_qrels_args, "--memory-limit", "1K", capsys=capsys)
+    assert code == 2 and "run:2: score 'one' is not a number" in err and "it is not skipped here" in err
+    code, _, err = staged("evaluate.py", "--run", run, *clean_qrels_args, "--memory-limit", "0", "--output",
+                          tmp_path / "whole.json", capsys=capsys)
+    assert code == 0 and json.loads((tmp_path / "whole.json").read_text())["malformed_lines_skipped"]["run"] == 2
 
 
 def test_evaluate_py_prints_the_documents_banner_and_says_when_no_query_overlaps(tmp_path, capsys):

@@ -198,15 +198,21 @@ def skipped_lines() -> Iterator[dict[tuple[str, str], int]]:
 T = TypeVar("T")
 
 
-def skipping_on_demand(read: Callable[[bool], T], skip: bool, *paths) -> T:
+def skipping_on_demand(read: Callable[[bool], T], skip: bool, *paths, whole: Callable[[], str | None] | None = None) -> T:
     """``read(skip_malformed)``: with ``skip``, first without skipping (the fast readers, and runs evaluated in
     bounded memory, take only well-formed files), and on a malformed line again with such lines skipped and
-    counted; a file read from stdin (``-``), which cannot be read twice, is read skipping at once."""
+    counted; a file read from stdin (``-``), which cannot be read twice, is read skipping at once.  ``whole()``
+    (optional): why the files may not be read whole (skipping reads a run whole), else None; then the malformed
+    line stays an error, its fix saying so."""
     if not skip or any(str(p) == "-" for p in paths):
         return read(skip)
     try:
         return read(False)
-    except MalformedLine:
+    except MalformedLine as exc:
+        why = whole() if whole is not None else None
+        if why is not None:
+            raise MalformedLine(exc.reason, path=exc.path, line=exc.line, text=exc.text,
+                                fix=f"{exc.fix}; it is not skipped here: {why}") from None
         return read(True)
 
 
