@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from treckit.stages import run_script  # noqa: E402
+from treckit.stages import positive_int, run_script  # noqa: E402
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
     ap.add_argument("--truth", required=True)
     ap.add_argument("--configA", required=True)
     ap.add_argument("--configB", required=True)
-    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--k", type=positive_int, default=10)
     ap.add_argument("--out", "-o", required=True)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--corpus", default=None)
@@ -111,8 +111,6 @@ def main(argv=None) -> int:
                     help="JSON file for the latency of configs that describe systems (kept out of --out, which "
                          "holds no wall-clock time)")
     a = ap.parse_args(argv)
-    if a.k < 1:
-        ap.error(f"argument --k: must be at least 1, got {a.k}")
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
     from treckit.compare.config import load_config

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from ..inputs.bounded import BAD, LinesNeeded, Problems, read_document, yaml_tree, without_gc
 from ..console.errors import InputError
+from ..ids import field_id_problem, tsv_field_problem
 from ..inputs.sources import PathLike, display_name
 from ..measures.readable import MAX_CUTOFF
 from ..console.process import give_back_freed_memory
@@ -317,6 +318,10 @@ class TestSet:
         c = self.model.columns
         return dict(zip(c.query_ids.to_pylist(), c.query_types.to_pylist()))
 
+    def query_texts(self) -> dict[str, str]:
+        c = self.model.columns
+        return dict(zip(c.query_ids.to_pylist(), c.query_texts.to_pylist()))
+
     def counts_by_type(self) -> dict[str, int]:
         """Queries per query type, types in order of first appearance."""
         out: dict[str, int] = {}
@@ -524,6 +529,7 @@ class _QueryChecker:
                     block_full()
                 docs = q.get("relevant_docs", [] if allow_unlabeled else None)
                 if (type(qid) is str and type(text) is str and type(qtype) is str and qid and text and qtype
+                        and not field_id_problem(qid) and not tsv_field_problem(qtype)
                         and (top_k is None or (type(top_k) is int and 1 <= top_k <= MAX_CUTOFF)) and type(docs) is list
                         and (docs or allow_unlabeled) and len(q) <= 5
                         and (text.isascii() and qid.isascii() and qtype.isascii() or _utf8(qid, text, qtype))
@@ -654,7 +660,7 @@ def _line(lines: dict, loc: tuple, line: int | None) -> int | None:
 
 def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: dict) -> list[tuple[int | None, str]]:
     """What the schema cannot say about one query but unique ids (see :class:`_QueryChecker`)."""
-    out = []
+    out = _field_problems(q, line, lines)
     qid = q.get("query_id")
     docs = q.get("relevant_docs")
     if not isinstance(docs, list):
@@ -670,6 +676,18 @@ def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: di
             if did in seen:
                 out.append((lines.get(("relevant_docs", j), line), f"query {qid!r} lists doc {did!r} twice"))
             seen.add(did)
+    return out
+
+
+def _field_problems(q: dict, line: int | None, lines: dict) -> list[tuple[int | None, str]]:
+    """What ``testset export`` could not write back as read: a query id that is not one TREC field, a query type
+    that is not one TSV field (the rules every reader and writer of those files applies, :mod:`treckit.ids`)."""
+    out = []
+    for name, rule in (("query_id", field_id_problem), ("query_type", tsv_field_problem)):
+        value = q.get(name)
+        if isinstance(value, str) and value and (problem := rule(value)):
+            what = "its id" if name == "query_id" else "its type"
+            out.append((lines.get((name,), line), f"query {q.get('query_id')!r}: {what} {problem}"))
     return out
 
 
