@@ -30,6 +30,8 @@ from run_bench import PY, measured_in_detail  # noqa: E402
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
 
+EVERY_TEST = ("--test", "t-test", "--test", "wilcoxon", "--test", "randomization", "--test", "bootstrap")  # default: t-test
+
 def measured(argv: list[str]) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS in MiB) of one whole process, by run_bench's measuring shim."""
     wall, rss, _, cpu, _ = measured_in_detail(argv)
@@ -77,7 +79,8 @@ def main() -> None:
     q = str(paths["qrels"])
     treckit = str(Path(PY).with_name("treckit"))
     jobs = {"treckit eval": [treckit, "eval", *MEASURES, q, *runs],
-            "treckit compare": [treckit, "compare", *MEASURES, q, *runs, "--out", str(a.out / f"compare.{tag}.json")]}
+            "treckit compare": [treckit, "compare", *MEASURES, q, *runs, *EVERY_TEST, "--out",
+                                str(a.out / f"compare.{tag}.json")]}
     best: dict[str, tuple[float, float, float]] = {}
     for _ in range(a.repeat):                 # the two take turns, so a noisy spell falls on both
         for name, argv in jobs.items():

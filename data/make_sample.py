@@ -379,8 +379,8 @@ BASELINE_DEPTH = 20
 
 
 def write_test_set(root: Path = Path(__file__).resolve().parent) -> None:
-    """``test_sets/``: documents.jsonl, clinical_v1.yaml, the sample system and server configs, the sample
-    retriever, the bag-of-words baseline's run (its top BASELINE_DEPTH per query, in its order) and the
+    """``test_sets/``: documents.jsonl, clinical_v1.yaml, a request body for the service (evaluate_request.json),
+    the sample system and server configs, the sample retriever, the bag-of-words baseline's run (its top BASELINE_DEPTH per query, in its order) and the
     stored baseline results, written by ``treckit testset eval --run ... --out`` itself."""
     import os
 
@@ -396,8 +396,12 @@ def write_test_set(root: Path = Path(__file__).resolve().parent) -> None:
     out = root / "test_sets"
     out.mkdir(parents=True, exist_ok=True)
     docs = clinical_corpus()
+    test_set = clinical_test_set(docs)
+    # the body of docs/service.md's request: the test set as JSON, scored on the baseline's run (server.yaml's data_dir)
+    request = {"test_set": test_set, "run_file": "baseline_bow.trec", "system": "bow"}
     texts = {"documents.jsonl": "".join(json.dumps({k: d[k] for k in ("_id", "title", "text")}) + "\n" for d in docs),
-             "clinical_v1.yaml": yaml.safe_dump(clinical_test_set(docs), sort_keys=False, allow_unicode=True, width=100),
+             "clinical_v1.yaml": yaml.safe_dump(test_set, sort_keys=False, allow_unicode=True, width=100),
+             "evaluate_request.json": json.dumps(request) + "\n",
              "sample_retriever.py": SAMPLE_RETRIEVER, "system.yaml": SYSTEM_YAML, "server.yaml": SERVER_YAML}
     for name, text in texts.items():
         with atomic_output(out / name) as fh:

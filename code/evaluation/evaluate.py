@@ -4,7 +4,9 @@
                                        [--cross-check]
 
 TREC qrels and runs are read by the pipeline document's rule (--layout docid-spaces): a doc id is everything
-between the second field and the last (qrels), or between Q0 and the rank (runs).
+between the second field and the last (qrels), or between Q0 and the rank (runs).  A malformed line is skipped
+with a warning ("Skipping malformed line N: ..."), and counted in the JSON's ``malformed_lines_skipped``
+(``--strict``: stop at the first one, exit 2).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from treckit.engines import MISSING as EVAL_MISSING  # noqa: E402
 from treckit.inputs.formats import QRELS_FORMATS  # noqa: E402
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,
+from treckit.stages import (positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,  # noqa: E402
+                            SKIPPING, add_strict_argument,
                             cutoff_table, format_cutoff_table, run_script, write_json)
 from treckit.console.messages import say
 
@@ -40,7 +43,8 @@ def main(argv=None) -> int:
     # how the run is read: the options of every run reader (--order rank: the rank column); --layout and
     # --skip-malformed read TREC qrels too
     add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)},
-                          {"layout": "TREC qrels and runs", "skip_malformed": "TREC qrels lines too"})
+                          {"layout": "TREC qrels and runs", "skip_malformed": f"TREC qrels lines too; {SKIPPING}"})
+    add_strict_argument(ap)
     a = ap.parse_args(argv)
 
     def body():

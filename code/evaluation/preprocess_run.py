@@ -4,7 +4,9 @@
 
 The default output is the input path without its extensions plus ``_trec`` (``preds.jsonl`` ->
 ``preds_trec``), said on stderr; with ``--input -`` (stdin) it is stdout.  ``--run_name`` (default ``run``)
-names a run whose input names none (JSONL, TSV, 3-column files); a TREC file keeps its own run tag.
+names a run whose input names none (JSONL, TSV, 3-column files); a TREC file keeps its own run tag.  A malformed
+line is skipped with a warning ("Skipping malformed line N: ..."), all of them counted on stderr (``--strict``:
+stop at the first one, exit 2).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from treckit.stages import add_reading_arguments
 from treckit.inputs.options import reading_from_values  # noqa: E402
 from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit,  # noqa: E402
-                            add_memory_limit_argument, run_script, run_stage)
+                            SKIPPING, add_memory_limit_argument, add_strict_argument, run_script, run_stage)
 
 
 def main(argv=None) -> int:
@@ -30,8 +32,9 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=positive_int, default=None)
     ap.add_argument("--raw_ids", action="store_true")
     # --gold, --order, --break_ties ...: the options of every run reader
-    add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)})
+    add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)}, {"skip_malformed": SKIPPING})
     add_memory_limit_argument(ap)
+    add_strict_argument(ap)
     a = ap.parse_args(argv)
 
     def body():

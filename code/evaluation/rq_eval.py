@@ -1,7 +1,7 @@
 """The old A/B evaluation command, kept working over `treckit compare`.
 
     python code/evaluation/rq_eval.py --queries Q.tsv --truth qrels.tsv --configA A.yaml --configB B.yaml \\
-        --k 10 --out out.json --csv out.csv [--corpus corpus.jsonl] [--emit-traces]
+        --k 10 --out out.json --csv out.csv [--corpus corpus.jsonl] [--emit-traces] [--latency-out latency.json]
 
 queries: ``qid<TAB>text``; truth: ``qid<TAB>doc_id<TAB>rel`` (no headers). The measures are this tool's own:
 ``recall`` (recall@k), ``mrr`` (reciprocal rank within the top k) and ``ndcg`` (nDCG@k with gain 2^rel - 1),
@@ -10,6 +10,16 @@ each query counts in the macro means, one without truth (no rel > 0) scoring 0 o
 queries not in it is left out (said on stderr).  A config that retrieves nothing (an empty run, or a
 system finding no document) scores 0.0, not an error.
 
+A config names a run (``run: path``) or describes a retrieval system (``components``, as ``treckit compare
+--config`` takes it), run on the queries.  The outputs hold no wall-clock time: the same inputs give the same
+bytes.  A system's latency (p50, p95, mean, spread, and B - A as the mean and the median of the per-query
+differences) goes to ``--latency-out`` when given, and nowhere else.
+
+The A/B decision is seed 004's: the paired t-test on ``ndcg`` (nDCG@k, gain 2^rel - 1), significant when its raw
+p < 0.05; the p adjusted by Holm over the three measures is printed beside it (``ab_test`` in the JSON: measure,
+test, mean_difference, statistic, p_value, p_adjusted, significant); the t-test of every measure decides the same
+way (``tests``).
+
 Its JSON keeps the two-system shape its users' tooling reads: ``schema_version`` 1 (an integer),
 ``systems.{A,B}.{config_path, config_digest,
 metrics.macro.{recall,mrr,ndcg}}``, ``delta.macro.{recall,mrr,ndcg}`` (B - A), per-query rows
@@ -17,7 +27,8 @@ metrics.macro.{recall,mrr,ndcg}}``, ``delta.macro.{recall,mrr,ndcg}`` (B - A), p
 ``qid,system,recall,mrr,ndcg,hits``.
 
 --emit-traces: for each config whose gate holds -- ``perf.enabled`` and ``perf.metrics.report_memory`` and
-(``t2.quality.shadow`` or ``t2.quality.enabled``), each the YAML boolean true -- a JSONL file beside --out
+(``t2.quality.shadow`` or ``t2.quality.enabled``), each the YAML boolean true, in a run config or a system
+config alike -- a JSONL file beside --out
 (``<out stem>.traces.A.jsonl``) with one line per query: the top k doc ids in ranking order and their scores
 as given, recall, mrr, ndcg and hits.  The JSON's ``traces`` says for A and B whether a trace was written,
 where, and why (or why not).  Configs are only read, never written.
@@ -97,6 +108,9 @@ def main(argv=None) -> int:
     ap.add_argument("--emit-traces", action="store_true",
                     help=f"per-query traces beside --out for each config whose gate holds ({GATE})")
     add_memory_limit_argument(ap)
+    ap.add_argument("--latency-out", default=None, metavar="FILE",
+                    help="JSON file for the latency of configs that describe systems (kept out of --out, which "
+                         "holds no wall-clock time)")
     a = ap.parse_args(argv)
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
@@ -115,7 +129,7 @@ def main(argv=None) -> int:
 
     def compared():
         inputs = [a.truth, a.configA, a.configB, a.corpus, a.queries]
-        refuse_overwriting_inputs(inputs, [out, a.csv, out.with_name(f"{out.stem}.traces.A.jsonl"),
+        refuse_overwriting_inputs(inputs, [out, a.csv, a.latency_out, out.with_name(f"{out.stem}.traces.A.jsonl"),
                                            out.with_name(f"{out.stem}.traces.B.jsonl")])
         gates = {}
         for name, cfg in zip(SYSTEMS, (a.configA, a.configB)):
@@ -135,14 +149,19 @@ def main(argv=None) -> int:
             return convert_run(run, order="desc", ties="docid-asc")[0]
 
         comp = compare_stage(a.truth, [], [f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}"], names=list(SYSTEMS),
-                             configs=[a.configA, a.configB], options=CompareOptions(k=k), corpus=a.corpus,
+                             configs=[a.configA, a.configB], options=CompareOptions(k=k, correction="none"),
+                             corpus=a.corpus,
                              queries=a.queries, prepare=docid_ascending, digests=True, queries_are_the_set=True,
                              empty_run_retrieves_nothing=True, ranking="lex-id", order_option=False)   # no --order here
         comp.rename({f"R@{k}": "recall", f"RR@{k}": "mrr", f"nDCG(dcg='exp-log2')@{k}": "ndcg"})
+        comp.ab_measure = "ndcg"                      # seed 004's A/B: the paired t-test on nDCG@k decides
+        latency = _latency(comp)                      # wall-clock: its own file, never the outputs below
         record = report.to_record(comp)
         record["schema_version"] = SCHEMA_VERSION     # this tool's own, not compare's
         # the two-system shape: B - A, flat
         record["delta"] = {key: value["B"] for key, value in record["delta"].items()}
+        ab = record["ab_test"]
+        record["ab_test"] = {key: value for key, value in ab.items() if key != "systems"} | ab["systems"]["B"]
         for row in record["per_query"]:
             row["delta"] = row["delta"]["B"]
         files = []
@@ -160,6 +179,8 @@ def main(argv=None) -> int:
         files.insert(0, (out, report.record_text(record)))
         if a.csv:
             files.insert(1, (a.csv, report.csv_text(comp)))
+        if a.latency_out:
+            files.append((a.latency_out, report.record_text(latency)))
         with outputs(*(p for p, _ in files), inputs=inputs):     # all written, or none
             for path, text in files:                  # everything rendered before the first write
                 with atomic_output(path) as fh:
@@ -167,6 +188,21 @@ def main(argv=None) -> int:
         sys.stdout.write(report.table(comp))
         say("wrote " + ", ".join(str(p) for p, _ in files))
     return run_script(body)
+
+
+def _latency(comp) -> dict:
+    """The systems' latency (configs that describe systems; None for a run), taken off the comparison so that no
+    other output holds it: each system's summary, and B - A as the mean and the median of the per-query
+    differences (ms)."""
+    from treckit.compare.report import latency_deltas, latency_median_deltas
+
+    deltas, medians = latency_deltas(comp), latency_median_deltas(comp)
+    out = {"schema_version": SCHEMA_VERSION, "unit": "ms",
+           "systems": {s.name: s.latency_ms for s in comp.systems},
+           "delta": {"mean": deltas.get("B"), "median": medians.get("B")}}
+    for s in comp.systems:
+        s.latency_ms = s.latency_per_query = None
+    return out
 
 
 def _trace_lines(comp, name: str, ranked: dict) -> str:

@@ -65,8 +65,8 @@ class Qrels:
     """Relevance judgments: one row per (qid, docid) with an integer grade (negative grades kept), as a columnar
     table in the order given (a pair judged twice is kept: :meth:`verify` finds it).
 
-    ``Qrels(table)``, or ``Qrels(rows)`` from :class:`QrelRow` objects (the typed builder's form,
-    :mod:`treckit.qrels`); :attr:`rows` gives them back.  ``written``: as :attr:`Run.written`, the text of the
+    ``Qrels(table)``, or ``Qrels(rows)`` / ``Qrels(rows=rows)`` from :class:`QrelRow` objects (seed 003's
+    dataclass form, the typed builder's: :mod:`treckit.qrels`); :attr:`rows` gives them back.  ``written``: as :attr:`Run.written`, the text of the
     few ids whose text in the file they were read from is not the escaped id; writing writes it back, so qrels
     and runs converted together still name each document with the same bytes.
     """
@@ -74,7 +74,12 @@ class Qrels:
     table: pa.Table
     written: Mapping[tuple[str, str], str] = field(default_factory=dict, hash=False)
 
-    def __init__(self, table: pa.Table | Iterable[QrelRow], written: Mapping[tuple[str, str], str] | None = None):
+    def __init__(self, table: pa.Table | Iterable[QrelRow] | None = None,
+                 written: Mapping[tuple[str, str], str] | None = None, *, rows: Iterable[QrelRow] | None = None):
+        if (table is None) == (rows is None):
+            raise TypeError("Qrels takes its judgments once: a table or QrelRow objects, or rows=[QrelRow, ...]")
+        if rows is not None:
+            table = rows
         if not isinstance(table, pa.Table):
             table = _rows_table(table)
         object.__setattr__(self, "table", table)

@@ -6,6 +6,7 @@ The CLI and the staged scripts are thin over these.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass
@@ -18,10 +19,11 @@ from .console.messages import say
 from .console.process import exit_code_of, prepare_process
 from .console.progress import Steps
 from .engines.budget import DEFAULT_MEMORY, HELP as MEMORY_LIMIT_HELP, MemoryLimit  # noqa: F401  (MemoryLimit: the scripts' budget)
+from .engines.stream import plan
 from .inputs import is_irds
 from .engines.crosscheck import check_options, evaluate_path_checked
 from .engines.memory import EvalOptions
-from .inputs.formats.common import check_layout, drop_repeated_judgments
+from .inputs.formats.common import check_layout, drop_repeated_judgments, skipped_lines, skipping_on_demand
 from .inputs.formats.detect import detect_qrels
 from .inputs.formats.jsonl import check_duplicates_policy, read_quest
 from .inputs.formats.trec import read_trec_qrels
@@ -125,7 +127,9 @@ def run_stage(input: PathLike, output: PathLike | None = None, *, run_name: str 
     output = default_run_output(input) if defaulted else output
     refuse_overwriting_inputs([input, reading.gold], [output])
     with Steps([f"reading and ordering {input}", f"writing {output}"]) as steps:
-        got = read_with(reading, input, convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids, warn=say)
+        got = skipping_on_demand(lambda skip: read_with(dataclasses.replace(reading, skip_malformed=skip), input,
+                                                        convert=True, depth=depth, run_name=run_name, raw_ids=raw_ids,
+                                                        warn=say), reading.skip_malformed, input)
         steps.next()
         tag = run_name
         if tag is None and untagged_name is not None:
@@ -159,7 +163,8 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
     The run is read with the reader configuration (``reading``, or its options as keywords, e.g. ``order``), and
     evaluated in bounded memory when larger than ``memory_limit`` (a MemoryLimit, or bytes; None: read whole).
     The qrels are read as ``qrels_format`` (default: detected); TREC qrels by the same ``layout`` and
-    ``skip_malformed`` as the run.  ``cross_check``: every number is recomputed with ir_measures
+    ``skip_malformed`` as the run: malformed lines are then skipped, each said and counted
+    (``malformed_lines_skipped``: {"qrels": n, "run": n}), the files read as they are when they have none.  ``cross_check``: every number is recomputed with ir_measures
     (:mod:`treckit.engines.crosscheck`) before it is returned; a difference raises, agreement is said on stderr."""
     reading = reading or RunReading.from_options(**options)
     opts = EvalOptions(missing=missing)
@@ -167,9 +172,14 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         check_options(opts)                   # before anything is read
     ks = ",".join(str(k) for k in sorted(set(cutoffs)))
     req = resolve([f"recall.{ks}", f"ndcg_cut.{ks}", "recip_rank", "map", "num_q"])
-    judged = read_qrels(qrels, qrels_format, layout=reading.layout, skip_malformed=reading.skip_malformed)
-    res, checked = evaluate_path_checked(judged, run, req, opts, reading, memory_limit=memory_limit, warn=say,
-                                         qrels_source=qrels, check=cross_check)
+    with skipped_lines() as skipped:
+        judged = skipping_on_demand(lambda skip: read_qrels(qrels, qrels_format, layout=reading.layout,
+                                                            skip_malformed=skip), reading.skip_malformed, qrels)
+        res, checked = skipping_on_demand(
+            lambda skip: evaluate_path_checked(judged, run, req, opts, dataclasses.replace(reading, skip_malformed=skip),
+                                               memory_limit=memory_limit, warn=say, qrels_source=qrels,
+                                               check=cross_check), reading.skip_malformed, run, qrels,
+            whole=lambda: _too_large_to_skip(run, reading, memory_limit))
     if checked is not None:
         say(checked.line())
     s = res.summary
@@ -181,14 +191,30 @@ def cutoff_table(qrels: PathLike, run: PathLike, cutoffs: list[int], *, missing:
         "mrr": s["recip_rank"],
         "map": s["map"],
         "num_queries": int(s["num_q"]),
+        "malformed_lines_skipped": {role: sum(n for (r, _), n in skipped.items() if r == role) for role in ("qrels", "run")},
     }
 
 
+RULE_WIDTH = 60          # the pipeline document's table: "=" and "-" rules of 60 characters
+
+
+def _too_large_to_skip(run: PathLike, reading, memory_limit) -> str | None:
+    """Why the run's malformed lines are not skipped: it is evaluated in bounded memory (over the memory limit),
+    and skipping reads a run whole; None when it is read whole anyway."""
+    if not plan(run, dataclasses.replace(reading, skip_malformed=False), MemoryLimit.parse(memory_limit).bytes).stream:
+        return None
+    return ("the run is larger than --memory-limit allows to read whole, which skipping does: correct the line, or "
+            "raise --memory-limit (0: read it whole)")
+
+
 def format_cutoff_table(t: dict) -> str:
-    lines = [f"{'Cutoff':>6}  {'Recall@k':>8}  {'NDCG@k':>8}"]
+    """The pipeline document's "Evaluation Results" table (Cutoff, Recall@k, NDCG@k per cutoff), then MRR, MAP and
+    the number of queries."""
+    double, single = "=" * RULE_WIDTH, "-" * RULE_WIDTH
+    lines = [double, "Evaluation Results", double, "", f"{'Cutoff':<11}{'Recall@k':<16}NDCG@k", single]
     for k in t["cutoffs"]:
-        lines.append(f"{k:>6}  {t['recall'][str(k)]:>8.4f}  {t['ndcg'][str(k)]:>8.4f}")
-    lines.append(f"MRR {t['mrr']:.4f}   MAP {t['map']:.4f}   queries {t['num_queries']}")
+        lines.append(f"{k:<11}{t['recall'][str(k)]:<16.4f}{t['ndcg'][str(k)]:.4f}")
+    lines += [single, f"MRR {t['mrr']:.4f}   MAP {t['map']:.4f}   queries {t['num_queries']}", double]
     return "\n".join(lines) + "\n"
 
 
@@ -237,6 +263,18 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                       test_set=test_set, depth=depth, memory_limit=memory_limit, engine=engine, scheduler=scheduler,
                       queries_are_the_set=queries_are_the_set, empty_run_retrieves_nothing=empty_run_retrieves_nothing,
                       ranking=ranking, order_option=order_option, query_text=query_text).run()
+
+
+SKIPPING = "the default of this script, as the pipeline document says: each said and counted"
+
+
+def add_strict_argument(parser) -> None:
+    """``--strict`` on a staged script whose default is to skip malformed lines (the pipeline document's "Skipping
+    malformed line" warnings): stop at the first one instead, exit 2 naming it (``treckit``'s own reading)."""
+    parser.add_argument("--strict", dest="skip_malformed", action="store_false",
+                        help="stop at the first malformed line (exit 2, naming the file, the line and the fix) instead "
+                             "of skipping it")
+    parser.set_defaults(skip_malformed=True)
 
 
 def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None = None,

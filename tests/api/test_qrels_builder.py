@@ -27,6 +27,23 @@ def test_rows_are_frozen_and_validated():
             QrelRow(*bad)
 
 
+def test_qrels_take_rows_as_seed_003s_dataclass_does():
+    """``Qrels(rows=[...])``, the seed's dataclass form: the same judgments as the positional form, verified and
+    written as the builder's are."""
+    rows = [QrelRow("t1", "Rio 2", 2), QrelRow("t1", "Up", 0), QrelRow("t2", "Rio 2", 1)]
+    q = Qrels(rows=rows)
+    assert q.rows == tuple(rows) == Qrels(rows).rows == build_qrels(records=RECORDS, spec=SPEC).rows
+    assert q.to_dict() == {"t1": {"Rio 2": 2, "Up": 0}, "t2": {"Rio 2": 1}}
+    q.verify(expected_topic_ids=["t1", "t2"], warn=False)
+    QrelsVerification(q, expected_topic_ids=["t1", "t2"], warn=False).complete_topics().no_extra_topics().no_duplicates()
+    with pytest.raises(TypeError, match="rows must be QrelRow objects"):
+        Qrels(rows=[("t1", "d1", 1)])
+    with pytest.raises(TypeError, match="once"):
+        Qrels(q.table, rows=rows)
+    with pytest.raises(TypeError, match="once"):
+        Qrels()
+
+
 def test_build_keeps_first_appearance_order():
     q = build_qrels(records=RECORDS, spec=SPEC)
     assert [(r.topic_id, r.doc_id, r.grade) for r in q.rows] == [("t1", "Rio 2", 2), ("t1", "Up", 0), ("t2", "Rio 2", 1)]

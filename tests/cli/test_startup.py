@@ -8,6 +8,7 @@ not yet used sits in sys.modules without its code having run, so "loaded" here i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -177,12 +178,16 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_a_command_needing_a_missing_extra_names_it_and_the_others_still_run(capsys):
-    """Loading `serve`'s module needs FastAPI: without it, exit 2 naming the extra and its install command (no
-    traceback); `alert-rules` needs no extra and prints what it prints with the extra installed."""
+    """Serving needs FastAPI and uvicorn: without them, exit 2 naming the extra and its install command (no
+    traceback), while `serve -h` shows the command's help; `alert-rules` needs no extra and prints what it prints
+    with the extra installed."""
+    p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "serve", "-h"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and "serve [OPTIONS]" in p.stdout and "--log-level" in p.stdout, p.stderr
     p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "serve", "--port", "8000"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and p.stdout == "" and "Traceback" not in p.stderr, p.stderr
-    assert "this command needs treckit's service extra (fastapi is missing)" in p.stderr
+    assert "the service needs its extra (fastapi is missing)" in p.stderr
     assert f"install treckit's service extra: {sys.executable}" in p.stderr or \
            "install treckit's service extra: pip install -e '.[service]'" in p.stderr
     p = subprocess.run([sys.executable, "-c", WITHOUT_SERVICE_EXTRA, "alert-rules", "--prefix", "medicalkg"],
@@ -227,3 +232,15 @@ def test_only_the_listed_modules_are_deferred():
     from treckit.dependencies import deferred
     with pytest.raises(ValueError, match="pandas is not one of treckit.dependencies.DEFERRED"):
         deferred("pandas")
+
+
+@pytest.mark.parametrize("argv", [["eval", "-h"], ["run", "-h"], ["compare", "-h"]])
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_the_reading_options_heading_is_whole_at_any_width(argv, columns):
+    """The reading options' box is headed "Reading runs" in full, at any width, in every command that takes them."""
+    p = subprocess.run([sys.executable, "-m", "treckit", *argv], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, COLUMNS=columns))
+    assert p.returncode == 0, p.stderr
+    heads = [line for line in p.stdout.splitlines() if line.startswith("\u256d\u2500 Reading runs")]
+    assert len(heads) == 1 and heads[0].startswith("\u256d\u2500 Reading runs \u2500") and heads[0].endswith("\u256e")
+    assert len(heads[0]) == int(columns)

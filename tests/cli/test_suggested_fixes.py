@@ -485,8 +485,10 @@ def _compare(c: Ctx, p, args, kw):
     return o
 
 
+# The staged scripts skip malformed lines by default, as the pipeline document says (tests/pipeline/test_pipeline.py);
+# run here with --strict, treckit's own reading, whose errors and fixes these tests are about.
 def _evaluate_py(c: Ctx, p, args, kw):
-    o = c.script("evaluate.py", "--run", p["RUN"], "--qrels", p["QRELS"], "--cutoffs", "10", *args)
+    o = c.script("evaluate.py", "--run", p["RUN"], "--qrels", p["QRELS"], "--cutoffs", "10", "--strict", *args)
     m = re.search(r"MAP (\S+)", o.out)
     o.value = m.group(1) if m else None
     return o
@@ -494,7 +496,7 @@ def _evaluate_py(c: Ctx, p, args, kw):
 
 def _preprocess_run(c: Ctx, p, args, kw):
     out = c.out("trec")
-    o = c.script("preprocess_run.py", "--input", p["RUN"], "--run_name", "t", "--output", out, *args)
+    o = c.script("preprocess_run.py", "--input", p["RUN"], "--run_name", "t", "--output", out, "--strict", *args)
     o.value = c.measure(p["CLEAN_QRELS"], out)["map"] if o.code == 0 else None
     return o
 
@@ -1602,6 +1604,45 @@ def detect_ties_of_a_run(c: Ctx):
     assert ok(c.cli("detect", "--ties", r)).out.splitlines()[1] == "ties\tno ties: every score is unique within its query"
 
 
+def compare_correction_none(c: Ctx):
+    """A plain compare decides by Holm's p and names --correction none for seed 004's rule: on the sample, the dense
+    run's nDCG@10 t-test p is 0.0445, Holm's over two measures 0.0890; with the option the raw p decides."""
+    sample = ROOT / "data" / "quest_sample"
+    argv = ["compare", sample / "test.jsonl", sample / "bm25_predictions.jsonl", sample / "dense_predictions.jsonl",
+            "--gold", sample / "test.jsonl", "-m", "ndcg_cut.10", "-m", "recip_rank"]
+    first = ok(c.cli(*argv))
+    assert "--correction none: the raw p decides (seed 004's A/B)" in first.out
+    row = next(x for x in first.out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
+    assert "0.0445" in row and "0.0890" in row and row.rstrip(" │").endswith("no")
+    row = next(x for x in ok(c.cli(*argv, "--correction", "none")).out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
+    assert row.rstrip(" │").endswith("yes")
+
+
+def gate_linear_gain(c: Ctx):
+    """Results of --gain linear hold ndcg_cut_10, not ndcg_at_10: the gate says so and names --gain exp, whose
+    results it then takes."""
+    ts, run = ROOT / "data" / "test_sets" / "clinical_v1.yaml", ROOT / "data" / "test_sets" / "baseline_bow.trec"
+    linear, fixed = c.out("json"), c.out("json")
+    ok(c.cli("testset", "eval", ts, "--run", run, "--gain", "linear", "--out", linear))
+    said(c.cli("gate", "--baseline", ROOT / "data" / "test_sets" / "baseline_results.json", "--current", linear),
+         "they were evaluated with --gain linear", "--measure ndcg_at_10 --gain exp")
+    ok(c.cli("testset", "eval", ts, "--run", run, "--gain", "exp", "--out", fixed))
+    ok(c.cli("gate", "--baseline", ROOT / "data" / "test_sets" / "baseline_results.json", "--current", fixed))
+
+
+def staged_skip_over_the_memory_limit(c: Ctx):
+    """evaluate.py skips malformed lines by reading the run whole: over --memory-limit it does not, and says to raise
+    the limit; with --memory-limit 0 the line is skipped and the numbers are the clean run's."""
+    q = c.file(QRELS, "qrels")
+    filler = "".join(f"9 Q0 x{i} {i} 0.5 t\n" for i in range(1, 400))          # larger than 1K x 3 in all
+    r = c.file(RUN + "2 Q0 d7 5 zero t\n" + filler, "run")
+    said(c.script("evaluate.py", "--run", r, "--qrels", q, "--memory-limit", "1K"), "score 'zero' is not a number",
+         "raise --memory-limit (0: read it whole)")
+    got = ok(c.script("evaluate.py", "--run", r, "--qrels", q, "--memory-limit", "0", "--cutoffs", "10"))
+    assert "Skipping malformed line" in got.err
+    assert re.search(r"MAP (\S+)", got.out).group(1) == c.measure(q, c.file(RUN + filler, "run"))["map"]
+
+
 def html_tie_aware(c: Ctx):
     q, r = _files(c)
     said(c.cli("eval", "--tie-aware", "range", "--html", c.dir / "e.html", "-m", "map", q, r),
@@ -1645,6 +1686,10 @@ def report_incomplete_compare(c: Ctx):
 
 
 OTHERS = [
+    Other("staged-skip-over-the-limit", "stages.py: the run is larger than --memory-limit allows to read whole",
+          "evaluate.py", staged_skip_over_the_memory_limit),
+    Other("correction-none", "compare/report.py: --correction none: the raw p decides", "compare", compare_correction_none),
+    Other("gate-linear-gain", "testsets/gate.py: they were evaluated with --gain linear", "gate", gate_linear_gain),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "eval", missing_error_eval),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "evaluate.py", missing_error_script),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "python", missing_error_python),
@@ -1804,6 +1849,10 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("compare/report.py: significant = raw p < {o.alpha:g} (--correction none)",
+     "the significance rule in force, naming the option that set it"),
+    ("report/page.py: raw p (--correction none)", "the significance rule in force on a report page, naming the option "
+     "that set it"),
     ("cli/evaluate.py: --html and --plot draw trec_eval's values of qrels judgments", "the error's reason (its fix is tested)"),
     ("report/html.py: <p>Query texts were left out of this page (--no-query-text)", "a page's own text"),
     ("report/results.py: no precision-recall curve: test-set results hold no iprec_at_recall", "a page's own text"),
@@ -2011,7 +2060,8 @@ def test_staged_scripts_speak_as_themselves(tmp_path):
             (["preprocess_qrels.py", "--input", qrels_json, "--output", tmp_path / "o"], "pass --format beir-jsonl|quest"),
             # evaluate.py reads TREC qrels with its --skip-malformed (Python: skip_malformed=True; a command that
             # does not: a conversion)
-            (["evaluate.py", "--run", run, "--qrels", bad_qrels], "(or, to count and skip such lines, pass --skip-malformed)"),
+            (["evaluate.py", "--run", run, "--qrels", bad_qrels, "--strict"],
+             "(or, to count and skip such lines, pass --skip-malformed)"),
             (["preprocess_run.py", "--input", broken, "--run_name", "t", "--output", tmp_path / "o", "--raw_ids"],
              "instead of --raw_ids")):
         got = subprocess.run([sys.executable, str(SCRIPTS / argv[0]), *map(str, argv[1:])], capture_output=True,

@@ -350,12 +350,14 @@ def test_exit_codes(tmp_path, capsys):
 # ---------------------------------------------------------------- one rule for "significant"
 def test_every_test_is_significant_by_its_adjusted_p():
     qrels, systems = small_systems()
-    comp = compare(qrels, systems, ["map", "P.1", "recall.2"], CompareOptions(permutations=500, resamples=500))
+    comp = compare(qrels, systems, ["map", "P.1", "recall.2"],
+                   CompareOptions(tests=stats.TESTS, permutations=500, resamples=500))
     by_test = {}
     for r in comp.tests:
         by_test.setdefault(r["test"], []).append(r)
         assert r["p_adjusted"] is not None or r["p_value"] is None
         assert r["significant"] == (None if r["p_adjusted"] is None else r["p_adjusted"] < 0.05)
+        assert (r["correction"], r["adjusted_by"], r["decided_by"]) == ("holm", "holm", "p_adjusted")
     assert set(by_test) == {"t-test", "wilcoxon", "randomization", "bootstrap"}
     for rows in by_test.values():                 # Holm within each test over the 3 comparisons, by hand
         ps = [r["p_value"] for r in rows]
@@ -367,6 +369,131 @@ def test_every_test_is_significant_by_its_adjusted_p():
         assert [r["p_adjusted"] for r in rows] == pytest.approx(adj)
     boot = by_test["bootstrap"][0]
     assert boot["confidence"] == 0.95 and boot["ci_low"] is not None
+
+
+def test_the_default_test_is_the_paired_t_test_and_the_correction_names_the_p_that_decides():
+    """Only the t-test runs unless others are asked for.  --correction none: the raw p decides and Holm's
+    adjusted p is shown beside it; bonferroni: p times the number of comparisons decides."""
+    from scipy import stats as ss
+    qrels, systems = small_systems()
+    measures = ["map", "P.1", "recall.2"]
+    raw = {}
+    for correction in ("none", "holm", "bonferroni"):
+        comp = compare(qrels, systems, measures, CompareOptions(correction=correction))
+        assert [r["test"] for r in comp.tests] == ["t-test"] * 3
+        ps = [r["p_value"] for r in comp.tests]
+        for m, r in zip(measures, comp.tests):
+            ref = ss.ttest_rel(comp.column("better", r["measure"]), comp.column("base", r["measure"]))
+            assert r["p_value"] == ref.pvalue
+        order = np.argsort(ps, kind="stable")
+        holm, running = [0.0] * 3, 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (3 - rank) * ps[i]))
+            holm[i] = running
+        adjusted = [min(1.0, 3 * p) for p in ps] if correction == "bonferroni" else holm
+        assert [r["p_adjusted"] for r in comp.tests] == pytest.approx(adjusted)
+        deciding = ps if correction == "none" else adjusted
+        assert [r["significant"] for r in comp.tests] == [p < 0.05 for p in deciding]
+        assert {(r["correction"], r["adjusted_by"], r["decided_by"]) for r in comp.tests} == {
+            (correction, "bonferroni" if correction == "bonferroni" else "holm",
+             "p_value" if correction == "none" else "p_adjusted")}
+        record = report.to_record(comp)
+        assert record["significance"]["rule"] == ("p_value < alpha" if correction == "none" else "p_adjusted < alpha")
+        assert record["significance"]["test"] == "t-test"
+        raw[correction] = ps
+    assert raw["none"] == raw["holm"] == raw["bonferroni"]
+
+
+@pytest.mark.parametrize("correction, decides", [("none", "t-test, raw p < 0.05"), ("holm", "t-test, p holm < 0.05"),
+                                                 ("bonferroni", "t-test, p bonferroni < 0.05")])
+def test_every_output_names_the_test_and_the_p_that_decides(correction, decides):
+    qrels, systems = small_systems()
+    comp = compare(qrels, systems, ["map", "P.1"], CompareOptions(correction=correction))
+    adjusted = "bonferroni" if correction == "bonferroni" else "holm"
+    assert f"\u2020 significant vs base: {decides}" in report.table(comp, width=200)
+    assert f"\u2020 = significant: {decides}; p {adjusted}: adjusted over 2 comparisons" in report.markdown(comp)
+    assert f"significant against base: {decides}" in report.latex(comp)
+    sig = report.to_record(comp)["significance"]
+    assert (sig["test"], sig["correction"], sig["adjusted_by"]) == ("t-test", correction, adjusted)
+    assert sig["statement"].startswith(decides) and sig["rule"] == ("p_value < alpha" if correction == "none"
+                                                                    else "p_adjusted < alpha")
+
+
+def _holm(ps: list[float]) -> list[float]:
+    order = np.argsort(ps, kind="stable")
+    out, running = [0.0] * len(ps), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def test_the_seeds_ab_decides_on_the_raw_t_test_p_of_ndcg_at_10(tmp_path, capsys):
+    """Seed 004's A/B as written: config A {fusion_method: rrf, rrf_k: 60}, config B {fusion_method: weighted,
+    weights: {bm25: 0.3, splade: 0.4, dense: 0.3}} on a test set; the paired t-test on nDCG@10 (gain 2^grade - 1)
+    gives the mean difference, t and p, and p < 0.05 decides, with Holm's p over the three measures beside it."""
+    import jsonschema
+    from scipy import stats as ss
+    from treckit import write_run
+    from treckit.retrieval.bow import BowRetriever
+    from treckit.retrieval.corpus import read_corpus
+    from treckit.retrieval.ranking import run_from_rankings
+    from treckit.testsets import load_test_set
+
+    ts_path = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
+    docs = ROOT / "data" / "test_sets" / "documents.jsonl"
+    ts = load_test_set(ts_path)
+    bow = BowRetriever(read_corpus(docs))                 # stand-ins for the seed's SPLADE and dense runs
+    write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 20) for q in ts.queries}), tmp_path / "splade.trec")
+    write_run(run_from_rankings({q.query_id: bow.retrieve(q.query_text, 5) for q in ts.queries}), tmp_path / "dense.trec")
+    common = (f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25}}\n  splade: {{run: splade.trec}}\n"
+              "  dense: {run: dense.trec}\n")
+    (tmp_path / "A.yaml").write_text("name: A\n" + common + "fusion_method: rrf\nrrf_k: 60\n")
+    (tmp_path / "B.yaml").write_text("name: B\n" + common + "fusion_method: weighted\n"
+                                     "weights: {bm25: 0.3, splade: 0.4, dense: 0.3}\n")
+    code, out, err = run_cli(["compare", "--test-set", ts_path, "--config", tmp_path / "A.yaml", "--config",
+                              tmp_path / "B.yaml", "--out", tmp_path / "ab.json"], capsys)
+    assert code == 0, err
+    d = json.loads((tmp_path / "ab.json").read_text())
+    jsonschema.validate(d, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
+    assert d["definitions"]["ndcg_at_10"]["gain"] == "exp"
+    measures = ["ndcg_at_10", "recall_at_10", "mrr"]
+    assert [(t["measure"], t["test"]) for t in d["tests"]] == [(m, "t-test") for m in measures]
+    refs = [ss.ttest_rel([r["B"][m] for r in d["per_query"]], [r["A"][m] for r in d["per_query"]]) for m in measures]
+    holm = _holm([float(r.pvalue) for r in refs])
+    ab = d["ab_test"]
+    assert (ab["measure"], ab["test"], ab["decided_by"], ab["alpha"]) == ("ndcg_at_10", "t-test", "p_value", 0.05)
+    b = ab["systems"]["B"]
+    assert b["statistic"] == pytest.approx(refs[0].statistic) and b["p_value"] == pytest.approx(refs[0].pvalue)
+    assert b["p_adjusted"] == pytest.approx(holm[0]) and b["adjusted_by"] == "holm"
+    assert b["significant"] == (refs[0].pvalue < 0.05)
+    assert b["mean_difference"] == pytest.approx(d["delta"]["macro"]["B"]["ndcg_at_10"])
+    assert [t["significant"] for t in d["tests"]] == [r.pvalue < 0.05 for r in refs]    # the raw p, every measure
+    assert d["significance"]["rule"] == "p_value < alpha" and d["significance"]["correction"] == "none"
+    verdict = "significant" if b["significant"] else "not significant"
+    assert (f"A/B on ndcg_at_10: B - A {b['mean_difference']:+.4f}, t-test statistic {b['statistic']:.4f}, p "
+            f"{b['p_value']:.4f} {'<' if b['significant'] else '>='} 0.05: {verdict} (p holm {b['p_adjusted']:.4f})") in out
+    assert "\u2020 significant vs A: t-test, raw p < 0.05" in out
+
+
+def test_a_plain_compare_keeps_holm_and_says_how_to_get_the_seeds_rule(capsys):
+    """On the sample, the dense run's nDCG@10 gain has t-test p 0.0445: not significant after Holm over two measures
+    (0.0890), which the output says with the option that gives the seed's rule; --correction none makes it so."""
+    sample = ROOT / "data" / "quest_sample"
+    argv = ["compare", sample / "test.jsonl", sample / "bm25_predictions.jsonl", sample / "dense_predictions.jsonl",
+            "--gold", sample / "test.jsonl", "--name", "bm25", "--name", "dense", "-m", "ndcg_cut.10", "-m", "recip_rank"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert "\u2020 significant vs bm25: t-test, p holm < 0.05" in out and "--correction none: the raw p decides" in out
+    line = next(x for x in out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
+    assert "0.0445" in line and "0.0890" in line and line.rstrip(" │").endswith("no")
+    assert "A/B on" not in out
+    code, out, err = run_cli([*argv, "--correction", "none"], capsys)
+    assert code == 0, err
+    assert "\u2020 significant vs bm25: t-test, raw p < 0.05" in out and "the raw p decides" not in out
+    line = next(x for x in out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
+    assert "0.0445" in line and "0.0890" in line and line.rstrip(" │").endswith("yes")
+    assert any(x.startswith("│ dense") and "0.7162\u2020" in x for x in out.splitlines())
 
 
 @pytest.mark.parametrize("argv, text", [
@@ -383,7 +510,7 @@ def test_options_are_validated(tmp_path, capsys, argv, text):
 
 
 @pytest.mark.parametrize("bad", [dict(permutations=-5), dict(resamples=1), dict(alpha=2.0), dict(alpha=0.0),
-                                 dict(k=0), dict(seed=-1), dict(tests=("bogus",)), dict(correction="none")])
+                                 dict(k=0), dict(seed=-1), dict(tests=("bogus",)), dict(correction="fdr")])
 def test_options_are_validated_in_the_api(bad):
     from treckit.console.errors import InputError
     with pytest.raises(InputError):
@@ -430,7 +557,7 @@ def test_hits_equal_a_brute_force_ranking(shared):
 def test_json_to_stdout_and_table_to_stderr(tmp_path, capsys):
     qrels, runs = _files(tmp_path)
     code, out, err = run_cli(["compare", qrels, *runs, "-m", "map", "--out", "-", "--permutations", "200",
-                              "--resamples", "200"], capsys)
+                              "--resamples", "200", "--test", "t-test", "--test", "bootstrap"], capsys)
     assert code == 0, err
     data = json.loads(out)
     assert list(data["systems"]) == ["base", "better"] and "mean over 12 queries" in err and "┃" in err
@@ -454,9 +581,10 @@ def _files(tmp_path):
 
 def test_reports_show_every_test_with_raw_and_adjusted_p_ci_and_effect_size():
     qrels, systems = small_systems()
-    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=300, resamples=300))
+    comp = compare(qrels, systems, ["map"], CompareOptions(tests=stats.TESTS, permutations=300, resamples=300))
     md = report.markdown(comp)
     console = report.table(comp, width=200)
+    assert "| measure | system | test | statistic | p | p holm | CI of the delta | effect size d | significant |" in md
     for r in comp.tests:
         cells = [r["test"], f"{r['p_value']:.4f}", f"{r['p_adjusted']:.4f}", f"{r['effect_size']:.3f}"]
         line = next(x for x in md.splitlines() if x.startswith(f"| map | better | {r['test']} |"))
@@ -512,10 +640,12 @@ def test_plot_axes_name_the_queries_in_delta_order():
 def test_title_breaks_only_between_phrases(tmp_path):
     qrels, systems = small_systems()
     comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
-    text = report.table(comp, width=40)
-    first = text.splitlines()[:3]
+    text = report.table(comp, width=60)
+    first = text.splitlines()[:5]
     assert first == ["mean over 12 queries", "every judged query (one a run misses scores 0)",
-                     "\u2020 significant vs base (t-test, holm, alpha 0.05)"]
+                     "\u2020 significant vs base: t-test, p holm < 0.05",
+                     "p holm: adjusted over 1 comparison",
+                     "--correction none: the raw p decides (seed 004's A/B)"]
     assert report.title_lines(["aa bb", "cc"], 9) == ["aa bb; cc"] and report.title_lines(["aa bb", "cc"], 8) == ["aa bb", "cc"]
 
 
@@ -529,11 +659,11 @@ def test_a_missing_corpus_is_named_before_any_run_is_read(tmp_path, capsys, monk
 
 def test_narrow_console_lists_each_test_without_breaking_a_field():
     qrels, systems = small_systems()
-    comp = compare(qrels, systems, ["map"], CompareOptions(permutations=200, resamples=200))
+    comp = compare(qrels, systems, ["map"], CompareOptions(tests=stats.TESTS, permutations=200, resamples=200))
     text = report.table(comp, width=56)            # the longest phrase: 53 characters
     assert max(map(len, text.splitlines())) <= 56
     for r in comp.tests:
-        assert f"map / better / {r['test']}" in text and f"p adjusted {r['p_adjusted']:.4f}" in text
+        assert f"map / better / {r['test']}" in text and f"p holm {r['p_adjusted']:.4f}" in text
     boot = next(r for r in comp.tests if r["test"] == "bootstrap")
     assert f"CI of the delta [{boot['ci_low']:+.4f}, {boot['ci_high']:+.4f}]" in text
 
@@ -573,6 +703,31 @@ def test_config_systems_are_warmed_up_and_timed_in_turns(fake_clock, tmp_path, c
         assert [c for c in calls if c != "tick"] == turns[:2 * WARMUP_QUERIES] + turns
         assert calls.index("tick") == 2 * WARMUP_QUERIES                  # the warm-up reads no clock
     assert deltas == {"A": 250.0, "B": -250.0}
+
+
+def test_a_stall_moves_the_mean_difference_and_not_the_median_one(fake_clock, tmp_path, capsys, monkeypatch):
+    """A costs 250 ms a query and B 500 ms, but one of A's calls stalls 10 s (50 queries): the mean difference
+    reads 500 - (250 + 10000 / 50) = 50 ms, the median of the per-query differences 250 ms, and both are said."""
+    from treckit.testsets import load_test_set
+    ts_path = ROOT / "data/test_sets/clinical_v1.yaml"
+    stalled_text = load_test_set(ts_path).queries[10].query_text
+    search_a = fake_clock.search_a
+
+    def stalling(text):
+        if text == stalled_text:
+            fake_clock.now += 10.0
+        return search_a(text)
+    monkeypatch.setattr(fake_clock, "search_a", stalling)
+    _fake_clock_configs(tmp_path)
+    code, out, err = run_cli(["compare", "--test-set", ts_path, "--config", tmp_path / "A.yaml", "--config",
+                              tmp_path / "B.yaml", "-m", "ndcg_cut.10", "--out", tmp_path / "c.json"], capsys)
+    assert code == 0, err
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert d["systems"]["A"]["latency_ms"]["mean"] == pytest.approx(450.0)
+    assert d["delta"]["latency_ms"] == {"B": pytest.approx(50.0)} and d["delta"]["latency_median_ms"] == {"B": 250.0}
+    assert "(vs A: mean +50.00 ms, median +250.00 ms per query)" in out
+    import jsonschema
+    jsonschema.validate(d, json.loads((ROOT / "code" / "treckit" / "compare" / "schema.json").read_text()))
 
 
 def test_config_systems_of_run_files_need_no_queries(tmp_path, capsys):

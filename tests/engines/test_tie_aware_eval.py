@@ -140,7 +140,7 @@ def test_range_columns_hold_trec_evals_value_and_the_three_others(tmp_path):
     assert code == 0 and out.startswith("# measure")
     rows = [ln.split("\t") for ln in out.splitlines()[1:]]
     assert len(rows) == len(plain)
-    for m, q, te, ex, best, worst in rows:
+    for m, q, te, ex, worst, best in rows:
         assert te == plain[m.strip(), q]
         assert float(worst) <= float(ex) <= float(best) and float(worst) <= float(te) <= float(best)
     code, out, _ = treckit(["--tie-aware", "range", "--format", "json", "-m", "map", qp, rp])
@@ -220,7 +220,7 @@ def test_the_python_api(tmp_path):
     for q, cols in ref.items():
         assert float(df.loc[df.qid == q, "map"].iloc[0]) == pytest.approx(float(exact_mean(cols["map"])), abs=1e-12)
     rng = treckit.evaluate(str(qp), str(rp), ["map"], tie_aware="range", per_query=False, warn=lambda m: None)
-    assert list(rng.columns) == ["qid", "measure", "trec_eval", "expected", "best", "worst"]
+    assert list(rng.columns) == ["qid", "measure", "trec_eval", "expected", "worst", "best"]
     rep = treckit.evaluate(str(qp), str(rp), ["map"], tie_aware="report", warn=lambda m: None)
     assert rep["tied_groups_with_judged_doc"] == 3
     from treckit.console.errors import InputError
@@ -248,8 +248,9 @@ def test_range_rows_are_the_same_numbers_in_every_format(tmp_path):
     code, out, _ = treckit([*argv[:2], "--format", "json", *argv[2:]])
     assert code == 0
     rows = json.loads(out)[0]["rows"]
-    keys = ("trec_eval", "expected", "best", "worst")
+    keys = ("trec_eval", "expected", "worst", "best")
     expected = {(r["measure"], r["qid"]): tuple(r[k] for k in keys) for r in rows}
+    assert all(tuple(r)[2:] == keys for r in rows)                 # worst before best, as report and compare
     assert len(expected) == len(rows) >= 6                           # 2 measures x (2 queries + all)
 
     code, out, _ = treckit([*argv[:2], "--format", "jsonl", *argv[2:]])
@@ -267,6 +268,22 @@ def test_range_rows_are_the_same_numbers_in_every_format(tmp_path):
     for (measure, qid), values in expected.items():
         assert any(ln.split()[:6] == [qid, measure, *(f"{v:6.4f}".strip() for v in values)]
                    for ln in out.replace("│", " ").splitlines()), (measure, qid)
+
+
+def test_range_and_report_give_a_range_worst_first(capsys):
+    """One order for a range everywhere: --tie-aware range prints worst before best, as report does."""
+    from helpers import ROOT, run_cli
+    ties = ROOT / "data" / "ties"
+    code, out, err = run_cli(["eval", "--tie-aware", "range", "-m", "map", ties / "qrels.test", ties / "rounded.run"], capsys)
+    assert code == 0, err
+    assert out.splitlines() == ["# measure             \tqid\ttrec_eval\texpected\tworst\tbest",
+                                "map                   \tall\t0.1616\t0.1623\t0.1558\t0.1693"]
+    code, out, err = run_cli(["eval", "--tie-aware", "report", "-m", "map", ties / "qrels.test", ties / "rounded.run"],
+                             capsys)
+    assert code == 0, err
+    assert any(line.split() == ["measure", "trec_eval", "expected", "worst", "best", "largest", "query", "range"]
+               for line in out.splitlines())
+    assert any(line.split()[:5] == ["map", "0.1616", "0.1623", "0.1558", "0.1693"] for line in out.splitlines())
 
 
 def test_report_of_a_run_without_ties_and_with_long_decimals(tmp_path):

@@ -364,3 +364,20 @@ def test_one_registry_names_each_measures_reference_tool(capsys):
     rows = {ln.split()[1]: ln for ln in out.splitlines() if ln.startswith("-  ")}
     assert code == 0 and out.splitlines()[0].split()[4] == "reference"
     assert registry.GDEVAL in rows["gdeval.ERR@k,"] and registry.CWL in rows["SDCG@k"] and "judged provider" in rows["Judged[@k]"]
+
+
+def test_measures_lists_each_ir_measures_name_on_the_row_of_what_it_computes(capsys):
+    """`treckit measures`: NumRelRet (NumRet(rel=1), trec_eval's num_rel_ret) on the num_rel_ret row, not num_ret's;
+    every name whose parameters are fixed sits on the row of the measure it resolves to."""
+    from helpers import run_cli
+    from treckit.measures.registry import MEASURES, resolve
+
+    code, out, err = run_cli(["measures"], capsys)
+    assert code == 0, err
+    rows = {line.split()[0]: line.split()[1].rstrip(",") for line in out.splitlines()[1:] if line.strip()}
+    assert rows["num_ret"] == "NumRet" and rows["num_rel_ret"] == "NumRelRet"
+    for m in MEASURES:
+        for spec in m.irm:
+            if spec.preset:
+                for name in spec.names:
+                    assert resolve([name])[0].measure.name == m.name, (name, m.name)

@@ -43,8 +43,10 @@ def test_three_stages(tmp_path):
     r = script("evaluate.py", "--run", out, "--qrels", tmp_path / "qrels", "--cutoffs", "1", "10", "--output", tmp_path / "res.json")
     assert r.returncode == 0, r.stderr
     res = json.loads((tmp_path / "res.json").read_text())
-    assert list(res) == ["cutoffs", "recall", "ndcg", "mrr", "map", "num_queries"]
-    assert res["num_queries"] == 8 and "Cutoff" in r.stdout
+    assert list(res) == ["cutoffs", "recall", "ndcg", "mrr", "map", "num_queries", "malformed_lines_skipped"]
+    assert res["num_queries"] == 8 and res["malformed_lines_skipped"] == {"qrels": 0, "run": 0}
+    assert r.stdout.splitlines()[:6] == ["=" * 60, "Evaluation Results", "=" * 60, "", "Cutoff     Recall@k        NDCG@k",
+                                         "-" * 60]
 
 
 def test_evaluate_matches_trec_eval_names(tmp_path, capsys):
@@ -104,7 +106,7 @@ def test_staged_scripts_read_trec_files_by_the_documents_rule(tmp_path, capsys):
     assert json.loads((tmp_path / "escaped.json").read_text()) == res
 
     # --layout auto: the qrels' '8 0 District 9 1' is ambiguous; the fix names options this script takes
-    for name, args in (("evaluate.py", ["--run", run, "--qrels", qrels]),
+    for name, args in (("evaluate.py", ["--run", run, "--qrels", qrels, "--strict"]),
                        ("preprocess_qrels.py", ["--input", qrels, "--output", tmp_path / "x"])):
         code, _, err = staged(name, *args, "--layout", "auto", capsys=capsys)
         assert code == 2 and "ambiguous line of 5 fields" in err and "Traceback" not in err
@@ -450,3 +452,86 @@ def test_cross_check_joins_docs_as_treckit_does(tmp_path, capsys):
     code, out, err = run_cli(["eval", "--cross-check", "-m", "recip_rank", qrels, run, "--order", "desc"], capsys)
     assert code == 0, err
     assert out.split() == ["recip_rank", "all", "0.5000"] and ": 1 number agrees" in err
+
+
+# ---------------------------------------------------------------- the pipeline document's words (seed 001)
+def test_staged_scripts_skip_malformed_lines_with_a_counted_warning(tmp_path, capsys, trec_eval):
+    """Seed 001: "Skipping malformed line" warnings, not a stop.  preprocess_run.py skips a line that is not JSON
+    and evaluate.py the run and qrels lines it cannot read, each said, all counted (in evaluate.py's JSON too), and
+    the numbers are the clean files' (trec_eval's); --strict stops at the first (exit 2, nothing written), and
+    `treckit eval` stays strict, as trec_eval is."""
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"id": "1", "docs": ["Rio 2", "Up"], "scores": [2.0, 1.0]}\n{"id": "2", "docs": ["Saw 3"\n'
+                     '{"id": "3", "docs": ["Up"], "scores": [0.5]}\n')
+    code, _, err = staged("preprocess_run.py", "--input", preds, "--run_name", "mine", capsys=capsys)
+    assert code == 0, err
+    assert "preds.jsonl: Skipping malformed line 2: not valid JSON" in err and "skipped 1 malformed run line(s)" in err
+    assert (tmp_path / "preds_trec").read_text().splitlines() == ["1 Q0 Rio%202 1 2 mine", "1 Q0 Up 2 1 mine",
+                                                                  "3 Q0 Up 1 0.5 mine"]
+    code, _, err = staged("preprocess_run.py", "--input", preds, "--output", tmp_path / "strict.trec", "--strict",
+                          capsys=capsys)
+    assert code == 2 and "preds.jsonl:2: not valid JSON" in err and not (tmp_path / "strict.trec").exists()
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 Rio%202 1\n1 0 Up two\n3 0 Up 1\n3 0 Saw%203 2\n")
+    run.write_text("1 Q0 Rio%202 1 2 mine\n1 Q0 Up 2 one mine\n3 Q0 Up 1 0.5 mine\n3 Q0\n3 Q0 Saw%203 2 0.25 mine\n")
+    code, out, err = staged("evaluate.py", "--run", run, "--qrels", qrels, "--cutoffs", "1", "2", "--output",
+                            tmp_path / "res.json", capsys=capsys)
+    assert code == 0, err
+    for line in ("qrels: Skipping malformed line 2: grade 'two' is not an integer",
+                 "run: Skipping malformed line 2: score 'one' is not a number", "run: Skipping malformed line 4:"):
+        assert line in err, line
+    res = json.loads((tmp_path / "res.json").read_text())
+    assert res["malformed_lines_skipped"] == {"qrels": 1, "run": 2}
+    clean_qrels, clean_run = tmp_path / "clean_qrels", tmp_path / "clean_run"
+    clean_qrels.write_text("1 0 Rio%202 1\n3 0 Up 1\n3 0 Saw%203 2\n")
+    clean_run.write_text("1 Q0 Rio%202 1 2 mine\n3 Q0 Up 1 0.5 mine\n3 Q0 Saw%203 2 0.25 mine\n")
+    ref = subprocess.run([str(trec_eval), "-m", "recall.1,2", "-m", "ndcg_cut.1,2", "-m", "recip_rank", "-m", "map",
+                          str(clean_qrels), str(clean_run)], capture_output=True, text=True, check=True).stdout
+    want = {f.split()[0]: float(f.split()[2]) for f in ref.splitlines()}
+    assert {k: round(v, 4) for k, v in want.items()} == {
+        "recall_1": round(res["recall"]["1"], 4), "recall_2": round(res["recall"]["2"], 4),
+        "ndcg_cut_1": round(res["ndcg"]["1"], 4), "ndcg_cut_2": round(res["ndcg"]["2"], 4),
+        "recip_rank": round(res["mrr"], 4), "map": round(res["map"], 4)}
+    code, _, err = staged("evaluate.py", "--run", run, "--qrels", qrels, "--strict", "--output", tmp_path / "s.json",
+                          capsys=capsys)
+    assert code == 2 and "qrels:2: grade 'two' is not an integer" in err and not (tmp_path / "s.json").exists()
+    code, _, err = run_cli(["eval", "-m", "map", qrels, run], capsys)
+    assert code == 2 and "grade 'two' is not an integer" in err
+    # a run evaluated in bounded memory (over --memory-limit) is not read whole to skip a line: said, with the fix
+    clean_qrels_args = ["--qrels", clean_qrels, "--cutoffs", "1", "2"]
+    run.write_text(run.read_text() + "".join(f"9 Q0 x{i} {i} 0.5 mine\n" for i in range(1, 400)))   # over 1K x 3
+    code, _, err = staged("evaluate.py", "--run", run, *clean_qrels_args, "--memory-limit", "1K", capsys=capsys)
+    assert code == 2 and "run:2: score 'one' is not a number" in err and "it is not skipped here" in err
+    code, _, err = staged("evaluate.py", "--run", run, *clean_qrels_args, "--memory-limit", "0", "--output",
+                          tmp_path / "whole.json", capsys=capsys)
+    assert code == 0 and json.loads((tmp_path / "whole.json").read_text())["malformed_lines_skipped"]["run"] == 2
+
+
+def test_evaluate_py_prints_the_documents_banner_and_says_when_no_query_overlaps(tmp_path, capsys):
+    """Seed 001's "Evaluation Results" table, and its message when the files share no query id."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 a 1\n")
+    run.write_text("1 Q0 a 1 1.0 r\n")
+    code, out, err = staged("evaluate.py", "--run", run, "--qrels", qrels, "--cutoffs", "1", "5", capsys=capsys)
+    assert code == 0, err
+    assert out.splitlines() == ["=" * 60, "Evaluation Results", "=" * 60, "", "Cutoff     Recall@k        NDCG@k",
+                                "-" * 60, "1          1.0000          1.0000", "5          1.0000          1.0000",
+                                "-" * 60, "MRR 1.0000   MAP 1.0000   queries 1", "=" * 60]
+    run.write_text("2 Q0 a 1 1.0 r\n")
+    code, out, err = staged("evaluate.py", "--run", run, "--qrels", qrels, capsys=capsys)
+    assert code == 2 and out == "" and "No overlapping query IDs between ground truth and run file" in err
+
+
+def test_the_staged_files_read_the_same_in_trec_eval(tmp_path, capsys, trec_eval):
+    """docs/pipeline.md's trec_eval block (not run there: make demo installs no trec_eval): the reference binary on
+    the sample's staged qrels and run prints the bytes `treckit eval` prints."""
+    assert staged("preprocess_qrels.py", "--input", GOLD, "--output", tmp_path / "test_qrels", capsys=capsys)[0] == 0
+    assert staged("preprocess_run.py", "--input", SAMPLE / "bm25_predictions.jsonl", "--gold", GOLD, "--run_name", "bm25",
+                  "--output", tmp_path / "bm25.trec", capsys=capsys)[0] == 0
+    args = ["-m", "map", "-m", "recip_rank", "-m", "ndcg_cut.10", "-m", "recall.100", tmp_path / "test_qrels",
+            tmp_path / "bm25.trec"]
+    code, out, err = run_cli(["eval", *args], capsys)
+    assert code == 0, err
+    ref = subprocess.run([str(trec_eval), *map(str, args)], capture_output=True, text=True, check=True).stdout
+    assert out == ref and "map                   \tall\t0.2253\n" in ref

@@ -91,3 +91,26 @@ def test_the_sample_retriever_passes_the_gate_against_the_stored_baseline():
             f"{ndcg.baseline:.4f}") in docs
     means = {m: stored["aggregates"][m]["mean"] for m in ("recall_at_10", "ndcg_at_10", "mrr")}
     assert '{"metrics": {' + ", ".join(f'"{m}": {v!r}' for m, v in means.items()) + "}" in docs
+
+
+def test_the_service_request_body_is_the_sample_test_set_and_gives_these_numbers():
+    """docs/service.md's curl sends data/test_sets/evaluate_request.json: the sample test set (as its YAML reads) and
+    the baseline's run file; the sample server answers with the numbers the page shows."""
+    import yaml
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from treckit.service.app import create_app, load_settings
+
+    body = json.loads((DATA / "evaluate_request.json").read_text())
+    assert body == {"test_set": yaml.safe_load(SAMPLE.read_text()), "run_file": "baseline_bow.trec", "system": "bow"}
+    page = (ROOT / "docs" / "service.md").read_text()
+    assert "-d @data/test_sets/evaluate_request.json" in page and "as JSON>" not in page
+    with TestClient(create_app(load_settings(DATA / "server.yaml"))) as client:
+        got = client.post("/v1/evaluate", content=(DATA / "evaluate_request.json").read_bytes(),
+                          headers={"Content-Type": "application/json"})
+    assert got.status_code == 200, got.text
+    answer = got.json()
+    shown = '{"metrics": {"recall_at_10": 0.7116187746893629, "ndcg_at_10": 0.7934457385191729, "mrr": 0.8857002801120448}'
+    assert shown in page and answer["metrics"] == json.loads(shown + "}")["metrics"]
+    assert answer["system"] == "bow" and answer["num_queries"] == 50 and answer["missing_queries"] == []

@@ -61,7 +61,7 @@ def test_the_compare_page_shows_compare_s_means_intervals_and_deciding_tests(sam
             if s != "bm25":
                 first = next(t for t in record["tests"] if t["system"] == s and t["measure"] == m
                              and t["significant"] is not None)
-                assert f"{first['test']} p = {first['p_adjusted']:.4f}" in text
+                assert f"{first['test']} p = {first[first['decided_by']]:.4f}" in text
                 assert ("\u2020" in text) == first["significant"]
                 assert f"\u0394 {record['delta']['macro'][s][m]:+.4f}" in text
 
@@ -246,3 +246,27 @@ def test_names_and_query_ids_are_shown_as_text_never_as_markup(tmp_path):
     data = json.loads(re.search(r'id="treckit-data">(.*?)</script>', page).group(1))
     assert [r[0] for r in data["rows"]] == sorted([qid, "q2"], key=str.encode)
     assert any(c["name"] == f"{tag} map" for c in data["columns"])
+
+
+def test_a_page_marks_with_the_p_that_decides_the_raw_one_under_correction_none():
+    """A report page marks a difference by the p compare decides on: Holm's by default, the raw p of the paired t-test
+    with --correction none (seed 004's rule). nDCG's deltas: t-test p 0.0265 (scipy), Holm's over two measures 0.0530."""
+    from scipy import stats as sps
+    from treckit.compare.compare import CompareOptions, compare_values
+    from treckit.report.page import marks_of, test_note
+    ndcg = np.array([0.1, 0.2, 0.0, 0.3, 0.1, -0.1, 0.2, 0.1, -0.1, 0.2, 0.0, 0.1])
+    rr = np.array([0.1, -0.2, 0.0, 0.3, -0.1, -0.2, 0.2, 0.1, -0.1, 0.2, -0.1, 0.1])
+    base = np.full((12, 2), 0.5)
+    values = {"a": base, "b": base + np.column_stack([ndcg, rr])}
+    raw = sps.ttest_rel(values["b"][:, 0], values["a"][:, 0]).pvalue
+    assert round(raw, 4) == 0.0265 and round(2 * raw, 4) == 0.0530      # Holm: the smaller of two p's, times 2
+    qids = [f"q{i}" for i in range(12)]
+    for correction, p, significant, which, rule in [("holm", 2 * raw, False, "holm-adjusted", "adjusted p < 0.05"),
+                                                    ("none", raw, True, "raw", "raw p (--correction none) < 0.05")]:
+        comp = compare_values(["a", "b"], ["ndcg", "rr"], qids, values, CompareOptions(tests=("t-test",),
+                                                                                      correction=correction))
+        mark = marks_of(comp)["b"]["ndcg"]
+        assert mark.significant is significant and mark.p == pytest.approx(p, rel=1e-12)
+        assert mark.text() == (f"{'significant' if significant else 'not significant'}: t-test, p = {p:.4f} "
+                               f"({which}; alpha 0.05)")
+        assert f"significant = {rule}" in test_note(comp)

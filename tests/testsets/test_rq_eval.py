@@ -66,6 +66,22 @@ def test_documented_shape_and_numbers_by_hand(tmp_path):
     assert rows["1"]["delta"] == pytest.approx({"recall": 0.0, "mrr": 0.0, "ndcg": b1 - 1.0})
     assert rows["2"]["delta"] == pytest.approx({"recall": 0.0, "mrr": 0.5, "ndcg": 1 - a2})
     assert data["traces"]["A"] == {"requested": False, "written": False, "path": None, "reason": "--emit-traces was not given"}
+    # seed 004's A/B: the paired t-test on ndcg decides by its raw p; Holm's p over the three measures beside it
+    from scipy import stats
+    a_ndcg, b_ndcg = [1.0, a2], [b1, 1.0]
+    t = stats.ttest_rel(b_ndcg, a_ndcg)
+    p_mrr = stats.ttest_rel([1.0, 1.0], [1.0, 0.5]).pvalue
+    ps = sorted([float(t.pvalue), float(p_mrr), 1.0])              # recall: every delta 0, p 1
+    holm = max(min(1.0, 3 * ps[0]), 0)
+    holm_of = {ps[0]: holm, ps[1]: max(holm, min(1.0, 2 * ps[1])), ps[2]: max(holm, min(1.0, 2 * ps[1]), ps[2])}
+    ab = data["ab_test"]
+    assert (ab["measure"], ab["test"], ab["decided_by"], ab["alpha"], ab["adjusted_by"]) == ("ndcg", "t-test", "p_value", 0.05, "holm")
+    assert ab["mean_difference"] == pytest.approx((b1 + 1) / 2 - (1 + a2) / 2)
+    assert ab["statistic"] == pytest.approx(t.statistic) and ab["p_value"] == pytest.approx(t.pvalue)
+    assert ab["p_adjusted"] == pytest.approx(holm_of[float(t.pvalue)]) and ab["significant"] == (t.pvalue < 0.05)
+    assert f"A/B on ndcg: B - A {ab['mean_difference']:+.4f}, t-test statistic {t.statistic:.4f}, p {t.pvalue:.4f}" in r.stdout
+    assert data["significance"]["rule"] == "p_value < alpha"
+    assert "latency" not in json.dumps(data)
     with open(tmp_path / "o.csv", newline="") as fh:
         table = list(csv.reader(fh))
     assert table[0] == ["qid", "system", "recall", "mrr", "ndcg", "hits"]
@@ -162,11 +178,12 @@ def test_console_title_does_not_wrap_mid_phrase(tmp_path):
     r = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="36"))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:4] == ["mean over 2 queries", "every listed query (one unjudged or missed scores 0)",
-                         "ndcg: gain = 2^grade - 1", "\u2020 significant vs A (t-test, holm, alpha 0.05)"]
+    assert lines[:5] == ["mean over 2 queries", "every listed query (one unjudged or missed scores 0)",
+                         "ndcg: gain = 2^grade - 1", "\u2020 significant vs A: t-test, raw p < 0.05",
+                         "p holm: adjusted over 3 comparisons, beside"]
     wide = rq_eval(tmp_path, env=dict(os.environ, COLUMNS="200")).stdout.splitlines()
     assert wide[0] == ("mean over 2 queries; every listed query (one unjudged or missed scores 0); ndcg: gain = 2^grade - 1; "
-                       "\u2020 significant vs A (t-test, holm, alpha 0.05)")
+                       "\u2020 significant vs A: t-test, raw p < 0.05; p holm: adjusted over 3 comparisons, beside")
 
 
 def test_bad_k_is_a_usage_error(tmp_path):
@@ -184,3 +201,66 @@ def test_an_output_that_is_an_input_is_refused(tmp_path):
                         "--out", str(tmp_path / "o.json"), "--csv", str(tmp_path / "truth.tsv")], capture_output=True, text=True)
     assert r.returncode == 2 and "truth.tsv" in r.stderr and "Traceback" not in r.stderr
     assert (tmp_path / "truth.tsv").read_bytes() == before and not (tmp_path / "o.json").exists()
+
+
+def _seed_inputs(tmp_path):
+    """Seed 000's own example inputs (queries, truth, corpus), and two configs that describe retrieval systems over
+    the corpus: A bag-of-words with the trace gate open, B BM25 and bag-of-words fused by RRF, gate closed."""
+    (tmp_path / "queries.tsv").write_text("q1\tapple tart\nq2\tbanana bread\n")
+    (tmp_path / "qrels.tsv").write_text("q1\td1\t2\nq2\td2\t1\n")
+    (tmp_path / "corpus.jsonl").write_text('{"id":"d1","text":"apple tart recipe with cinnamon"}\n'
+                                           '{"id":"d2","text":"banana bread with walnuts"}\n')
+    (tmp_path / "A.yaml").write_text("corpus: corpus.jsonl\ncomponents:\n  bow: {method: bow}\n" + GATE_OPEN)
+    (tmp_path / "B.yaml").write_text("corpus: corpus.jsonl\ncomponents:\n  bm25: {method: bm25}\n  bow: {method: bow}\n"
+                                     "fusion_method: rrf\nperf: {enabled: false}\n")
+
+
+def _seed_rq_eval(tmp_path, out: str, *extra):
+    return subprocess.run([sys.executable, str(SCRIPT), "--corpus", str(tmp_path / "corpus.jsonl"),
+                           "--queries", str(tmp_path / "queries.tsv"), "--truth", str(tmp_path / "qrels.tsv"),
+                           "--configA", str(tmp_path / "A.yaml"), "--configB", str(tmp_path / "B.yaml"), "--k", "10",
+                           "--out", str(tmp_path / f"{out}.json"), "--csv", str(tmp_path / f"{out}.csv"),
+                           "--emit-traces", *extra], capture_output=True, text=True)
+
+
+def test_system_configs_give_the_same_bytes_twice_and_their_latency_goes_to_its_own_file(tmp_path):
+    """No wall-clock in the outputs: two runs with configs describing systems write the same JSON, CSV and traces,
+    byte for byte, and print the same table; the latency goes to --latency-out only."""
+    _seed_inputs(tmp_path)
+    suffixes = (".json", ".csv", ".traces.A.jsonl")
+    first = _seed_rq_eval(tmp_path, "o", "--latency-out", str(tmp_path / "latency.json"))
+    assert first.returncode == 0, first.stderr
+    written = {suffix: (tmp_path / f"o{suffix}").read_bytes() for suffix in suffixes}
+    second = _seed_rq_eval(tmp_path, "o")
+    assert second.returncode == 0, second.stderr
+    for suffix in suffixes:
+        assert (tmp_path / f"o{suffix}").read_bytes() == written[suffix], suffix
+    assert first.stdout == second.stdout and "latency" not in first.stdout
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert "latency" not in json.dumps(data)
+    # the seed's toy: each query's one relevant doc is ranked first by both systems
+    assert data["systems"]["A"]["metrics"]["macro"] == {"recall": 1.0, "mrr": 1.0, "ndcg": 1.0}
+    assert data["systems"]["B"]["metrics"]["macro"] == {"recall": 1.0, "mrr": 1.0, "ndcg": 1.0}
+    assert data["systems"]["A"]["run_path"] is None and len(data["systems"]["A"]["config_digest"]) == 64
+    latency = json.loads((tmp_path / "latency.json").read_text())
+    assert latency["unit"] == "ms" and set(latency["systems"]) == {"A", "B"}
+    for s in ("A", "B"):
+        lat = latency["systems"][s]
+        assert lat["min"] <= lat["p50"] <= lat["p95"] <= lat["max"] and lat["mean"] > 0
+    assert latency["delta"]["mean"] == pytest.approx(latency["systems"]["B"]["mean"] - latency["systems"]["A"]["mean"])
+    assert latency["delta"]["median"] is not None
+
+
+def test_a_system_config_with_the_trace_gate_open_writes_its_traces(tmp_path):
+    """The keys that open --emit-traces are accepted in a config describing a system, and its trace holds the
+    system's own ranking; B's gate is closed (perf.enabled false)."""
+    _seed_inputs(tmp_path)
+    r = _seed_rq_eval(tmp_path, "o")
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o.json").read_text())
+    assert data["traces"]["A"]["written"] and "t2.quality.shadow" in data["traces"]["A"]["reason"]
+    assert not data["traces"]["B"]["written"] and "perf.enabled is False, not true" in data["traces"]["B"]["reason"]
+    lines = [json.loads(x) for x in (tmp_path / "o.traces.A.jsonl").read_text().splitlines()]
+    assert [(t["qid"], t["ranked_ids"][0], t["hits"], t["ndcg"]) for t in lines] == [("q1", "d1", ["d1"], 1.0),
+                                                                                        ("q2", "d2", ["d2"], 1.0)]
+    assert not (tmp_path / "o.traces.B.jsonl").exists()

@@ -952,6 +952,14 @@ def test_gate_never_compares_two_ndcg_gains(tmp_path, capsys):
     code, out, err = run_cli(["gate", "--baseline", tmp_path / "exp.json", "--current", tmp_path / "lin.json"], capsys)
     assert code == 2 and "gate passed" not in err
     assert "the current results have no ndcg_at_10" in err and "ndcg_cut_10" in err
+    # the fix names the flag that gives exp gain; run as written, it makes results the gate takes
+    assert "they were evaluated with --gain linear" in err
+    fix = err.split("fix: evaluate with it (`")[1].split("`")[0]
+    assert fix == "treckit testset eval TEST_SET --run RUN --measure ndcg_at_10 --gain exp --out RESULTS.json"
+    argv = [{"TEST_SET": SAMPLE, "RUN": run, "RESULTS.json": tmp_path / "fixed.json"}.get(a, a) for a in fix.split()[1:]]
+    assert run_cli([*argv, "--measure", "recall_at_10"], capsys)[0] == 0
+    code, out, err = run_cli(["gate", "--baseline", tmp_path / "exp.json", "--current", tmp_path / "fixed.json"], capsys)
+    assert code == 0, err
 
 
 def test_gate_refuses_results_whose_definitions_differ(tmp_path, capsys):

@@ -82,6 +82,9 @@ def one_of(values) -> str:
     return " | ".join(values)
 
 
+READING_PANEL = "Reading runs"      # the heading of the reading options in help, as `treckit eval -h` heads them
+
+
 def with_reading_options(extra: Mapping[str, tuple[str, ...]] | None = None):
     """Decorate a typer command: the reading options become its parameters (from
     :data:`treckit.inputs.options.FLAGS`), and the command receives them as one ``reading: RunReading`` keyword.  ``extra`` adds names for a
@@ -99,15 +102,18 @@ def with_reading_options(extra: Mapping[str, tuple[str, ...]] | None = None):
             help_ = f.help
             if f.kind is bool:
                 added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=bool,
-                                               default=typer.Option(False, *names, help=help_)))
+                                               default=typer.Option(False, *names, help=help_,
+                                                                    rich_help_panel=READING_PANEL)))
                 continue
             annotation = Optional[int] if f.kind is int else Optional[str]
             if f.default is not None:
                 help_ += f" (default: {f.default})"
             added.append(inspect.Parameter(python_name(f), inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                                           default=typer.Option(None, *names, help=help_, show_default=False)))
+                                           default=typer.Option(None, *names, help=help_, show_default=False,
+                                                                rich_help_panel=READING_PANEL)))
         added.append(inspect.Parameter("break_ties", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
-                                       default=typer.Option(False, "--break-ties", help="the same as --ties break")))
+                                       default=typer.Option(False, "--break-ties", help="the same as --ties break",
+                                                            rich_help_panel=READING_PANEL)))
         names = {p.name for p in added}
 
         @functools.wraps(func)

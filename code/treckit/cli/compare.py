@@ -48,10 +48,13 @@ def compare_cmd(
     test_set: Optional[str] = typer.Option(None, "--test-set", help="a test-set YAML in place of QRELS: its judgments, "
                                            "and its queries for the configs that describe systems"),
     k: int = typer.Option(10, "--k", min=1, help="depth for the per-query relevant 'hits'"),
-    test: Optional[List[TestName]] = typer.Option(None, "--test", help="repeat to pick several (default: all four)"),
-    correction: Correction = typer.Option(Correction.holm, help="multiple-comparison correction, within each test"),
+    test: Optional[List[TestName]] = typer.Option(None, "--test", help="paired test; repeat to pick several, the "
+                                                  "first marks the means (default: t-test)"),
+    correction: Optional[Correction] = typer.Option(None, help="which p decides: none (the raw p) or the p adjusted "
+                                                    "by holm or bonferroni over every comparison of a test (default: "
+                                                    "holm; none on a test set, seed 004's A/B rule)"),
     alpha: float = typer.Option(0.05, callback=_open_unit,
-                                help="significance level: significant = corrected p < alpha (every test)"),
+                                help="significance level: significant = the deciding p < alpha (every test)"),
     permutations: int = typer.Option(10000, min=thresholds.MIN_DRAWS,
                                      help="randomization test draws (exact for <= 16 differing queries)"),
     resamples: int = typer.Option(10000, min=thresholds.MIN_DRAWS, help="bootstrap resamples"),
@@ -82,7 +85,8 @@ def compare_cmd(
     reading=None,
     memory_limit: MemoryLimit = DEFAULT_MEMORY,
 ) -> None:
-    """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
+    """Compare systems: per-query deltas, win/tie/loss, the paired t-test (Holm across measures; the raw p on a
+    test set's A/B), reports."""
     defer_pandas()
     if tie_aware is not None:                               # checked before any file is read
         check_compare_mode(tie_aware)
@@ -90,7 +94,7 @@ def compare_cmd(
     if choose(engine, scheduler).name != "local":         # checked before any file is read
         check_shared_paths(runs or [], scheduler)
     opts = CompareOptions(k=k, tests=tuple(t.value for t in test) if test else CompareOptions.tests,
-                          correction=correction.value, alpha=alpha, permutations=permutations,
+                          correction=correction.value if correction else None, alpha=alpha, permutations=permutations,
                           resamples=resamples, seed=seed, tie_aware=tie_aware)
     if qrels is None and test_set is None:
         raise InputError("compare needs the judgments: QRELS, or --test-set TS.yaml",

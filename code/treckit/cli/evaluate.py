@@ -340,7 +340,9 @@ def _plain_help() -> str:
     name_w = max(len(_row_name(*row[:3])) for _, rows in EVAL_HELP_SECTIONS for row in rows) + 2
     out = [f"Usage: {EVAL_USAGE}", "", *textwrap.wrap(EVAL_ABOUT, width), ""]
     for title, rows in EVAL_HELP_SECTIONS:
-        out.append(f"{title}:")
+        heading, _, intro = title.partition(": ")
+        out.append(f"{heading}:")
+        out.extend("  " + line for line in textwrap.wrap(intro[:1].upper() + intro[1:] + ".", width - 2) if intro)
         for short, long, val, text in rows:
             name = _row_name(short, long, val)
             lines = textwrap.wrap(text, width - name_w - 2) or [""]
@@ -357,7 +359,7 @@ def print_eval_help() -> None:
     where rich is unavailable."""
     try:
         from rich import box
-        from rich.console import Console
+        from rich.console import Console, Group
         from rich.padding import Padding
         from rich.panel import Panel
         from rich.table import Table
@@ -374,6 +376,8 @@ def print_eval_help() -> None:
     console.print(Padding(Text.assemble(("Usage: ", "yellow"), (EVAL_USAGE, "bold")), (1, 1, 1, 1)))
     console.print(Padding(Text(EVAL_ABOUT), (0, 1, 1, 1)))
     for title, rows in EVAL_HELP_SECTIONS:
+        # a panel's heading is its title's first words, which fit any width; what follows them opens the panel
+        heading, _, intro = title.partition(": ")
         grid = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1), expand=True)
         grid.add_column(style="bold green", no_wrap=True)
         grid.add_column(style="bold yellow", no_wrap=True)
@@ -383,7 +387,8 @@ def print_eval_help() -> None:
             if short and long:
                 help_text.append(f" [long form: {long}]", style="dim")
             grid.add_row(Text(short or long, style="bold cyan" if not short else ""), Text(val), help_text)
-        console.print(Panel(grid, title=title, title_align="left", border_style="dim", box=box.ROUNDED))
+        body = Group(Text(intro[:1].upper() + intro[1:] + "."), grid) if intro else grid
+        console.print(Panel(body, title=heading, title_align="left", border_style="dim", box=box.ROUNDED))
 
 
 def version_line() -> str:

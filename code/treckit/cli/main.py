@@ -34,8 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                "rules)."),
     "grafana-dashboard": ("alerts", "Print a Grafana dashboard (JSON, to import) of the service's quality gauges, "
                                     "requests and workers."),
-    "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
-                           "reports."),
+    "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, the paired t-test (Holm across measures; "
+                           "the raw p on a\ntest set's A/B), reports."),
     "report": ("report", "Draw a self-contained HTML report from results files written earlier (several of one test "
                          "set: a trend)."),
     "rq": ("testsets", "The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 "

@@ -1,4 +1,5 @@
-"""``treckit serve``: the evaluation service (FastAPI under uvicorn: the service extra)."""
+"""``treckit serve``: the evaluation service (FastAPI under uvicorn: the service extra).  Without the extra the
+command still shows its help (``treckit serve -h``); serving says which extra to install."""
 from __future__ import annotations
 
 import sys
@@ -8,8 +9,14 @@ from typing import Optional
 import typer
 from ..console.errors import InputError
 from ..dependencies import install_hint
-from ..service.app import TOKEN_ENV, create_app, load_settings
-from ..service.evaluator import ServerSettings
+from ..service import TOKEN_ENV
+
+try:
+    from ..service.app import create_app, load_settings
+    from ..service.evaluator import ServerSettings
+    SERVICE_MISSING: ImportError | None = None
+except ImportError as missing:          # the service extra is not installed: said when serving, not before
+    SERVICE_MISSING = missing
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
@@ -46,6 +53,8 @@ def serve_cmd(host: str = typer.Option("127.0.0.1", "--host", help="address to b
     if log_level.lower() not in LOG_LEVELS:
         raise InputError(f"--log-level {log_level[:40]!r} is not a log level", fix=f"use one of {', '.join(LOG_LEVELS)}")
     try:
+        if SERVICE_MISSING is not None:
+            raise SERVICE_MISSING
         import uvicorn
     except ImportError as exc:
         raise InputError(f"the service needs its extra ({exc.name} is missing)", fix=install_hint("service")) from None

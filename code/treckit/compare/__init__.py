@@ -4,4 +4,5 @@ The names of the tests and corrections are here, where the command line takes it
 the statistics."""
 
 TESTS = ("t-test", "wilcoxon", "randomization", "bootstrap")     # the paired tests (stats.TESTS)
-CORRECTIONS = ("holm", "bonferroni")                            # multiple-comparison corrections (stats.CORRECTIONS)
+# which p decides "significant": the raw p (none), or the p adjusted for the multiple comparisons (stats.ADJUSTMENTS)
+CORRECTIONS = ("none", "holm", "bonferroni")

@@ -7,6 +7,7 @@ evaluation) and dropped before the next is read, so memory stays that of one run
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,7 @@ from ..measures.definitions import definitions_of
 from ..measures.readable import to_engine
 from ..measures.registry import resolve
 from ..model import Qrels, Run
-from . import stats
+from . import CORRECTIONS, stats
 
 np = deferred("numpy")
 
@@ -47,13 +48,17 @@ class ComparedRun:
     # scores the run without reading it whole, when it is too large for memory (else None: then ``load``)
     score: Callable[[Qrels, list, int], "Scored | None"] | None = field(default=None, repr=False, compare=False)
     latency_ms: dict | None = None          # a system run from its config: per-query latency p50, p95, mean
+    # ... and each query's latency (ms), for the median of the per-query differences to the baseline
+    latency_per_query: dict[str, float] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
 class CompareOptions:
     k: int = 10                               # depth of the per-query "hits"
-    tests: tuple[str, ...] = ("t-test", "wilcoxon", "randomization", "bootstrap")
-    correction: str = "holm"
+    tests: tuple[str, ...] = ("t-test",)     # the seeds', PyTerrier's and ranx's test; the others when asked
+    # which p decides "significant": none (the raw p), holm or bonferroni (the p adjusted over every comparison);
+    # None: the command decides (compare: holm, none on a test set's A/B)
+    correction: str | None = "holm"
     alpha: float = 0.05
     permutations: int = 10000
     resamples: int = 10000
@@ -68,8 +73,8 @@ class CompareOptions:
         bad = [t for t in self.tests if t not in stats.TESTS]
         if bad:
             raise InputError(f"unknown test(s) {bad}", fix=f"choose from {', '.join(stats.TESTS)}")
-        if self.correction not in stats.CORRECTIONS:
-            raise InputError(f"unknown correction {self.correction!r}", fix="use holm or bonferroni")
+        if self.correction is not None and self.correction not in CORRECTIONS:
+            raise InputError(f"unknown correction {self.correction!r}", fix=f"use one of {', '.join(CORRECTIONS)}")
         if not (_whole(self.k) and self.k >= 1):
             raise InputError(f"k must be a whole number of at least 1, got {self.k!r}", fix="pass e.g. --k 10")
         if not (isinstance(self.alpha, numbers.Real) and 0 < self.alpha < 1):
@@ -81,6 +86,18 @@ class CompareOptions:
                                  fix=f"pass e.g. --{what} 10000")
         if not (_whole(self.seed) and self.seed >= 0):
             raise InputError(f"the seed must be a whole number >= 0, got {self.seed!r}", fix="pass e.g. --seed 42")
+
+
+    @property
+    def adjustment(self) -> str:
+        """How the p adjusted for the multiple comparisons is adjusted (shown beside the raw p when the raw p
+        decides): Bonferroni when asked, else Holm."""
+        return "bonferroni" if self.correction == "bonferroni" else "holm"
+
+    @property
+    def deciding(self) -> str:
+        """The field of a test's row whose p decides "significant"."""
+        return "p_value" if self.correction == "none" else "p_adjusted"
 
 
 def _whole(x) -> bool:
@@ -101,6 +118,9 @@ class Comparison:
     # --tie-aware: system -> {trec_eval, expected, best, worst: (Q, M)}; ``values`` holds trec_eval's (range)
     # or the expected ones (expected: the tests run on them)
     ties: dict[str, dict[str, np.ndarray]] | None = None
+    # seed 004's A/B decision (compare on a test set, rq_eval.py): the measure whose first selected test says
+    # whether each system differs from the baseline, reported on its own with the mean difference (None: no A/B)
+    ab_measure: str | None = None
     # compare(curves=True): system -> (Q, 11) per-query iprec_at_recall values at recall 0, 0.1, ..., 1 (``curve_columns``),
     # measured in the same evaluation for the HTML report's precision-recall curves and never tested
     curves: dict[str, np.ndarray] | None = None
@@ -157,6 +177,22 @@ class Comparison:
 
     def test_rows(self, measure: str, system: str) -> list[dict]:
         return [r for r in self.tests if r["measure"] == measure and r["system"] == system]
+
+    def ab_decision(self) -> dict | None:
+        """The A/B decision on :attr:`ab_measure` by the first selected test: for each system against the
+        baseline, the mean difference, the statistic, the raw and the adjusted p and the verdict (None when
+        there is no A/B measure, it is not compared, or no test is selected)."""
+        if self.ab_measure not in self.measures or not self.options.tests:
+            return None
+        o, test = self.options, self.options.tests[0]
+        systems = {}
+        for s in self.systems[1:]:
+            row = next(r for r in self.test_rows(self.ab_measure, s.name) if r["test"] == test)
+            systems[s.name] = {"mean_difference": self.delta(s.name)[self.ab_measure], "statistic": row["statistic"],
+                               "p_value": row["p_value"], "p_adjusted": row["p_adjusted"],
+                               "adjusted_by": row["adjusted_by"], "significant": row["significant"]}
+        return {"measure": self.ab_measure, "test": test, "decided_by": o.deciding, "alpha": o.alpha,
+                "systems": systems}
 
 
 @dataclass
@@ -253,6 +289,8 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     cores from the reading of the runs (the files' digests) starts there.  ``curves``: also measure
     iprec_at_recall in the same evaluation, kept apart (``Comparison.curves``) unless it is one of ``measures``."""
     o = options or CompareOptions()
+    if o.correction is None:                       # no command chose: compare's own default
+        o = dataclasses.replace(o, correction="holm")
     query_ids = _in_byte_order(query_ids)
     if len(systems) < 2:
         raise InputError("compare needs at least two runs: the baseline first, then the others",
@@ -369,8 +407,9 @@ def _keep_curves(comp: Comparison, runs: list[Scored], apart: list[str], defined
 
 
 def _run_tests(comp: Comparison) -> list[dict]:
-    """Every selected test on every (measure, system) pair; p-values corrected within each test over
-    all pairs; significant = corrected p < alpha, for every test alike (see stats).  The bootstrap, the
+    """Every selected test on every (measure, system) pair; p-values adjusted within each test over
+    all pairs (Holm, or Bonferroni when that is the correction); significant = the deciding p (the raw one with
+    correction none, else the adjusted one) < alpha, for every test alike (see stats).  The bootstrap, the
     longest, runs on a thread of its own beside the others (its numbers are drawn from its own seeded
     generator, so they do not depend on what runs beside it)."""
     o = comp.options
@@ -393,15 +432,17 @@ def _run_tests(comp: Comparison) -> list[dict]:
             results["bootstrap"] = bootstrap.result()
     finally:
         pool.shutdown(wait=False)            # an error or Ctrl-C here does not wait for the bootstrap to end
-    correct = stats.CORRECTIONS[o.correction]
-    adjusted = {t: correct([r.p_value for r in rs]) for t, rs in results.items()}
+    adjust = stats.ADJUSTMENTS[o.adjustment]
+    adjusted = {t: adjust([r.p_value for r in rs]) for t, rs in results.items()}
     effects = [stats.effect_size(a[:, j], b[:, j]) for j in range(len(pairs))]
     rows = []
     for j, (m, s) in enumerate(pairs):
         for t in o.tests:
             r, p = results[t][j], adjusted[t][j]
-            rows.append({"measure": m, "baseline": comp.baseline, "system": s, **r.as_dict(), "p_adjusted": p,
-                         "correction": o.correction, "significant": None if p is None else bool(p < o.alpha),
+            row = {"measure": m, "baseline": comp.baseline, "system": s, **r.as_dict(), "p_adjusted": p,
+                   "adjusted_by": o.adjustment, "correction": o.correction, "decided_by": o.deciding}
+            decisive = row[o.deciding]
+            rows.append({**row, "significant": None if decisive is None else bool(decisive < o.alpha),
                          "effect_size": effects[j]})
     return rows
 

@@ -58,14 +58,39 @@ def to_record(comp: Comparison) -> dict:
         "delta": {"macro": {o: comp.delta(o) for o in others},
                   "win_tie_loss": {o: {m: dict(zip(("win", "tie", "loss"), comp.win_tie_loss(o, m)))
                                        for m in comp.measures} for o in others},
-                  **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {})},
+                  **({"latency_ms": latency_deltas(comp)} if latency_deltas(comp) else {}),
+                  **({"latency_median_ms": latency_median_deltas(comp)} if latency_median_deltas(comp) else {})},
         "definitions": {m: comp.definitions[m].to_dict() for m in comp.measures},
-        "significance": {"rule": "p_adjusted < alpha", "alpha": comp.options.alpha,
-                         "correction": comp.options.correction},
+        "significance": significance_record(comp),
+        **({"ab_test": comp.ab_decision()} if comp.ab_decision() is not None else {}),
         "tests": comp.tests,
         **({"ties": tie_record(comp)} if comp.ties is not None else {}),
         "per_query": per_query,
     }
+
+
+def significance_record(comp: Comparison) -> dict:
+    """Which test's p decides "significant" (and marks the means), and which p: the raw one or the adjusted one."""
+    o = comp.options
+    return {"rule": f"{o.deciding} < alpha", "test": o.tests[0] if o.tests else None, "alpha": o.alpha,
+            "correction": o.correction, "adjusted_by": o.adjustment, "statement": decision(comp)}
+
+
+def decision_phrases(comp: Comparison) -> list[str]:
+    """The rule of "significant" in short phrases: the test and the p that decide, how the other p is adjusted,
+    and (when an adjusted p decides) the option that gives seed 004's rule."""
+    o = comp.options
+    test = o.tests[0] if o.tests else "-"
+    n = len(comp.measures) * (len(comp.systems) - 1)
+    adjusted = f"p {o.adjustment}: adjusted over {n} comparison{'s' if n != 1 else ''}"
+    if o.correction == "none":
+        return [f"{test}, raw p < {o.alpha:g}", f"{adjusted}, beside"]
+    return [f"{test}, p {o.correction} < {o.alpha:g}", adjusted, "--correction none: the raw p decides (seed 004's A/B)"]
+
+
+def decision(comp: Comparison) -> str:
+    """The rule of "significant" in words: the test and the p that decide."""
+    return "; ".join(decision_phrases(comp))
 
 
 def tie_statement(comp: Comparison) -> str:
@@ -152,21 +177,50 @@ def _verdict(r: dict) -> str:
     return "–" if r["significant"] is None else ("yes" if r["significant"] else "no")
 
 
-TEST_HEADER = ["measure", "system", "test", "statistic", "p", "p adjusted", "CI of the delta", "effect size d", "significant"]
+def _with_ci(comp: Comparison) -> bool:
+    return "bootstrap" in comp.options.tests
+
+
+def test_header(comp: Comparison) -> list[str]:
+    """The columns of the tests' table: "p" is the raw p, "p holm" (or "p bonferroni") the adjusted one; the
+    bootstrap's interval when it runs."""
+    return ["measure", "system", "test", "statistic", "p", f"p {comp.options.adjustment}",
+            *(["CI of the delta"] if _with_ci(comp) else []), "effect size d", "significant"]
 
 
 def test_cells(comp: Comparison) -> list[list[str]]:
     """One row per (measure, system, test): the numbers every report shows."""
+    ci = _with_ci(comp)
     return [[r["measure"], r["system"], r["test"], _num(r["statistic"]), _p(r["p_value"]), _p(r["p_adjusted"]),
-             _ci(r), _num(r["effect_size"], ".3f"), _verdict(r)] for r in comp.tests]
+             *([_ci(r)] if ci else []), _num(r["effect_size"], ".3f"), _verdict(r)] for r in comp.tests]
 
 
 def _rule(comp: Comparison) -> str:
     o = comp.options
     n = len(comp.measures) * (len(comp.systems) - 1)
-    return (f"two-sided tests against {comp.baseline}; p adjusted by {o.correction} within each test over {n} "
-            f"comparison{'s' if n != 1 else ''}; significant = adjusted p < {o.alpha:g}; "
-            f"CI = bootstrap percentile interval at {1 - o.alpha:g}; effect size = Cohen's d of the paired deltas")
+    adjusted = f"p {o.adjustment}: adjusted per test over {n} comparison{'s' if n != 1 else ''}"
+    verdict = (f"significant = raw p < {o.alpha:g} (--correction none); {adjusted}, shown beside"
+               if o.correction == "none" else f"{adjusted}; significant = p {o.adjustment} < {o.alpha:g}")
+    ci = f"CI = bootstrap percentile interval at {1 - o.alpha:g}; " if _with_ci(comp) else ""
+    return f"two-sided tests against {comp.baseline}; {verdict}; {ci}effect size = Cohen's d of the paired deltas"
+
+
+def ab_lines(comp: Comparison) -> list[str]:
+    """Seed 004's A/B decision, one line per system against the baseline (none without an A/B measure)."""
+    ab = comp.ab_decision()
+    if ab is None:
+        return []
+    lines = []
+    for name, r in ab["systems"].items():
+        deciding = r[ab["decided_by"]]
+        which = "p" if ab["decided_by"] == "p_value" else f"p {r['adjusted_by']}"
+        verdict = ("no p-value: not decided" if deciding is None else
+                   f"{which} {_p(deciding)} {'<' if r['significant'] else '>='} {ab['alpha']:g}: "
+                   f"{'significant' if r['significant'] else 'not significant'}")
+        beside = f" (p {r['adjusted_by']} {_p(r['p_adjusted'])})" if ab["decided_by"] == "p_value" else f" (p {_p(r['p_value'])})"
+        lines.append(f"A/B on {ab['measure']}: {name} - {comp.baseline} {r['mean_difference']:+.4f}, {ab['test']} "
+                     f"statistic {_num(r['statistic'])}, {verdict}{beside}")
+    return lines
 
 
 # ------------------------------------------------------------------ Markdown
@@ -197,8 +251,8 @@ def _markdown_means(comp: Comparison) -> list[str]:
     """The title, the significance note and the table of means, one row per system."""
     o, e = comp.options, md_escape
     lines = [f"# Comparison against {e(comp.baseline)}", "",
-             f"{len(comp.qids)} queries; \u2020 = significant at alpha {o.alpha:g} ({o.tests[0] if o.tests else '-'}, "
-             f"{o.correction} correction over {len(comp.measures) * (len(comp.systems) - 1)} comparisons).", "",
+             f"{len(comp.qids)} queries; \u2020 = significant: {e(decision(comp))}.", "",
+             *[e(line) + "." for line in ab_lines(comp)], *([""] if ab_lines(comp) else []),
              "| system | " + " | ".join(e(m) for m in comp.measures) + " |", "|---|" + "---|" * len(comp.measures)]
     for s in comp.systems:
         cells = [_markdown_mean_cell(comp, s.name, m) for m in comp.measures]
@@ -225,7 +279,7 @@ def _markdown_tests(comp: Comparison) -> list[str]:
     if not comp.tests:
         return []
     return ["", "## Significance tests", "", md_escape(_rule(comp)) + ".", "",
-            *_markdown_table(TEST_HEADER, test_cells(comp))]
+            *_markdown_table(test_header(comp), test_cells(comp))]
 
 
 def _markdown_movers(comp: Comparison, top: int) -> list[str]:
@@ -288,8 +342,7 @@ def latex(comp: Comparison) -> str:
         rows.append(f"{esc(s.name)} & " + " & ".join(cells) + " \\\\")
     return ("\\begin{table}[t]\n\\centering\n\\begin{tabular}{l" + "c" * len(comp.measures) + "}\n\\toprule\n"
             f"System & {head} \\\\\n\\midrule\n" + "\n".join(rows) + "\n\\bottomrule\n\\end{tabular}\n"
-            f"\\caption{{$\\dagger$: significant against {esc(comp.baseline)} at $\\alpha={comp.options.alpha:g}$ "
-            f"({esc(comp.options.tests[0] if comp.options.tests else '-')}, {esc(comp.options.correction)} correction).}}"
+            f"\\caption{{$\\dagger$: significant against {esc(comp.baseline)}: {esc(decision(comp))}.}}"
             "\n\\end{table}\n")
 
 
@@ -387,6 +440,18 @@ def latency_deltas(comp: Comparison) -> dict:
             if base is not None and s.latency_ms is not None}
 
 
+def latency_median_deltas(comp: Comparison) -> dict:
+    """The median over the queries of each system's latency minus the baseline's on the same query: a stall
+    in a few calls moves the mean difference, not this one."""
+    base = comp.systems[0].latency_per_query
+    out = {}
+    for s in comp.systems[1:]:
+        own = s.latency_per_query
+        if base is not None and own is not None:
+            out[s.name] = float(np.median([own[q] - base[q] for q in base]))
+    return out
+
+
 def _query_set_phrase(comp: Comparison) -> list[str]:
     return sorted({QUERY_SET_PHRASES[d.query_set] for d in comp.definitions.values()})
 
@@ -406,6 +471,7 @@ def table(comp: Comparison, width: int | None = None) -> str:
     con = Console(file=buf, force_terminal=False, width=width, highlight=False, soft_wrap=False)
     _print_lines(con, title_lines(_title_phrases(comp), width))
     _print_table_or_blocks(con, ["system", *comp.measures], ("system",), mean_cells(comp), width, 1)
+    _print_lines(con, ab_lines(comp))
     _print_latencies(con, comp)
     if comp.ties is not None:
         _print_ties(con, comp, width)
@@ -421,9 +487,9 @@ def _print_lines(con, lines: list[str]) -> None:
 
 
 def _title_phrases(comp: Comparison) -> list[str]:
-    o = comp.options
+    first, *more = decision_phrases(comp)
     return [f"mean over {len(comp.qids)} queries", *_query_set_phrase(comp), *_gain_phrases(comp),
-            f"\u2020 significant vs {comp.baseline} ({o.tests[0] if o.tests else '-'}, {o.correction}, alpha {o.alpha:g})"]
+            f"\u2020 significant vs {comp.baseline}: {first}", *more]
 
 
 def _text_table(header, left: tuple[str, ...], rows, **column):
@@ -447,14 +513,17 @@ def mean_cells(comp: Comparison) -> list[list[str]]:
 
 def _print_latencies(con, comp: Comparison) -> None:
     """Each timed system's latency, with its difference to the baseline's mean when both were timed."""
-    deltas = latency_deltas(comp)
+    deltas, medians = latency_deltas(comp), latency_median_deltas(comp)
     for s in comp.systems:
         if s.latency_ms is not None:
             lat = s.latency_ms
+            versus = ""
+            if s.name in deltas:
+                median = f", median {medians[s.name]:+.2f} ms" if s.name in medians else ""
+                versus = f" (vs {comp.baseline}: mean {deltas[s.name]:+.2f} ms{median} per query)"
             _print_lines(con, [f"latency {s.name}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, "
                                f"mean {lat['mean']:.2f} ms, IQR {lat['iqr']:.2f} ms, min {lat['min']:.2f}, "
-                               f"max {lat['max']:.2f}"
-                               + (f" ({deltas[s.name]:+.2f} ms vs {comp.baseline})" if s.name in deltas else "")])
+                               f"max {lat['max']:.2f}" + versus])
 
 
 def _print_ties(con, comp: Comparison, width: int) -> None:
@@ -466,7 +535,8 @@ def _print_ties(con, comp: Comparison, width: int) -> None:
 def _print_tests(con, comp: Comparison, width: int) -> None:
     """The tests' rule, then their numbers (:func:`_print_table_or_blocks`)."""
     _print_lines(con, title_lines([p.strip() for p in _rule(comp).split(";")], width))
-    _print_table_or_blocks(con, TEST_HEADER, ("measure", "system", "test", "significant"), test_cells(comp), width, 3)
+    _print_table_or_blocks(con, test_header(comp), ("measure", "system", "test", "significant"), test_cells(comp),
+                           width, 3)
 
 
 def _print_table_or_blocks(con, header, left: tuple[str, ...], cells, width: int, key_columns: int) -> None:

@@ -39,11 +39,12 @@ from ..report.sources import comparison_page
 from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import System as Retrieval, latency_summary, run_systems
 from ..testsets import load_test_set
-from .compare import ComparedRun, Comparison, compare, score_path
+from .compare import CompareOptions, ComparedRun, Comparison, compare, score_path
 from .config import load_config
 from ..testsets.topics import read_queries, read_query_types
 
 TREC_COMPARE_MEASURES = ("map", "ndcg_cut.10", "recall.100", "recip_rank")    # compare's defaults on qrels
+AB_MEASURE = AB_MEASURES[0]       # seed 004's A/B on a test set: the paired t-test on nDCG@10 (gain 2^grade - 1) decides
 
 
 @dataclass
@@ -111,17 +112,26 @@ class CompareJob:
     def run(self) -> Comparison:
         plot_format = self.check()
         self.load()
+        self.options = self.decision_rule(self.options or CompareOptions())
         steps = [f"reading and scoring {s.run_path or s.config_path}" for s in self.systems] + [
             "significance tests", "writing outputs"]
         with ThreadPoolExecutor(max_workers=1) as pool, Steps(steps) as progress:
             files = self.files()
             pending: dict = {}
             comp = self.score(progress.next, scored=lambda: pending.update(self.start_digests(pool, files)))
+            comp.ab_measure = AB_MEASURE if self.test_set_read is not None else None
             self.digest(comp, files, pending)
             rendered = self.render(comp, plot_format)
             self.write(rendered)
             progress.next()
         return comp
+
+    def decision_rule(self, options: CompareOptions) -> CompareOptions:
+        """The options with the command's default correction when none was chosen: on a test set, seed 004's A/B
+        (the raw p of the paired t-test decides, the adjusted p is shown beside), else Holm's across measures."""
+        if options.correction is not None:
+            return options
+        return dataclasses.replace(options, correction="none" if self.test_set_read is not None else "holm")
 
     def check(self) -> str | None:
         """Fail before the real work: the measures, the outputs, and the files read for their digests only."""
@@ -148,9 +158,10 @@ class CompareJob:
         ran = self.run_retrieval_systems(cfgs)
         for i, cfg in enumerate(cfgs):
             if cfg.run_path is None:                          # a retrieval system, run above
-                run, latency = ran[i]
+                run, latency, per_query = ran[i]
                 self.systems.append(ComparedRun(cfg.name, None, None, None, str(cfg.config_path), cfg.config_digest,
-                                           load=lambda run=run: self.prepared(run), latency_ms=latency))
+                                           load=lambda run=run: self.prepared(run), latency_ms=latency,
+                                           latency_per_query=per_query))
                 continue
             self.systems.append(ComparedRun(cfg.name, None, str(cfg.run_path), None, str(cfg.config_path),
                                        cfg.config_digest, load=self.loader(
@@ -293,7 +304,7 @@ class CompareJob:
     def run_retrieval_systems(self, cfgs) -> dict[int, tuple]:
         """The configs describing retrieval systems, run together before anything else runs beside them
         (retrieval.system.run_systems: warmed up, then timed in turns), each to its last stage:
-        {config's position: (its Run, its latency summary or None)}."""
+        {config's position: (its Run, its latency summary or None, its per-query latencies or None)}."""
         found = {i: Retrieval(c.settings, c.config_path.parent, c.name, source=str(c.config_path))
                  for i, c in enumerate(cfgs) if c.run_path is None}
         if not found:
@@ -303,7 +314,7 @@ class CompareJob:
         for (i, retrieval), stages in zip(found.items(), run_systems(list(found.values()), texts, self.depth)):
             final = stages[retrieval.final_stage()]
             ran[i] = (run_from_rankings(final.rankings, cfgs[i].name),
-                      latency_summary(final.latency_ms) if final.latency_ms else None)
+                      latency_summary(final.latency_ms) if final.latency_ms else None, final.latency_ms or None)
         return ran
 
     def digest_of(self, key, path):

@@ -7,9 +7,10 @@ run and machine.  The two resampling tests also run on many comparisons at once 
 column of deltas per comparison): the seeded draws are made once and every comparison sees the same
 ones (a comparison tested alone sees the same draws when its queries are the same).
 
-One rule for every test: a test gives a two-sided p-value; the p-values of one test are corrected
-over all (measure, system) comparisons (Holm or Bonferroni), and a comparison is significant when
-its corrected p-value is below alpha.  The bootstrap's p-value is the one its percentile interval
+One rule for every test: a test gives a two-sided p-value; the p-values of one test are adjusted
+over all (measure, system) comparisons (Holm or Bonferroni: :data:`ADJUSTMENTS`), and a comparison is
+significant when the p the correction names (the raw one with ``none``, else the adjusted one) is below
+alpha.  The bootstrap's p-value is the one its percentile interval
 inverts (the smallest level at which the interval excludes 0), so "p < alpha" and "the 1 - alpha
 interval excludes 0" always agree for it.
 """
@@ -19,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from ..dependencies import deferred
-from . import CORRECTIONS as CORRECTION_NAMES, TESTS  # noqa: F401  (TESTS: the tests this module runs)
+from . import TESTS  # noqa: F401  (the tests this module runs)
 from .. import thresholds
 
 np = deferred("numpy")
@@ -298,4 +299,4 @@ def bonferroni(p: list[float | None]) -> list[float | None]:
     return [None if x is None else min(1.0, x * m) for x in p]
 
 
-CORRECTIONS = dict(zip(CORRECTION_NAMES, (holm, bonferroni)))
+ADJUSTMENTS = {"holm": holm, "bonferroni": bonferroni}      # the adjusted p of every comparison, by name

@@ -214,8 +214,9 @@ def merge_parts(parts: list[PartValues], qrels: Qrels, requests: list[Request], 
     evaluated = evaluated_queries(answered, o, missing_names, source, warn)
     qids = [q for q, e in zip(qrel_qids, evaluated.tolist()) if e]
     if not qids:
-        raise InputError("no queries with both results and relevance judgments", path=source,
-                         fix="check that the run and the qrels use the same query ids")
+        raise InputError("No overlapping query IDs between ground truth and run file (no queries with both results "
+                         "and relevance judgments)", path=source,
+                         fix="check that the run and the qrels use the same query ids (same format, no extra whitespace)")
     rows = _rows_of_queries(parts, where, qids)
     values, strings = _gathered_rows(parts, rows, len(columns))
     if o.zscores is not None:

@@ -185,13 +185,13 @@ MEASURES: list[Measure] = [
        irm=(Irm(("NumQ",), {}, _to("num_q"), aggregate="sum"),)),
     _m("num_ret", "Documents retrieved (after -M and -J). Summary is the sum.", counts.num_ret, summary="sum",
        value="long", placeholder=ZERO,
-       irm=(Irm(("NumRet",), _NUMRET, _bind_numret, aggregate="sum"),
-            Irm(("NumRelRet",), _NUMRET, _bind_numret, aggregate="sum", preset=(("rel", 1),)))),
+       irm=(Irm(("NumRet",), _NUMRET, _bind_numret, aggregate="sum"),)),
     _m("num_rel", "Relevant documents (grade >= -l). Summary is the sum.", counts.num_rel, summary="sum", value="long",
        complete_sum_from_qrels=True,
        irm=(Irm(("NumRel",), {"rel": REL}, _to("num_rel"), aggregate="sum"),)),
+    # NumRelRet is NumRet(rel=1): declared here, the measure it computes (`treckit measures` lists it on this row)
     _m("num_rel_ret", "Relevant documents retrieved. Summary is the sum.", counts.num_rel_ret_, summary="sum",
-       value="long"),
+       value="long", irm=(Irm(("NumRelRet",), _NUMRET, _bind_numret, aggregate="sum", preset=(("rel", 1),)),)),
     _m("map", "Mean average precision: precision after each relevant doc, averaged over all relevant docs "
               "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_, bounds=UNIT,
        irm=(Irm(("AP", "MAP"), _RANKED, lambda p: ("map_cut", _cut(p), {}) if "cutoff" in p else ("map", (), {})),)),
@@ -237,8 +237,9 @@ MEASURES: list[Measure] = [
     _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10), bounds=UNIT,
        irm=(Irm(("Success",), _AT_K, _to("success", _cut)),)),
     _m("set_P", "Relevant retrieved / retrieved.", counts.set_P, bounds=UNIT,
-       irm=(Irm(("SetP",), _SETP, _bind_setp), Irm(("SetRelP",), _SETP, _bind_setp, preset=(("relative", True),)))),
-    _m("set_relative_P", "Set precision over the best possible for that set size.", counts.set_relative_P),
+       irm=(Irm(("SetP",), _SETP, _bind_setp),)),
+    _m("set_relative_P", "Set precision over the best possible for that set size.", counts.set_relative_P,
+       irm=(Irm(("SetRelP",), _SETP, _bind_setp, preset=(("relative", True),)),)),      # SetP(relative=True)
     _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall, bounds=UNIT,
        irm=(Irm(("SetR",), {"rel": REL}, _to("set_recall")),)),
     _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map, bounds=UNIT,

@@ -16,22 +16,27 @@ from .records import frame, write
 np = deferred("numpy")
 
 # ---------------------------------------------------------------- range and report
+# the values of a range, in the one order every tie-aware output shows them (a range low to high, as report does)
+RANGE_VALUES = ("trec_eval", "expected", "worst", "best")
+
+
 def range_rows(ev: TieAwareEvaluation, per_query: bool, summary: bool) -> list[dict]:
-    """One row per (query, column): trec_eval's value, expected, best and worst ("all" rows: the summary)."""
+    """One row per (query, column): trec_eval's value, expected, worst and best ("all" rows: the summary)."""
     out = []
     plain = ev.plain
+    modes = RANGE_VALUES[1:]
     cols = [(j, c) for j, c in enumerate(plain.columns) if plain.kinds[c] in ("double", "long")]
     if per_query:
         for i, q in enumerate(plain.qids):
             for j, c in cols:
                 if c in plain.per_query_columns:
                     out.append({"qid": q, "measure": c, "trec_eval": float(plain.values[i, j]),
-                                **{m: float(ev.values[m].values[i, j]) for m in VALUE_MODES}})
+                                **{m: float(ev.values[m].values[i, j]) for m in modes}})
     if summary:
         for j, c in cols:
             if c in plain.summary:
                 out.append({"qid": "all", "measure": c, "trec_eval": float(plain.summary[c]),
-                            **{m: float(ev.values[m].summary[c]) for m in VALUE_MODES}})
+                            **{m: float(ev.values[m].summary[c]) for m in modes}})
     return out
 
 
@@ -41,11 +46,11 @@ def _num(x: float) -> str:
 
 def render_range(results, fmt: str, per_query: bool, summary: bool) -> str:
     """``results``: (path, tag, TieAwareEvaluation) per run.  trec_eval text: trec_eval's lines with four
-    values (trec_eval's, expected, best, worst), under a header line; table, JSON, JSON lines, CSV."""
+    values (trec_eval's, expected, worst, best), under a header line; table, JSON, JSON lines, CSV."""
     import io
     import json
 
-    order = ("trec_eval", "expected", "best", "worst")
+    order = RANGE_VALUES
     if fmt == "trec_eval":
         buf = [f"{'# measure':<22}\tqid\t" + "\t".join(order) + "\n"]
         for _, _, ev in results:
@@ -74,7 +79,7 @@ def render_range(results, fmt: str, per_query: bool, summary: bool) -> str:
     console = Console(file=buf, force_terminal=False, width=160)
     for path, tag, ev in results:
         buf.write(f"run {tag}: {path}\n")
-        t = Table(title="tie-aware range: trec_eval's value (ties by doc id) among the expected, best and worst")
+        t = Table(title="tie-aware range: trec_eval's value (ties by doc id) among the expected, worst and best")
         for name in ("qid", "measure", *order):
             t.add_column(name, justify="left" if name in ("qid", "measure") else "right")
         for r in range_rows(ev, per_query, summary):
@@ -205,13 +210,13 @@ def write_tie_aware(out, qrels, files, requests, options: EvalOptions, reading, 
 def api_frame(ev: TieAwareEvaluation, mode: str, per_query: bool):
     """``treckit.evaluate(..., tie_aware=mode)``'s answer: for expected, best and worst the DataFrame plain
     evaluation gives, with those values; for range one row per (qid, measure) with trec_eval's value,
-    expected, best and worst; for report the :func:`report` dict."""
+    expected, worst and best; for report the :func:`report` dict."""
     import pandas as pd
 
     if mode == "report":
         return report(ev)
     if mode == "range":
-        df = pd.DataFrame(range_rows(ev, per_query, True), columns=["qid", "measure", "trec_eval", *VALUE_MODES])
+        df = pd.DataFrame(range_rows(ev, per_query, True), columns=["qid", "measure", *RANGE_VALUES])
         return df.reset_index(drop=True)
     res = ev.values[mode]
     return frame(res, per_query)

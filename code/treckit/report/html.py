@@ -120,7 +120,7 @@ def _summary(page: Page) -> tuple[str, str, str]:
         rows.append(f'<tr><th class="system">{e(s)}{role}</th>{cells}</tr>')
     legend = ('<p class="legend">Each cell: the mean, its interval in brackets'
               + ("; for another system, its difference from the baseline and the significance mark: &dagger; "
-                 "significant, with the test and the adjusted p that decide." if len(page.systems) > 1 else ".")
+                 "significant, with the test and the p that decide." if len(page.systems) > 1 else ".")
               + "</p>")
     notes = "".join(f"<li>{e(n)}</li>" for n in page.notes)
     return ("summary", "Summary", f'<div class="scroll"><table class="summary" id="summary-table"><thead><tr>'
@@ -149,7 +149,7 @@ def _mean_cell(page: Page, s: str, m: str) -> str:
 
 
 def _p(mark) -> str:
-    x = mark.p_adjusted
+    x = mark.p
     return f"{x:.2e}" if 0 < x < 1e-4 else f"{x:.4f}"
 
 

@@ -28,17 +28,19 @@ NO_TYPE = "(no type)"
 @dataclass(frozen=True)
 class Mark:
     """The significance of one system's difference from the baseline on one measure: the test that decides (the
-    first selected test that gives a verdict, as compare's reports mark it) and its corrected p."""
+    first selected test that gives a verdict, as compare's reports mark it) and the p that decides (the raw one with
+    correction none, else the corrected one)."""
 
     significant: bool
     test: str
-    p_adjusted: float
+    p: float
     correction: str
     alpha: float
 
     def text(self) -> str:
         verdict = "significant" if self.significant else "not significant"
-        return f"{verdict}: {self.test}, p = {_p(self.p_adjusted)} ({self.correction}-adjusted; alpha {self.alpha:g})"
+        which = "raw" if self.correction == "none" else f"{self.correction}-adjusted"
+        return f"{verdict}: {self.test}, p = {_p(self.p)} ({which}; alpha {self.alpha:g})"
 
 
 def _p(x: float) -> str:
@@ -120,7 +122,7 @@ def marks_of(comp: Comparison) -> dict[str, dict[str, Mark | None]]:
         out[s.name] = {}
         for m in comp.measures:
             row = deciding_test(comp, m, s.name)
-            out[s.name][m] = None if row is None else Mark(row["significant"], row["test"], row["p_adjusted"],
+            out[s.name][m] = None if row is None else Mark(row["significant"], row["test"], row[o.deciding],
                                                           o.correction, o.alpha)
     return out
 
@@ -145,9 +147,13 @@ def with_tests(page: Page, options: CompareOptions | None = None, rows=None, rea
 def test_note(comp: Comparison) -> str:
     o = comp.options
     return (f"Marks: each system against {comp.baseline} by the first of the paired tests run ({', '.join(o.tests)}) "
-            f"that gives a verdict; p adjusted by {o.correction} within each test over the {len(comp.measures)} "
-            f"measure(s) x {len(comp.systems) - 1} system(s); significant = adjusted p < {o.alpha:g}; "
+            f"that gives a verdict; p adjusted by {o.adjustment} within each test over the {len(comp.measures)} "
+            f"measure(s) x {len(comp.systems) - 1} system(s); significant = {_rule(o)} < {o.alpha:g}; "
             f"over {len(comp.qids)} queries.")
+
+
+def _rule(o: CompareOptions) -> str:
+    return "raw p (--correction none)" if o.correction == "none" else "adjusted p"
 
 
 def definition_notes(definitions: dict[str, Definition]) -> list[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compare.compare import CompareOptions, ComparedRun, Comparison
-from ..compare.report import TEST_HEADER, TIE_HEADER, test_cells, tie_cells, tie_statement
+from ..compare.report import TIE_HEADER, test_cells, test_header, tie_cells, tie_statement
 from ..console.errors import InputError
 from ..dependencies import deferred
 from ..measures.definitions import Definition
@@ -43,7 +43,7 @@ def comparison_page(comp: Comparison, *, types: dict[str, str] | None = None, te
     page.marks = {s: {m: marks[s][m] for m in measures} for s in marks}
     if comp.tests:
         page.notes.append(test_note(comp))
-        page.tests = (list(TEST_HEADER), test_cells(comp))
+        page.tests = (test_header(comp), test_cells(comp))
     with_queries(page, texts, types)
     with_curves(page, curves, {s.name: _curve_values(comp, s.name, curves) for s in comp.systems},
                 "no precision-recall curve: the comparison measured no iprec_at_recall (compare --html measures it "

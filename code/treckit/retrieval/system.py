@@ -30,7 +30,9 @@ Latency (:func:`run_systems`: one system, or the systems of an A/B on the same q
 * a component's latency for a query is its call's wall time (a batch function's time is shared
   evenly over the queries); the fusion stage's is the sum of its components' plus its own time (one
   call over all queries, timed in rounds with the systems in turns, the least shared evenly); the
-  rerank stage's is its input stage's plus its own call.
+  rerank stage's is its input stage's plus its own call;
+* every timed call runs with Python's garbage collector quiet (:func:`treckit.console.timing.quiet_collector`:
+  collected before, off during, on after), so a collection that falls due is paid between calls, by none.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from time import perf_counter            # looked up at each run: tests put a fa
 from typing import Any, Callable
 
 from ..console.errors import InputError, content_hidden, warning_without_content
+from ..console.timing import quiet_collector
 from ..console.messages import warn_python
 from ..console.progress import Meter
 from ..inputs.bounded import load_yaml_mapping
@@ -311,9 +314,10 @@ def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k:
             bar.advance(len(queries))
         for r, (qid, text) in enumerate(queries.items()):
             for i, n in _turns(per_query, r):
-                t0 = clock()
-                answers[i, n][qid] = plans[i].components[n].one(qid, text)
-                lat[i, n][qid] = (clock() - t0) * 1000
+                with quiet_collector():
+                    t0 = clock()
+                    answers[i, n][qid] = plans[i].components[n].one(qid, text)
+                    lat[i, n][qid] = (clock() - t0) * 1000
             bar.advance(1)
     for i, p in enumerate(plans):
         for n, c in p.components.items():
@@ -340,7 +344,8 @@ def _fuse(systems: list[System], plans: list[_Plan], out: list[dict[str, StageRe
     fused, took = {}, {}
     for r in range(FUSION_ROUNDS):
         for i in _turns([i for i in which if r == 0 or timed[i]], r):     # no latency to report: once
-            fused[i], seconds = systems[i]._fused(out[i], k, clock)
+            with quiet_collector():
+                fused[i], seconds = systems[i]._fused(out[i], k, clock)
             took[i] = min(took.get(i, seconds), seconds)
     for i in which:
         own = took[i] * 1000 / max(len(queries), 1)
@@ -358,9 +363,10 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
         for i in _turns(which, r):
             fn, depth = plans[i].rerank
             cands = out[i][systems[i]._reranked()].rankings[qid][:depth]
-            t0 = clock()
-            answers[i][qid] = ask(fn, qid, text, cands, role="reranker", most=len(cands))
-            own[i][qid] = (clock() - t0) * 1000
+            with quiet_collector():
+                t0 = clock()
+                answers[i][qid] = ask(fn, qid, text, cands, role="reranker", most=len(cands))
+                own[i][qid] = (clock() - t0) * 1000
     for i in which:
         stage = out[i][systems[i]._reranked()]
         depth = plans[i].rerank[1]
@@ -372,9 +378,10 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
 
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
-    t0 = clock()
-    out = ask_batch(fn, list(queries), list(queries.values()), most=k)
-    each = (clock() - t0) * 1000 / max(len(queries), 1)
+    with quiet_collector():
+        t0 = clock()
+        out = ask_batch(fn, list(queries), list(queries.values()), most=k)
+        each = (clock() - t0) * 1000 / max(len(queries), 1)
     hits = {q: ranking_of(fn, r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
 

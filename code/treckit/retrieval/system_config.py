@@ -8,7 +8,9 @@ Readings that are rules rather than checks:
 * ``weights`` name every component once, finite numbers, not all 0 (all 0 would score every document
   0), and apply to ``rrf`` and ``weighted`` only; ``norm`` applies to the score-based methods, not ``rrf``;
 * ``rerank.depth`` (default 100) is a whole number >= 1;
-* a component may not be named ``fusion`` or end in ``+rerank``: those are the names of the later stages.
+* a component may not be named ``fusion`` or end in ``+rerank``: those are the names of the later stages;
+* ``perf`` and ``t2`` (mappings) are the settings of seed 000's trace gate, read by ``rq_eval.py --emit-traces``;
+  running the system ignores them.
 """
 from __future__ import annotations
 
@@ -21,7 +23,10 @@ from .fusion import METHODS, NORMS, RRF_K_MAX
 
 COMPONENT_KINDS = ("method", "run", "callable", "dense")
 FUSION_KEYS = ("fusion_method", "rrf_k", "weights", "norm")
-TOP_KEYS = (*FUSION_KEYS, "components", "corpus", "rerank", "name")
+# the settings the seeds' runtime reads beside a system: rq_eval.py --emit-traces opens a config's trace gate with
+# perf.enabled, perf.metrics.report_memory and t2.quality.shadow or .enabled (seed 000); running a system ignores them
+RUNTIME_KEYS = ("perf", "t2")
+TOP_KEYS = (*FUSION_KEYS, "components", "corpus", "rerank", "name", *RUNTIME_KEYS)
 METHOD_KEYS = {"bm25": ("method", "corpus", "index", "k1", "b", "variant", "stopwords", "stemmer"),
                "bow": ("method", "corpus")}
 KIND_KEYS = {"run": ("run", "format"), "callable": ("callable", "batch"), "dense": ("dense",)}
@@ -96,6 +101,10 @@ class Checker:
             self.fail("name", f"must be text, found {_kind(config['name'])}", "e.g. name: bm25-rrf")
         if config.get("corpus") is not None:
             self.text(config["corpus"], "corpus", "documents.jsonl")
+        for key in RUNTIME_KEYS:
+            if config.get(key) is not None:
+                self.mapping(config[key], key, "e.g. perf: {enabled: true, metrics: {report_memory: true}} "
+                             "(rq_eval.py's trace gate: docs/compare.md)")
         comps = config.get("components")
         if not comps:
             self.fail("components", "the system config names no components", "add components: {bm25: {method: bm25}}")

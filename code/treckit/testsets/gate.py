@@ -118,6 +118,15 @@ def check_results_file(data: Any, name: str) -> dict:
     return check_results(data, name)
 
 
+def _linear_note(name: str, data: dict) -> str:
+    """Why results lack ``ndcg_at_k`` when they were evaluated with linear gain (``--gain linear`` writes trec_eval's
+    ``ndcg_cut_k`` in its place, and asking for ``ndcg_at_k`` again gives it again), else ""."""
+    if not name.startswith("ndcg_at_"):
+        return ""
+    linear = name.replace("ndcg_at_", "ndcg_cut_", 1)
+    return f" (they hold {linear}: they were evaluated with --gain linear)" if linear in data["aggregates"] else ""
+
+
 def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_MAX_DROP,
          absolute: bool = False, sources: tuple[str, str] = ("the baseline results", "the current results")) -> GateResult:
     """Gate ``current`` against ``baseline`` (results dicts of ``testset eval``; ``sources`` name them in
@@ -136,9 +145,10 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
     for m in names:
         for side, data in (("baseline", baseline), ("current", current)):
             if m not in data["aggregates"]:
-                raise InputError(f"the {side} results have no {m}",
-                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m} --out "
-                                     f"RESULTS.json`), or gate on one of {', '.join(data['aggregates'])} (--metric NAME)")
+                raise InputError(f"the {side} results have no {m}" + _linear_note(m, data),
+                                 fix=f"evaluate with it (`treckit testset eval TEST_SET --run RUN --measure {m}"
+                                     f"{' --gain exp' if _linear_note(m, data) else ''} --out RESULTS.json`), or gate "
+                                     f"on one of {', '.join(data['aggregates'])} (--metric NAME)")
     check_same(read_definitions(baseline, sources[0]), read_definitions(current, sources[1]), names, "gate")
     for m in names:
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]

@@ -18,6 +18,7 @@ from ..console.messages import warn_python
 from ..console.progress import Meter
 from ..console.process import give_back_freed_memory
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
+from ..console.timing import quiet_collector
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
 from ..engines.memory import EvalOptions
@@ -108,15 +109,17 @@ def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: b
     """({qid: the function's answer, its first ``depth`` items}, {qid: milliseconds}): one batch call (its time
     shared evenly), or one call per query, from ``workers`` threads."""
     if batch:
-        t0 = time.perf_counter()
-        out = ask_batch(retrieval_fn, qids, texts, most=depth)
-        each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
+        with quiet_collector():
+            t0 = time.perf_counter()
+            out = ask_batch(retrieval_fn, qids, texts, most=depth)
+            each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
         return dict(zip(qids, out)), {q: each for q in qids}
 
     def one(i: int):
-        t0 = time.perf_counter()
-        res = ask(retrieval_fn, qids[i], texts[i], most=depth)
-        took = (time.perf_counter() - t0) * 1000
+        with quiet_collector():              # no collection inside the clock (console.timing)
+            t0 = time.perf_counter()
+            res = ask(retrieval_fn, qids[i], texts[i], most=depth)
+            took = (time.perf_counter() - t0) * 1000
         bar.advance(1)
         return i, res, took
     with Meter(f"asking {_function_name(retrieval_fn)}", len(texts), counts=True) as bar:

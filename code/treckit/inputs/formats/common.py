@@ -2,10 +2,11 @@
 counted skips, and notices of the explicit readings a file needed (docs/formats.md: "Reading rules")."""
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because, without_credentials
 from ...ids import unescape_id
@@ -180,27 +181,85 @@ def atof(text: str) -> float:
     return float(m.group(0)) if m else 0.0
 
 
+class MalformedLine(InputError):
+    """A line of a file that does not parse, met while such lines are not skipped."""
+
+
+SKIPPED_LINES_SHOWN = 10       # skipped lines said one by one, per file; every one is counted in the summary
+_tallies: list[dict[tuple[str, str], int]] = []
+
+
 @dataclass
 class LineErrors:
-    """Raise on the first bad line, or (``skip=True``) count each kind and go on.  ``role``: what the file
-    holds (run, qrels, prefs), for the messages."""
+    """Raise on the first bad line, or (``skip=True``) say it ("Skipping malformed line N: what", the first
+    :data:`SKIPPED_LINES_SHOWN` of a file), count each kind and go on.  ``role``: what the file holds (run,
+    qrels, prefs), for the messages."""
 
     path: str
     skip: bool = False
     role: str = "run"
     skipped: SkipCounter = field(default_factory=SkipCounter)
+    first_fix: str | None = None
 
     def bad(self, line_no: int, line: str, kind: str, fix: str) -> None:
         if not self.skip:
             skipping = pass_options(self.role, "--skip-malformed")
-            raise InputError(kind, path=self.path, line=line_no, text=line,
-                             fix=fix + (f" (or, to count and skip such lines, {skipping})" if skipping else ""))
+            raise MalformedLine(kind, path=self.path, line=line_no, text=line,
+                                fix=fix + (f" (or, to count and skip such lines, {skipping})" if skipping else ""))
         self.skipped.add(kind, f"line {line_no}")
+        self.first_fix = self.first_fix or fix
+        if self.skipped.total <= SKIPPED_LINES_SHOWN:
+            notice(self.path, f"Skipping malformed line {line_no}: {kind}")
 
     def report(self) -> None:
-        if self.skipped.total:
-            print(without_credentials(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} "
-                                      f"line(s): {self.skipped.report()}"), file=sys.stderr)
+        total = self.skipped.total
+        if total:
+            notice(self.path, f"skipped {total} malformed {self.role} line(s)"
+                              + (f" ({total - SKIPPED_LINES_SHOWN} more than said above)" if total > SKIPPED_LINES_SHOWN else "")
+                              + f": {self.skipped.report()}")
+        for tally in _tallies:
+            tally[(self.role, self.path)] = total          # a file read twice counts once
+
+    def nothing_read(self, what: str, empty: str | None = None) -> InputError:
+        """The error for a file that gave no ``what`` (run lines, judgments): it is empty (``empty`` says so), or
+        every line it had was malformed and skipped (then the first one's fix)."""
+        if not self.skipped.total:
+            return InputError(empty or f"no {what} found (the file is empty or holds only comments)", path=self.path,
+                              fix="check that the right file was given")
+        return InputError(f"no {what} left: its {self.skipped.total} line(s) were all malformed and skipped "
+                          f"({self.skipped.report()})", path=self.path, fix=self.first_fix or "correct the lines")
+
+
+@contextlib.contextmanager
+def skipped_lines() -> Iterator[dict[tuple[str, str], int]]:
+    """{(role, file): malformed lines skipped} of every file read in the block (0 for a file without one)."""
+    tally: dict[tuple[str, str], int] = {}
+    _tallies.append(tally)
+    try:
+        yield tally
+    finally:
+        _tallies.remove(tally)
+
+
+T = TypeVar("T")
+
+
+def skipping_on_demand(read: Callable[[bool], T], skip: bool, *paths, whole: Callable[[], str | None] | None = None) -> T:
+    """``read(skip_malformed)``: with ``skip``, first without skipping (the fast readers, and runs evaluated in
+    bounded memory, take only well-formed files), and on a malformed line again with such lines skipped and
+    counted; a file read from stdin (``-``), which cannot be read twice, is read skipping at once.  ``whole()``
+    (optional): why the files may not be read whole (skipping reads a run whole), else None; then the malformed
+    line stays an error, its fix saying so."""
+    if not skip or any(str(p) == "-" for p in paths):
+        return read(skip)
+    try:
+        return read(False)
+    except MalformedLine as exc:
+        why = whole() if whole is not None else None
+        if why is not None:
+            raise MalformedLine(exc.reason, path=exc.path, line=exc.line, text=exc.text,
+                                fix=f"{exc.fix}; it is not skipped here: {why}") from None
+        return read(True)
 
 
 def is_nan_text(text: str) -> bool:

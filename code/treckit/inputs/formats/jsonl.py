@@ -302,7 +302,7 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
     errors.report()
     _report_empty(name, empty)
     if not qids:
-        raise InputError("no retrieved documents in the file", path=name, fix="check that the right file was given")
+        raise errors.nothing_read("retrieved documents", "no retrieved documents in the file")
     run = Run.from_columns(qids, docids, scores, ranks)
     if no_scores:
         run.notes["given_order_queries"] = no_scores

@@ -74,8 +74,7 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     errors.report()
     readings.report()
     if not qids:
-        raise InputError("no judgments found (the file is empty or holds only comments)", path=name,
-                         fix="check that the right file was given")
+        raise errors.nothing_read("judgments")
     return dataclasses.replace(Qrels.from_columns(qids, docids, grades, iters), written=written)
 
 
@@ -467,8 +466,7 @@ def _run_of_lines(name: str, columns: int, qids: list[str], docids: list[str], s
                   ranks: list[int], tags: list[str], written: dict[tuple[str, str], str], errors: LineErrors) -> Run:
     """The run of the lines read (ranks kept for 6 columns), with the lines skipped counted in its notes."""
     if not qids:
-        raise InputError("no run lines found (the file is empty or holds only comments)", path=name,
-                         fix="check that the right file was given")
+        raise errors.nothing_read("run lines")
     run = dataclasses.replace(Run.from_columns(qids, docids, scores, ranks if columns == 6 else None, tags),
                               written=written)
     if errors.skipped.total:
