@@ -15,8 +15,10 @@ JSONL_FAST_MIN_BYTES = 1 << 16          # JSON-lines runs this large go through 
 ARROW_BLOCK_BYTES = 1 << 24             # Arrow's JSON reader takes the file a block of this many bytes at a time (one chunk each)
 ARROW_PARALLEL_BLOCK_BYTES = 1 << 23    # TREC files are cut into blocks of whole lines this large, parsed side by side
                                         # (one per core); columns read only to be checked are dropped block by block
-PLAIN_TAG_MEMO_MAX_CHARS = 16           # YAML plain scalars up to this long have their resolved tag remembered (the
-PLAIN_TAG_MEMO_ENTRIES = 4096           # same short values recur) ... for at most this many texts (inputs/bounded.py)
+PLAIN_VALUE_MEMO_MAX_CHARS = 16         # YAML plain scalars up to this long have their value remembered (the same
+PLAIN_VALUE_MEMO_ENTRIES = 4096         # keys and short values recur) ... for at most this many texts (inputs/yaml_events.py)
+YAML_LIBYAML = True                     # YAML's events come from libyaml's parser when PyYAML has it, else (or False)
+                                        # from PyYAML's pure reader: the same events, 3-4x slower (inputs/yaml_events.py)
 
 # ---------------------------------------------------------------- writing files
 PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads
