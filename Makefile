@@ -164,7 +164,7 @@ fuzz-hostile: $(VENV)/.installed-dev
 	$(PY) tests/fuzz_hostile.py --cases $(HOSTILE_CASES) --seed $(START) --out $(OUT)/fuzz_hostile
 
 bench: $(VENV)/.installed-bench
-	$(PY) bench/run_bench.py
+	$(PY) -m bench.run_bench
 
 clean:
 	rm -rf $(OUT)/* $(VENV)

@@ -1,6 +1,6 @@
 """Latency of an A/B of two retrieval systems, run again and again: do the figures hold still?
 
-    .venv/bin/python bench/latency_bench.py [--repeat 3] [--code code] [--out outputs/latency_bench]
+    .venv/bin/python -m bench.latency_bench [--repeat 3] [--code code] [--out outputs/latency_bench]
 
 A is the QUEST sample's hybrid (data/quest_corpus: BM25 and bag-of-words fused by RRF); B is A with a
 reranker over its top 100 (each candidate's title scored by its word overlap with the query, in Python).

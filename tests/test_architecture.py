@@ -165,6 +165,63 @@ def private_imports(imports: list[Import]) -> list[str]:
             and not i.name.startswith("__")]
 
 
+def _bound_modules(tree: ast.AST, package: str, modules: dict[str, Path]) -> dict[str, str]:
+    """{name: treckit module} of the names a file's imports bind to a treckit module (``import treckit.x as m``,
+    ``from treckit.x import module``, ``from . import module``; a bare ``import treckit.x`` binds ``treckit``)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "treckit" or a.name.startswith("treckit."):
+                    bound[a.asname or "treckit"] = a.name if a.asname else "treckit"
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            bound.update({a.asname or a.name: f"{base}.{a.name}" for a in node.names
+                          if f"{base}.{a.name}" in modules})
+    return bound
+
+
+def private_reaches(path: Path, module: str | None, modules: dict[str, Path]) -> list[str]:
+    """Where a file reads or sets another treckit module's private name: ``module._name``, or ``module`` and
+    ``"_name"`` handed to setattr, getattr or monkeypatch.setattr (``module``: a name its imports bind to a treckit
+    module, or a dotted path through one); and, outside the library (whose imports another test walks), where
+    it imports one (``from treckit.x import _name``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = "" if module is None else module if path.name == "__init__.py" else module.rpartition(".")[0]
+    bound = _bound_modules(tree, package, modules)
+
+    def resolve(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            parent = resolve(node.value)
+            return f"{parent}.{node.attr}" if parent and f"{parent}.{node.attr}" in modules else None
+        return None
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    found = []
+    for node in ast.walk(tree):
+        target = name = None
+        if module is None and isinstance(node, ast.ImportFrom) and not node.level:       # a script's or a test's
+            taken = [a.name for a in node.names if private(a.name)]
+            if (node.module or "").split(".")[0] == "treckit" and taken:
+                found.append(f"{path.name}:{node.lineno} imports {', '.join(taken)} from {node.module}")
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            target, name = resolve(node.value), node.attr
+        elif (isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str) and private(node.args[1].value)):
+            target, name = resolve(node.args[0]), node.args[1].value
+        if target is not None and target != module:
+            found.append(f"{path.name}:{node.lineno} reaches {target}.{name}")
+    return found
+
+
 def root_modules(code: Path = CODE) -> list[str]:
     return sorted(p.stem for p in (code / "treckit").glob("*.py") if p.stem not in ("__init__", "__main__"))
 
@@ -242,6 +299,97 @@ def test_no_function_level_imports_of_treckit_modules():
     the command runs through one table (treckit.cli.main.COMMANDS), not through imports inside functions."""
     inner = [f"{i.importer}:{i.line} imports {i.target}" for i in IMPORTS if i.in_function and i.internal]
     assert not inner, f"{len(inner)} imports of treckit modules inside functions:\n" + "\n".join(inner)
+
+
+def test_no_private_names_reached_across_modules():
+    """No attribute access to another module's private names, in the library, the staged scripts, the tests and the
+    benchmarks: what another module needs is public (a test's seam included)."""
+    modules = module_files()
+    files = [(path, name) for name, path in modules.items()]
+    files += [(path, None) for folder in (CODE / "evaluation", CODE.parent / "tests", CODE.parent / "bench")
+              for path in sorted(folder.rglob("*.py"))]
+    reaching = [r for path, name in files for r in private_reaches(path, name, modules)]
+    assert not reaching, "private names of other modules reached (make them public, or move the caller):\n" \
+        + "\n".join(reaching)
+
+
+def test_the_private_reach_walk_sees_every_kind(tmp_path):
+    """A made-up package: an attribute of a module bound by each kind of import, a dotted path, and a name handed to
+    monkeypatch.setattr; its own private names and a non-module's are not reaches."""
+    pkg = tmp_path / "treckit"
+    (pkg / "inputs").mkdir(parents=True)
+    for f in ("__init__.py", "inputs/__init__.py", "inputs/sources.py"):
+        (pkg / f).write_text("")
+    (pkg / "model.py").write_text(
+        "from .inputs import sources\nimport treckit.inputs.sources as tio\nimport treckit\n_own = 1\nclass C:\n"
+        "    _x = 1\nsources._cache\ntio._cache.clear()\ntreckit.inputs.sources._cache\n_own\nC._x\n"
+        "def f(monkeypatch):\n    monkeypatch.setattr(sources, '_cache', {})\n    monkeypatch.setattr(C, '_x', 2)\n")
+    modules = module_files(tmp_path)
+    assert sorted(private_reaches(pkg / "model.py", "treckit.model", modules)) == sorted(
+        f"model.py:{n} reaches treckit.inputs.sources._cache" for n in (7, 8, 9, 13))
+
+
+def _path_changes(path: Path) -> list[str]:
+    """Where a file changes sys.path (``sys.path.insert``, ``.append``, ``sys.path[...] =``), with the text of it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and ast.unparse(node.func.value) == "sys.path" and node.func.attr in ("insert", "append", "extend")
+        assign = isinstance(node, ast.Assign) and any("sys.path" in ast.unparse(t) for t in node.targets)
+        if call or assign:
+            found.append(f"{path.relative_to(CODE.parent)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_scripts_and_benchmarks_import_the_installed_package():
+    """The staged scripts and the benchmarks change no sys.path (a benchmark reaches its fellows' helpers as the
+    bench package's, run with python -m bench.NAME); no test program puts code/ on it; the library never reads its
+    caller's frame."""
+    scripts = [p for folder in (CODE / "evaluation", CODE.parent / "bench") for p in sorted(folder.rglob("*.py"))]
+    assert [c for p in scripts for c in _path_changes(p)] == []
+    tests = sorted((CODE.parent / "tests").rglob("*.py"))
+    assert [c for p in tests for c in _path_changes(p) if "code" in c.partition(": ")[2]] == []
+    frames = [f"{p.relative_to(CODE)}" for p in (CODE / "treckit").rglob("*.py") if "_getframe" in p.read_text()]
+    assert frames == []
+
+
+# The entry points of treckit's processes: the only modules that tune a process (console/process.py's tuning), each
+# with which process it starts.
+ENTRY_POINTS = {
+    "treckit.cli.main": "the CLI's main",
+    "treckit.stages": "run_script, the staged scripts' main",
+    "treckit.service.workers": "a service worker's start-up and request loop",
+    "treckit.engines.dask": "the start-up of the workers of a cluster treckit starts",
+}
+TUNING = {"prepare_process", "native_library_defaults", "keep_freed_memory", "defer_pandas",
+          "defer_pandas_when_pyarrow_loads", "give_back_freed_memory", "give_memory_back_when_freed"}
+
+
+def test_processes_are_tuned_only_at_their_entry_points():
+    """The allocator's settings, the import blocker and giving memory back are console/process.py's, used by the
+    entry points only; the library says where it let go of memory (memory_freed) and leaves the rest to them."""
+    tuned = sorted(f"{i.importer}:{i.line} imports {i.name}" for i in IMPORTS
+                   if i.target == "treckit.console.process" and i.name in TUNING and i.importer not in ENTRY_POINTS)
+    assert not tuned, "process tuning outside the entry points:\n" + "\n".join(tuned)
+    words = ("ctypes", "mallopt", "malloc_trim", "release_unused", "meta_path")
+    elsewhere = sorted(f"{name}: {word}" for name, path in module_files().items() if name != "treckit.console.process"
+                       for word in words if word in path.read_text(encoding="utf-8"))
+    assert not elsewhere, elsewhere
+
+
+def test_the_library_never_puts_a_module_in_sys_modules():
+    """Lazy imports are treckit's own stand-ins (treckit.dependencies.deferred), never registered as another
+    library's module."""
+    found = []
+    for name, path in module_files().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            calls = [node] if isinstance(node, ast.Call) else []
+            if any(ast.unparse(t).startswith("sys.modules[") for t in targets) or any(
+                    ast.unparse(c.func) in ("sys.modules.setdefault", "sys.modules.update") for c in calls):
+                found.append(f"{name}:{node.lineno}")
+    assert not found, found
 
 
 def test_no_private_names_imported_across_modules():

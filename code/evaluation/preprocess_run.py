@@ -9,14 +9,10 @@ names a run whose input names none (JSONL, TSV, 3-column files); a TREC file kee
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.stages import add_reading_arguments
-from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, run_script,  # noqa: E402
+from treckit.inputs.options import reading_from_values
+from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, run_script,
                             run_stage)
 
 
@@ -32,7 +28,7 @@ def main(argv=None) -> int:
     # --gold, --order, --break_ties ...: the options of every run reader
     add_reading_arguments(ap, {"layout": (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY)})
     a = ap.parse_args(argv)
-    return run_script(lambda: run_stage(a.input, a.output, untagged_name=a.run_name,
+    return run_script(__file__, lambda: run_stage(a.input, a.output, untagged_name=a.run_name,
                                         reading=reading_from_values(vars(a)), depth=a.depth, raw_ids=a.raw_ids))
 
 

@@ -86,7 +86,7 @@ DIGESTS_KEPT = 4096                     # ... and remembered for this many files
 COPY_BLOCK_BYTES = 1 << 20              # an output that is a device or a pipe gets its staged content this many bytes
                                         # at a time (output/files.py)
 TESTSET_GIVE_BACK_MIN_BYTES = 8 << 20   # after reading a test set larger than this, the memory freed is handed back to
-                                        # the system (testsets/load.py; console/process.give_back_freed_memory)
+                                        # the system (testsets/load.py; console/process.memory_freed)
 LONG_LINE_LOOK_BACK_BYTES = 1 << 12     # a file checked for long lines at offsets is searched back from where a line
                                         # must end by for its last newline this many bytes at first ...
 LONG_LINE_LOOK_BACK_MAX_BYTES = 1 << 20 # ... twice as many at each next step, up to this many; a long line's number is
@@ -114,7 +114,7 @@ TESTSET_RUN_MEMORY = MEMORY_LIMIT_DEFAULT // 2    # `testset eval --run` evaluat
 SHARD_SHARE = 4                         # an interleaved run is cut into shards of about (budget / this) bytes of
                                         # memory each (estimated as above) ...
 SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when
-                                        # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
+                                        # the open-file limit, ulimit -n, is lower: engines.stream.files_we_may_open)
 OUTPUT_CHUNK_QUERIES = 1000            # trec_eval text (-q) is written this many queries' lines at a time
 
 # ---------------------------------------------------------------- preference measures (measures/prefs.py)

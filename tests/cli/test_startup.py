@@ -3,8 +3,8 @@ live in bench/).  Help, treckit's and each command's, loads neither numpy nor py
 pyarrow but neither pandas nor pyarrow.compute (whose import alone costs about 60 ms); the CLI still exits
 with the right code and prints every line.
 
-numpy and pyarrow are bound at the top of the library's modules with treckit.dependencies.deferred: a module
-not yet used sits in sys.modules without its code having run, so "loaded" here is dependencies.loaded."""
+numpy and pyarrow are bound at the top of the library's modules with treckit.dependencies.deferred: a stand-in of
+treckit's until first use, never in sys.modules ("loaded" here is dependencies.loaded)."""
 from __future__ import annotations
 
 import json
@@ -194,8 +194,11 @@ def test_a_command_needing_a_missing_extra_names_it_and_the_others_still_run(cap
 DEFERRED_PROBE = """
 import importlib, json, sys, threading, types
 from treckit.dependencies import deferred, loaded
+from treckit.fast import arrow                      # binds np and pa with deferred at its top
 np, pa = deferred("numpy"), deferred("pyarrow")
-before = {"numpy": loaded("numpy"), "pyarrow": loaded("pyarrow"), "same": np is sys.modules["numpy"]}
+before = {"numpy": loaded("numpy"), "pyarrow": loaded("pyarrow"),
+          "registered": [m for m in ("numpy", "pyarrow") if m in sys.modules],
+          "same": arrow.np is np and type(np) is not types.ModuleType}
 barrier, sums, errors = threading.Barrier(8), [], []
 def first_use():
     barrier.wait()                                  # the eight read numpy at once: one runs it, the others wait
@@ -208,19 +211,23 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-import pyarrow.compute as pc                       # a submodule of a deferred module runs its parent
+import pyarrow.compute as pc                       # imported as any module is
 print(json.dumps({"before": before, "sums": sums, "errors": errors, "numpy": loaded("numpy"),
-                  "plain": type(np) is types.ModuleType and np is importlib.import_module("numpy"),
-                  "pyarrow": loaded("pyarrow"), "sum": pc.sum(pa.array([1, 2])).as_py(),
-                  "again": deferred("numpy") is np}))
+                  "plain": type(arrow.np) is types.ModuleType and arrow.np is importlib.import_module("numpy"),
+                  "through": int(np.arange(3).sum()), "pyarrow": loaded("pyarrow"), "sum": pc.sum(pa.array([1, 2])).as_py(),
+                  "arrow": arrow.pa is sys.modules["pyarrow"], "again": deferred("numpy") is sys.modules["numpy"]}))
 """
 
 
 def test_a_deferred_module_runs_once_on_first_use_then_is_the_module_itself():
+    """Before its first use a deferred module is a stand-in of treckit's, not in sys.modules (a user's own import of
+    it is untouched); the first use imports it once, whatever the threads, and treckit's modules then hold the
+    module itself; a stand-in kept elsewhere still reads through."""
     p = subprocess.run([sys.executable, "-c", DEFERRED_PROBE], capture_output=True, text=True, check=True)
     got = json.loads(p.stdout)
-    assert got == {"before": {"numpy": False, "pyarrow": False, "same": True}, "sums": [6] * 8, "errors": [],
-                   "numpy": True, "plain": True, "pyarrow": True, "sum": 3, "again": True}
+    assert got == {"before": {"numpy": False, "pyarrow": False, "registered": [], "same": True}, "sums": [6] * 8,
+                   "errors": [], "numpy": True, "plain": True, "through": 3, "pyarrow": True, "sum": 3,
+                   "arrow": True, "again": True}
 
 
 def test_only_the_listed_modules_are_deferred():

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from helpers import ROOT, run_cli
 from treckit import thresholds
-import treckit.inputs.sources as tio
 from treckit.inputs import bounded
 from treckit.inputs.bounded import parse_json, yaml_tree
 from treckit.inputs.yaml_events import Scalars
@@ -216,12 +215,11 @@ class _Endless(io.RawIOBase):
         return len(chunk)
 
 
-def test_stdin_is_bounded(tmp_path, capsys, monkeypatch):
+def test_stdin_is_bounded(tmp_path, capsys, monkeypatch, fresh_streams):
     limit = 1 << 20
     monkeypatch.setattr(thresholds, "DOCUMENT_READ_LIMIT", limit)
     endless = _Endless()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless)))
-    monkeypatch.setattr(tio, "_stream_cache", {})
     _refused(["testset", "validate", "-"], capsys, f"<stdin>: more than {limit:,} bytes", "a test set holds at most")
     assert endless.read_bytes < limit + (1 << 17)
 
@@ -231,8 +229,7 @@ def test_memory_grows_linearly_within_the_stated_factor():
     test set's Arrow columns) stays within the stated factor of the input's size (its bytes and text
     counted apart), at two sizes."""
     import pyarrow as pa
-    sys.path.insert(0, str(ROOT / "bench"))
-    import testset_bench
+    from bench import testset_bench
     from treckit.testsets import parse_test_set
 
     parse_test_set("".join(testset_bench.test_set_yaml(10)), "warm-up.yaml")     # what is imported on first use

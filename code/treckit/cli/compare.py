@@ -13,7 +13,6 @@ from ..compare.compare import CompareOptions
 from ..compare.report import PLOT_FORMATS, table
 from ..console.errors import InputError
 from ..console.messages import say
-from ..console.process import defer_pandas
 from ..engines.budget import MemoryLimit
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
@@ -83,7 +82,6 @@ def compare_cmd(
     reading=None,
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, reports."""
-    defer_pandas()
     limit = MemoryLimit.option(memory_limit)
     if tie_aware is not None:                               # checked before any file is read
         check_compare_mode(tie_aware)

@@ -12,7 +12,7 @@ from .. import __version__
 from ..console import spelling
 from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
-from ..console.process import defer_pandas, silence_stdout
+from ..console.process import silence_stdout
 from ..engines import MISSING as EVAL_MISSING
 from ..engines.budget import MemoryLimit
 from ..engines.choice import choose
@@ -40,7 +40,7 @@ _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_f
         "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler",
         "--tie-aware": "tie_aware"}
 # how runs are read: the options every run-reading command shares (treckit.inputs.options.FLAGS)
-_READ = {f.flag: f for f in _READ_FLAGS}
+READING_FLAGS = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
 
 
@@ -146,15 +146,15 @@ class _EvalArgv:
         elif name == "--cross-check":
             self.args.cross_check = True
         elif name in _READ_BOOL:
-            self.read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
-        elif name in _OWN or name in _LONG or name in _READ:
+            self.read_values["break_ties" if name == "--break-ties" else python_name(READING_FLAGS[name])] = True
+        elif name in _OWN or name in _LONG or name in READING_FLAGS:
             self.long_flag_value(name, val if eq else self.value_after(name))
         else:
             raise InputError(f"unknown option {name}", fix="see `treckit eval --help`")
 
     def long_flag_value(self, name: str, val: str) -> None:
-        if name in _READ:
-            f = _READ[name]
+        if name in READING_FLAGS:
+            f = READING_FLAGS[name]
             self.read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
         elif name in _OWN:
             setattr(self.args, _OWN[name], val)
@@ -409,7 +409,6 @@ def eval_main(argv: list[str]) -> None:
     if any(f in ("-v", "--version") for f in flags):
         print(version_line(), file=sys.stderr)      # trec_eval -v prints its version on stderr
         return
-    defer_pandas()
     a = parse_args(argv)
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)

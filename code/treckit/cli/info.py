@@ -6,7 +6,6 @@ import sys
 import typer
 
 from ..console.errors import InputError
-from ..console.process import defer_pandas
 from ..engines.tie_aware import run_sources
 from ..inputs.formats.detect import detect_qrels, detect_run
 from ..inputs.options import RunReading
@@ -56,7 +55,6 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
                                          "score digits it carries, and whether its ties look like rounding or "
                                          "float32 (docs/ties.md)")) -> None:
     """Say which format a file is read as, and why."""
-    defer_pandas()
     if ties and (role == "qrels" or path == "-"):
         raise InputError("--ties looks at a run file's scores", fix="give a run file (not stdin), without --role qrels")
     d = detect_qrels(path) if role == "qrels" else detect_run(path)

@@ -22,7 +22,7 @@ from typing import Any
 from ..inputs.bounded import BAD, Problems, read_document, yaml_tree, without_gc
 from ..console.errors import InputError
 from ..inputs.sources import PathLike, display_name
-from ..console.process import give_back_freed_memory
+from ..console.process import memory_freed
 from .. import thresholds
 from ..model import Qrels, qrels_schema
 from .checks import QueryChecker, check_top, semantic_problems
@@ -239,7 +239,7 @@ def load_test_set(name_or_path: PathLike, *, allow_unlabeled: bool = False) -> T
     ts = parse_test_set(text, display_name(path), allow_unlabeled=allow_unlabeled)
     del text
     if size > thresholds.TESTSET_GIVE_BACK_MIN_BYTES:
-        give_back_freed_memory()          # the file's bytes and text, freed once read
+        memory_freed()                    # the file's bytes and text, freed once read
     return ts
 
 

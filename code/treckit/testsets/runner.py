@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from .. import thresholds
 from ..console.errors import InputError
 from ..console.messages import warn_python
-from ..console.process import give_back_freed_memory
+from ..console.process import memory_freed
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
 from ..engines.memory import EvalOptions
@@ -146,9 +146,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
     if choose(engine, scheduler).name == "local":
         values, missing = run_values(*args)
         del args
-        import pyarrow as pa
-        pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
-        give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
+        memory_freed(arrow=True)    # the run's tables are gone: the per-query rows reuse nothing of theirs
     else:
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
     result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})

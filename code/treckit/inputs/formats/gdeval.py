@@ -159,11 +159,11 @@ class _Warnings:
                       f"as {perl_number(text)[0]!r} (Perl's rule, with a warning) and so does treckit{more}")
 
 
-def _default_warn(message: str) -> None:
+def default_warn(message: str) -> None:
     warn_python(message)
 
 
-def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = _default_warn) -> GdevalQrels:
+def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = default_warn) -> GdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
     name = display_name(path)
     if data is None:
@@ -217,13 +217,13 @@ def _qrels_problem(f: list[bytes], topic: bytes, zero_value, judgment: bytes) ->
 
 
 def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
-             warn: Callable[[str], None] | None = _default_warn) -> GdevalRun:
+             warn: Callable[[str], None] | None = default_warn) -> GdevalRun:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its run, and look up each document's
     judgment in ``qrels`` as gdeval.pl does."""
     name = display_name(path)
     if data is None:
         data = read_bytes(path)
-    fast = _read_run_fast(data, qrels, name)
+    fast = read_run_fast(data, qrels, name)
     if fast is not None:
         return fast
     score_words = _Warnings(name, "score", warn)
@@ -274,7 +274,7 @@ _PLAIN_RUN_LINE = re.compile(rb"^[ \t]*(?:\S*-)?([0-9]{1,15})[ \t]+Q0[ \t]+(\S+)
                              re.MULTILINE)
 
 
-def _read_run_fast(data: bytes, qrels: GdevalQrels, name: str) -> GdevalRun | None:
+def read_run_fast(data: bytes, qrels: GdevalQrels, name: str) -> GdevalRun | None:
     """The run read as :func:`read_run` reads it, for the common case, with the work done by the regex engine
     and numpy; None when a line, a score or a topic needs Perl's rules one by one (the caller then reads it
     so, with the same result or the same refusal).  The common case: no CR, VT, FF or NUL; every line of the

@@ -223,12 +223,12 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     # the vectorized path takes only files whose every line has exactly the format's fields, which every
     # layout reads alike (a layout decides only about lines with more): any layout may take it
     if src.size >= thresholds.TREC_RUN_FAST_MIN_BYTES and not skip_malformed:
-        fast = _read_run_fast(src, columns, lean, ranks, rising_ranks)
+        fast = read_run_fast(src, columns, lean, ranks, rising_ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     text = decode_text(src.data(), path, first_line)
-    run = _read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
+    run = read_run_lines(text, name, decode_ids, skip_malformed, layout, columns, first_line, readings)
     if rising_ranks:
         t = run.table
         run.notes[RISING_RANKS] = RisingRanks.of_lines(t.column("qid"), t.column("score"), t.column("rank"))
@@ -329,7 +329,7 @@ def _clean(t: pa.Table | pa.RecordBatch) -> bool:
                 or ("score" in t.column_names and any(np.isnan(c.to_numpy()).any() for c in t.column("score").chunks)))
 
 
-def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True,
+def read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True,
                    rising_ranks: bool = False) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser.  With
     ``rising_ranks``, each block's evidence of ranks rising with the score is gathered while the block's
@@ -387,7 +387,7 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
     return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
-def _read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int,
+def read_run_lines(text: str, name: str, decode_ids: bool, skip: bool, layout: RunLayout, columns: int,
                     first_line: int = 1, counted: "_Readings | None" = None) -> Run:
     errors = LineErrors(name, skip)
     readings = counted or _Readings(name, columns)
