@@ -403,7 +403,7 @@ def sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], prese
 def _qid_keys(qids: list[str]) -> list[str]:
     """The qids spelled without case, whitespace or leading zeros ('0001' -> '1', ' Q01' -> 'q1'),
     by Arrow's string kernels: a run may have hundreds of thousands of queries."""
-    from pyarrow._compute import ReplaceSubstringOptions
+    from pyarrow.compute import ReplaceSubstringOptions
 
     arr = call("utf8_lower", pa.array(qids, pa.string()))
     arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"\s+", ""))
@@ -454,7 +454,7 @@ def _common_prefix(docid) -> str | None:
     first = docid[0].as_py()
     if " " not in first:
         return None
-    from pyarrow._compute import MatchSubstringOptions
+    from pyarrow.compute import MatchSubstringOptions
 
     prefix = first.split(" ", 1)[0] + " "
     return prefix if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py() else None
