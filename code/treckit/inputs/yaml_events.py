@@ -220,6 +220,7 @@ class _EventReader:
         self.frames = [self.document]
         self.documents = 0
         self.remembered = self.scalars.remembered
+        self.typed_starts = frozenset(self.scalars.resolvers)     # what a plain scalar read as more than text starts with
 
     def read(self):
         import yaml
@@ -270,7 +271,7 @@ class _EventReader:
         text, container = event.value, frame.value
         if event.tag is None and event.anchor is None and container is not None and text not in container:
             if event.implicit[0]:
-                if self.remembered.get(text).__class__ is str:
+                if text[:1] not in self.typed_starts or self.remembered.get(text).__class__ is str:
                     frame.key = text
                     return
             elif event.style != '"' or not _SURROGATE.search(text):
@@ -305,10 +306,11 @@ class _EventReader:
         text = event.value
         if event.tag is not None:
             value = self._tagged(event, key)
-        elif event.implicit[0]:                    # plain: its tag is resolved from its text
-            value = self.remembered.get(text, _UNSEEN)
-            if value.__class__ is not str:
+        elif event.implicit[0]:                    # plain: text, unless it starts as something else may
+            if text[:1] in self.typed_starts:
                 value = self.scalars.plain(text, key in self.raw_keys, event.start_mark.line + 1)
+            else:
+                value = text
         elif event.style == '"' and _SURROGATE.search(text):
             value = self._surrogate(event.start_mark.line + 1)
         else:                                      # quoted, or a block scalar: text
