@@ -59,6 +59,14 @@ def module_files(code: Path = CODE) -> dict[str, Path]:
     return out
 
 
+def from_module(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` statement in ``package`` imports from, relative ones resolved."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    return ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+
+
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
     """Every import statement of ``module`` (those under ``if TYPE_CHECKING:`` are never executed: left out), each
     ``from package import submodule`` as an import of the submodule."""
@@ -81,11 +89,7 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import
             if isinstance(child, ast.Import):
                 found.extend(Import(module, resolve(a.name, None), None, in_function, child.lineno) for a in child.names)
             elif isinstance(child, ast.ImportFrom):
-                if child.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - child.level + 1] + ([child.module] if child.module else []))
-                else:
-                    base = child.module or ""
+                base = from_module(child, package)
                 found.extend(Import(module, resolve(base, a.name), a.name, in_function, child.lineno)
                              for a in child.names)
             walk(child, inner)
@@ -175,11 +179,7 @@ def _bound_modules(tree: ast.AST, package: str, modules: dict[str, Path]) -> dic
                 if a.name == "treckit" or a.name.startswith("treckit."):
                     bound[a.asname or "treckit"] = a.name if a.asname else "treckit"
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
+            base = from_module(node, package)
             bound.update({a.asname or a.name: f"{base}.{a.name}" for a in node.names
                           if f"{base}.{a.name}" in modules})
     return bound
