@@ -16,15 +16,16 @@ RUN2_NAME ?= dense
 ID_ADDED = $(OUT)/quest_id_added.jsonl
 CUTOFFS ?= 1 5 10 20 50 100
 
-.PHONY: demo all qrels run eval compare testsets quest serve test coverage fuzz fuzz-service fuzz-reference fuzz-hostile bench clean venv
+.PHONY: demo all qrels run eval compare testsets quest serve test coverage fuzz fuzz-service fuzz-reference fuzz-hostile bench clean venv docs-screenshot
 
 demo: compare testsets
+	@echo "demo: the HTML reports are $(OUT)/compare.html and $(OUT)/testset.html (open them in a browser)"
 
 all: eval
 
 # The light install (what `make demo` and every command need): treckit, editable, and its runtime
 # dependencies. Extras install on demand into the same virtualenv: $(VENV)/.installed-EXTRA for each extra of
-# pyproject.toml (plots, service, dask, irds, bench, dev: everything `make test` needs).
+# pyproject.toml (plots, report, service, dask, irds, bench, dev: everything `make test` needs).
 # Bytecode: pip compiles nothing; then treckit's code and the dependencies' modules are compiled, their own
 # test suites left out (half the bytecode pip would write), so that start-up never compiles (also where Python
 # may not write bytecode: PYTHONDONTWRITEBYTECODE). A dependency's file that does not compile (a template named
@@ -63,7 +64,7 @@ eval: run
 # stage 4: a second sample system against the first, as a table and as JSON, CSV, Markdown and LaTeX; with PLOT=1
 # also a PNG of the per-query deltas (the plots extra, matplotlib, is installed then)
 PLOT ?=
-compare: eval $(if $(PLOT),$(VENV)/.installed-plots)
+compare: eval $(VENV)/.installed-report $(if $(PLOT),$(VENV)/.installed-plots)
 ifeq ($(strip $(RUN2)),)
 	@echo "compare: skipped (set RUN2=predictions.jsonl to compare a second system with $(RUN_NAME))"
 else
@@ -72,18 +73,18 @@ else
 	  -m ndcg_cut.10 -m recall.10 -m recip_rank -m map \
 	  --query-types $$(test -f $(ID_ADDED) && echo $(ID_ADDED) || echo $(QUEST)) \
 	  --out $(OUT)/compare.json --csv $(OUT)/compare.csv --markdown $(OUT)/compare.md \
-	  --latex $(OUT)/compare.tex $(if $(PLOT),--plot $(OUT)/compare.png)
+	  --latex $(OUT)/compare.tex --html $(OUT)/compare.html $(if $(PLOT),--plot $(OUT)/compare.png)
 	$(if $(PLOT),,@echo "compare: no plot drawn (make demo PLOT=1 installs matplotlib and draws $(OUT)/compare.png)")
 endif
 
 # stage 5: a labelled test set: validate it, RQ of the bag-of-words baseline, a retrieval function through
 # the runner, and the regression gate against the stored baseline
 TEST_SET ?= data/test_sets/clinical_v1.yaml
-testsets: $(VENV)/.installed
+testsets: $(VENV)/.installed $(VENV)/.installed-report
 	$(VENV)/bin/treckit testset validate $(TEST_SET)
 	$(VENV)/bin/treckit rq --test-set $(TEST_SET) --corpus data/test_sets/documents.jsonl --baseline bow --out $(OUT)/rq.json
 	$(VENV)/bin/treckit testset eval $(TEST_SET) --function data/test_sets/sample_retriever.py:search --no-cache \
-	  --out $(OUT)/testset_results.json --markdown $(OUT)/testset_results.md
+	  --out $(OUT)/testset_results.json --markdown $(OUT)/testset_results.md --html $(OUT)/testset.html
 	$(VENV)/bin/treckit gate --baseline data/test_sets/baseline_results.json --current $(OUT)/testset_results.json \
 	  --markdown $(OUT)/gate.md
 
@@ -162,6 +163,11 @@ fuzz-reference: $(VENV)/.installed-dev
 HOSTILE_CASES ?= 200
 fuzz-hostile: $(VENV)/.installed-dev
 	$(PY) tests/fuzz_hostile.py --cases $(HOSTILE_CASES) --seed $(START) --out $(OUT)/fuzz_hostile
+
+# docs/report_compare.png: the sample's compare page at 1280x800 in headless Chromium (Debian's chromium and the dev
+# extra's playwright), as docs/reports.md shows it
+docs-screenshot: compare $(VENV)/.installed-dev
+	$(PY) docs/screenshot.py $(OUT)/compare.html docs/report_compare.png
 
 bench: $(VENV)/.installed-bench
 	$(PY) -m bench.run_bench

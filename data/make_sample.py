@@ -367,7 +367,10 @@ system: system.yaml            # answers test sets sent without a run
 data_dir: .                    # run files a request may name (e.g. baseline_bow.trec)
 metrics_prefix: treckit
 max_queries: 1000
-request_timeout_s: 60          # an evaluation taking longer is stopped (504)
+request_timeout_s: 60          # from a body's arrival: an evaluation taking longer is stopped (504)
+body_read_timeout_s: 60        # a body must arrive within this of its headers (408), before it takes a worker
+body_min_rate_bytes_s: 1024    # ... and, from 5 s on, at this many bytes a second on average (408); 0: none
+max_buffered_body_bytes: 67108864   # request bodies held at once; past it 503 + Retry-After (4 x max_body_bytes)
 evaluation_workers: 2          # evaluations at once, each in a process of its own
 metrics_systems: [bow]         # the gauges' system labels (the configured system's name is always one); others: other
 metrics_test_sets: [clinical]  # the gauges' test_set labels; others: other

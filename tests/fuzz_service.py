@@ -6,8 +6,8 @@ follow the schema and requests that break it, seeded, against a real `treckit se
 Three quarters of the cases are schemathesis', shared between the operations that take input (POST
 /v1/evaluate, POST /v1/rq), half following the schema and half breaking it (the GET routes are called once
 each); most of those stop at validation, so the last quarter sends the sample test set, which is valid, with a
-generated run (TREC text or a dict: any text, ids, NaN, infinities, booleans, lone surrogates), order and
-measures, to reach the reading and the evaluation.
+generated run (TREC text or a dict: any text, ids, NaN, infinities, booleans, lone surrogates), order, other
+reading options (ties, duplicates, skip_malformed, layout) and measures, to reach the reading and the evaluation.
 """
 from __future__ import annotations
 
@@ -73,6 +73,10 @@ def runs():
                       st.tuples(run, run_file).map(lambda t: {"run": t[0], "run_file": t[1]}))
     return st.tuples(given, st.fixed_dictionaries({"test_set": st.just(ts)}, optional={
         "order": mostly(st.sampled_from(["auto", "desc", "asc", "given"]), st.just("upwards")),
+        "ties": mostly(st.sampled_from(["keep", "break", "docid-asc"]), st.just("random")),
+        "duplicates": mostly(st.sampled_from(["error", "keep-first", "keep-max", "keep-last"]), st.just("keep-all")),
+        "skip_malformed": mostly(st.booleans(), st.sampled_from(["true", 1, None])),
+        "layout": mostly(st.sampled_from(["auto", "docid-spaces", "extra-columns"]), st.just("tabs")),
         "measures": st.lists(measure, min_size=1, max_size=4), "system": any_text})).map(lambda t: {**t[1], **t[0]})
 
 

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("measures", ("treckit.measures",)),
     ("engines", ("treckit.engines",)),
     ("output", ("treckit.output", "treckit.qrels")),
-    ("analyses", ("treckit.compare", "treckit.testsets", "treckit.retrieval")),
+    ("analyses", ("treckit.compare", "treckit.testsets", "treckit.retrieval", "treckit.report")),
     ("public", ("treckit.api", "treckit.stages")),
     ("front", ("treckit.cli", "treckit.service", "treckit.__main__")),
 )

@@ -28,7 +28,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from treckit.stages import run_script
+from treckit.stages import positive_int, run_script
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -88,15 +88,13 @@ def main(argv=None) -> int:
     ap.add_argument("--truth", required=True)
     ap.add_argument("--configA", required=True)
     ap.add_argument("--configB", required=True)
-    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--k", type=positive_int, default=10)
     ap.add_argument("--out", "-o", required=True)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--corpus", default=None)
     ap.add_argument("--emit-traces", action="store_true",
                     help=f"per-query traces beside --out for each config whose gate holds ({GATE})")
     a = ap.parse_args(argv)
-    if a.k < 1:
-        ap.error(f"argument --k: must be at least 1, got {a.k}")
     from treckit.compare import report
     from treckit.compare.compare import CompareOptions
     from treckit.compare.config import load_config

@@ -1,5 +1,5 @@
 """treckit's third-party dependencies: the modules it imports inside functions rather than at the top of a module,
-and why (:data:`LAZY`); its optional parts (pyproject.toml's extras: plots, service, dask, irds) and the one way a
+and why (:data:`LAZY`); its optional parts (pyproject.toml's extras: plots, report, service, dask, irds) and the one way a
 command says how to install one that is missing (:func:`install_hint`).
 
 Only the modules of :data:`LAZY` are loaded late (tests/test_architecture.py checks it): a command's start-up
@@ -40,6 +40,7 @@ LAZY: dict[str, tuple[str, str]] = {
     "pandas": (REQUIRED, "DataFrames in and out of the Python API, the compare report"),
     "scipy": (REQUIRED, "the paired tests of a comparison"),
     "matplotlib": (OPTIONAL, "the plots of a comparison (treckit[plots])"),
+    "plotly": (OPTIONAL, "the HTML reports' figures and plotly.js (treckit[report])"),
     "yaml": (REQUIRED, "test sets and system configs"),
     "pydantic": (REQUIRED, "the service's request models"),
     "ir_measures": (REQUIRED, "the cross-check, and ir_measures names in the Python API"),
@@ -123,7 +124,7 @@ def loaded(name: str) -> bool:
 
 # the extra that installs each optional module of LAZY
 EXTRA_OF: dict[str, str] = {
-    "matplotlib": "plots", "ir_datasets": "irds", "distributed": "dask", "fsspec": "dask", "fastapi": "service",
+    "matplotlib": "plots", "plotly": "report", "ir_datasets": "irds", "distributed": "dask", "fsspec": "dask", "fastapi": "service",
     "starlette": "service", "anyio": "service", "uvicorn": "service", "prometheus_client": "service",
 }
 

@@ -43,6 +43,23 @@ WHITESPACE_RE2 = "[" + "".join("\\x{%x}" % ord(c) for c in WHITESPACE) + "]"
 NEEDS_ESCAPE_RE2 = "[" + "".join("\\x{%x}" % ord(c) for c in WHITESPACE + "%") + "]"
 
 
+_SPACE = re.compile("[" + re.escape(WHITESPACE) + "]")
+_TSV_BREAK = re.compile("[\t\n\r]")
+
+
+def field_id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a field of a TREC line that is never escaped (a query id, a run tag, an iteration
+    field): TREC readers split lines on whitespace.  None when it can (the one rule of every reader and writer)."""
+    if not text:
+        return "is empty"
+    return "contains whitespace (TREC files split their lines on it)" if _SPACE.search(text) else None
+
+
+def tsv_field_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a field of a TSV line (``qid<TAB>text``): None when it can."""
+    return "holds a tab or a line break (a TSV line cannot hold it)" if _TSV_BREAK.search(text) else None
+
+
 def escape_id(docid: str) -> str:
     """Escape whitespace and ``%`` so that whitespace-splitting readers see one field."""
     if not _NEEDS_ESCAPE.search(docid):

@@ -25,7 +25,7 @@ from .inputs.formats.detect import detect_qrels
 from .inputs.formats.jsonl import check_duplicates_policy, read_quest
 from .inputs.formats.trec import read_trec_qrels
 from .inputs.sources import PathLike, display_name
-from .measures.registry import resolve
+from .measures.registry import LONG_MAX, resolve
 from .output.files import atomic_output, derived_output, outputs, refuse_overwriting_inputs
 from .inputs.options import FLAGS, RunReading, python_name
 from .inputs.reading import gold_query_map as by_text, read_qrels, read_with
@@ -203,7 +203,8 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
                   query_types: PathLike | None = None, prepare=None, digests: bool | None = None, reading=None,
                   test_set: PathLike | None = None, depth: int = 1000, memory_limit=DEFAULT_MEMORY,
                   engine: str = "local", scheduler: str | None = None, queries_are_the_set: bool = False,
-                  empty_run_retrieves_nothing: bool = False, ranking: str | None = None, order_option: bool = True):
+                  empty_run_retrieves_nothing: bool = False, ranking: str | None = None, order_option: bool = True,
+                  out_html: PathLike | None = None, query_text: bool = True):
     """Stage 4: compare runs (or configs naming runs); the first system is the baseline.
 
     Each run is read (``reading``: a :class:`treckit.inputs.options.RunReading`, as ``treckit eval`` reads
@@ -224,15 +225,16 @@ def compare_stage(qrels: PathLike, runs: list[PathLike], measures: list[str], *,
     of the judged ones: a query without judgments scores 0 on every measure, a judged query not among them
     is left out (both said on stderr).  ``empty_run_retrieves_nothing`` (the old rq_eval's rule): a run file
     without run lines is a system that retrieved nothing (every query scores 0), not an error.
+    ``out_html``: the HTML report (``query_text`` False: without the queries' texts).
     ``order_option``: whether the caller takes ``--order`` (else a warning about how a run is ordered offers a
     conversion with ``treckit run``, as :func:`treckit.inputs.reading.read_with` says).
     """
     return CompareJob(qrels, runs, measures, names=names, configs=configs, options=options,
-                      out=Outputs(out_json, out_csv, out_markdown, out_latex, out_plot), corpus=corpus,
+                      out=Outputs(out_json, out_csv, out_markdown, out_latex, out_plot, out_html), corpus=corpus,
                       queries=queries, query_types=query_types, prepare=prepare, digests=digests, reading=reading,
                       test_set=test_set, depth=depth, memory_limit=memory_limit, engine=engine, scheduler=scheduler,
                       queries_are_the_set=queries_are_the_set, empty_run_retrieves_nothing=empty_run_retrieves_nothing,
-                      ranking=ranking, order_option=order_option).run()
+                      ranking=ranking, order_option=order_option, query_text=query_text).run()
 
 
 def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None = None,
@@ -257,7 +259,8 @@ def add_reading_arguments(parser, defaults: Mapping[str, tuple[Any, str]] | None
 
 
 def positive_int(text: str) -> int:
-    """argparse type of the staged scripts' cutoffs and depths: a whole number >= 1."""
+    """argparse type of the staged scripts' cutoffs and depths: a whole number from 1 to the largest cutoff
+    trec_eval reads (a C long), so that no measure is asked for a cutoff it would refuse."""
     import argparse
     try:
         value = int(text)
@@ -265,4 +268,8 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    if value > LONG_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:40]}{'...' if len(text) > 40 else ''} is larger than {LONG_MAX}, the "
+                                         "largest cutoff trec_eval reads (a cutoff past a run's depth counts every "
+                                         "document it retrieved: e.g. 1000)")
     return value

@@ -13,10 +13,11 @@ OUTPUT_OPTION = {
     "qrels": "--output", "run": "--output", "retrieve": "--output", "fuse": "--output", "compare": "--out",
     "rq": "--out", "gate": "--markdown", "system eval": "--out", "testset export": "--qrels",
     "testset import": "--output", "testset eval": "--out", "testset split": "--out-dir", "testset refresh": "--out",
+    "report": "--output",
 }
 # options that name a file a command writes
 WRITES = {"--out", "--output", "--out-dir", "--markdown", "--csv", "--latex", "--plot", "--train-out",
-          "--holdout-out", "--queries", "--types", "--prometheus-textfile", "--id-added"}
+          "--holdout-out", "--queries", "--types", "--prometheus-textfile", "--id-added", "--html"}
 # commands whose --queries/--types name files they read, not write
 READ_ONLY_NAMES = {"compare": {"--queries"}, "system eval": {"--queries"}, "retrieve": {"--queries"}}
 

@@ -74,3 +74,29 @@ def test_run_conversion_draws_its_steps_on_a_terminal_and_writes_the_same_file(t
     assert code == 0, err
     assert (tmp_path / "shown.trec").read_bytes() == (tmp_path / "plain.trec").read_bytes()
     assert "reading and ordering in.tsv" in err and "writing shown.trec" in err
+
+
+def untimed(out: bytes) -> bytes:
+    """A results table without its latencies, which differ from run to run: the latency line of testset eval, the
+    p50 / p95 columns (2 decimals) of system eval."""
+    kept = b"".join(line for line in out.splitlines(keepends=True) if b"latency" not in line)
+    return re.sub(rb" +", b" ", re.sub(rb"\b\d+\.\d\d\b", b"#", kept))      # columns as wide as their longest
+
+
+def test_a_retrieval_function_and_a_system_show_their_queries_on_a_terminal_only(tmp_path):
+    """testset eval --function, system eval and retrieve --method bow: a bar over the queries asked ("50/50" on the
+    sample's 50), on a terminal; piped, nothing but the results."""
+    from helpers import ROOT
+    sample = ROOT / "data" / "test_sets"
+    for args in (["testset", "eval", sample / "clinical_v1.yaml", "--function", sample / "sample_retriever.py:search",
+                  "--no-cache"],
+                 ["retrieve", "--corpus", sample / "documents.jsonl", "--queries", sample / "clinical_v1.yaml",
+                  "--method", "bow", "-o", "bow.trec"],
+                 ["system", "eval", sample / "system.yaml", "--test-set", sample / "clinical_v1.yaml", "--no-cache"]):
+        args = list(map(str, args))
+        code, plain_out, plain_err = treckit(args, tmp_path, stderr_terminal=False)
+        assert code == 0, plain_err
+        assert "asking" not in plain_err and "search" not in plain_err and "50/50" not in plain_err
+        code, out, err = treckit(args, tmp_path, stderr_terminal=True)
+        assert code == 0 and untimed(out) == untimed(plain_out)
+        assert ("asking" in err or "bag-of-words search" in err) and re.search(r"\b\d+/(50|100)\b", err), err

@@ -43,8 +43,8 @@ def test_help_loads_no_pyarrow():
 
 # an option of each command, or a command of each group, that its help must show
 SHOWN_IN_HELP = {
-    "qrels": "--duplicates", "run": "--order", "serve": "--port", "alert-rules": "--threshold", "compare": "--test",
-    "rq": "--threshold", "gate": "--max-drop", "qrels-verify": "--no-extras", "retrieve": "--corpus",
+    "qrels": "--duplicates", "run": "--order", "serve": "--port", "alert-rules": "--threshold",
+    "grafana-dashboard": "--prefix", "compare": "--test", "report": "--no-query-text", "rq": "--threshold", "gate": "--max-drop", "qrels-verify": "--no-extras", "retrieve": "--corpus",
     "fuse": "--method", "eval": "--Max_retrieved_per_topic", "measures": "--help", "detect": "--role",
     "gdeval": "--amean", "ndeval": "--alpha", "testset": "validate", "cache": "clear", "system": "eval",
 }
@@ -158,8 +158,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("treckit.cli.")))
 
 @pytest.mark.parametrize("argv, modules", [
     (["--help"], []),
-    (["compare", "-h"], ["common", "compare"]),
-    (["testset", "eval", "--help"], ["common", "testsets"]),
+    (["compare", "-h"], ["common", "compare", "completion"]),
+    (["testset", "eval", "--help"], ["common", "completion", "testsets"]),
 ])
 def test_a_command_loads_only_its_own_module(argv, modules):
     p = subprocess.run([sys.executable, "-c", LOADED_PROBE, *argv], capture_output=True, text=True, check=True)

@@ -1055,6 +1055,39 @@ def compare_options(what: str, bad, good, fix: str):
     return check
 
 
+def fuse_infinite_score(c: Ctx):
+    """A score-adding method refuses an infinite score; RRF, which the fix names, fuses the ranks: query 1 d2 (ranks
+    1 and 1), d1 (2, 2), d3 (3, 3) is the run's own order (AP (1/2 + 2/3) / 2), query 2 likewise (AP (1 + 2/3) / 2)."""
+    q, r = _files(c)
+    infinite = c.file(RUN.replace("d2 1 3.0", "d2 1 inf"), "run")
+    out = c.out("trec")
+    said(c.cli("fuse", infinite, r, "--method", "combsum", "-o", out), "an infinite score",
+         "fuse ranks instead (--method rrf)")
+    ok(c.cli("fuse", infinite, r, "--method", "rrf", "-o", out))
+    assert c.measure(q, out)["map"] == c.measure(q, r)["map"] == _four(((1 / 2 + 2 / 3) / 2 + (1 + 2 / 3) / 2) / 2)
+
+
+def rq_huge_k(c: Ctx):
+    """rq --k beyond a test set's cutoffs is refused before any file is read; --k 5 gives MRR@5 by hand."""
+    q, r = _files(c)
+    ts = c.test_set(q)
+    said(c.cli("rq", "--test-set", ts, "--run", r, "--k", str(10 ** 20)), "the RQ cutoff k must be a whole number",
+         "e.g. --k 5")
+    got = c.cli("rq", "--test-set", ts, "--run", r, "--k", "5", "--report-only")
+    assert got.code == 0 and "= 0.7500 over 2 labelled queries" in got.out, got      # (1/2 + 1) / 2
+
+
+def export_tabbed_text(c: Ctx):
+    """A query text with a tab cannot go to a queries TSV; without --queries the qrels are written."""
+    q = c.file(QRELS, "qrels")
+    ts = c.file(c.test_set(q).read_text().replace("query_text: alpha", 'query_text: "al\\tpha"'), "ts.yaml")
+    out = c.out("qrels")
+    said(c.cli("testset", "export", ts, "-o", out, "--queries", c.out("tsv")), "its text holds a tab or a line break",
+         "remove it from the query text, or leave out --queries")
+    ok(c.cli("testset", "export", ts, "-o", out))
+    assert c.measure(out, c.file(RUN, "run"))["map"] == c.measure(q, c.file(RUN, "run"))["map"]
+
+
 def fuse_weights_by_name(c: Ctx):
     q, r = _files(c)
     other, out = _second_run(c), c.out("trec")
@@ -1533,6 +1566,48 @@ def detect_ties_of_a_run(c: Ctx):
     assert ok(c.cli("detect", "--ties", r)).out.splitlines()[1] == "ties\tno ties: every score is unique within its query"
 
 
+def html_tie_aware(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("eval", "--tie-aware", "range", "--html", c.dir / "e.html", "-m", "map", q, r),
+         "--html and --plot draw trec_eval's values", "leave them out (compare --tie-aware range --html draws tie ranges)")
+    assert not (c.dir / "e.html").exists()
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--tie-aware", "range", "--html", c.dir / "c.html"))
+    assert "<html" in (c.dir / "c.html").read_text()[:2000].lower()
+
+
+def plot_no_curve(c: Ctx):
+    q, r = _files(c)
+    said(c.cli("eval", "--plot", c.dir / "pr.png", "-m", "map", q, r), "no precision-recall curve",
+         "add -m iprec_at_recall")
+    ok(c.cli("eval", "--plot", c.dir / "pr.png", "-m", "map", "-m", "iprec_at_recall", q, r))
+    assert (c.dir / "pr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def report_not_results(c: Ctx):
+    q, r = _files(c)
+    not_results = c.file('{"hello": 1}', "json")
+    said(c.cli("report", not_results, "-o", c.dir / "r.html"), "not a results file treckit report draws",
+         "give the --out file of treckit compare, testset eval or system eval")
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--out", c.dir / "cmp.json"))
+    ok(c.cli("report", c.dir / "cmp.json", "-o", c.dir / "r.html"))
+    assert "<html" in (c.dir / "r.html").read_text()[:2000].lower()
+
+
+def report_incomplete_compare(c: Ctx):
+    import json
+    q, r = _files(c)
+    r2 = c.file(RUN.replace("3.0 t", "2.0 t"), "run")
+    ok(c.cli("compare", q, r, r2, "-m", "map", "--out", c.dir / "cmp.json"))
+    record = json.loads((c.dir / "cmp.json").read_text())
+    del record["per_query"][0]["qid"]                # a row edited by hand
+    broken = c.file(json.dumps(record), "json")
+    said(c.cli("report", broken, "-o", c.dir / "r.html"), "not a complete compare results file",
+         "pass the --out file of `treckit compare` as it was written")
+    ok(c.cli("report", c.dir / "cmp.json", "-o", c.dir / "r.html"))
+
+
 OTHERS = [
     Other("missing-error", "ranking/judged.py: pass --missing skip", "eval", missing_error_eval),
     Other("missing-error", "ranking/judged.py: pass --missing skip", "evaluate.py", missing_error_script),
@@ -1600,6 +1675,10 @@ OTHERS = [
           tie_aware_with("-R", lambda c, q: ("-R", "qrels_prefs"))),
     Other("detect-ties", "cli/info.py: give a run file (not stdin), without --role qrels", "detect", detect_ties_of_a_run),
     Other("weights-names", "retrieval/fusion.py: --weights names", "fuse", fuse_weights_by_name),
+    Other("fuse-infinite", "retrieval/fusion.py: fuse ranks instead (--method rrf)", "fuse", fuse_infinite_score),
+    Other("rq-k", "testsets/rq.py: e.g. --k 5", "rq", rq_huge_k),
+    Other("export-text", "cli/testsets.py: remove it from the query text, or leave out --queries", "testset export",
+          export_tabbed_text),
     Other("weights-numbers", "retrieval/fusion.py: e.g. --weights {", "fuse", fuse_weights_numbers),
     Other("tune-method", "retrieval/fusion.py: use --method rrf or weighted", "fuse", fuse_tune_method),
     Other("stemmer", "retrieval/bm25.py: e.g. --stemmer english, or --stemmer none", "retrieve", retrieve_stemmer,
@@ -1611,13 +1690,13 @@ OTHERS = [
     Other("holdout-range", "testsets/lifecycle.py: e.g. --holdout 0.2", "python", split_holdout_python),
     Other("replace-range", "testsets/lifecycle.py: give --replace a number from 1 to", "testset refresh", refresh_replace),
     Other("max-drop", "testsets/gate.py: e.g. --max-drop 5%", "gate", gate_max_drop),
-    Other("not-results", "testsets/gate.py: write one with `treckit testset eval", "gate",
+    Other("not-results", "testsets/results.py: write one with `treckit testset eval", "gate",
           lambda c: gate_not_results(c, '{"runs": []}\n', "not a results file of `treckit testset eval`",
                                      "write one with `treckit testset eval TEST_SET --run RUN --out results.json`")),
     Other("not-json", "cli/testsets.py: pass the --out file of `treckit testset eval`", "gate",
           lambda c: gate_not_results(c, "recall 0.5\n", "not JSON", "pass the --out file of `treckit testset eval`")),
     Other("gate-measure", "testsets/gate.py: evaluate with it (`treckit testset eval", "gate", gate_missing_measure),
-    Other("gate-damaged", "testsets/gate.py: pass the --out file of `treckit testset eval` as it was written", "gate",
+    Other("gate-damaged", "testsets/results.py: pass the --out file of `treckit testset eval` as it was written", "gate",
           gate_damaged),
     Other("stop-words", "retrieval/bm25.py: , or keep stop words (--stopwords none)", "retrieve", retrieve_stop_words),
     Other("rq-threshold", "testsets/rq.py: e.g. --threshold 0.6", "rq", rq_threshold),
@@ -1655,6 +1734,15 @@ OTHERS = [
     Other("serve-help", "service/app.py: see `treckit serve --help`", "serve", serve_help, needs="uvicorn"),
     Other("depth", "ranking/convert.py: pass a positive --depth", "python", convert_depth),
     Other("id-base", "inputs/options.py: pass --id-base N", "python", id_base),
+    Other("html-tie-aware", "cli/evaluate.py: leave them out (compare --tie-aware range --html draws tie ranges)", "eval",
+          html_tie_aware, needs="plotly"),
+    Other("plot-no-curve", "cli/evaluate.py: --plot {a.plot}: {NO_CURVE_EVAL}", "eval", plot_no_curve, needs="matplotlib"),
+    Other("report-not-results", "report/results.py: give the --out file of treckit compare, testset eval or system eval",
+          "report", report_not_results, needs="plotly"),
+    Other("report-not-json", "cli/report.py: pass the --out file of treckit compare, testset eval or system eval",
+          "report", report_not_results, needs="plotly"),
+    Other("report-incomplete-compare", "report/sources.py: pass the --out file of `treckit compare` as it was written",
+          "report", report_incomplete_compare, needs="plotly"),
 ]
 
 
@@ -1676,6 +1764,11 @@ def test_other_suggestion(case: Other, tmp_path, capsys, monkeypatch, trec_eval,
 # ------------------------------------------------------------------ the table is complete
 # Literals that name an option or a command and suggest nothing to run (what they say, and why not tested here).
 NOT_SUGGESTIONS = [
+    ("cli/evaluate.py: --html and --plot draw trec_eval's values of qrels judgments", "the error's reason (its fix is tested)"),
+    ("report/html.py: <p>Query texts were left out of this page (--no-query-text)", "a page's own text"),
+    ("report/results.py: no precision-recall curve: test-set results hold no iprec_at_recall", "a page's own text"),
+    ("report/sources.py: Means over ", "a page's own text"),
+    ("report/sources.py: no precision-recall curve: the comparison measured no iprec_at_recall", "a page's own text"),
     ("cli/main.py: Check that every expected topic is judged (and, with --no-extras",
      "a command's help as `treckit --help` lists it (test_startup checks it is the command's own)"),
     ("cli/main.py: same flags, byte-identical output (treckit eval -h)",
@@ -1688,7 +1781,6 @@ NOT_SUGGESTIONS = [
     ("engines/tie_aware.py: --tie-aware with -Z", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware with --cross-check", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware with -R {rel_format}", "the error's reason (its fix is tested)"),
-    ("service/evaluator.py: how the run is ranked, as --order", "a request field's description (the field is named order)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
     ("retrieval/system_config.py: is not a setting of a system: a stage's depth is the command's -k",
@@ -1713,7 +1805,7 @@ NOT_SUGGESTIONS = [
     ("cli/testsets.py: --engine dask evaluates a run (--run)", "the error's reason (its fix is tested)"),
     ("cli/testsets.py: --baseline {baseline!r} needs --corpus", "the error's reason (its fix is tested)"),
     ("testsets/gate.py: --max-drop {text!r}", "the error's reason: the option as given (its fix is tested)"),
-    ("testsets/gate.py: not a results file of `treckit testset eval`", "the error's reason (its fix is tested)"),
+    ("testsets/results.py: not a results file of `treckit testset eval`", "the error's reason (its fix is tested)"),
     ("testsets/lifecycle.py: --holdout {holdout} must be", "the error's reason (its fix is tested)"),
     ("testsets/lifecycle.py: --replace {replace} must be", "the error's reason (its fix is tested)"),
     ("retrieval/fusion.py: --weights {text!r} is not", "the error's reason (its fix is tested)"),
@@ -1726,7 +1818,6 @@ NOT_SUGGESTIONS = [
     ("engines/stream.py: --skip-malformed reads the run whole", "why a run is read whole (said, nothing to do)"),
     ("engines/stream.py: read whole into memory, beyond --memory-limit", "a note of what was done"),
     ("inputs/formats/jsonl.py: (then the --gold query text or the line number", "the fix is to edit the file"),
-    ("evaluation/rq_eval.py: argument --k: must be at least 1", "argparse's own usage error"),
     ("evaluation/rq_eval.py: --emit-traces was not given", "the JSON's record of why no trace was written"),
     ("ranking/convert.py: 'they keep their input order (--break-ties)'", "names the tie rule in force, suggests nothing"),
     ("ranking/convert.py: 'they are ordered by doc id ascending (--ties docid-asc)'", "names the tie rule in force"),

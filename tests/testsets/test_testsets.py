@@ -428,7 +428,8 @@ def _stored_rows(tmp_path) -> list:
     lambda d: json.dumps({**d, "per_query": [{"qid": "a"}]}),
 ])
 def test_a_damaged_cache_row_is_a_miss(tmp_path, damage):
-    """A stored row that is not a result: evaluated again (the right numbers), replaced, no file set aside."""
+    """A stored row that is not a result: evaluated again (the right numbers), replaced, no file set aside, and said
+    once, naming the cache file and the row's key (never its content)."""
     import sqlite3
     from treckit.testsets.runner import evaluate
     first = evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path)
@@ -442,7 +443,10 @@ def test_a_damaged_cache_row_is_a_miss(tmp_path, damage):
     ndcg_a = (2 ** 3 - 1) / ((2 ** 3 - 1) + (2 ** 1 - 1) / math.log2(3))
     assert not again.cached and again.metrics == first.metrics == pytest.approx(
         {"recall_at_5": 0.25, "recall_at_10": 0.25, "recall_at_20": 0.25, "ndcg_at_10": ndcg_a / 2, "mrr": 0.5})
-    assert _cache_messages(caught) == [] and [p.name for p in tmp_path.iterdir()] == ["evaluations.sqlite"]
+    [said] = _cache_messages(caught)
+    assert said.startswith(f"the evaluation cache {tmp_path / 'evaluations.sqlite'}: the result stored under the key "
+                           f"{key} is not a valid result (") and said.endswith("): evaluating again, and replacing it")
+    assert [p.name for p in tmp_path.iterdir()] == ["evaluations.sqlite"]
     [(same_key, replaced)] = _stored_rows(tmp_path)
     assert same_key == key and json.loads(replaced)["aggregates"] == json.loads(value)["aggregates"]
     assert evaluate(lambda t: ["d1"], small(), {"x": 1}, cache_dir=tmp_path).cached
@@ -699,7 +703,7 @@ def _results(means: dict[str, float], per_query=None) -> dict:
             "system": {}, "measures": list(means),
             "definitions": {m: d.to_dict() for m, d in definitions(list(means)).items()},
             "aggregates": {m: {"mean": v, "median": v, "std": None} for m, v in means.items()},
-            "per_query_type": {"exact_term": {"num_queries": 1, **means}},
+            "per_query_type": {(per_query or [{"query_type": "exact_term"}])[0]["query_type"]: {"num_queries": 1, **means}},
             "per_query": per_query or [{"qid": "a", "query_type": "exact_term", **means}]}
 
 
@@ -953,12 +957,16 @@ def test_gate_never_compares_two_ndcg_gains(tmp_path, capsys):
 def test_gate_refuses_results_whose_definitions_differ(tmp_path, capsys):
     base = _results({"recall_at_10": 0.8, "ndcg_at_10": 0.7})
     cur = json.loads(json.dumps(base))
-    cur["definitions"]["ndcg_at_10"]["gain"] = "linear"          # as if another definition were printed under the name
     cur["definitions"]["recall_at_10"]["query_set"] = "retrieved"
     (tmp_path / "b.json").write_text(json.dumps(base))
     (tmp_path / "c.json").write_text(json.dumps(cur))
     code, _, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json"], capsys)
     assert code == 2
+    renamed = json.loads(json.dumps(cur))                # another definition printed under the name: not a valid record
+    renamed["definitions"]["ndcg_at_10"]["gain"] = "linear"
+    (tmp_path / "r.json").write_text(json.dumps(renamed))
+    code, _, said = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "r.json"], capsys)
+    assert code == 2 and "r.json: definitions.ndcg_at_10: does not define ndcg_at_10 (its measure, cutoff or gain differ)" in said
     assert "recall_at_10 has different definitions (query_set differs)" in err
     assert "baseline: recall@10; relevant: grade >= 1; queries: judged; ranking: trec_eval" in err
     assert "current:  recall@10; relevant: grade >= 1; queries: retrieved; ranking: trec_eval" in err
@@ -1099,7 +1107,9 @@ def test_at_most_100_problems_are_listed_the_rest_counted(tmp_path, capsys):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.text(min_size=1, max_size=6), st.text(min_size=1, max_size=8), st.sampled_from(["a", "é", "x y"]),
+@given(st.lists(st.tuples(st.text(st.characters(exclude_categories=("Zs", "Zl", "Zp", "Cc", "Cs")), min_size=1, max_size=6)
+                          .filter(lambda qid: not any(c.isspace() for c in qid)),        # a query id is one TREC field
+                          st.text(min_size=1, max_size=8), st.sampled_from(["a", "é", "x y"]),
                           st.one_of(st.none(), st.integers(1, 50)),
                           st.dictionaries(st.text(min_size=1, max_size=5), st.integers(0, 3), min_size=1, max_size=3)),
                 unique_by=lambda q: q[0], min_size=1, max_size=5), st.one_of(st.none(), st.text(max_size=10)))

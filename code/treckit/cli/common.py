@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import math
 import typing
 from pathlib import Path
 from typing import Literal, Mapping, Optional
@@ -53,6 +54,26 @@ Weighting = choice("Weighting", KAPPA_WEIGHTINGS)
 Method = choice("Method", METHODS)
 FusionMethod = choice("FusionMethod", FUSION_METHODS)
 Norm = choice("Norm", NORMS)
+
+
+def number_in(low: float, high: float):
+    """The ``parser=`` of an option that takes a number from ``low`` to ``high``: NaN, an infinity or text is said to
+    be what it is (typer's own range check would call NaN "not less than or equal to" the bound)."""
+    import typer
+
+    span = f"at least {low:g}" if high == math.inf else f"from {low:g} to {high:g}"
+
+    def parse(text) -> float:
+        try:
+            value = float(text)
+        except (TypeError, ValueError):
+            raise typer.BadParameter(f"{str(text)[:40]!r} is not a number (give one {span})") from None
+        if not math.isfinite(value):
+            raise typer.BadParameter(f"{str(text)[:40]!r} is not a finite number (give one {span})")
+        if not low <= value <= high:
+            raise typer.BadParameter(f"{value:g} is not {span}")
+        return value
+    return parse
 
 
 def one_of(values) -> str:

@@ -19,6 +19,7 @@ from ..engines.dask import check_shared_paths
 from ..engines.tie_aware import check_compare_mode, refuse
 from ..stages import compare_stage
 from .common import Correction, TestName, with_debug_option, with_reading_options
+from .completion import measure_names
 
 
 def _open_unit(value: float) -> float:
@@ -36,7 +37,7 @@ def _plot_path(value: Optional[Path]) -> Optional[Path]:
 def compare_cmd(
     qrels: Optional[str] = typer.Argument(None, help="qrels (any supported format), or a test-set YAML (see --test-set)"),
     runs: Optional[List[str]] = typer.Argument(None, help="runs; the first is the baseline"),
-    measure: Optional[List[str]] = typer.Option(None, "-m", "--measure",
+    measure: Optional[List[str]] = typer.Option(None, "-m", "--measure", autocompletion=measure_names,
                                                 help="trec_eval or ir_measures names, or test-set names (ndcg_at_10: "
                                                      "gain 2^grade - 1); repeat the option (default: map ndcg_cut.10 "
                                                      "recall.100 recip_rank; with a test set ndcg_at_10 recall_at_10 mrr)"),
@@ -60,6 +61,8 @@ def compare_cmd(
     latex: Optional[Path] = typer.Option(None, "--latex", help="LaTeX table"),
     plot: Optional[Path] = typer.Option(None, "--plot", callback=_plot_path,
                                         help="plot of sorted per-query deltas: .png, .pdf or .svg"),
+    html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report (needs treckit's report extra)"),
+    no_query_text: bool = typer.Option(False, "--no-query-text", help="leave the queries' texts out of the HTML report"),
     corpus: Optional[Path] = typer.Option(None, help="corpus file, for its digest only"),
     queries: Optional[Path] = typer.Option(None, help="queries file: the texts systems described by configs run on "
                                            "(not needed when their components are all run files); digested"),
@@ -101,8 +104,9 @@ def compare_cmd(
     comp = compare_stage(test_set if qrels is None else qrels, runs, measure, names=name, configs=config,
                          options=opts, out_json=out, out_csv=csv, out_markdown=markdown, out_latex=latex, out_plot=plot,
                          corpus=corpus, queries=queries, query_types=query_types, reading=reading, test_set=test_set,
-                         memory_limit=limit, engine=engine, scheduler=scheduler)
-    outputs = (out, csv, markdown, latex, plot)
+                         memory_limit=limit, engine=engine, scheduler=scheduler, out_html=html,
+                         query_text=not no_query_text)
+    outputs = (out, csv, markdown, latex, plot, html)
     stdout_taken = any(p is not None and str(p) == "-" for p in outputs)
     print(table(comp), end="", file=sys.stderr if stdout_taken else sys.stdout)
     for p in outputs:

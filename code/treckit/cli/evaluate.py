@@ -23,12 +23,17 @@ from ..inputs.formats import QRELS_FORMATS
 from ..inputs.formats.common import parse_int
 from ..measures.registry import resolve
 from ..output import FORMATS as EVAL_FORMATS
-from ..output.files import outputs, refuse_overwriting_inputs
+from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from ..output.records import write
 from ..output.tie_aware import write_tie_aware
-from ..service.metrics import export, gauge_measures
+from ..service.metrics import check_prefix, check_pushgateway, export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 from ..measures.declaration import REL_FORMATS
+from ..measures.definitions import definitions_of
+from ..compare.report import plot_format
+from ..report.html import render as render_page, require_plotly
+from ..report.picture import curve_bytes
+from ..report.sources import NO_CURVE_EVAL, eval_curves, eval_page
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -38,7 +43,7 @@ _LONG = {"--query_eval_wanted": "q", "--complete_rel_info_wanted": "c", "--nosum
 _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_format",
         "--prometheus-textfile": "prometheus_textfile", "--memory-limit": "memory_limit", "--pushgateway": "pushgateway",
         "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler",
-        "--tie-aware": "tie_aware"}
+        "--tie-aware": "tie_aware", "--html": "html", "--plot": "plot"}
 # how runs are read: the options every run-reading command shares (treckit.inputs.options.FLAGS)
 READING_FLAGS = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
@@ -69,6 +74,8 @@ class EvalArgs:
     engine: str = "local"          # local | dask (engines/dask.py)
     scheduler: str | None = None   # --engine dask: a running scheduler's address (default: a LocalCluster)
     tie_aware: str | None = None   # expected | best | worst | range | report (treckit.engines.tie_aware)
+    html: str | None = None        # --html FILE: the HTML report (treckit.report), the first run the baseline
+    plot: str | None = None        # --plot FILE: the precision-recall curves as a picture (matplotlib)
     files: list[str] = field(default_factory=list)
     chosen: Any = None             # the engine the flags choose (engines.choice), set when they are checked
 
@@ -289,6 +296,13 @@ EVAL_HELP_SECTIONS: list[tuple[str, list[tuple[str, str, str, str]]]] = [
          "recompute every number printed with ir_measures (pytrec_eval under it), scores read as float32 as "
          "pytrec_eval reads them, before printing; exit 3 naming the measure, the queries and both values on "
          "any difference beyond 1e-9 (a line on stderr says what agreed and what has no equal in ir_measures)"),
+        ("", "--html", "FILE",
+         "also write a self-contained HTML report: every run's means with their intervals, per-query values, "
+         "precision-recall curves; with several runs, the first is the baseline of the differences and paired tests "
+         "(needs treckit's report extra)"),
+        ("", "--plot", "FILE",
+         "also draw the precision-recall curves (iprec_at_recall, one line per run) as .png, .pdf or .svg "
+         "(needs treckit's plots extra)"),
         ("", "--memory-limit", "SIZE",
          "memory budget (e.g. 2G, 512M; 0 or none: read every run whole; default: 2G): a TREC run file over a third "
          "of it (read whole, a run takes about 3x its size) is evaluated query group by query group as it is read (an interleaved run through temporary shards), "
@@ -384,8 +398,12 @@ def _check_choices(a: EvalArgs) -> EvalArgs:
     for flag, value, allowed in (("--format", a.format, EVAL_FORMATS), ("--missing", a.missing, EVAL_MISSING)):
         if value is not None and value not in allowed:
             raise InputError(f"{flag} {value}: not one of {', '.join(allowed)}", fix=f"e.g. {flag} {allowed[0]}")
+    check_prefix(a.metrics_prefix)                   # the gauges' options too: a bad one is said before any result
+    if a.pushgateway:
+        check_pushgateway(a.pushgateway)
     limit = MemoryLimit.option(a.memory_limit)
     a.chosen = choose(a.engine, a.scheduler, memory_limit=limit, rel_format=a.rel_format)
+    check_drawings(a)
     if a.tie_aware is not None:
         check_mode(a.tie_aware)
         refuse(a.engine, zscores=a.zscore is not None, cross_check=a.cross_check, rel_format=a.rel_format)
@@ -417,7 +435,7 @@ def eval_main(argv: list[str]) -> None:
 
 def run_eval(a: EvalArgs, out=None) -> None:
     out = out or sys.stdout
-    refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile])     # before anything is read
+    refuse_overwriting_inputs([*a.files, a.zscore], [a.prometheus_textfile, a.html, a.plot])     # before any reading
     requests = resolve(a.measures, warn=say, rel_format=a.rel_format)
     if a.tie_aware is not None:                  # refused or left out before anything is read
         requests = check_requests(requests, a.tie_aware, named=named_measures(a.measures), warn=say)
@@ -447,12 +465,49 @@ def run_eval(a: EvalArgs, out=None) -> None:
         for line in confirmed:                  # after every run's own notes, as the Dask engine says them
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
+    if a.html or a.plot:
+        draw(a, results, requests)
     if a.prometheus_textfile or a.pushgateway:
         from pathlib import Path
         with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither
             export([(tag, "all", gauge_measures(res.summary, res.kinds)) for _, tag, res in results],
                    test_set=Path(a.files[0]).name, prefix=a.metrics_prefix, textfile=a.prometheus_textfile,
                    pushgateway=a.pushgateway)
+
+
+def check_drawings(a: EvalArgs) -> None:
+    """--html and --plot: their extras installed, the plot's format known, and values they can draw; before any
+    file is read."""
+    if a.html is None and a.plot is None:
+        return
+    if a.tie_aware is not None or a.zscore is not None or a.rel_format != "qrels":
+        raise InputError("--html and --plot draw trec_eval's values of qrels judgments, not with --tie-aware, -Z or -R",
+                         fix="leave them out (compare --tie-aware range --html draws tie ranges)")
+    if a.html is not None:
+        require_plotly()
+    if a.plot is not None:
+        plot_format(a.plot)
+
+
+def draw(a: EvalArgs, results, requests) -> None:
+    """The HTML report and the picture of the precision-recall curves, from the values eval computed; both
+    rendered before either is written, and both written or neither."""
+    defs = definitions_of(requests, query_set="judged" if a.complete else "retrieved", ranking=a.reading.ranking,
+                          level=a.level)
+    drawn = []
+    if a.plot is not None:
+        levels, curves = eval_curves(results, defs)
+        if not curves:
+            raise InputError(f"--plot {a.plot}: {NO_CURVE_EVAL}", fix="add -m iprec_at_recall")
+        drawn.append((a.plot, "wb", curve_bytes(levels, curves, plot_format(a.plot))))
+    if a.html is not None:
+        inputs = [("qrels", a.files[0], None)] + [(f"run {tag}", str(path), None) for path, tag, _ in results]
+        drawn.append((a.html, "w", render_page(eval_page(results, defs, complete=a.complete, inputs=inputs))))
+    with outputs(a.html, a.plot):
+        for path, mode, data in drawn:
+            with atomic_output(path, mode) as fh:
+                fh.write(data)
+        say("wrote " + " and ".join(str(p) for p, _, _ in drawn))
 
 
 # ---------------------------------------------------------------- -R prefs | qrels_prefs | qrels_jg

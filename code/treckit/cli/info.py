@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from typing import List, Optional
+
 import typer
 
 from ..console.errors import InputError
@@ -12,6 +14,7 @@ from ..inputs.options import RunReading
 from ..inputs.reading import read_with
 from ..measures.registry import NICKNAMES, QRELS, describe, nickname_formats
 from .common import ROLES, Role
+from .completion import measure_names
 from .evaluate import eval_main
 
 
@@ -63,9 +66,13 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
         print(f"ties\t{run_sources(read_with(RunReading(), path, lean=True).run).describe()}")
 
 
-def eval_cmd(ctx: typer.Context) -> None:
+def eval_cmd(ctx: typer.Context,
+             measure: Optional[List[str]] = typer.Option(None, "-m", "--measure", hidden=True,
+                                                         autocompletion=measure_names)) -> None:
     """Evaluate runs like trec_eval 10.0: same flags, byte-identical output (treckit eval -h)."""
-    eval_main(list(ctx.args))
+    # `treckit eval` is run by its own parser before typer loads (treckit.cli.main); -m is declared here for the
+    # shell's completion, and handed back to that parser should typer ever run the command
+    eval_main([a for m in measure or [] for a in ("-m", m)] + list(ctx.args))
 
 
 def register(app) -> None:

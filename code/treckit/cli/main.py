@@ -32,8 +32,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "TRECKIT_API_TOKEN to require a\nbearer token)."),
     "alert-rules": ("alerts", "Print Prometheus alert rules for the quality gauges (check them with promtool check "
                                "rules)."),
+    "grafana-dashboard": ("alerts", "Print a Grafana dashboard (JSON, to import) of the service's quality gauges, "
+                                    "requests and workers."),
     "compare": ("compare", "Compare systems: per-query deltas, win/tie/loss, paired tests with Holm correction, "
                            "reports."),
+    "report": ("report", "Draw a self-contained HTML report from results files written earlier (several of one test "
+                         "set: a trend)."),
     "rq": ("testsets", "The RQ acceptance metric: MRR@k over labelled queries, pass when above the threshold; exit 1 "
                        "on\nFAIL (0 on PASS, and when no query is labelled: RQ is then null)."),
     "gate": ("testsets", "Fail (exit 1) when a metric dropped more than allowed against the baseline."),
@@ -203,7 +207,7 @@ def get_app():
     import typer
 
     _plain_value_names()
-    app = typer.Typer(cls=_lazy_group(), add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    app = typer.Typer(cls=_lazy_group(), add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                       context_settings={"help_option_names": HELP_OPTIONS},
                       help="TREC-format conversion and scoring with trec_eval 10.0's exact numbers.")
 

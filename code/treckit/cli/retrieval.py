@@ -12,18 +12,25 @@ from ..console.errors import InputError
 from ..console.messages import say
 from ..console.progress import Steps
 from ..inputs.reading import read_qrels, read_run
+from ..inputs.sources import display_name
+from ..measures.registry import resolve
 from ..output.files import atomic_output
+from ..output.files import outputs
 from ..output.trec import write_trec_run
+from ..report.html import render as render_page, require_plotly
+from ..report.results import system_page
 from ..retrieval.bm25 import BM25Params
 from ..retrieval.corpus import read_corpus
-from ..retrieval.fusion import check_rrf_k, fuse, parse_weights, tune as tune_fusion
+from ..retrieval.fusion import check_finite_scores, check_rrf_k, fuse, parse_weights, tune as tune_fusion
 from ..retrieval.ranking import run_of, through_ties, trec_ranked
 from ..retrieval.system import load_system, method_search
 from ..testsets import load_test_set
 from ..testsets.load import test_set_from_judgments
 from ..testsets.systems import evaluate_system, stage_table
+from ..testsets.measures import canonical_name
 from ..testsets.topics import read_queries, read_query_types
 from .common import FusionMethod, Method, Norm, refuse_overwriting, with_debug_option
+from .completion import measure_names
 
 
 def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL (_id/id/docid/title + text)"),
@@ -32,8 +39,8 @@ def retrieve_cmd(corpus: str = typer.Option(..., "--corpus", help="corpus JSONL 
                  k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query"),
                  output: str = typer.Option(..., "--output", "-o", help="TREC run to write ('-' = stdout)"),
                  index: Optional[Path] = typer.Option(None, "--index", help="BM25 index directory: saved, then reused"),
-                 k1: float = typer.Option(0.9, "--k1", min=0.0, help="BM25 k1"),
-                 b: float = typer.Option(0.4, "--b", min=0.0, max=1.0, help="BM25 b"),
+                 k1: float = typer.Option(0.9, "--k1", help="BM25 k1 (a finite number >= 0)"),
+                 b: float = typer.Option(0.4, "--b", help="BM25 b (from 0 to 1)"),
                  variant: str = typer.Option("lucene", "--variant", help="lucene | robertson | atire | bm25l | bm25+"),
                  stopwords: str = typer.Option("en", "--stopwords", help="en | none"),
                  stemmer: str = typer.Option("english", "--stemmer", help="a Snowball language, or none"),
@@ -68,9 +75,14 @@ def fuse_cmd(runs: List[str] = typer.Argument(..., help="runs to fuse (any run f
              measure: str = typer.Option("ndcg_cut.10", "--measure", help="what --tune maximises")) -> None:
     """Fuse runs: RRF, weighted, CombSUM, CombMNZ or CombMAX, with trec_eval's tie order."""
     refuse_overwriting([*runs, tune], [output])
-    check_rrf_k(k)                     # before any run is read
+    check_rrf_k(k)                     # the options checked before any run is read
+    parse_weights(weights, None)
+    if tune:
+        resolve([measure])
     rs = [read_run(p, warn=say, order_option=False) for p in runs]       # fuse takes no reading options
     names = [r.tag for r in rs]
+    if method is not FusionMethod.rrf:
+        check_finite_scores(rs, method.value, [display_name(p) for p in runs])
     w = parse_weights(weights, names)
     kk = k
     if tune:
@@ -96,19 +108,35 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     query_types: Optional[str] = typer.Option(None, "--query-types", help="qid<TAB>type TSV, with --qrels"),
                     components: Optional[str] = typer.Option(None, "--components", help="only these components (a,b)"),
                     k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
-                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", help="default recall@10, ndcg@10, mrr"),
+                    measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
+                                                                help="default recall@10, ndcg@10, mrr"),
                     no_cache: bool = typer.Option(False, "--no-cache"),
-                    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results")) -> None:
+                    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results"),
+                    html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report of every "
+                                                        "stage, the first the baseline (needs treckit's report extra)"),
+                    no_query_text: bool = typer.Option(False, "--no-query-text",
+                                                       help="leave the queries' texts out of the HTML report")) -> None:
     """Evaluate every component of a system, its fusion and its rerank stage: quality and latency."""
-    refuse_overwriting([config, test_set, qrels, queries, query_types], [out])
-    system = load_system(config)          # the whole config checked before anything else is read
+    refuse_overwriting([config, test_set, qrels, queries, query_types], [out, html])
+    if html:
+        require_plotly()
+    for m in measure or ():                # the measures, then the whole config, checked before anything else is read
+        canonical_name(m)
+    system = load_system(config)
     ts = _test_set(test_set, qrels, queries, query_types)
     only = [c.strip() for c in components.split(",") if c.strip()] if components else None
     results = evaluate_system(system, ts, k=k, measures=measure, only=only, cache=not no_cache)
     print(stage_table(results), end="")
-    if out:
-        with atomic_output(out) as fh:
-            fh.write(json.dumps({s: r.to_dict() for s, r in results.items()}, indent=2, ensure_ascii=False) + "\n")
+    stages = {s: r.to_dict() for s, r in results.items()}
+    page = render_page(system_page(stages, texts=None if no_query_text else ts.query_texts()),
+                       not no_query_text) if html else None
+    with outputs(out, html):                     # both or neither
+        if out:
+            with atomic_output(out) as fh:
+                fh.write(json.dumps(stages, indent=2, ensure_ascii=False) + "\n")
+        if html:
+            with atomic_output(html) as fh:
+                fh.write(page)
 
 
 def _test_set(test_set, qrels, queries, query_types):

@@ -9,32 +9,37 @@ from typing import List, Optional
 
 import typer
 
-from ..console.errors import InputError, listing
+from ..console.errors import InputError, listing, without_credentials
 from ..console.messages import say
+from ..ids import tsv_field_problem
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
 from ..inputs.bounded import load_yaml_mapping, read_json
-from ..inputs.reading import read_qrels, read_run
+from ..inputs.reading import judgment_line_finder, read_qrels, read_run
 from ..inputs.sources import display_name
 from ..measures.definitions import RANKINGS
 from ..output.files import atomic_output, outputs
 from ..output.trec import write_trec_qrels
 from ..qrels import QrelsVerificationError, verify_qrels_topics
+from ..report.html import render as render_page, require_plotly
+from ..report.results import gate_page, testset_page
 from ..retrieval.callables import load_callable
 from ..retrieval.corpus import read_corpus
-from ..service.metrics import check_pushgateway, export
+from ..service.metrics import check_prefix, check_pushgateway, export
 from ..stages import write_json
 from ..testsets import load_test_set, resolve_test_set
 from ..testsets.cache import ResultCache
-from ..testsets.gate import check_results_file, gate, parse_drop
-from ..testsets.lifecycle import agreement, diff, refresh, split
+from ..testsets.gate import gate, parse_drop
+from ..testsets.lifecycle import agreement, check_label_grades, diff, judged_once, refresh, split
 from ..testsets.load import test_set_from_judgments
+from ..testsets.measures import canonical_name
 from ..testsets.report import holdout_gap, results_markdown, results_table
-from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_threshold, rq
+from ..testsets.rq import BOW_RANKING, RUN_RANKING, baseline_run, check_k, check_threshold, rq
 from ..testsets.runner import evaluate, evaluate_run
 from ..testsets.schema import json_schema
 from ..testsets.topics import read_queries, read_query_records, read_query_types, read_topic_ids
-from .common import Gain, Weighting, refuse_overwriting, with_debug_option
+from .common import Gain, Weighting, number_in, refuse_overwriting, with_debug_option
+from .completion import measure_names
 
 testset_app = typer.Typer(no_args_is_help=True, add_completion=False,
                           help="YAML test sets: validate, export, import, evaluate, split, diff, kappa, refresh.")
@@ -42,7 +47,7 @@ cache_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The ca
 
 
 def _say(msg: str) -> None:
-    print(f"treckit: {msg}", file=sys.stderr)
+    print(without_credentials(f"treckit: {msg}"), file=sys.stderr)
 
 
 def _write_text(path, text: str) -> None:
@@ -82,10 +87,10 @@ def export_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or 
     """Write a test set's judgments as TREC qrels (and its queries and types as TSV)."""
     refuse_overwriting([test_set], [qrels, queries, types])
     ts = load_test_set(test_set)
-    for q in ts.queries:
-        if "\t" in q.query_text or "\n" in q.query_text:
-            raise InputError(f"query {q.query_id!r} has a tab or a line break in its text, which a TSV cannot hold",
-                             fix="remove it from the query text")
+    for q in ts.queries if queries else ():         # ids and types are held to the readers' rules by validation
+        if tsv_field_problem(q.query_text):
+            raise InputError(f"query {q.query_id!r}: its text {tsv_field_problem(q.query_text)}",
+                             fix="remove it from the query text, or leave out --queries")
     with outputs(qrels, queries, types):                 # every file or none
         write_trec_qrels(ts.to_qrels(), qrels)
         if queries:
@@ -110,6 +115,25 @@ def import_cmd(qrels: str = typer.Option(..., "--qrels", help="qrels (grades 0-3
     _say(f"wrote {output}: {len(ts.queries)} queries")
 
 
+def _html_page(html: Path | None, data: dict | None = None, ts=None, no_query_text: bool = False) -> str | None:
+    """The HTML report of ``data`` when ``html`` names one (without ``data``: only whether it can be drawn)."""
+    if html is None:
+        return None
+    require_plotly()
+    if data is None:
+        return None
+    return render_page(testset_page(data, texts=None if no_query_text else ts.query_texts()), not no_query_text)
+
+
+def _check_options(measures, gain: str, metrics_prefix: str, pushgateway: str | None) -> None:
+    """The measure names and the gauges' options, checked before any file is read (a typo costs no evaluation)."""
+    for m in measures or ():
+        canonical_name(m, gain)
+    check_prefix(metrics_prefix)
+    if pushgateway:
+        check_pushgateway(pushgateway)
+
+
 def _load_system_config(path: str) -> dict:
     """A system description (YAML or JSON mapping) that identifies a retrieval function for the cache."""
     return load_yaml_mapping(path, what="system config", example="{fusion_method: rrf, rrf_k: 60}")
@@ -127,14 +151,18 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                           help="YAML/JSON describing the system: makes the result cacheable"),
                      no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the cache"),
                      k: Optional[int] = typer.Option(None, "--k", min=1, help="docs kept per query (function; default 100)"),
-                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m",
+                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
                                                                  help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
-                     holdout: Optional[float] = typer.Option(None, "--holdout", min=0.01, max=0.99,
+                     holdout: Optional[float] = typer.Option(None, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
                                                              help="also report a train/holdout split and their gap"),
                      seed: int = typer.Option(0, "--seed", help="seed of the --holdout split"),
                      out: Optional[Path] = typer.Option(None, "--out", "-o", help="results JSON (the input of `treckit gate`)"),
                      markdown: Optional[Path] = typer.Option(None, "--markdown", help="Markdown report"),
+                     html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report (needs "
+                                                         "treckit's report extra)"),
+                     no_query_text: bool = typer.Option(False, "--no-query-text",
+                                                        help="leave the queries' texts out of the HTML report"),
                      prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                         help="write the quality gauges for node_exporter's textfile collector"),
                      pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the gauges to this Pushgateway URL"),
@@ -147,9 +175,9 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                                                              help="--engine dask: the scheduler; default: a local cluster")) -> None:
     """Evaluate a run, or a retrieval function, on a test set: mean, median and std per measure, per query
     type, and latency (function)."""
-    refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile])
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    refuse_overwriting([test_set, run, config], [out, markdown, prometheus_textfile, html])
+    _html_page(html)                                     # the report extra, before any work
+    _check_options(measure, gain.value, metrics_prefix, pushgateway)
     if choose(engine, scheduler).name != "local":         # checked before any file is read
         check_shared_paths([run], scheduler)
     ts = load_test_set(test_set)
@@ -173,11 +201,14 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
         data["split"] = holdout_gap(res, ts, holdout, seed)
     print(results_table(data), end="")
     report = results_markdown(data) if markdown else None           # everything rendered before the first write
-    with outputs(out, markdown, prometheus_textfile):                # every output or none
+    page = _html_page(html, data, ts, no_query_text)
+    with outputs(out, markdown, prometheus_textfile, html):          # every output or none
         if out:
             write_json(data, out)
         if markdown:
             _write_text(markdown, report)
+        if html:
+            _write_text(html, page)
         if prometheus_textfile or pushgateway:      # pushed last: a file that cannot be written stops the push
             export([(system_name or run or function, "all", res.metrics)], test_set=ts.name, prefix=metrics_prefix,
                    textfile=prometheus_textfile, pushgateway=pushgateway)
@@ -185,7 +216,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
 
 @testset_app.command("split")
 def split_cmd(test_set: str = typer.Argument(..., help="test-set YAML (path or name)"),
-              holdout: float = typer.Option(0.2, "--holdout", min=0.01, max=0.99, help="share of each query type held out"),
+              holdout: float = typer.Option(0.2, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
+                                            help="share of each query type held out"),
               seed: int = typer.Option(0, "--seed"),
               out_dir: Optional[Path] = typer.Option(None, "--out-dir", "-o",
                                                      help="folder for NAME.train.yaml and NAME.holdout.yaml (default: the input's)"),
@@ -223,13 +255,25 @@ def diff_cmd(old: str = typer.Argument(..., help="older test set"), new: str = t
     print(f"edited ({len(d['edited'])}): " + ", ".join(f"{e['query_id']} ({'/'.join(e['fields'])})" for e in d["edited"]))
 
 
+def _labels(path: str, grades: bool = False):
+    """An annotator's labels (qrels), each (query, doc) judged once (and, with ``grades``, every grade a test
+    set's), refused naming the file and the lines."""
+    labels = read_qrels(path)
+    lines = judgment_line_finder(path)
+    judged_once(labels, display_name(path), lines)
+    if grades:
+        check_label_grades(labels, display_name(path), lines)
+    return labels
+
+
 @testset_app.command("kappa")
 def kappa_cmd(a: str = typer.Argument(..., help="annotator A's labels (qrels)"),
               b: str = typer.Argument(..., help="annotator B's labels (qrels)"),
               weighted: Weighting = typer.Option(Weighting.none, "--weighted", help="none, linear or quadratic"),
-              threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="pass when kappa > threshold")) -> None:
+              threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                             help="pass when kappa > threshold")) -> None:
     """Cohen's kappa between two annotators on the pairs both judged; exit 1 when at or below the threshold."""
-    ag = agreement(read_qrels(a), read_qrels(b), None if weighted is Weighting.none else weighted.value, threshold)
+    ag = agreement(_labels(a), _labels(b), None if weighted is Weighting.none else weighted.value, threshold)
     print(json.dumps(ag.to_dict(), indent=2))
     if ag.kappa is None:
         _say(f"{ag.describe()}; no pass without a kappa")
@@ -243,14 +287,15 @@ def refresh_cmd(current: str = typer.Argument(..., help="the current test set"),
                 replace: int = typer.Option(20, "--replace", min=1, help="queries to replace"),
                 labels_a: str = typer.Option(..., "--labels-a", help="annotator A's labels of the candidates (qrels)"),
                 labels_b: str = typer.Option(..., "--labels-b", help="annotator B's labels (qrels)"),
-                threshold: float = typer.Option(0.6, "--threshold", min=-1.0, max=1.0, help="minimum kappa (exclusive)"),
+                threshold: float = typer.Option(0.6, "--threshold", parser=number_in(-1.0, 1.0), metavar="NUMBER",
+                                               help="minimum kappa (exclusive)"),
                 seed: int = typer.Option(0, "--seed"),
                 out: Path = typer.Option(..., "--out", "-o", help="the next version's YAML")) -> None:
     """Replace N queries with labelled production queries; refuses when the annotators disagree."""
     refuse_overwriting([current, candidates, labels_a, labels_b], [out])
     cands = read_query_records(candidates)
-    nxt, report = refresh(load_test_set(current), cands, replace, read_qrels(labels_a), read_qrels(labels_b),
-                          seed=seed, threshold=threshold, source=display_name(candidates))
+    nxt, report = refresh(load_test_set(current), cands, replace, _labels(labels_a, grades=True),
+                          _labels(labels_b, grades=True), seed=seed, threshold=threshold, source=display_name(candidates))
     _write_text(out, nxt.to_yaml())
     print(json.dumps(report, indent=2))
 
@@ -270,6 +315,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
     FAIL (0 on PASS, and when no query is labelled: RQ is then null)."""
     refuse_overwriting([test_set, run, corpus], [out])
     check_threshold(threshold)
+    check_k(k)
     ts = load_test_set(test_set, allow_unlabeled=True)
     if (run is None) == (baseline is None):
         raise InputError("give either --run RUN or --corpus DOCS.jsonl --baseline bow", fix="pick one")
@@ -302,22 +348,28 @@ def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline resu
              max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
              absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
              markdown: Optional[Path] = typer.Option(None, "--markdown", "-o", help="Markdown report (e.g. for a PR comment)"),
+             html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report: both results, the "
+                                                 "limits drawn, the queries that dropped (needs treckit's report extra)"),
              prometheus_textfile: Optional[Path] = typer.Option(None, "--prometheus-textfile",
                                                                 help="write the current gauges for node_exporter's textfile collector"),
              pushgateway: Optional[str] = typer.Option(None, "--pushgateway", help="push the current gauges to this URL"),
              metrics_prefix: str = typer.Option("treckit", "--metrics-prefix", help="gauge name prefix")) -> None:
     """Fail (exit 1) when a metric dropped more than allowed against the baseline."""
-    refuse_overwriting([baseline, current], [markdown, prometheus_textfile])
-    if pushgateway:
-        check_pushgateway(pushgateway)
+    refuse_overwriting([baseline, current], [markdown, prometheus_textfile, html])
+    if html:
+        require_plotly()
+    drop = parse_drop(max_drop)
+    _check_options(metric, "exp", metrics_prefix, pushgateway)
 
     def load(p):
-        return check_results_file(read_json(p, fix="pass the --out file of `treckit testset eval`"), display_name(p))
-    res = gate(load(baseline), load(current), metric, parse_drop(max_drop), absolute,
-               sources=(display_name(baseline), display_name(current)))
-    with outputs(markdown, prometheus_textfile):        # every output or none; pushed last
+        return read_json(p, fix="pass the --out file of `treckit testset eval`")
+    res = gate(load(baseline), load(current), metric, drop, absolute, sources=(display_name(baseline), display_name(current)))
+    page = render_page(gate_page(res, (display_name(baseline), display_name(current)))) if html else None
+    with outputs(markdown, prometheus_textfile, html):        # every output or none; pushed last
         if markdown:
             _write_text(markdown, res.markdown())
+        if html:
+            _write_text(html, page)
         if prometheus_textfile or pushgateway:
             cur = res.current
             export([(str(cur.get("system", {}).get("run") or "current"), "all",

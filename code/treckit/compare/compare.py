@@ -101,6 +101,10 @@ class Comparison:
     # --tie-aware: system -> {trec_eval, expected, best, worst: (Q, M)}; ``values`` holds trec_eval's (range)
     # or the expected ones (expected: the tests run on them)
     ties: dict[str, dict[str, np.ndarray]] | None = None
+    # compare(curves=True): system -> (Q, 11) per-query iprec_at_recall values at recall 0, 0.1, ..., 1 (``curve_columns``),
+    # measured in the same evaluation for the HTML report's precision-recall curves and never tested
+    curves: dict[str, np.ndarray] | None = None
+    curve_columns: list[str] = field(default_factory=list)
 
     @property
     def baseline(self) -> str:
@@ -226,7 +230,8 @@ def _hits(view, run: Run, k: int) -> list[list[str]]:
 
 def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], options: CompareOptions | None = None,
             warn=None, advance: Callable[[], None] | None = None, scorer=None, ranking: str = "trec_eval",
-            query_ids: Sequence[str] | None = None, scored: Callable[[], None] | None = None) -> Comparison:
+            query_ids: Sequence[str] | None = None, scored: Callable[[], None] | None = None,
+            curves: bool = False) -> Comparison:
     """Score every system (reading each in turn when it comes with ``load``) and test each against the
     first.  ``measures``: engine names (trec_eval's, ir_measures') or readable ones (``ndcg_at_10``:
     :mod:`treckit.measures.readable`), printed as given.  ``ranking``: the rule the runs were read with
@@ -236,7 +241,8 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     the query set in place of the judged queries: a query without judgments scores 0 on every measure
     and has no hits, a judged query outside it is left out; queries in byte order, as the engine orders them.
     ``scored`` (optional) is called once every system is scored, before the tests: work that would take the
-    cores from the reading of the runs (the files' digests) starts there."""
+    cores from the reading of the runs (the files' digests) starts there.  ``curves``: also measure
+    iprec_at_recall in the same evaluation, kept apart (``Comparison.curves``) unless it is one of ``measures``."""
     o = options or CompareOptions()
     query_ids = _in_byte_order(query_ids)
     if len(systems) < 2:
@@ -248,6 +254,8 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
         if scorer is not None:
             refuse("dask")
         requests = check_requests(requests, "range", named=named_measures(measures), warn=warn)
+    extra = curve_requests(requests, curves and o.tie_aware is None)
+    requests = requests + extra
     score = functools.partial(score_system, requests=requests, k=o.k, tie_aware=o.tie_aware)
     runs = _score_each(qrels, systems, scorer or _in_turn, score, query_ids, advance)
     cols = runs[-1].columns if runs else None
@@ -256,13 +264,15 @@ def compare(qrels: Qrels, systems: list[ComparedRun], measures: list[str], optio
     _name(systems, [r.tag for r in runs])
     if scored:
         scored()
-    wanted = _user_order(measures, cols)                  # columns in the order the user asked for them
+    apart = [c for r in extra for c in r.columns]
+    wanted = _user_order(measures, cols, apart)           # columns in the order the user asked for them
     idx = [cols.index(c) for c in wanted]
     defined = definitions_of(requests, query_set="judged" if query_ids is None else "listed", ranking=ranking)
     names = [printed.get(c, c) for c in wanted]
     by_system, tie_values = _compared_values(o, systems, runs, idx)
     comp = Comparison(systems, names, runs[-1].qids, by_system, {s.name: r.hits for s, r in zip(systems, runs)}, [], o,
                       definitions={n: defined[c].with_name(n) for n, c in zip(names, wanted)}, ties=tie_values)
+    _keep_curves(comp, runs, apart, defined)
     comp.tests = _run_tests(comp)
     if advance:
         advance()
@@ -331,12 +341,22 @@ def _name(systems: list[ComparedRun], tags: list[str]) -> None:
         raise InputError(f"two systems share a name: {names}", fix="give distinct names with --name")
 
 
-def _user_order(measures: list[str], cols: list[str]) -> list[str]:
+def _user_order(measures: list[str], cols: list[str], apart: list[str]) -> list[str]:
+    """The columns ``cols`` but those kept ``apart``, the asked-for ones first, in the order asked."""
     out: list[str] = []
     for m in measures:
         names = [c for r in resolve([m]) for c in r.columns]
         out += [c for c in names if c in cols and c not in out]
-    return out + [c for c in cols if c not in out]
+    return [c for c in out + [c for c in cols if c not in out] if c not in apart]
+
+
+def _keep_curves(comp: Comparison, runs: list[Scored], apart: list[str], defined: dict) -> None:
+    """The iprec_at_recall columns measured apart (``apart``), with their definitions, kept on ``comp``."""
+    if apart:
+        cols = runs[-1].columns
+        comp.curves = {s.name: r.values[:, [cols.index(c) for c in apart]] for s, r in zip(comp.systems, runs)}
+        comp.curve_columns = apart
+        comp.definitions.update({c: defined[c] for c in apart})
 
 
 def _run_tests(comp: Comparison) -> list[dict]:
@@ -379,8 +399,33 @@ def _run_tests(comp: Comparison) -> list[dict]:
 
 def significant(comp: Comparison, measure: str, system: str) -> bool | None:
     """The verdict reports mark: the first selected test that gives one (after correction)."""
+    row = deciding_test(comp, measure, system)
+    return None if row is None else row["significant"]
+
+
+def deciding_test(comp: Comparison, measure: str, system: str) -> dict | None:
+    """The test row whose verdict reports mark (:func:`significant`): the first selected test that gives one."""
     for t in comp.options.tests:
         for r in comp.test_rows(measure, system):
             if r["test"] == t and r.get("significant") is not None:
-                return r["significant"]
+                return r
     return None
+
+
+def curve_requests(requests, wanted: bool = True) -> list:
+    """The request of trec_eval's iprec_at_recall (11 recall levels) when ``wanted``, unless ``requests`` measure it
+    already."""
+    if not wanted or any(r.measure.name == "iprec_at_recall" for r in requests):
+        return []
+    return resolve(["iprec_at_recall"])
+
+
+def compare_values(names: list[str], measures: list[str], qids: list[str], values: dict[str, np.ndarray],
+                   options: CompareOptions | None = None, definitions: dict | None = None) -> Comparison:
+    """The comparison of per-query values computed elsewhere (system -> (Q, M): the same queries in the same order;
+    the first system is the baseline), with :func:`compare`'s paired tests run on them."""
+    comp = Comparison([ComparedRun(n) for n in names], list(measures), list(qids), values,
+                      {n: [[] for _ in qids] for n in names}, [], options or CompareOptions(),
+                      definitions=dict(definitions or {}))
+    comp.tests = _run_tests(comp)
+    return comp

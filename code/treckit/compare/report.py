@@ -14,7 +14,7 @@ import json
 import shutil
 
 from ..dependencies import deferred
-from ..console.errors import InputError
+from ..console.errors import InputError, without_credentials
 from ..console.tables import natural_width
 from ..dependencies import install_hint
 from ..inputs.sources import PathLike
@@ -25,10 +25,16 @@ from .compare import SCHEMA_VERSION, Comparison, significant
 np = deferred("numpy")
 
 
+def _named(path: PathLike | None) -> str | None:
+    """A path as a report names it: a URL without its credentials."""
+    return without_credentials(str(path)) if path is not None else None
+
+
 def to_record(comp: Comparison) -> dict:
     systems = {}
     for s in comp.systems:
-        systems[s.name] = {"run_path": s.run_path, "run_digest": s.run_digest, "config_path": s.config_path,
+        systems[s.name] = {"run_path": _named(s.run_path), "run_digest": s.run_digest,
+                           "config_path": _named(s.config_path),
                            "config_digest": s.config_digest, "metrics": comp.summary(s.name)}
         if s.latency_ms is not None:
             systems[s.name]["latency_ms"] = s.latency_ms

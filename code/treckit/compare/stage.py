@@ -30,9 +30,12 @@ from ..inputs.irds import irds_queries
 from ..inputs.options import RunReading
 from ..inputs.reading import read_qrels, read_with
 from ..inputs.sources import PathLike, check_readable, content_digest, file_digest
-from ..measures.readable import AB_MEASURES
+from ..measures.readable import AB_MEASURES, to_engine
+from ..measures.registry import resolve
 from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
 from . import report
+from ..report import html as report_html
+from ..report.sources import comparison_page
 from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import System as Retrieval, latency_summary, run_systems
 from ..testsets import load_test_set
@@ -52,15 +55,18 @@ class Outputs:
     markdown: PathLike | None = None
     latex: PathLike | None = None
     plot: PathLike | None = None
+    html: PathLike | None = None
 
     def paths(self) -> list[PathLike | None]:
-        return [self.json, self.csv, self.markdown, self.latex, self.plot]
+        return [self.json, self.csv, self.markdown, self.latex, self.plot, self.html]
 
     def check(self) -> str | None:
         """At most one text report on standard output, and no plot there; the plot's format (None: no plot)."""
         to_stdout = [k for k, p in vars(self).items() if p is not None and str(p) == "-"]
         if len(to_stdout) > 1 or "plot" in to_stdout:
             raise InputError("only one text output can go to stdout ('-')", fix="name a file for the others")
+        if self.html is not None:
+            report_html.require_plotly()
         return report.plot_format(self.plot) if self.plot else None
 
 
@@ -90,11 +96,13 @@ class CompareJob:
     empty_run_retrieves_nothing: bool = False
     ranking: str | None = None
     order_option: bool = True
+    query_text: bool = True           # the HTML report shows the queries' texts where they are known
 
     def __post_init__(self) -> None:
         self.reading = self.reading or RunReading()
         self.ranking = self.ranking or self.reading.ranking
-        self.digests = self.out.json is not None if self.digests is None else self.digests
+        wanted = self.out.json is not None or self.out.html is not None       # the reports that show digests
+        self.digests = wanted if self.digests is None else self.digests
         self.test_set_read = None          # the test set given in place of the qrels
         self.judged = None                 # the qrels, when read early for their queries
         self.systems: list[ComparedRun] = []
@@ -116,7 +124,9 @@ class CompareJob:
         return comp
 
     def check(self) -> str | None:
-        """Fail before the real work: the outputs, and the files read for their digests only."""
+        """Fail before the real work: the measures, the outputs, and the files read for their digests only."""
+        if self.measures:
+            resolve(to_engine(self.measures)[0], first_params_win=False)
         plot_format = self.out.check()
         for extra in (self.corpus, self.queries):
             if extra is not None and str(extra) != "-" and not is_irds(extra):
@@ -161,7 +171,8 @@ class CompareJob:
         query_ids = query_set(self.queries, qrels) if self.queries_are_the_set else None
         with scorer(self.engine, self.scheduler) as score_on:
             return compare(qrels, self.systems, self.measures, self.options, warn=say, advance=advance,
-                           scorer=score_on, ranking=self.ranking, query_ids=query_ids, scored=scored)
+                           scorer=score_on, ranking=self.ranking, query_ids=query_ids, scored=scored,
+                           curves=self.out.html is not None)
 
     def files(self) -> list[tuple[Any, Any]]:
         """The files whose digests the JSON report records: (key, path)."""
@@ -201,7 +212,32 @@ class CompareJob:
             rendered.append((out.latex, "w", report.latex(comp)))
         if out.plot:
             rendered.append((out.plot, "wb", report.plot_bytes(comp, plot_format)))
+        if out.html:
+            page = comparison_page(comp, types=types, texts=self.page_texts() if self.query_text else None,
+                                   inputs=self.page_inputs(comp))
+            rendered.append((out.html, "w", report_html.render(page, self.query_text)))
         return rendered
+
+    def page_texts(self) -> dict[str, str] | None:
+        """The queries' texts the HTML report shows: the test set's, the queries file's, or those of an id-added
+        QUEST JSONL given for the query types; None when none of them is given."""
+        if self.test_set_read is not None:
+            return {q.query_id: q.query_text for q in self.test_set_read.queries}
+        for source in (self.queries, self.query_types):
+            if source is not None and (source is self.queries or str(source).endswith(".jsonl")):
+                return read_queries(source)
+        return None
+
+    def page_inputs(self, comp: Comparison) -> list[tuple[str, str, str | None]]:
+        """(role, name, digest) of each input, for the HTML report."""
+        found = [("qrels" if self.test_set_read is None else "test set", str(self.qrels), comp.digests.get("qrels"))]
+        found += [(f"run of {s.name}", str(s.run_path or s.config_path), s.run_digest or s.config_digest)
+                  for s in self.systems]
+        found += [(role, str(path), comp.digests.get(role)) for role, path in
+                  (("corpus", self.corpus), ("queries", self.queries)) if path is not None]
+        if self.query_types is not None:
+            found.append(("query types", str(self.query_types), None))
+        return found
 
     def write(self, rendered) -> None:
         """Every report or none (an error or Ctrl-C midway leaves the old files)."""

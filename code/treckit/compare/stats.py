@@ -240,7 +240,7 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
     above = np.count_nonzero(sums >= 0, axis=0)
     p = np.minimum(1.0, 2.0 * (1 + np.minimum(below, above)) / (resamples + 1))
     means = np.sort(sums / n, axis=0)
-    j = math.ceil(alpha * (resamples + 1) / 2) - 1
+    j = interval_rank(resamples, alpha)
     out = []
     for col in range(c):
         lo, hi = (float(means[j - 1, col]), float(means[resamples - j, col])) if j >= 1 else (None, None)
@@ -249,6 +249,26 @@ def bootstrap_many(d: np.ndarray, *, resamples: int = 10000, seed: int = 42, alp
             detail["note"] = f"too few resamples for a {1 - alpha:g} interval (need at least {math.floor(2 / alpha)})"
         out.append(TestResult("bootstrap", float(d[:, col].mean()), float(p[col]), detail))
     return out
+
+
+def interval_rank(resamples: int, alpha: float) -> int:
+    """j of the percentile interval of B sorted resampled means: the 1 - alpha interval runs from the j-th smallest
+    to the j-th largest (Davison & Hinkley 1997, sec. 5.2); j < 1: too few resamples for that level."""
+    return math.ceil(alpha * (resamples + 1) / 2) - 1
+
+
+def mean_intervals(values: np.ndarray, *, resamples: int = 10000, seed: int = 42,
+                   alpha: float = 0.05) -> list[tuple[float, float] | None]:
+    """The seeded percentile bootstrap interval (1 - alpha) of the mean of each column of ``values`` (queries x
+    columns): the interval :func:`bootstrap_many` gives a mean delta, here of a mean; None where there are fewer
+    than 2 queries or too few resamples for the level."""
+    v = np.asarray(values, np.float64)
+    n, c = v.shape
+    j = interval_rank(resamples, alpha)
+    if n < 2 or j < 1:
+        return [None] * c
+    means = np.sort(resample_sums(v, resamples, seed) / n, axis=0)
+    return [(float(means[j - 1, col]), float(means[resamples - j, col])) for col in range(c)]
 
 
 def effect_size(a: np.ndarray, b: np.ndarray) -> float | None:

@@ -54,10 +54,40 @@ def listing(items: Sequence[str], most: int = 10) -> str:
     return shown_items + (f" ... and {len(items) - most} more" if len(items) > most else "")
 
 
+# A URL's user information (``scheme://user:password@``: everything between ``://`` and the last ``@`` of its
+# authority), and a query parameter that carries a credential (a presigned URL's signature, a SAS token)
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s'\"<>]*)@")
+# ... and an address's without a scheme, as libraries quote it (``'user:password@host:port'``)
+_BARE_USERINFO = re.compile(r"(?<![\w/:@.%+-])([\w.%+-]+):([^\s'\"/@]*)@(?=[\w\[])")
+_SECRET_PARAMETER = re.compile(r"(?i)([?&;](?:[a-z0-9_.-]*(?:sig|signature|token|secret|password|passwd|pwd|credential|"
+                               r"api[_-]?key|access[_-]?key|auth)[a-z0-9_.-]*|key|code)=)([^&;#\s'\"<>]+)")
+HIDDEN = "***"
+
+
+def _userinfo_hidden(m: re.Match) -> str:
+    user, colon, _ = m.group(2).partition(":")
+    return f"{m.group(1)}{user}:{HIDDEN}@" if colon else f"{m.group(1)}{HIDDEN}@"
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the credentials of every URL in it hidden: ``scheme://user:password@host`` becomes
+    ``scheme://user:***@host`` (a user name alone, often a token, becomes ``***@``), and the value of a query
+    parameter that carries one (``sig=``, ``X-Amz-Signature=``, ``token=``, ``key=`` ...) becomes ``***``.  Every
+    message that may hold a URL goes through it: treckit's errors, warnings and notices, the names of inputs."""
+    if "@" not in text and "=" not in text:
+        return text
+    text = _BARE_USERINFO.sub(lambda m: f"{m.group(1)}:{HIDDEN}@", _URL_USERINFO.sub(_userinfo_hidden, text))
+    return _SECRET_PARAMETER.sub(lambda m: m.group(1) + HIDDEN, text)
+
+
 class TreckitError(Exception):
-    """Base class of treckit's own errors."""
+    """Base class of treckit's own errors; what it says never shows a URL's credentials
+    (:func:`without_credentials`)."""
 
     exit_code = EXIT_RUNTIME
+
+    def __init__(self, message="", *args) -> None:
+        super().__init__(without_credentials(message) if isinstance(message, str) else message, *args)
 
 
 class InputError(TreckitError):
@@ -68,7 +98,11 @@ class InputError(TreckitError):
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
                  text: str | None = None, fix: str | None = None) -> None:
-        fix = spelling.spell(fix) if fix else fix
+        fix = without_credentials(spelling.spell(fix)) if fix else fix
+        path = without_credentials(str(path)) if path is not None else None
+        message = without_credentials(message)
+        if path is not None and holds_system_state(path):
+            message, text = content_blanked(message, SYSTEM_STATE_WHY), None
         self.path, self.line, self.text, self.fix, self.reason = path, line, text, fix, message
         where = ""
         if path is not None:
@@ -85,6 +119,20 @@ class InputError(TreckitError):
         for files that were not given as inputs, e.g. a run named by a config, whose content a
         message must never echo.  ``why`` says where the file was named."""
         return InputError(content_blanked(self.reason, why), path=self.path, line=self.line, fix=self.fix)
+
+
+SYSTEM_STATE = ("/proc/", "/sys/")
+SYSTEM_STATE_WHY = "the file holds the system's state, such as a process's environment"
+
+
+def holds_system_state(path: str) -> bool:
+    """Whether ``path`` is a file of the kernel's (``/proc``, ``/sys``: a process's environment, its command line),
+    whose content no message quotes, even of a file named as an input: a mistyped path must not print secrets."""
+    import os
+    try:
+        return os.path.realpath(path).startswith(SYSTEM_STATE)
+    except (OSError, ValueError):
+        return False
 
 
 # what a message quotes of a file: quoted values (Python reprs and JSON strings) and the first examples of
@@ -163,6 +211,8 @@ _OS_ERRORS = {
     errno.ETXTBSY: ("the file is busy (a running program)", "choose another path"),
     errno.EMFILE: ("too many open files", "raise the limit (ulimit -n)"),
     errno.ENXIO: ("no reader or device at this path", "open the other end of the pipe first, or give a regular file"),
+    errno.EBADF: ("it is closed (the command was started without it: >&- or 2>&-)",
+                  "give it somewhere to go: redirect it to a file, or to /dev/null to drop it"),
 }
 
 

@@ -7,6 +7,7 @@ import sys
 import warnings
 
 from . import spelling
+from .errors import without_credentials
 
 # the folder of the treckit package: frames of code inside it are treckit's, not the caller's
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -14,7 +15,7 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def say(msg: str) -> None:
     """A warning or a note on stderr, naming options as the command that is running spells them."""
-    print(f"treckit: {spelling.spell(msg)}", file=sys.stderr)
+    print(f"treckit: {without_credentials(spelling.spell(msg))}", file=sys.stderr)
 
 
 class InputWarning(UserWarning):
@@ -28,11 +29,11 @@ def warn_python(message: str, category: type[Warning] = InputWarning) -> None:
     API's defaults), said on stderr as the command's other warnings are, with its options
     (:mod:`treckit.console.spelling`)."""
     if spelling.command_running():
-        print(f"treckit: {spelling.spell(message)}", file=sys.stderr)
+        print(f"treckit: {without_credentials(spelling.spell(message))}", file=sys.stderr)
         return
     import inspect
 
     level, frame = 2, inspect.currentframe().f_back     # stacklevel 2 is the frame that called warn_python
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(spelling.spell(message), category, stacklevel=level)
+    warnings.warn(without_credentials(spelling.spell(message)), category, stacklevel=level)

@@ -1,5 +1,5 @@
 """Progress for long work, on stderr and only when it is a terminal: a bar over a job's steps
-(reading, ordering, writing), each step with its own spinner."""
+(reading, ordering, writing), each step with its own spinner; a bar over bytes or things counted (queries asked)."""
 from __future__ import annotations
 
 import sys
@@ -37,18 +37,20 @@ class Steps:
 
 
 class Meter:
-    """``with Meter("evaluating run", total_bytes) as m: ...; m.advance(n)``: a bar over bytes done,
-    on stderr when it is a terminal (quiet otherwise); ``restart(description)`` starts it over."""
+    """``with Meter("evaluating run", total_bytes) as m: ...; m.advance(n)``: a bar over bytes done (``counts``:
+    over things counted, "12/50"), on stderr when it is a terminal (quiet otherwise); ``restart(description)``
+    starts it over.  ``advance`` may be called from several threads."""
 
-    def __init__(self, description: str, total: int):
-        self.description, self.total, self._progress, self._task = description, total, None, None
+    def __init__(self, description: str, total: int, counts: bool = False):
+        self.description, self.total, self.counts, self._progress, self._task = description, total, counts, None, None
 
     def __enter__(self):
         if sys.stderr.isatty():
             from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn,
-                                       TimeRemainingColumn)
-            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                       TextColumn, TimeRemainingColumn)
+            done = MofNCompleteColumn() if self.counts else DownloadColumn()
+            self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), done,
                                       TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self._progress.start()
             self._task = self._progress.add_task(self.description, total=self.total)

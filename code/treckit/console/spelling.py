@@ -44,6 +44,7 @@ class Command:
     reads: Mapping[str, frozenset] = field(default_factory=dict)
     options: frozenset = frozenset()
     python: bool = False
+    request: bool = False                 # the service: options are a request's JSON members
 
     def applies(self, role: str, option: str) -> bool:
         """Whether the command reads files of ``role`` with ``option`` (e.g. ``--layout``)."""
@@ -57,7 +58,7 @@ class Command:
         which quotes another command, is left as it is)."""
         parts = text.split("`")
         for i in range(0, len(parts), 2):
-            parts[i] = (_keywords if self.python else self._renamed)(parts[i])
+            parts[i] = _keywords(parts[i], self.request) if self.python or self.request else self._renamed(parts[i])
         return "`".join(parts)
 
     def _renamed(self, text: str) -> str:
@@ -78,31 +79,37 @@ _SWITCHES = frozenset({"--skip-malformed", "--float32", "--no-cache", "--absolut
 _NOT_VALUES = frozenset({"a", "an", "and", "as", "at", "by", "first", "for", "from", "here", "if", "in", "instead",
                          "is", "it", "no", "not", "of", "on", "once", "only", "or", "so", "the", "them", "then", "to",
                          "when", "which", "with"})
+# the same in a service request's JSON members
+_REQUEST_NAMES = {"--run-format": '"format"', "--break-ties": '"ties": "break"'}
 _OPTION_AND_WORD = re.compile(_OPTION.pattern + r"(?: ([^\s,;()`]+))?")
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[a-z]+)?")
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
-def _keywords(text: str) -> str:
+def _keywords(text: str, request: bool = False) -> str:
     """Options as the Python API's keywords: ``--order desc`` -> ``order='desc'``, ``--gold GOLD`` ->
     ``gold=GOLD``, ``--skip-malformed`` -> ``skip_malformed=True``, ``--duplicates keep-first|keep-max`` ->
-    ``duplicates='keep-first' | 'keep-max'``, ``leave out --scheduler`` -> ``leave out scheduler``."""
+    ``duplicates='keep-first' | 'keep-max'``, ``leave out --scheduler`` -> ``leave out scheduler``; ``request``:
+    as a service request's JSON members (``"order": "desc"``, ``"skip_malformed": true``, ``"docs_field": "FIELD"``)."""
+    assign, true, quoted = (": ", "true", lambda v: f'"{v}"') if request else ("=", "True", repr)
+
     def keyword(m: re.Match) -> str:
         option, word = m.group(0).split(" ", 1)[0], m.group(1)
-        name = _PYTHON_NAMES.get(option, option[2:].replace("-", "_"))
+        bare = option[2:].replace("-", "_")
+        name = _REQUEST_NAMES.get(option, f'"{bare}"') if request else _PYTHON_NAMES.get(option, bare)
         rest = ""
         if word is not None and word.rstrip(".").lower() in _NOT_VALUES | {""}:
             word, rest = None, " " + word
-        if "=" in name:
+        if assign.strip() in name:
             return name + ("" if word is None else " " + word) + rest
         if option in _SWITCHES:
-            return f"{name}=True" + ("" if word is None else " " + word) + rest
+            return f"{name}{assign}{true}" + ("" if word is None else " " + word) + rest
         if word is None:
             return name + rest
         value, stop = (word[:-1], ".") if word.endswith(".") and not _NUMBER.fullmatch(word) else (word, "")
-        if _PLACEHOLDER.fullmatch(value) or _NUMBER.fullmatch(value):
-            return f"{name}={value}{stop}"
-        return f"{name}=" + " | ".join(repr(v) for v in value.split("|")) + stop
+        if _NUMBER.fullmatch(value) or (_PLACEHOLDER.fullmatch(value) and not request):
+            return f"{name}{assign}{value}{stop}"
+        return f"{name}{assign}" + " | ".join(quoted(v) for v in value.split("|")) + stop
     return _OPTION_AND_WORD.sub(keyword, text)
 
 
@@ -146,7 +153,7 @@ def current() -> Command:
 
 def command_running() -> bool:
     """Whether one of treckit's commands is running (else the caller is the Python API)."""
-    return _current is not None and not _current.python
+    return _current is not None and not (_current.python or _current.request)
 
 
 def spell(text: str) -> str:

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterator, Sequence
 
 from . import dask_partition
-from ..console.errors import InputError, TreckitError
+from ..console.errors import InputError, TreckitError, without_credentials
 from ..console.messages import warn_python
 from ..console.process import give_memory_back_when_freed, keep_freed_memory
 from ..fast.parallel import usable_cores
@@ -169,8 +169,8 @@ def wait_for_a_worker(c, scheduler: str) -> None:
     """A scheduler without workers would hold the job forever: say so, wait a while, then fail clearly."""
     if c.scheduler_info().get("workers"):
         return
-    print(f"treckit: the Dask scheduler at {scheduler} has no worker yet; waiting up to {WORKER_WAIT_SECONDS} s",
-          file=sys.stderr)
+    print(f"treckit: the Dask scheduler at {without_credentials(scheduler)} has no worker yet; waiting up to "
+          f"{WORKER_WAIT_SECONDS} s", file=sys.stderr)
     try:
         c.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
     except (TimeoutError, OSError):

@@ -137,7 +137,7 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
         det = detect_qrels(path)
         fmt = det.format
         if verbose:
-            print(f"treckit: {path}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
+            print(f"treckit: {display_name(path)}: read as {det.format} qrels ({det.reason})", file=sys.stderr)
     if fmt == "trec":
         return trec.read_trec_qrels(path, decode_ids=decode_ids, skip_malformed=skip_malformed, layout=layout)
     if fmt == "beir-tsv":
@@ -147,6 +147,19 @@ def read_qrels(path: PathLike, format: str | None = None, *, decode_ids: bool = 
     if fmt == "quest":
         return jsonl.read_quest(path).qrels
     raise InputError(f"unknown qrels format {fmt!r}", fix=f"use one of {', '.join(QRELS_FORMATS)}")
+
+
+def judgment_line_finder(path: PathLike) -> Callable[[list[int]], list[int]] | None:
+    """For the qrels :func:`read_qrels` reads from ``path``: a function giving the line numbers of judgments (their
+    0-based rows), where lines can be told (a TREC qrels file read again; not stdin, not ``irds:``), else None."""
+    if str(path) == "-" or irds.is_irds(path):
+        return None
+    try:
+        if detect_qrels(path).format != "trec":
+            return None
+    except InputError:
+        return None
+    return lambda rows: trec.judgment_lines(path, rows)
 
 
 def read_run(path: PathLike, format: str | None = None, *, reading: RunReading | None = None, verbose: bool = False,
@@ -221,7 +234,7 @@ def detect_run_format(path: PathLike, verbose: bool = False) -> str:
     det = detect_run(path)
     if verbose:
         import sys
-        print(f"treckit: {path}: read as {det.format} run ({det.reason})", file=sys.stderr)
+        print(f"treckit: {display_name(path)}: read as {det.format} run ({det.reason})", file=sys.stderr)
     return det.format
 
 

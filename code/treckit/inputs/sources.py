@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from .. import thresholds
-from ..console.errors import InputError, os_error
+from ..console.errors import InputError, os_error, without_credentials
 from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
 from .long_lines import check_file, check_held
 from .urls import is_url, read_url
@@ -30,7 +30,8 @@ PathLike = str | os.PathLike
 
 
 def display_name(path: PathLike) -> str:
-    return "<stdin>" if str(path) == "-" else str(path)
+    """How a message names an input: ``<stdin>`` for ``-``, a URL without its credentials."""
+    return "<stdin>" if str(path) == "-" else without_credentials(str(path))
 
 
 def is_stdio(path: PathLike | None) -> bool:

@@ -19,6 +19,7 @@ REL_FORMATS = (QRELS, PREFS, QRELS_PREFS, QRELS_JG)
 LONG_CUTS, DOUBLE_CUTS, DOUBLES, PAIRS, NONE = "long_cutoffs", "double_cutoffs", "doubles", "pairs", "none"
 STD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+UNIT = (0.0, 1.0)                # the range of a share, a precision or a normalised gain
 
 # What a judged query missing from the run contributes under -c.  trec_eval scores it on a one-doc
 # placeholder ranking, then resets a few values by their printed name (trec_eval.c's cleanup loop).
@@ -69,6 +70,8 @@ class Measure:
     ties: str = "trec"           # trec: score ties by docno descending; listed: in the run's line order;
                                  # ascending: by docno ascending (pyndeval's)
     formats: tuple[str, ...] = (QRELS,)     # the judgment formats (-R) it is measured against
+    bounds: tuple[float, float] | None = None   # every per-query value lies in [low, high] (None: not declared);
+                                                # registry.value_bounds says when a request's own gains lift it
 
 
 @dataclass(frozen=True)

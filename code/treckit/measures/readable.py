@@ -24,7 +24,7 @@ import re
 from ..console.errors import InputError, shown
 from . import GAINS
 from .definitions import Definition, GAINS as GAIN_MEANINGS, definitions_of
-from .registry import IRM_NAMES, QRELS, column_of, names_for, resolve
+from .registry import IRM_NAMES, QRELS, column_of, names_for, resolve, value_bounds
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
@@ -71,6 +71,12 @@ def engine_measure(name: str) -> str:
     if kind == "precision":
         return f"P.{k}"
     return "map"
+
+
+def bounds(name: str) -> tuple[float, float] | None:
+    """The range every value of the canonical test-set measure ``name`` lies in, as the registry declares it."""
+    request, = resolve([engine_measure(name)], first_params_win=False)
+    return value_bounds(request)
 
 
 def engine_column(name: str) -> str:

@@ -31,8 +31,8 @@ from ..console.errors import InputError, shown_number
 from ..inputs.formats.common import atof as _atof, atol as _atol
 from . import ap, compat, counts, cwl, gdeval, ndcg, precision, prefs, rbp, recall, relstring, rr, subtopics
 from .declaration import (DOUBLE_CUTS, DOUBLES, EMPTY_IF_BARE, LONG_CUTS, NONE, PAIRS, PLACEHOLDER, QRELS,  # noqa: F401
-                          QRELS_JG, RECALL_LEVELS, REL_FORMATS, STD_CUTS, ZERO, ZERO_IF_BARE, Irm, Measure, Param,
-                          Request, trec_columns, trec_request)
+                          QRELS_JG, RECALL_LEVELS, REL_FORMATS, STD_CUTS, UNIT, ZERO, ZERO_IF_BARE, Irm, Measure,
+                          Param, Request, trec_columns, trec_request)
 
 _ATOF_PREFIX = re.compile(r"\s*[+-]?(?:\d|\.\d)")      # a number starts here, as C's atof reads one
 
@@ -127,7 +127,7 @@ def _cwl_bind(name: str):
         if name != "RBP" and settings["min_rel"] >= settings["max_rel"]:
             raise InputError(f"{name}: min_rel={settings['min_rel']} must be below max_rel={settings['max_rel']} "
                              "(judgments are scaled from min_rel..max_rel to 0..1)",
-                             fix=f"e.g. {name}(max_rel=3)" if "cutoff" not in spec else f"e.g. {name}(max_rel=3)@10")
+                             fix=f"e.g. {_example(name)}")
         return f"cwl.{name}", (), {"measure": name, **settings}
     return bind
 
@@ -161,7 +161,7 @@ def _diversity_bind(name: str):
                              "needs a depth k", fix=f"write {name}@k, e.g. {name}@20")
         for key in ("alpha", "beta"):
             if key in p and not 0 <= p[key] <= 1:
-                raise InputError(f"{name}: {key}={p[key]!r} must be from 0 to 1", fix=f"e.g. {name}({key}=0.5)")
+                raise InputError(f"{name}: {key}={p[key]!r} must be from 0 to 1", fix=f"e.g. {_example(name, {key: 0.5})}")
         options = {"measure": ndeval_name, **{k: p[k] for k in ("cutoff", "alpha", "beta") if k in p}}
         if "judged_only" not in spec:              # ir_measures never filters these: -J leaves them alone
             options["judged_only"] = False
@@ -193,26 +193,26 @@ MEASURES: list[Measure] = [
     _m("num_rel_ret", "Relevant documents retrieved. Summary is the sum.", counts.num_rel_ret_, summary="sum",
        value="long"),
     _m("map", "Mean average precision: precision after each relevant doc, averaged over all relevant docs "
-              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_,
+              "(Buckley & Voorhees, 'Retrieval System Evaluation', 2005).", ap.map_, bounds=UNIT,
        irm=(Irm(("AP", "MAP"), _RANKED, lambda p: ("map_cut", _cut(p), {}) if "cutoff" in p else ("map", (), {})),)),
     _m("gm_map", "Geometric mean over queries of average precision (floor 0.00001).", ap.gm_map, summary="gm",
        per_query=False),
-    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec,
+    _m("Rprec", "Precision after R docs, R = number of relevant docs.", precision.Rprec, bounds=UNIT,
        irm=(Irm(("Rprec", "RPrec"), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("Rprec")),)),
-    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref,
+    _m("bpref", "Binary preference (Buckley & Voorhees, SIGIR 2004).", ap.bpref, bounds=UNIT,
        irm=(Irm(("Bpref", "BPref"), {"rel": REL}, _to("bpref")),)),
-    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank,
+    _m("recip_rank", "Reciprocal rank of the first relevant doc.", rr.recip_rank, bounds=UNIT,
        irm=(Irm(("RR", "MRR"), _RANKED, _to("recip_rank", options=lambda p: {"cutoff": p.get("cutoff")})),)),
     _m("iprec_at_recall", "Interpolated precision at recall levels.", precision.iprec_at_recall, DOUBLE_CUTS,
-       RECALL_LEVELS,
+       RECALL_LEVELS, bounds=UNIT,
        irm=(Irm(("IPrec",), {"recall": Param(float, required=True), "rel": REL, "judged_only": JUDGED_ONLY},
                 _to("iprec_at_recall", lambda p: (p["recall"],)), at="recall"),)),
-    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS,
+    _m("P", "Precision at cutoffs: relevant in the top k divided by k.", precision.P, LONG_CUTS, STD_CUTS, bounds=UNIT,
        irm=(Irm(("P", "Precision"), _AT_K, _to("P", _cut)),)),
     _m("relstring", "Grades of the first N docs as a string; per query only.", relstring.relstring, DOUBLES, (10.0,),
        summary="none", value="string", placeholder=EMPTY_IF_BARE),
     _m("recall", "Recall at cutoffs: relevant in the top k divided by all relevant.", recall.recall, LONG_CUTS,
-       STD_CUTS, irm=(Irm(("R", "Recall"), _AT_K, _to("recall", _cut)),)),
+       STD_CUTS, bounds=UNIT, irm=(Irm(("R", "Recall"), _AT_K, _to("recall", _cut)),)),
     _m("infAP", "Inferred AP (Yilmaz & Aslam, CIKM 2006).", ap.infAP,
        irm=(Irm(("infAP",), {"rel": REL}, _to("infAP")),)),
     _m("gm_bpref", "Geometric mean of bpref.", ap.gm_bpref, summary="gm", per_query=False),
@@ -221,27 +221,27 @@ MEASURES: list[Measure] = [
     _m("utility", "Set utility a*relret + b*nonrelret + c*relnotret + d*nonrelnotret.", counts.utility, DOUBLES,
        (1.0, -1.0, 0.0, 0.0), placeholder=ZERO_IF_BARE),
     _m("11pt_avg", "Interpolated precision averaged over recall levels.", precision.eleven_pt_avg, DOUBLES,
-       RECALL_LEVELS),
+       RECALL_LEVELS, bounds=UNIT),
     _m("binG", "Binary G: mean over relevant docs of 1/log2(2 + nonrelevant docs above it).", ap.binG),
     _m("G", "Normalized gain with a user cost model (trec_eval's G).", ndcg.G, PAIRS),
     _m("ndcg", "Normalized discounted cumulative gain over the whole ranking (Jarvelin & Kekalainen, TOIS 2002); "
-               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS,
+               "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS, bounds=UNIT,
        irm=(Irm(("nDCG", "NDCG"), {"cutoff": CUTOFF, "dcg": Param(str, choices=("log2", "exp-log2"), default="log2"),
                                    "gains": Param(dict), "judged_only": JUDGED_ONLY}, _bind_ndcg),)),
     _m("ndcg_rel", "nDCG averaged over the ranks of relevant docs.", ndcg.ndcg_rel, PAIRS),
     _m("Rndcg", "nDCG averaged at the ends of the ideal ranking's grade levels.", ndcg.Rndcg, PAIRS),
-    _m("ndcg_cut", "nDCG at cutoffs, gain = grade.", ndcg.ndcg_cut, LONG_CUTS, STD_CUTS),
-    _m("map_cut", "Average precision over the top k, divided by all relevant.", ap.map_cut, LONG_CUTS, STD_CUTS),
+    _m("ndcg_cut", "nDCG at cutoffs, gain = grade.", ndcg.ndcg_cut, LONG_CUTS, STD_CUTS, bounds=UNIT),
+    _m("map_cut", "Average precision over the top k, divided by all relevant.", ap.map_cut, LONG_CUTS, STD_CUTS, bounds=UNIT),
     _m("relative_P", "Precision at k divided by the best possible precision at k.", precision.relative_P, LONG_CUTS,
-       STD_CUTS),
-    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10),
+       STD_CUTS, bounds=UNIT),
+    _m("success", "1 if a relevant doc is in the top k, else 0.", precision.success, LONG_CUTS, (1, 5, 10), bounds=UNIT,
        irm=(Irm(("Success",), _AT_K, _to("success", _cut)),)),
-    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P,
+    _m("set_P", "Relevant retrieved / retrieved.", counts.set_P, bounds=UNIT,
        irm=(Irm(("SetP",), _SETP, _bind_setp), Irm(("SetRelP",), _SETP, _bind_setp, preset=(("relative", True),)))),
     _m("set_relative_P", "Set precision over the best possible for that set size.", counts.set_relative_P),
-    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall,
+    _m("set_recall", "Relevant retrieved / relevant.", counts.set_recall, bounds=UNIT,
        irm=(Irm(("SetR",), {"rel": REL}, _to("set_recall")),)),
-    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map,
+    _m("set_map", "relret^2 / (retrieved * relevant).", counts.set_map, bounds=UNIT,
        irm=(Irm(("SetAP",), {"rel": REL, "judged_only": JUDGED_ONLY}, _to("set_map")),)),
     _m("set_F", "F-measure of set precision and recall, beta default 1.", counts.set_F, DOUBLES, (1.0,),
        irm=(Irm(("SetF",), {"rel": REL, "beta": Param(float, default=1.0), "judged_only": JUDGED_ONLY},
@@ -251,9 +251,10 @@ MEASURES: list[Measure] = [
     _m("rbp", "Rank-biased precision (Moffat & Zobel, TOIS 2008), p=0.9 unless rbp.p=X.", rbp.rbp, PAIRS),
     _m("rbp_resid", "Residual of rank-biased precision due to unjudged docs.", rbp.rbp_resid, PAIRS,
        placeholder=ZERO_IF_BARE),
-    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO),
+    _m("unj", "Share of the top k that is not judged.", precision.unj, LONG_CUTS, (5, 10, 20), placeholder=ZERO,
+       bounds=UNIT),
     _m("Judged", "Share of the top k (all retrieved without @k) that is in the qrels, as ir_measures' Judged.",
-       counts.judged_at, trec=False, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
+       counts.judged_at, trec=False, bounds=UNIT, irm=(Irm(("Judged",), {"cutoff": CUTOFF},
                                               _to("Judged", options=lambda p: {"cutoff": p.get("cutoff")})),),
        reference=IR_MEASURES + " (its judged provider)"),
     _m("gdeval.nDCG", "nDCG@k of the TREC Web track's gdeval.pl: gain 2^g - 1 (judgments 0..4) over a natural-log "
@@ -325,7 +326,8 @@ def _param_example(m: Measure) -> str:
         return f"{m.name}.p=0.8"
     if m.params == PAIRS:
         return f"{m.name}.1=1,2=3"
-    return f"{m.name}." + ",".join(f"{v:g}" for v in m.default[:3]) if m.default else m.name
+    shown = m.default if m.name == "utility" else m.default[:3]        # utility takes exactly its 4 coefficients
+    return f"{m.name}." + ",".join(f"{v:g}" for v in shown) if m.default else m.name
 
 
 def parse_params(m: Measure, raw: str) -> tuple:
@@ -456,6 +458,15 @@ def column_of(requests: list[Request], measure) -> str:
     raise InputError(f"{asked} is not among the measures evaluated", fix=f"evaluate with {asked} among them")
 
 
+def value_bounds(req: Request) -> tuple[float, float] | None:
+    """The closed range every per-query value of ``req`` lies in (its measure's ``bounds``); None when none is
+    declared, or when the request sets the gains itself (a gain of its choosing can take nDCG anywhere)."""
+    m = req.measure
+    if m.bounds is None or (m.params == PAIRS and req.params) or dict(req.options).get("gains"):
+        return None
+    return m.bounds
+
+
 def _given(options: tuple) -> tuple:
     """Kernel options without those left unset (RR's cutoff=None computes recip_rank)."""
     return tuple((k, v) for k, v in options if v is not None)
@@ -500,7 +511,10 @@ def _check_trec_params(arg: str, name: str, raw: str, nicknames: dict) -> None:
         raise InputError(f"-m {arg}: {name} is a group of measures and takes no parameters",
                          fix=f"use -m {name}, and give parameters to single measures")
     if not raw:                        # trec_eval checks every -m, even after earlier parameters
-        raise InputError(f"-m {arg}: empty parameters", fix=f"give parameters (e.g. -m {name}.5) or none (-m {name})")
+        m = TREC_NAMES[name]
+        raise InputError(f"-m {arg}: empty parameters",
+                         fix=f"use -m {name} ({name} takes no parameters)" if m.params == NONE else
+                         f"give parameters (e.g. -m {_param_example(m)}) or none (-m {name})")
 
 
 def _trec_requests(m: Measure, raws: list[str], args: list, first_params_win: bool, warn) -> list[Request]:
@@ -603,6 +617,9 @@ def _literal(node):
     """A parameter value, accepted as ir_measures accepts it (a literal number, string, bool or dict)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value    # -0.5, as Python reads it
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
         return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
     raise _NotIrm("values must be literal numbers, strings, booleans or dicts (as ir_measures requires)")
@@ -654,7 +671,7 @@ def parse_irm(text: str) -> Request | None:
     target, kparams, kopts = spec.bind(params)
     tm = BY_NAME[target]
     if spec.at == "cutoff" and "cutoff" in params and params["cutoff"] < 1:
-        raise InputError(f"{text}: the cutoff must be at least 1", fix=f"e.g. {name}@10")
+        raise InputError(f"{text}: the cutoff must be at least 1", fix=f"e.g. {_example(name)}")
     return Request(tm, tuple(kparams), (text.strip(),), text.strip(), options=tuple(sorted(kopts.items())),
                    level=params.get("rel") if "rel" in spec.params else None,
                    judged_only=params.get("judged_only") if "judged_only" in spec.params else None,
@@ -670,26 +687,33 @@ def _validate(text: str, name: str, spec: Irm, params: dict) -> None:
                          fix=f"{name} takes {', '.join(spec.params) or 'no parameters'}")
     for pname, p in spec.params.items():
         if pname in params:
-            _check_value(text, name, spec, pname, p, params[pname])
+            _check_value(text, name, spec, pname, p, params[pname], params)
         elif p.required:
             shown = f"{name}@X" if pname == spec.at else f"{name}({pname}=...)"
-            raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name, spec)}")
+            raise InputError(f"{text}: {name} needs {pname}", fix=f"write {shown}, e.g. {_example(name)}")
 
 
-def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v) -> None:
-    """One given parameter: of its declared type and among its allowed values, then within range."""
+def _check_value(text: str, name: str, spec: Irm, pname: str, p: Param, v, params: dict) -> None:
+    """One given parameter: of its declared type and among its allowed values, then within range (``params``: all
+    those given, for the example the fix offers)."""
     ok = isinstance(v, p.dtype) and not (p.dtype is int and isinstance(v, bool))
     if not ok or (p.choices is not None and v not in p.choices):
         want = f"one of {', '.join(map(repr, p.choices))}" if p.choices else f"a {p.dtype.__name__}"
         raise InputError(f"{text}: {pname}={_brief(v)} is not valid for {name}: it must be {want} (as in ir_measures)",
-                         fix=f"e.g. {_example(name, spec)}")
+                         fix=f"e.g. {_example_with(name, spec, pname, p, params)}")
     values = [x for pair in v.items() for x in pair] if isinstance(v, dict) else [v]
     if not all(_in_bounds(x) for x in values) or (name == "IPrec" and pname == "recall" and not 0 <= v <= 1) \
             or (pname == "beta" and v < 0):
         raise InputError(f"{text}: {pname}={_brief(v)} is out of range for {name}: "
                          + ("a recall level from 0 to 1" if pname == "recall" else
                             "numbers must be finite, and integers at most 2^63 - 1 in size"),
-                         fix=f"e.g. {_example(name, spec)}")
+                         fix=f"e.g. {_example_with(name, spec, pname, p, params)}")
+
+
+def _example_with(name: str, spec: Irm, pname: str, p: Param, params: dict) -> str:
+    """An example of ``name`` with a valid ``pname`` and the other parameters asked for (a bad @ value: the usual)."""
+    others = None if pname == spec.at else {k: x for k, x in params.items() if k != pname}
+    return _example(name, {pname: _valid_value(p)}, others)
 
 
 def _in_bounds(x) -> bool:
@@ -706,16 +730,59 @@ def _brief(v) -> str:
         else repr(v)[:200]
 
 
-_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1}
+_EXAMPLE_VALUES = {"max_rel": 3, "rel": 1, "recall": 0.5, "alpha": 0.5, "beta": 0.5}
+_checking_example: list[str] = []          # the examples being checked (their own errors need no example)
 
 
-def _example(name: str, spec: Irm) -> str:
-    """A valid spelling of ``name``: its required parameters given, e.g. ``SDCG(max_rel=3)@10``."""
-    needed = [f"{p}={_EXAMPLE_VALUES.get(p, 1)}" for p, prm in spec.params.items() if prm.required and p != spec.at]
-    shown = name + (f"({', '.join(needed)})" if needed else "")
-    if spec.at not in spec.params:
-        return shown
-    return f"{shown}@0.5" if spec.at == "recall" else f"{shown}@10"
+def _valid_value(p: Param):
+    """A value ``p`` takes: its default, else one of its choices, else an ordinary value of its type."""
+    if p.default is not None:
+        return p.default
+    if p.choices:
+        return p.choices[0]
+    return {int: 1, float: 0.5, bool: True, str: "x", dict: {1: 1}}.get(p.dtype, 1)
+
+
+def _example_candidates(name: str, spec: Irm, given: dict, asked: dict | None) -> list[str]:
+    """Spellings of ``name`` to offer, best first (see :func:`_example`)."""
+    needed = {p: _EXAMPLE_VALUES.get(p, 1) for p, prm in spec.params.items() if prm.required and p != spec.at}
+    ats = []
+    if spec.at in spec.params:
+        if asked and spec.at in asked:
+            ats.append(f"@{asked[spec.at]!r}")
+        elif asked is not None and not spec.params[spec.at].required:
+            ats.append("")
+        ats.append(f"@{_EXAMPLE_VALUES.get(spec.at, 10)}")
+    ats.append("")
+    given = {k: v for k, v in given.items() if k != spec.at}
+    candidates = []
+    for params in ({**needed, **given}, {**needed, "rel": 1, **given}):
+        if "rel" in params and "rel" not in spec.params:
+            continue
+        inside = f"({', '.join(f'{k}={v!r}' for k, v in params.items())})" if params else ""
+        candidates += [name + inside + at for at in ats]
+    return candidates
+
+
+def _example(name: str, given: dict | None = None, asked: dict | None = None) -> str:
+    """A spelling of the ir_measures name ``name`` that treckit accepts (each candidate is parsed before it is
+    offered), with ``given`` parameters and the required ones, e.g. ``SDCG(max_rel=3)@10``, ``RBP(rel=1, p=0.8)``;
+    the ``@`` value of ``asked`` (the parameters as asked for) is kept where it is valid, and none is added to a
+    name that takes it optionally and was asked for without one (``AP(rel=1)``, not ``AP(rel=1)@10``)."""
+    candidates = _example_candidates(name, IRM_NAMES[name][1], given or {}, asked)
+    if _checking_example:
+        return candidates[0]
+    _checking_example.append(name)
+    try:
+        for text in dict.fromkeys(candidates):
+            try:
+                if parse_irm(text) is not None:
+                    return text
+            except InputError:
+                continue
+    finally:
+        _checking_example.pop()
+    return candidates[0]
 
 
 # ------------------------------------------------------------------ unknown names

@@ -25,6 +25,7 @@ from typing import IO, Iterable, Iterator
 
 from .. import thresholds
 from ..console.errors import InputError, os_error
+from ..console.process import on_hard_exit
 from ..inputs.sources import PathLike, is_stdio
 
 
@@ -211,6 +212,15 @@ class OutputGroup:
 
 
 _active_groups: list[OutputGroup] = []
+
+
+def _discard_every_group() -> None:
+    """Every staged output removed: the process is ending now (a second Ctrl-C), and none is committed."""
+    for group in list(_active_groups):
+        group.discard()
+
+
+on_hard_exit(_discard_every_group)
 
 
 @contextlib.contextmanager

@@ -150,19 +150,27 @@ def render_report(results, fmt: str) -> str:
             places = f"{r['score_decimals']} decimal place{'' if r['score_decimals'] == 1 else 's'} at most"
         out.append(f"  scores carry {r['score_digits']} significant digits at most, {places}"
                    f"{'; every score reads as a float32' if r['source'] == 'float32' else ''}\n")
-        out.append("  measure                 trec_eval  expected     worst      best  largest query range\n")
+        table = [["measure", "trec_eval", "expected", "worst", "best", "largest query range"]]
         for m in r["measures"]:
             where = f"{m['largest_query_range']:.4f} ({m['largest_query']})" if m["largest_query"] else "0.0000"
-            out.append(f"  {m['measure']:<22}{_num(m['trec_eval']):>11}{_num(m['expected']):>10}"
-                       f"{_num(m['worst']):>10}{_num(m['best']):>10}  {where}\n")
+            table.append([m["measure"], *(_num(m[k]).strip() for k in ("trec_eval", "expected", "worst", "best")), where])
+        out += [f"  {line}\n" for line in aligned(table, right=(1, 2, 3, 4))]
         if r["moves_most"]:
             out.append(f"  queries that move most between worst and best order (top {REPORT_TOP}):\n")
-            for mv in r["moves_most"]:
-                out.append(f"    {mv['qid']:<12} {mv['measure']:<22} {mv['worst']:.4f} - {mv['best']:.4f} "
-                           f"(range {mv['range']:.4f}; trec_eval {mv['trec_eval']:.4f})\n")
+            moves = [[mv["qid"], mv["measure"], f"{mv['worst']:.4f} - {mv['best']:.4f}",
+                      f"(range {mv['range']:.4f}; trec_eval {mv['trec_eval']:.4f})"] for mv in r["moves_most"]]
+            out += [f"    {line}\n" for line in aligned(moves, right=(2,))]
         else:
             out.append("  no query's value depends on the order of its tied documents\n")
     return "".join(out)
+
+
+def aligned(rows: list[list[str]], right=()) -> list[str]:
+    """Rows of cells as lines of columns as wide as their widest cell, two spaces apart (the columns in ``right``
+    right-aligned): however long a name or a value, columns never run together."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+            .rstrip() for row in rows]
 
 
 def _json_row_deep(r):

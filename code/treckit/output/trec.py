@@ -8,7 +8,7 @@ from .. import thresholds
 from ..console.errors import InputError
 from ..fast.arrow import as_string, repeated_column
 from ..fast.strings import run_starts, take
-from ..ids import WHITESPACE_RE2, written_ids
+from ..ids import WHITESPACE_RE2, field_id_problem, written_ids
 from ..inputs.sources import PathLike
 from ..model import Qrels, Run
 from .files import atomic_output, atomic_path
@@ -27,6 +27,8 @@ def write_trec_qrels(qrels: Qrels, path: PathLike, *, escape_ids: bool = True, s
         t = t.take(pc.sort_indices(t, sort_keys=[("qid", "ascending"), ("docid", "ascending")]))
     docids = t.column("docid").to_pylist()
     _check_no_whitespace(t.column("qid").to_pylist(), "query id")
+    _check_no_whitespace_arrow(as_string(t.column("iter")), "iteration field")
+    _check_no_empty_ids(t.column("docid"), t.column("qid"))
     if escape_ids:                                  # ids read from a TREC file keep their text
         docids = written_ids(t.column("docid"), t.column("qid"), qrels.written).to_pylist()
     else:
@@ -44,6 +46,7 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
     qid = t.column("qid")
     _check_no_whitespace_arrow(qid, "query id")
     doc = t.column("docid")
+    _check_no_empty_ids(doc, qid)
     if escape_ids:
         doc = written_ids(doc, qid, run.written)      # ids read from a TREC file keep their text
     else:
@@ -131,8 +134,9 @@ def _string_payload(arr: pa.Array) -> bytes | memoryview:
 
 def _check_no_whitespace(values: list[str], what: str) -> None:
     for v in values:
-        if not v or any(ch.isspace() for ch in v):
-            raise InputError(f"{what} {v!r} is empty or contains whitespace; TREC files cannot hold it",
+        problem = field_id_problem(v)
+        if problem:
+            raise InputError(f"{what} {v!r} {problem}; a TREC file cannot hold it",
                              fix=f"rename the {what} (e.g. replace spaces with underscores)")
 
 
@@ -160,6 +164,19 @@ def _check_no_whitespace_arrow(col, what: str) -> None:
     if pc.any(bad).as_py():
         first = col.filter(bad)[0].as_py()
         _check_no_whitespace([first], what)
+
+
+def _check_no_empty_ids(doc, qid) -> None:
+    """No empty doc id: its line would have a field too few, which trec_eval reads wrongly or refuses."""
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(doc.type):
+        doc = doc.cast(pa.string())
+    empty = pc.equal(pc.binary_length(doc), 0)
+    if pc.any(empty).as_py():
+        first = qid.filter(empty)[0].as_py()
+        raise InputError(f"a doc id of query {first!r} is empty; a TREC file cannot hold it (its line would have a "
+                         "field too few, which trec_eval reads wrongly)", fix="give every document a non-empty id")
 
 
 def _check_raw_ids(values: list[str]) -> None:

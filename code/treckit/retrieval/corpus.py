@@ -43,11 +43,7 @@ def read_corpus(path: PathLike) -> Corpus:
                              fix="one JSON object per line: {\"_id\": ..., \"title\": ..., \"text\": ...}") from None
         if not isinstance(obj, dict):
             raise InputError("not a JSON object", path=name, line=no, fix="one JSON object per line")
-        key = next((f for f in ID_FIELDS if f in obj), "title" if "title" in obj else None)
-        if key is None or not isinstance(obj[key], (str, int)) or isinstance(obj[key], bool):
-            raise InputError("a document needs an id (_id, id, docid, doc_id or title)", path=name, line=no,
-                             fix="add an id field")
-        doc_id = str(obj[key])
+        doc_id = _document_id(obj, name, no)
         parts = [obj.get(f) for f in ("title", "text")]
         if any(p is not None and not isinstance(p, str) for p in parts) or all(p is None for p in parts):
             raise InputError("a document needs text: 'title' and/or 'text' strings", path=name, line=no,
@@ -57,6 +53,19 @@ def read_corpus(path: PathLike) -> Corpus:
                              fix="give every document a unique id")
         docs[doc_id] = " ".join(p for p in parts if p)
     return _corpus(docs, name)
+
+
+def _document_id(obj: dict, name: str, no: int) -> str:
+    """A corpus line's document id (see the module's docstring), refused when it has none or it is empty."""
+    key = next((f for f in ID_FIELDS if f in obj), "title" if "title" in obj else None)
+    if key is None or not isinstance(obj[key], (str, int)) or isinstance(obj[key], bool):
+        raise InputError("a document needs an id (_id, id, docid, doc_id or title)", path=name, line=no,
+                         fix="add an id field")
+    doc_id = str(obj[key])
+    if not doc_id:
+        raise InputError(f"the document's id ({key}) is empty, which a TREC run cannot hold", path=name, line=no,
+                         fix="give every document a non-empty id")
+    return doc_id
 
 
 def _corpus(docs: dict[str, str], name: str) -> Corpus:

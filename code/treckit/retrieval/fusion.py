@@ -13,7 +13,9 @@ method                  fused score of doc d for a query (runs r; absent from a 
 
 Normalisations (per run and query): ``minmax`` (s − min) / (max − min), 1 when all scores are equal;
 ``zscore`` (s − mean) / standard deviation (population), 0 when all are equal; ``sum`` s / Σ s (after
-shifting by −min when a score is negative), ``none``.  The fused run is ranked as trec_eval ranks
+shifting by −min when a score is negative), ``none``.  The methods that add scores refuse an infinite score
+(it has no normalised value; RRF, which fuses ranks, takes it), and scores near a double's limit are
+normalised without overflow.  The fused run is ranked as trec_eval ranks
 it (score descending, then docno descending), so the file it is written to reads back in the same
 order; every input run is ranked the same way first.
 """
@@ -66,9 +68,14 @@ def _normalised(df, norm: str):
     import pandas as pd
 
     s = df["score"].astype(np.float64)
-    g = df.groupby(["run", "qid"], sort=False)["score"]
     if norm == "none":
         return s
+    # each run's scores for a query divided by a power of two near their largest magnitude: every normalisation
+    # is scale-free, the division is exact, and no sum, difference or square of 1e308-sized scores overflows
+    top = s.abs().groupby([df["run"], df["qid"]], sort=False).transform("max").to_numpy()
+    scale = np.ldexp(1.0, np.frexp(np.where(top > 0, top, 1.0))[1] - 1)     # at most top: every |s| / scale < 2
+    s = pd.Series(s.to_numpy() / scale, index=df.index)
+    g = s.groupby([df["run"], df["qid"]], sort=False)
     if norm == "minmax":
         lo, hi = g.transform("min"), g.transform("max")
         span = hi - lo
@@ -82,8 +89,10 @@ def _normalised(df, norm: str):
 
 
 def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str | None = None,
-         depth: int = DEFAULT_DEPTH, tag: str | None = None):
-    """The fused Run (top ``depth`` per query) of ``runs`` (a list of Runs)."""
+         depth: int = DEFAULT_DEPTH, tag: str | None = None, sources=None):
+    """The fused Run (top ``depth`` per query) of ``runs`` (a list of Runs; ``sources`` name them in errors,
+    default "run 1", "run 2", ...).  A method that adds scores refuses a run with an infinite score: it has no
+    normalised value (RRF, which fuses ranks, takes it)."""
     if method not in METHODS:
         raise InputError(f"unknown fusion method {method!r}", fix=f"use one of {', '.join(METHODS)}")
     if not runs:
@@ -91,10 +100,26 @@ def fuse(runs, method: str = "rrf", *, k: int = RRF_K, weights=None, norm: str |
     norm = _checked_norm(method, norm)
     check_rrf_k(k)
     w = _checked_weights(weights, method, len(runs))
+    if method != "rrf":
+        check_finite_scores(runs, method, sources or [f"run {i + 1}" for i in range(len(runs))])
     out = _fused_scores(_frame(runs), method, k, w, norm)
     out = _top(out, depth)
     return Run.from_columns(out["qid"].tolist(), out["docid"].tolist(), out["score"].tolist(),
                             out["rank"].tolist(), tag or f"fused-{method}")
+
+
+def check_finite_scores(runs, method: str, sources) -> None:
+    """Every score a finite number: a method that adds (normalised) scores has no value for an infinite one."""
+    for run, source in zip(runs, sources):
+        score = run.table.column("score").to_numpy()
+        bad = np.flatnonzero(~np.isfinite(score))
+        if bad.size:
+            row = int(bad[0])
+            qid, doc = (run.table.column(c)[row].as_py() for c in ("qid", "docid"))
+            what = "a NaN score" if np.isnan(score[row]) else "an infinite score"
+            raise InputError(f"{source}: query {qid!r} gives doc {doc!r} {what} ({bad.size} score(s) that are not finite "
+                             f"numbers in all); {method} fusion adds normalised scores, and {what} has none",
+                             fix="fuse ranks instead (--method rrf), or give every document a finite score")
 
 
 def _checked_norm(method: str, norm: str | None) -> str:
@@ -154,14 +179,17 @@ def _top(df, depth: int):
     return df[df["rank"] <= depth].drop(columns="_q").reset_index(drop=True)
 
 
-def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
-    """``0.3,0.4,0.3`` (in run order) or ``bm25=0.3,splade=0.4,dense=0.3`` (by run name)."""
+def parse_weights(text: str | None, names: list[str] | None) -> list[float] | None:
+    """``0.3,0.4,0.3`` (in run order) or ``bm25=0.3,splade=0.4,dense=0.3`` (by run name); with ``names`` None,
+    only the numbers are checked (before the runs, which give the names, are read)."""
     if not text:
         return None
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
         if all("=" in p for p in parts):
             named = {p.split("=", 1)[0].strip(): float(p.split("=", 1)[1]) for p in parts}
+            if names is None:
+                return None
             unknown = set(named) - set(names)
             if unknown or len(named) != len(names):
                 raise InputError(f"--weights names {sorted(named)} but the runs are {names}",
@@ -170,7 +198,7 @@ def parse_weights(text: str | None, names: list[str]) -> list[float] | None:
         return [float(p) for p in parts]
     except ValueError:
         raise InputError(f"--weights {text!r} is not a list of numbers",
-                         fix=f"one number per run, in order, e.g. --weights {','.join('1' for _ in names)}") from None
+                         fix=f"one number per run, in order, e.g. --weights {','.join('1' for _ in names or parts)}") from None
 
 
 def tune(runs, qrels, method: str, *, measure: str = "ndcg_cut.10", norm: str | None = None,

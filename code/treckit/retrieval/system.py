@@ -34,6 +34,7 @@ Latency (:func:`run_systems`: one system, or the systems of an A/B on the same q
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,13 @@ from typing import Any, Callable
 
 from ..console.errors import InputError, content_hidden, warning_without_content
 from ..console.messages import warn_python
+from ..console.progress import Meter
 from ..inputs.bounded import load_yaml_mapping
 from ..inputs.reading import read_run
 from ..inputs.sources import PathLike, content_digest, display_name, file_digest
 from .bm25 import BM25Params, BM25Retriever
 from .bow import BowRetriever
-from .callables import as_ranking, ask, ask_batch, call, check_arguments, function_name, load_callable
+from .callables import ask, ask_batch, call, check_arguments, function_name, load_callable, ranking_of
 from .corpus import read_corpus
 from .dense import DenseRetriever, load_matrix
 from .fusion import RRF_K, fuse
@@ -67,10 +69,11 @@ class StageResult:
 @dataclass
 class _Component:
     """A component ready to run: ``one(qid, text)`` answers one query (a timed call), or ``whole(queries,
-    clock)`` answers them all at once; ``listed``: its answers are rankings in list order (a function's)."""
+    clock)`` answers them all at once; ``function``: the user's function whose answers are rankings in list
+    order (checked as its code: :func:`.callables.ranking_of`)."""
     one: Callable[[str, Any], Any] | None = None
     whole: Callable[[dict, Callable[[], float]], StageResult] | None = None
-    listed: bool = False
+    function: Callable | None = None
 
 
 @dataclass
@@ -139,9 +142,8 @@ class System:
         signature checked for what treckit passes it as a ``role``."""
         spec = str(spec)
         with self._lock:
-            if spec not in self._callables:
-                with self._named():
-                    self._callables[spec] = load_callable(spec, role)
+            if spec not in self._callables:      # its messages name the config's own words (module, function)
+                self._callables[spec] = load_callable(spec, role)    # and quote nothing of the code's file
             fn = self._callables[spec]
         if arguments is not None:
             check_arguments(fn, arguments, role, spec)
@@ -192,7 +194,7 @@ class System:
             fn = self.callable(spec["callable"], "batch function" if batch else "retrieval function", 1)
             if batch:
                 return _Component(whole=lambda qs, clock: _batch_stage(fn, qs, k, clock))
-            return _Component(one=lambda qid, text: ask(fn, qid, text), listed=True)
+            return _Component(one=lambda qid, text: ask(fn, qid, text, most=k), function=fn)
         search = self._retriever(name, spec)
         return _Component(one=lambda qid, text: through_ties(search, [text], k)[0])
 
@@ -260,7 +262,16 @@ def method_search(method: str, corpus, params=None, index=None, progress: bool =
     if method == "bm25":
         return BM25Retriever(corpus, params or BM25Params(), index, progress=progress).retrieve
     bow = BowRetriever(corpus)
-    return lambda texts, n: [bow.retrieve(t, n) for t in texts]
+
+    def search(texts, n):
+        with Meter("bag-of-words search", len(texts), counts=True) if progress else contextlib.nullcontext() as bar:
+            found = []
+            for t in texts:
+                found.append(bow.retrieve(t, n))
+                if bar is not None:
+                    bar.advance(1)
+            return found
+    return search
 
 
 def run_systems(systems: list[System], queries: dict[str, Any], k: int = 100,
@@ -287,23 +298,32 @@ def _turns(seq: list, r: int) -> list:
 def _pass(systems: list[System], plans: list[_Plan], queries: dict[str, Any], k: int, clock) -> list[dict[str, StageResult]]:
     """One pass of every stage of ``systems`` over ``queries``, timed with ``clock`` (seconds)."""
     out: list[dict[str, StageResult]] = [{} for _ in systems]
-    whole = {(i, n): c.whole(queries, clock) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole}
+    batched = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.whole]
     per_query = [(i, n) for i, p in enumerate(plans) for n, c in p.components.items() if c.one]
     answers: dict[tuple, dict] = {t: {} for t in per_query}
     lat: dict[tuple, dict] = {t: {} for t in per_query}
-    for r, (qid, text) in enumerate(queries.items()):
-        for i, n in _turns(per_query, r):
-            t0 = clock()
-            answers[i, n][qid] = plans[i].components[n].one(qid, text)
-            lat[i, n][qid] = (clock() - t0) * 1000
+    # queries asked, a whole component's all at once and the others' one by one, together
+    with Meter(f"asking {len(batched) + len(per_query)} component(s)",
+               len(queries) * (len(batched) + bool(per_query)), counts=True) as bar:
+        whole = {}
+        for i, n in batched:
+            whole[i, n] = plans[i].components[n].whole(queries, clock)
+            bar.advance(len(queries))
+        for r, (qid, text) in enumerate(queries.items()):
+            for i, n in _turns(per_query, r):
+                t0 = clock()
+                answers[i, n][qid] = plans[i].components[n].one(qid, text)
+                lat[i, n][qid] = (clock() - t0) * 1000
+            bar.advance(1)
     for i, p in enumerate(plans):
         for n, c in p.components.items():
             if c.whole:
                 out[i][n] = whole[i, n]
             else:
                 got = answers[i, n]
-                hits = {q: as_ranking(got[q], q, k) for q in queries} if c.listed else got
-                out[i][n] = StageResult(trec_ranked(hits, k, c.listed), lat[i, n])
+                listed = c.function is not None
+                hits = {q: ranking_of(c.function, got[q], q, k) for q in queries} if listed else got
+                out[i][n] = StageResult(trec_ranked(hits, k, listed), lat[i, n])
     _fuse(systems, plans, out, queries, k, clock)
     _rerank(systems, plans, out, queries, clock)
     return out
@@ -339,12 +359,13 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
             fn, depth = plans[i].rerank
             cands = out[i][systems[i]._reranked()].rankings[qid][:depth]
             t0 = clock()
-            answers[i][qid] = ask(fn, qid, text, cands, role="reranker")
+            answers[i][qid] = ask(fn, qid, text, cands, role="reranker", most=len(cands))
             own[i][qid] = (clock() - t0) * 1000
     for i in which:
         stage = out[i][systems[i]._reranked()]
         depth = plans[i].rerank[1]
-        hits = {q: as_ranking(answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
+        fn = plans[i].rerank[0]
+        hits = {q: ranking_of(fn, answers[i][q], q, len(stage.rankings[q][:depth]), "reranker") for q in queries}
         lat = {q: own[i][q] + (stage.latency_ms[q] if stage.latency_ms else 0.0) for q in queries}
         out[i][f"{systems[i]._reranked()}+rerank"] = StageResult(trec_ranked(hits, depth, listed=True), lat)
 
@@ -352,9 +373,9 @@ def _rerank(systems: list[System], plans: list[_Plan], out: list[dict[str, Stage
 def _batch_stage(fn, queries: dict[str, Any], k: int, clock) -> StageResult:
     """A batch function's stage: one call over all query texts, its time shared evenly."""
     t0 = clock()
-    out = ask_batch(fn, list(queries), list(queries.values()))
+    out = ask_batch(fn, list(queries), list(queries.values()), most=k)
     each = (clock() - t0) * 1000 / max(len(queries), 1)
-    hits = {q: as_ranking(r, q, k, "batch function") for q, r in zip(queries, out)}
+    hits = {q: ranking_of(fn, r, q, k, "batch function") for q, r in zip(queries, out)}
     return StageResult(trec_ranked(hits, k, listed=True), {q: each for q in queries})
 
 

@@ -4,29 +4,35 @@ web framework is imported here.
 
 Reading a body costs memory in proportion to it, and counts are checked before anything is built
 from it: the body is decoded (strict UTF-8; a lone surrogate, escaped or not, is refused) and parsed
-by the C JSON parser; the number of queries is checked on the parsed lists, before a single model is
-built; queries are then validated one at a time, each replacing its parsed dict, so the parsed body
+by the C JSON parser, as RFC 8259 reads it (``NaN``, ``Infinity`` and a number beyond a double are no JSON
+number, and a key is said once in an object: each is refused naming where it is); the number of queries is
+checked on the parsed lists, before a single model is built; queries are then validated one at a time, each replacing its parsed dict, so the parsed body
 and its models never coexist in full.  A dict run is not copied by validation: it is read as the
 Python API reads a dict (:func:`treckit.inputs.objects.as_run`: one reading; NaN, booleans and strings as
 scores are errors).  ``bench/service_memory_bench.py`` measures what a body costs.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
+import sys
+import typing
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Iterator, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictInt, StrictStr, ValidationError,
+                      create_model)
 
 from .. import thresholds
-from ..console.errors import InputError, shown
-from ..console.spelling import respelled
+from ..console import spelling
+from ..console.errors import InputError, content_blanked, content_hidden, hidden_because, shown
 from ..inputs.objects import as_run
-from ..inputs.options import ORDERS, ORDER_ALIASES, RunReading
+from ..inputs.options import FLAGS, RunReading, python_name
 from ..inputs.reading import read_run
 from ..inputs.sources import file_digest
+from ..retrieval.callables import UserCodeError
 from ..retrieval.system import load_system
 from ..testsets.cache import ResultCache, cache_key
 from ..testsets.load import TestSet, semantic_problems
@@ -36,27 +42,40 @@ from ..testsets.rq import rq
 from ..testsets.runner import evaluate_run, missing_queries
 from ..testsets.schema import Query, QueryMaybeUnlabelled, QuerySetModel, TestSetModel
 from ..testsets.systems import evaluate_system
+from .reports import SOURCE
 
 DEFAULT_MAX_BODY = 16 << 20
 DEFAULT_MAX_QUERIES = 10_000
 DEFAULT_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
 MAX_MEASURES = 100
+BUFFERED_BODIES = 4             # max_buffered_body_bytes's default: this many bodies of max_body_bytes
+BODY_RATE_GRACE_S = 5.0         # body_min_rate_bytes_s holds from this many seconds after a request's headers
 
 
 class ServerSettings(BaseModel):
-    """``treckit serve --config SERVER.yaml``: every key optional."""
+    """``treckit serve --config SERVER.yaml``: every key optional; numbers are finite and bounded, and never
+    coerced from text or booleans."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
     system: Optional[str] = Field(None, description="systems config answering queries when a request has no run")
     metrics_prefix: str = "treckit"
     data_dir: Optional[str] = Field(None, description="run files named in requests must lie inside it")
-    max_body_bytes: int = Field(DEFAULT_MAX_BODY, ge=1024)
-    max_queries: int = Field(DEFAULT_MAX_QUERIES, ge=1)
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY, ge=1024, le=1 << 30)
+    max_queries: int = Field(DEFAULT_MAX_QUERIES, ge=1, le=10_000_000)
     measures: list[str] = Field(list(DEFAULT_MEASURES), min_length=1, max_length=MAX_MEASURES)
     cache_dir: Optional[str] = None
     cache: bool = True
-    request_timeout_s: float = Field(60.0, gt=0, le=86_400, description="a request's time (waiting for a worker, its "
-                                     "body, its evaluation); an evaluation past it is stopped (504)")
+    request_timeout_s: float = Field(60.0, gt=0, le=86_400, description="a request's time once its body has arrived "
+                                     "(waiting for a worker, its evaluation); an evaluation past it is stopped (504)")
+    body_read_timeout_s: float = Field(60.0, gt=0, le=86_400, description="a request's body must arrive within this "
+                                       "many seconds of its headers (else 408); no worker is taken before it has")
+    body_min_rate_bytes_s: int = Field(1024, ge=0, le=1 << 30, description=f"from {BODY_RATE_GRACE_S:g} s after its "
+                                       "headers, a body must have arrived at this many bytes a second on average "
+                                       "(else 408); 0: no minimum")
+    max_buffered_body_bytes: Optional[int] = Field(None, ge=1024, le=1 << 36, description="request bodies the server "
+                                                   "process holds at once (arriving, waiting for a worker or being "
+                                                   "evaluated); a request that would take it past this is answered "
+                                                   f"503 with Retry-After (default: {BUFFERED_BODIES} x max_body_bytes)")
     evaluation_workers: int = Field(2, ge=1, le=64, description="evaluations running at once, each in its own process")
     max_waiting_requests: int = Field(16, ge=0, le=10_000,
                                       description="requests waiting for a worker; beyond them the answer is 503")
@@ -65,6 +84,16 @@ class ServerSettings(BaseModel):
                                        "configured system's name is always one); any other system is labelled 'other'")
     metrics_test_sets: list[str] = Field(default_factory=list, description="test_set labels of the quality gauges; "
                                          "any other test set is labelled 'other'")
+    report_pages: int = Field(100, ge=0, le=100_000, description="with the cache off, the HTML reports of the last N "
+                              "evaluations kept in memory (GET /v1/report/{id}); with it on, a report lives as long "
+                              "as its evaluation's cache entry")
+    report_link_ttl_s: float = Field(86_400.0, gt=0, le=31_536_000, description="how long a signed report link works "
+                                     "(where a token is set)")
+
+    @property
+    def body_buffer_bytes(self) -> int:
+        """The cap on the request bodies held at once (max_buffered_body_bytes, or its default)."""
+        return self.max_buffered_body_bytes or BUFFERED_BODIES * self.max_body_bytes
 
 
 def _as_sent(value):
@@ -77,32 +106,46 @@ def _as_sent(value):
 _RUN_TYPE = Optional[Union[str, dict[str, dict[str, float]]]]
 RunAsSent = Annotated[_RUN_TYPE, PlainValidator(_as_sent, json_schema_input_type=_RUN_TYPE)]
 Measures = Optional[list[str]]
+REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+# The run's reading options a request may send: every one of RunReading's (as the Python API names them, one meaning
+# everywhere), but for a gold file's (a path on the server's disk); they read run text and run files, and order, ties
+# and duplicates rank a dict run too.
+READING = tuple(f for f in FLAGS if f.field not in ("gold", "fields.query"))
+READING_NAMES = tuple(python_name(f) for f in READING)
+DICT_READING = ("order", "ties", "duplicates")
+_KINDS = {str: StrictStr, int: Annotated[StrictInt, Field(ge=-(1 << 63), lt=1 << 63)], bool: StrictBool}
+_READING_FIELDS = {python_name(f): (Optional[_KINDS[f.kind]], Field(None, description=f.help)) for f in READING}
+# the service speaks of a run's reading options as the request's members ("skip_malformed": true)
+SERVICE = spelling.Command("the service", reads={"run": frozenset(f.flag for f in READING)}, request=True)
 
 
-class EvaluateRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _EvaluateRequest(BaseModel):
+    model_config = REQUEST_CONFIG
     test_set: TestSetModel
     run: RunAsSent = Field(
-        None, description="TREC run text, or {qid: {doc_id: score}}; without a run (and run_file) the server's system answers")
+        None, description="TREC run text (another format with \"format\"), or {qid: {doc_id: score}}; without a run "
+                          "(and run_file) the server's system answers")
     run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
-    order: Optional[str] = Field(None, description="how the run is ranked, as --order: auto (default: a TREC run by "
-                                 "score, highest first, as trec_eval ranks it) | desc | asc | given (the rank column)")
     measures: Measures = Field(None, max_length=MAX_MEASURES,
                                description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
     system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
 
 
-class RQRequest(BaseModel):
+class _RQRequest(BaseModel):
     """The RQ acceptance metric of a run on a query set (unlabelled queries allowed: listed and skipped)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
     test_set: QuerySetModel
-    run: RunAsSent = Field(None, description="TREC run text, or {qid: {doc_id: score}}")
+    run: RunAsSent = Field(None, description="TREC run text (another format with \"format\"), or {qid: {doc_id: score}}")
     run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
-    order: Optional[str] = Field(None, description="how the run is ranked, as --order (see /v1/evaluate)")
     k: int = Field(5, ge=1, le=1_000_000, description="cutoff (a query's topK replaces it)")
     threshold: float = Field(0.6, ge=-1e9, le=1e9, description="pass when MRR > threshold")
     system: Optional[str] = Field(None, max_length=200, description="label of the run's system")
+
+
+EvaluateRequest = create_model("EvaluateRequest", __base__=_EvaluateRequest, **_READING_FIELDS)
+RQRequest = create_model("RQRequest", __base__=_RQRequest, __doc__=_RQRequest.__doc__, **_READING_FIELDS)
 
 
 REQUESTS = {"evaluate": (EvaluateRequest, Query), "rq": (RQRequest, QueryMaybeUnlabelled)}
@@ -121,6 +164,9 @@ class EvaluateResponse(BaseModel):
     components: Optional[dict[str, dict[str, Any]]] = None
     definitions: dict[str, dict[str, Any]] = Field(
         description="each metric's full definition: measure, cutoff, gain, relevance, query set, ranking")
+    report_id: Optional[str] = Field(None, description="the evaluation's HTML report: GET /v1/report/{report_id}")
+    report_url: Optional[str] = Field(None, description="the report's path; where a token is set, a signed link that "
+                                      "expires (a browser sends no bearer token)")
 
 
 class RequestInvalid(Exception):
@@ -141,6 +187,27 @@ def check_settings(s: ServerSettings) -> None:
     if s.data_dir is not None and not Path(s.data_dir).is_dir():
         raise InputError(f"data_dir: {s.data_dir} is not a directory", fix="name an existing directory of run files "
                          "(relative to the config), or leave data_dir out")
+    if s.body_buffer_bytes < s.max_body_bytes:
+        raise InputError(f"max_buffered_body_bytes: {s.body_buffer_bytes} is less than max_body_bytes "
+                         f"({s.max_body_bytes}): a body of the largest size would never be taken",
+                         fix="give max_buffered_body_bytes at least max_body_bytes (or leave it out: "
+                             f"{BUFFERED_BODIES} x max_body_bytes)")
+
+
+def setting_fix(key: str) -> str | None:
+    """How to give the SERVER.yaml key ``key``: a number's kind and range, the keys for one that is none; None for
+    any other key."""
+    field = ServerSettings.model_fields.get(key)
+    if field is None:
+        return f"use the keys of SERVER.yaml: {', '.join(ServerSettings.model_fields)} (docs/service.md)"
+    bounds = [f"{word} {getattr(m, attr):,}" for m in field.metadata
+              for attr, word in (("gt", "above"), ("ge", "at least"), ("lt", "below"), ("le", "at most"))
+              if getattr(m, attr, None) is not None]
+    types = set(typing.get_args(field.annotation) or (field.annotation,)) - {type(None)}
+    kind = {int: "a whole number", float: "a finite number"}.get(types.pop() if len(types) == 1 else None)
+    if kind is None:
+        return None
+    return f"give {key} as {kind}" + (f" ({' and '.join(bounds)})" if bounds else "")
 
 
 # ------------------------------------------------------------------ the body
@@ -176,9 +243,78 @@ def _refuse_lone_surrogates(body: bytes) -> None:
                                f"byte {lone}: not a Unicode character", "type": "unicode_surrogate"}])
 
 
-def _pydantic_errors(exc: ValidationError, prefix: tuple) -> list[dict]:
-    """Where and what, never the value sent (it may be megabytes, or someone's secret)."""
-    return [{"loc": [*prefix, *e.get("loc", ())], "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
+class _NotFinite:
+    """Where the body has ``NaN``, ``Infinity``, ``-Infinity`` or a number beyond a double (``1e999``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class _Repeated(dict):
+    """An object of the body that says a key twice (``key``: the first such)."""
+
+    __slots__ = ("key",)
+
+
+def _parse(text: str):
+    """The body's JSON, as RFC 8259 reads it: its numbers finite, each key of an object once; else
+    :class:`RequestInvalid` naming where in the body.  (The hooks cost about 1.7x the parse of a body of floats.)"""
+    flagged = []
+
+    def constant(name: str):
+        flagged.append(name)
+        return _NotFinite(name)
+
+    def number(literal: str):
+        value = float(literal)
+        if value - value == 0.0:             # neither infinite nor NaN
+            return value
+        flagged.append(literal)
+        return _NotFinite(literal)
+
+    def members(pairs: list):
+        obj = dict(pairs)
+        if len(obj) == len(pairs):
+            return obj
+        flagged.append(pairs)
+        seen: set = set()
+        repeated = _Repeated(obj)
+        repeated.key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        return repeated
+    data = json.loads(text, parse_constant=constant, parse_float=number, object_pairs_hook=members)
+    if flagged:
+        raise RequestInvalid([_first_flagged(data)])
+    return data
+
+
+def _first_flagged(data) -> dict:
+    """The error of the first value of ``data`` (in the order written) that is no JSON number or an object that says
+    a key twice, where it is (its path of keys and indexes)."""
+    stack = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _NotFinite):
+            said = value.text if len(value.text) <= 24 else f"{value.text[:12]}...{value.text[-8:]}"
+            return {"loc": ["body", *path], "msg": f"{said} is not a finite JSON number (NaN and Infinity are not JSON, "
+                    "and a double ends near 1.8e308): send a finite number", "type": "finite_number"}
+        if isinstance(value, _Repeated):
+            return {"loc": ["body", *path, value.key], "msg": f"the key {shown(value.key)} is given more than once in "
+                    "this object (which one counts is not said by JSON): send each key once", "type": "duplicate_key"}
+        if isinstance(value, dict):
+            stack.extend(reversed([((*path, k), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([((*path, i), v) for i, v in enumerate(value)]))
+    raise AssertionError("a flagged value was not found")
+
+
+def _pydantic_errors(exc: ValidationError, prefix: tuple, bare: bool = False) -> list[dict]:
+    """Where and what, never the value sent (it may be megabytes, or someone's secret); ``bare``: the body is the
+    test set itself (its fields are named where they were sent)."""
+    def where(loc: tuple) -> list:
+        return [*prefix, *(loc[1:] if bare and loc[:1] == ("test_set",) else loc)]
+    return [{"loc": where(tuple(e.get("loc", ()))), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
 
 
 def listed_errors(errors: list[dict]) -> list[dict]:
@@ -191,7 +327,8 @@ def listed_errors(errors: list[dict]) -> list[dict]:
 
 def read_request(body: bytes, kind: str, max_queries: int):
     """The request of ``kind`` (``evaluate`` or ``rq``) in ``body``, validated; :class:`RequestInvalid` (422)
-    or :class:`InputError` (400) otherwise."""
+    or :class:`InputError` (400) otherwise.  An ``evaluate`` body that is a test set itself (``queries`` and no
+    ``test_set``: seed 004's upload) asks for the configured system's evaluation on it."""
     model, query_model = REQUESTS[kind]
     _refuse_lone_surrogates(body)
     try:
@@ -200,7 +337,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
         raise RequestInvalid([{"loc": ["body"], "msg": f"the body is not UTF-8 (byte {exc.start})",
                                "type": "json_invalid"}]) from None
     try:
-        data = json.loads(text)
+        data = _parse(text)
     except json.JSONDecodeError as exc:
         raise RequestInvalid([{"loc": ["body", exc.pos], "msg": f"JSON decode error: {exc.msg} (line {exc.lineno}, "
                                f"column {exc.colno})", "type": "json_invalid"}]) from None
@@ -212,6 +349,9 @@ def read_request(body: bytes, kind: str, max_queries: int):
     del text
     if not isinstance(data, dict):
         raise RequestInvalid([{"loc": ["body"], "msg": "the body must be a JSON object", "type": "model_type"}])
+    bare = kind == "evaluate" and "test_set" not in data and "queries" in data
+    if bare:
+        data = {"test_set": data}
     test_set = data.get("test_set")
     queries = test_set.get("queries") if isinstance(test_set, dict) else None
     problems = []
@@ -228,7 +368,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
     try:
         req = model.model_validate(data)
     except ValidationError as exc:
-        raise RequestInvalid(listed_errors(_pydantic_errors(exc, ("body",)))) from None
+        raise RequestInvalid(listed_errors(_pydantic_errors(exc, ("body",), bare))) from None
     if problems:
         said = [m for _, m in problems]
         listed = thresholds.MAX_LISTED_PROBLEMS
@@ -239,9 +379,47 @@ def read_request(body: bytes, kind: str, max_queries: int):
 
 
 # ------------------------------------------------------------------ evaluation
+DATA_DIR_WHY = "the file is in the server's data directory, which is not the request's"
+
+
 def _for_request(message: str) -> str:
-    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``."""
-    return respelled(message, lambda name, value: f'"order": "{value}"' if name == "order" and value else None)
+    """A reading's message as a request's sender reads it: ``--order asc`` is the request's ``"order": "asc"``;
+    about a file of the server's (a ``run_file``, read inside :func:`content_hidden`), none of its content."""
+    why = hidden_because()
+    if why is not None:
+        message = content_blanked(message, why)
+    return SERVICE.spell(message)
+
+
+def _reading(req) -> tuple[RunReading, dict[str, Any]]:
+    """(how the request's run is read, the reading options the request sent)."""
+    sent = {name: value for name in READING_NAMES if (value := getattr(req, name)) is not None}
+    return RunReading.from_options(**sent), sent
+
+
+def _say(names) -> str:
+    names = list(names)
+    return f"{', '.join(names)} {'says' if len(names) == 1 else 'say'}"
+
+
+@contextlib.contextmanager
+def _run_file_hidden(req, path: Path | None) -> Iterator[None]:
+    """A block in which a request's ``run_file`` (at ``path``) is read and evaluated: a file of the server's, so no
+    message (error, warning, the server's log) shows anything of its content; an error about it names the file as
+    the request does, its line and the field."""
+    if req.run_file is None:
+        yield
+        return
+    try:
+        with content_hidden(DATA_DIR_WHY):
+            yield
+    except UserCodeError:
+        raise
+    except InputError as exc:
+        if exc.path is None or Path(exc.path) != path:
+            raise
+        line = f", line {exc.line}" if exc.line is not None else ""
+        raise InputError(f"run_file {shown(req.run_file)}{line}: {exc.reason}", line=exc.line, fix=exc.fix) from None
 
 
 def _summary(result) -> dict[str, Any]:
@@ -258,6 +436,10 @@ class Evaluator:
         self._system = None
         if settings.system:
             self._system = load_system(settings.system)
+
+    def _run_path(self, req) -> Path | None:
+        """Where the request's ``run_file`` is (checked: :meth:`_confined`), or None."""
+        return self._confined(req.run_file) if req.run_file is not None else None
 
     def _confined(self, name: str) -> Path:
         if not self.s.data_dir:
@@ -283,11 +465,11 @@ class Evaluator:
         is added to ``warnings``, spelled for a request and naming the run as the request does."""
         if req.run is not None and req.run_file is not None:
             raise InputError("give run or run_file, not both", fix="send one of them")
-        try:
-            reading = RunReading(order=req.order or "auto")
-        except InputError:
-            raise InputError(f"unknown order {shown(req.order)}",
-                             fix=f'send "order" as one of: {", ".join(ORDERS + tuple(ORDER_ALIASES))}') from None
+        reading, sent = _reading(req)
+        unread = [name for name in sent if name not in DICT_READING]
+        if isinstance(req.run, dict) and unread:
+            raise InputError(f"{_say(unread)} how run text or a run file is read; this request's run is "
+                             "{qid: {doc: score}}", fix=f"drop {', '.join(unread)}, or send the run as text")
 
         def warn_as(shown_name: str, path: Path):
             return lambda message: warnings.append(_for_request(message.replace(str(path), shown_name)))
@@ -311,7 +493,7 @@ class Evaluator:
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / "run.trec"
             f.write_text(req.run, encoding="utf-8")
-            run = read_run(f, "trec", reading=reading, warn=warn_as("run", f))
+            run = read_run(f, None if reading.format else "trec", reading=reading, warn=warn_as("run", f))
         return run, hashlib.sha256(req.run.encode("utf-8")).hexdigest()
 
     def rq(self, req: RQRequest) -> tuple[dict[str, Any], list]:
@@ -321,9 +503,10 @@ class Evaluator:
             raise InputError("RQ scores a run, and the request has none", fix="send run (TREC text or "
                              "{qid: {doc: score}}) or run_file")
         warnings: list[str] = []
-        run, _ = self._run(req, warnings)
-        return {**rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m))),
-                "warnings": warnings}, []
+        with _run_file_hidden(req, self._run_path(req)):
+            run, _ = self._run(req, warnings)
+            report = rq(ts, run, k=req.k, threshold=req.threshold, warn=lambda m: warnings.append(_for_request(m)))
+        return {**report, "warnings": warnings}, []
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
@@ -331,32 +514,35 @@ class Evaluator:
         ts = TestSet(req.test_set)
         warnings: list[str] = []
         if req.run is None and req.run_file is None:
-            result, system, block = self._system_result(req, ts, measures, components)
+            result, system, block, source = self._system_result(req, ts, measures, components)
             missing = []                     # the system is asked every query
         else:
-            result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
-            block = None
+            with _run_file_hidden(req, self._run_path(req)):
+                result, system, missing = self._sent_run_result(req, ts, measures, components, warnings)
+            block, source = None, {"key": result.cache_key, "results": {system: result.to_dict()}}
         gauges = [(ts.name, system, name, summary["metrics"])
                   for name, summary in (block or {"all": {"metrics": result.metrics}}).items()]
         return {"metrics": result.metrics, "per_query_type": result.per_query_type, "num_queries": len(ts.queries),
                 "missing_queries": missing, "warnings": warnings,
                 "test_set": {"name": ts.name, "version": ts.version, "digest": ts.digest},
                 "system": system, "cached": result.cached, "components": block,
-                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}}, gauges
+                "definitions": {m: d.to_dict() for m, d in result.definitions.items()}, SOURCE: source}, gauges
 
     def _system_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None):
         """(the result of the server's system on the test set, the system's label, each component's summary),
         for a request without a run."""
-        if req.order is not None:
-            raise InputError("order says how a run sent in the request is ranked; this request has none",
-                             fix="drop order, or send a run (or run_file)")
+        sent = _reading(req)[1]
+        if sent:
+            raise InputError(f"{_say(sent)} how a run sent in the request is read; this request has none",
+                             fix=f"drop {', '.join(sent)}, or send a run (or run_file)")
         if self._system is None:
             raise InputError("the request has no run and the server has no system configured",
                              fix="send a run (TREC text or {qid: {doc: score}}) or run_file")
         stages = evaluate_system(self._system, ts, measures=measures, only=components, cache=self.s.cache,
                                  cache_dir=self.s.cache_dir)
         final = stages[components[-1]] if components else stages[self._system.final_stage()]
-        return final, req.system or self._system.name, {name: _summary(r) for name, r in stages.items()}
+        source = {"key": final.cache_key, "results": {name: r.to_dict() for name, r in stages.items()}}
+        return final, req.system or self._system.name, {name: _summary(r) for name, r in stages.items()}, source
 
     def _sent_run_result(self, req: EvaluateRequest, ts, measures: list[str], components: list[str] | None,
                          warnings: list[str]):
@@ -366,28 +552,37 @@ class Evaluator:
             raise InputError("?components= applies to the server's system, not to a run in the request",
                              fix="drop ?components=, or send no run")
         run, digest = self._run(req, warnings)
-        system = req.system or ("run" if isinstance(req.run, dict) else run.tag)
+        # a run file's label is its name as the request gives it: its tag is the file's content, never shown
+        system = req.system or req.run_file or ("run" if isinstance(req.run, dict) else run.tag)
         store = ResultCache(self.s.cache_dir) if self.s.cache and digest is not None else None
-        ranked = {"order": req.order} if req.order not in (None, "auto") else {}     # another order, other numbers
-        key = cache_key(system={"run_digest": digest, **ranked}, test_set=ts, measures=measures, k=None, gain="exp")
+        read = {k: v for k, v in _reading(req)[1].items() if (k, v) != ("order", "auto")}   # read otherwise: other numbers
+        key = cache_key(system={"run_digest": digest, **read}, test_set=ts, measures=measures, k=None, gain="exp")
         hit = store.get(key) if store else None
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
-            result = evaluate_run(run, ts, measures)
+            result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
+        result.cache_key = key if store is not None else None
         return result, system, missing_queries(run, ts.query_ids)
 
     def answer(self, kind: str, body: bytes, params: dict) -> tuple[int, Any, list]:
-        """(HTTP status, JSON answer, gauges) of one request; never raises for a request's fault."""
-        try:
-            req = read_request(body, kind, self.s.max_queries)
-            if kind == "rq":
-                payload, gauges = self.rq(req)
-            else:
-                payload, gauges = self.evaluate(req, params.get("components"))
-            return 200, payload, gauges
-        except RequestInvalid as exc:
-            return 422, {"detail": exc.errors}, []
-        except InputError as exc:
-            return 400, {"detail": exc.reason, "line": exc.line, "fix": exc.fix}, []
+        """(HTTP status, JSON answer, gauges) of one request; never raises for a request's fault.  Its messages name
+        options as the request's members."""
+        with spelling.running(SERVICE):
+            try:
+                req = read_request(body, kind, self.s.max_queries)
+                if kind == "rq":
+                    payload, gauges = self.rq(req)
+                else:
+                    payload, gauges = self.evaluate(req, params.get("components"))
+                return 200, payload, gauges
+            except RequestInvalid as exc:
+                return 422, {"detail": exc.errors}, []
+            except UserCodeError as exc:               # the server's own system failed, not the request
+                where = f" ({exc.path}:{exc.line})" if exc.path is not None else ""
+                print(f"treckit: the system failed: {exc.reason}{where}", file=sys.stderr, flush=True)
+                return 500, {"detail": f"the server's system failed: {exc.reason}; the server is still up",
+                             "fix": "tell the server's operator: the server's log says where it failed"}, []
+            except InputError as exc:
+                return 400, {"detail": exc.reason, "line": exc.line, "fix": exc.fix}, []

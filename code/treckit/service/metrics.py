@@ -117,14 +117,36 @@ def export(entries: list[tuple[str, str, dict[str, float | None]]], *, test_set:
         from prometheus_client import push_to_gateway
 
         check_pushgateway(pushgateway)
+        address, handler = gateway_and_handler(pushgateway)
         try:
-            push_to_gateway(pushgateway, job=job, registry=registry, timeout=10)
+            push_to_gateway(address, job=job, registry=registry, timeout=10, handler=handler)
         except OSError as exc:
             status = getattr(exc, "code", None)              # urllib's HTTPError: the gateway answered
             problem = connection_problem(exc) or (f"it answered HTTP {status}" if isinstance(status, int)
                                                   else type(exc).__name__)
+            refused = status in (401, 403)
             raise InputError(f"cannot push to the Pushgateway ({problem})", path=pushgateway,
-                             fix="check the URL and that the Pushgateway is running") from None
+                             fix="check the user name and password (http://USER:PASSWORD@HOST:PORT)" if refused
+                             else "check the URL and that the Pushgateway is running") from None
+
+
+def gateway_and_handler(url: str):
+    """(the Pushgateway's address without credentials, prometheus_client's handler for it): a URL with
+    ``user:password@`` is pushed to with HTTP basic auth (prometheus_client would take them for the host name)."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    from prometheus_client.exposition import basic_auth_handler, default_handler
+    full = url if "://" in url else f"http://{url}"
+    parts = urlsplit(full)
+    if "@" not in parts.netloc:
+        return url, default_handler
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    username, password = unquote(user), unquote(password)
+
+    def handler(url, method, timeout, headers, data):
+        return basic_auth_handler(url, method, timeout, headers, data, username, password)
+    return urlunsplit(parts._replace(netloc=host)), handler
 
 
 def check_pushgateway(url: str) -> None:

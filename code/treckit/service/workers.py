@@ -23,13 +23,12 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from . import TOKEN_ENV
 from .. import thresholds
 from ..console.errors import InputError
-from ..console.process import give_back_freed_memory, give_memory_back_when_freed
+from ..console.process import give_back_freed_memory, give_memory_back_when_freed, raised_at
 from .evaluator import Evaluator, ServerSettings
 import treckit
 
@@ -256,12 +255,6 @@ def _die_with_the_server() -> None:
         _remove_own_tmp()
         os._exit(1)
     threading.Thread(target=watch, daemon=True, name="treckit-server-watch").start()
-def raised_at(exc: BaseException) -> str:
-    """Where an exception was raised (file:line in function), never its text (it may carry data or secrets)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return " <- ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(frames[-4:]))
-
-
 def _remove_own_tmp() -> None:
     """The worker's temporary directory, when the server that made it is gone and cannot remove it."""
     own = os.environ.get("TMPDIR", "")
@@ -301,6 +294,12 @@ def serve(fd: int) -> None:
         except Exception as exc:
             print(f"treckit: evaluation failed: {type(exc).__name__} at {raised_at(exc)}", file=sys.stderr, flush=True)
             answer = (500, {"detail": f"evaluation failed ({type(exc).__name__}); the server is still up"}, [])
+        except BaseException as exc:              # noqa: BLE001 -- code of the system's that ended the evaluation
+            print(f"treckit: evaluation ended by {type(exc).__name__} at {raised_at(exc)}; the worker is replaced",
+                  file=sys.stderr, flush=True)
+            _send(conn, [500, {"detail": f"the evaluation was ended ({type(exc).__name__}); the server is still up",
+                               "fix": "tell the server's operator: the server's log says where"}, [], True])
+            return                                     # what it left behind goes with the process
         size = len(body)
         del body
         _send(conn, [*answer, False])

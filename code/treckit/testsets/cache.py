@@ -14,7 +14,8 @@ else ``~/.cache/treckit``.  Nothing there is ever lost to a mishap:
   evaluation goes on without the cache and says so (the file is left alone);
 * **corrupt**: only a file SQLite itself finds corrupt (``PRAGMA quick_check``) is set aside, as
   ``evaluations.corrupt-<UTC time>-<n>``, a name no earlier one has, and a new file is started;
-* **not a result**: a stored row that is not a valid result is a miss (evaluated again and replaced);
+* **not a result**: a stored row that is not a valid result (:func:`treckit.testsets.results.check_results`) is a
+  miss: evaluated again and replaced, said with the file and the row's key (never its content);
 * **size**: the stored results take at most ``$TRECKIT_CACHE_MAX_BYTES`` (a size such as ``512M``;
   ``0``: no bound; default :data:`DEFAULT_MAX_BYTES`); after each store, the least recently used
   results (stored or answered longest ago) are removed until the rest fit.
@@ -237,21 +238,34 @@ class ResultCache:
             return
 
     # ---------------------------------------------------------------- the store
-    def get(self, key: str) -> Any:
-        """The stored value (None: none, or not JSON); its use is recorded (eviction is least recently used)."""
-        def read(con):
+    def get(self, key: str, read: Callable[[Any], Any] | None = None) -> Any:
+        """The stored value (None: none), or what ``read`` makes of it; its use is recorded (eviction is least
+        recently used).  A stored value that is not JSON, or that ``read`` refuses (an InputError: not a valid
+        result), is a miss: said, naming the file and the key (never the value), and replaced by the next store."""
+        def fetch(con):
             row = con.execute(f"SELECT value FROM {TABLE} WHERE key = ?", (key,)).fetchone()
             if row is None:
                 return None
             con.execute(f"UPDATE {TABLE} SET last_use = ? WHERE key = ?", (_next_use(con), key))
             return row[0]
-        text = self._guarded(read)
+        text = self._guarded(fetch)
         if text is None:
             return None
         try:
-            return loads_json(text)
-        except (InputError, ValueError, TypeError, RecursionError):      # not a result: a miss, replaced by the next store
-            return None
+            value = loads_json(text)
+        except (InputError, ValueError, TypeError, RecursionError):
+            return self._miss(key, "not JSON")
+        if read is None:
+            return value
+        try:
+            return read(value)
+        except (InputError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            part = getattr(exc, "part", None)
+            return self._miss(key, f"its {part}" if part else "its shape")
+
+    def _miss(self, key: str, why: str) -> None:
+        warn(f"the evaluation cache {self.path}: the result stored under the key {key} is not a valid result ({why}): "
+             "evaluating again, and replacing it")
 
     def put(self, key: str, value: dict) -> None:
         text = json.dumps(value, sort_keys=False, ensure_ascii=False)

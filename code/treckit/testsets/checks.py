@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..ids import field_id_problem, tsv_field_problem
 from ..inputs.bounded import BAD, LinesNeeded, Problems
 from ..measures.readable import MAX_CUTOFF
 from .columns import QueryColumns
@@ -183,6 +184,7 @@ def _well_formed(q: dict, allow_unlabeled: bool) -> bool:
     and each doc once."""
     qid, text, qtype, top_k = q.get("query_id"), q.get("query_text"), q.get("query_type"), q.get("topK")
     return (type(qid) is str and type(text) is str and type(qtype) is str and qid and text and qtype
+            and not field_id_problem(qid) and not tsv_field_problem(qtype)
             and (top_k is None or (type(top_k) is int and 1 <= top_k <= MAX_CUTOFF)) and len(q) <= 5
             and (text.isascii() and qid.isascii() and qtype.isascii() or _utf8(qid, text, qtype))
             and all(k in _QUERY_FIELDS for k in q)
@@ -240,7 +242,7 @@ def _line(lines: dict, loc: tuple, line: int | None) -> int | None:
 
 def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: dict) -> list[tuple[int | None, str]]:
     """What the schema cannot say about one query but unique ids (see :class:`QueryChecker`)."""
-    out = []
+    out = _field_problems(q, line, lines)
     qid = q.get("query_id")
     docs = q.get("relevant_docs")
     if not isinstance(docs, list):
@@ -256,6 +258,18 @@ def _query_semantics(q: dict, line: int | None, allow_unlabeled: bool, lines: di
             if did in seen:
                 out.append((lines.get(("relevant_docs", j), line), f"query {qid!r} lists doc {did!r} twice"))
             seen.add(did)
+    return out
+
+
+def _field_problems(q: dict, line: int | None, lines: dict) -> list[tuple[int | None, str]]:
+    """What ``testset export`` could not write back as read: a query id that is not one TREC field, a query type
+    that is not one TSV field (the rules every reader and writer of those files applies, :mod:`treckit.ids`)."""
+    out = []
+    for name, rule in (("query_id", field_id_problem), ("query_type", tsv_field_problem)):
+        value = q.get(name)
+        if isinstance(value, str) and value and (problem := rule(value)):
+            what = "its id" if name == "query_id" else "its type"
+            out.append((lines.get((name,), line), f"query {q.get('query_id')!r}: {what} {problem}"))
     return out
 
 

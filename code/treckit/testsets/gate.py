@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..console.errors import InputError, finite_number, shown_number
+from ..console.errors import InputError
 from ..measures.definitions import check_same, read_definitions
 from .measures import canonical_name
-from .results import RESULTS_SCHEMA
+from .results import check_results
 
 DEFAULT_GATED = ("recall_at_10", "ndcg_at_10")
 DEFAULT_MAX_DROP = 0.05
@@ -112,117 +112,26 @@ def _md(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
-OLD_SCHEMAS = ("treckit.testset-results/1",)     # results files written before definitions were recorded
-
-
 def check_results_file(data: Any, name: str) -> dict:
-    """A results file of ``testset eval`` that records the definitions of its measures, with every part the
-    gate reads of the type it reads (finite numbers where numbers are); exit 2 for anything else, naming
-    the field and the fix."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema in OLD_SCHEMAS or (schema == RESULTS_SCHEMA and "definitions" not in data):
-        read_definitions({}, name)                 # says: no definitions recorded, re-run the baseline
-    if schema != RESULTS_SCHEMA:
-        raise InputError("not a results file of `treckit testset eval`", path=name,
-                         fix="write one with `treckit testset eval TEST_SET --run RUN --out results.json`")
-    _ResultsShape(data, name).check()
-    defs = read_definitions(data, name)
-    undefined = [m for m in data["measures"] if m not in defs]
-    if undefined:
-        raise InputError(f"definitions: no definition of {', '.join(undefined)}", path=name, fix=_REWRITE)
-    return data
-
-
-_REWRITE = ("pass the --out file of `treckit testset eval` as it was written (this one was changed or cut), "
-            "or write it again")
-
-
-class _ResultsShape:
-    """The checks of :func:`check_results_file`, each failure naming the field's path (``per_query[3].mrr``)."""
-
-    def __init__(self, data: dict, name: str):
-        self.data, self.name = data, name
-
-    def fail(self, where: str, what: str) -> None:
-        raise InputError(f"{where}: {what}", path=self.name, fix=_REWRITE)
-
-    def mapping(self, value: Any, where: str) -> dict:
-        if not isinstance(value, dict):
-            self.fail(where, f"must be a mapping, found {_kind(value)}")
-        return value
-
-    def text(self, value: Any, where: str) -> None:
-        if not isinstance(value, str):
-            self.fail(where, f"must be text, found {_kind(value)}")
-
-    def number(self, value: Any, where: str) -> None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(where, f"must be a number, found {_kind(value)}")
-        if not finite_number(value):
-            self.fail(where, f"must be a finite number (within a double's range), found {shown_number(value)}")
-
-    def check(self) -> None:
-        d = self.data
-        for key in ("test_set", "measures", "definitions", "aggregates", "per_query_type", "per_query", "system"):
-            if key not in d:
-                self.fail(key, "missing")
-        ts = self.mapping(d["test_set"], "test_set")
-        for key in ("name", "version", "digest"):
-            self.text(ts.get(key), f"test_set.{key}")
-        self.mapping(d["system"], "system")
-        measures = d["measures"]
-        if not isinstance(measures, list) or not measures:
-            self.fail("measures", f"must be a non-empty list of measure names, found {_kind(measures)}")
-        for i, m in enumerate(measures):
-            self.text(m, f"measures[{i}]")
-        if len(set(measures)) != len(measures):
-            self.fail("measures", "a measure is listed twice")
-        aggregates = self.mapping(d["aggregates"], "aggregates")
-        if set(aggregates) != set(measures):
-            odd = sorted(set(aggregates) ^ set(measures))
-            self.fail("aggregates", f"must hold exactly the measures listed in 'measures' (differ in {', '.join(odd)})")
-        for m in measures:
-            self.number(self.mapping(aggregates[m], f"aggregates.{m}").get("mean"), f"aggregates.{m}.mean")
-        for t, row in self.mapping(d["per_query_type"], "per_query_type").items():
-            self.per_row(self.mapping(row, f"per_query_type.{t}"), f"per_query_type.{t}", measures)
-            n = row.get("num_queries")
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                self.fail(f"per_query_type.{t}.num_queries", f"must be a count, found {_kind(n)}")
-        rows = d["per_query"]
-        if not isinstance(rows, list):
-            self.fail("per_query", f"must be a list, found {_kind(rows)}")
-        for i, row in enumerate(rows):
-            self.text(self.mapping(row, f"per_query[{i}]").get("qid"), f"per_query[{i}].qid")
-            qtype = row.get("query_type")
-            if qtype is not None:
-                self.text(qtype, f"per_query[{i}].query_type")
-            self.per_row(row, f"per_query[{i}]", measures)
-
-    def per_row(self, row: dict, where: str, measures: list[str]) -> None:
-        for m in measures:
-            if m not in row:
-                self.fail(f"{where}.{m}", "missing")
-            self.number(row[m], f"{where}.{m}")
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", str: "text", int: "a number", float: "a number", list: "a list",
-            dict: "a mapping"}.get(type(value), type(value).__name__)
+    """A results file of ``testset eval`` that records the definitions of its measures and is a valid record
+    (:func:`treckit.testsets.results.check_results`); exit 2 for anything else, naming the field and the fix."""
+    return check_results(data, name)
 
 
 def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_MAX_DROP,
          absolute: bool = False, sources: tuple[str, str] = ("the baseline results", "the current results")) -> GateResult:
     """Gate ``current`` against ``baseline`` (results dicts of ``testset eval``; ``sources`` name them in
-    errors).  Both must come from the same test set and define every gated metric alike."""
+    errors).  Both must be valid records (:func:`check_results_file`), come from the same test set and define
+    every gated metric alike."""
+    names = [canonical_name(m) for m in metrics] if metrics else list(DEFAULT_GATED)
+    for data, source in ((baseline, sources[0]), (current, sources[1])):
+        check_results_file(data, source)
     for key in ("name", "version", "digest"):
         if baseline["test_set"].get(key) != current["test_set"].get(key):
             raise InputError(f"the baseline and the current results come from different test sets ({key}: "
                              f"{baseline['test_set'].get(key)!r} vs {current['test_set'].get(key)!r})",
                              fix="evaluate the baseline on the same test set version again")
 
-    names = [canonical_name(m) for m in metrics] if metrics else list(DEFAULT_GATED)
     checks = []
     for m in names:
         for side, data in (("baseline", baseline), ("current", current)):
@@ -233,10 +142,6 @@ def gate(baseline: dict, current: dict, metrics=None, max_drop: float = DEFAULT_
     check_same(read_definitions(baseline, sources[0]), read_definitions(current, sources[1]), names, "gate")
     for m in names:
         b, c = baseline["aggregates"][m]["mean"], current["aggregates"][m]["mean"]
-        for side, value in ((sources[0], b), (sources[1], c)):
-            if not finite_number(value):
-                raise InputError(f"aggregates.{m}.mean: must be a finite number, found {shown_number(value)[:200]}",
-                                 path=side, fix=_REWRITE)
         limit = b - max_drop if absolute else b * (1 - max_drop)
         checks.append(MetricCheck(m, b, c, limit, c >= limit))
     return GateResult(checks, max_drop, absolute, baseline, current)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..dependencies import deferred
 from ..console.errors import InputError
 from ..measures import KAPPA_WEIGHTINGS
 from .load import TestQuery, TestSet, test_set_from_mapping
+from .schema import MAX_GRADE
 
 np = deferred("numpy")
 
@@ -141,8 +142,29 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, weighted: str | None = None) -> fl
     return float(1 - n * observed / expected)
 
 
-def agreement(qrels_a, qrels_b, weighted: str | None = None, threshold: float = 0.6) -> Agreement:
-    """Kappa between two annotators' qrels on the (query, doc) pairs both judged."""
+def judged_once(qrels, source: str | None = None, lines: Callable[[list[int]], list[int]] | None = None) -> None:
+    """Refuse an annotator's file that judges a (query, doc) pair twice: which of its grades is the annotator's is
+    unknown (``eval`` refuses such qrels too).  ``source`` names the file; ``lines(rows)`` gives the lines of
+    judgments (0-based rows), when they can be told."""
+    t = qrels.table
+    seen: dict[tuple[str, str], int] = {}
+    for i, key in enumerate(zip(t.column("qid").to_pylist(), t.column("docid").to_pylist())):
+        first = seen.setdefault(key, i)
+        if first != i:
+            grades = t.column("grade").take([first, i]).to_pylist()
+            at = lines([first, i]) if lines is not None else None
+            where = f"lines {at[0]} and {at[1]}" if at else f"judgments {first + 1} and {i + 1}"
+            raise InputError(f"doc {key[1]!r} of query {key[0]!r} is judged twice ({where}, grades {grades[0]} and "
+                             f"{grades[1]}): which grade is the annotator's is unknown", path=source,
+                             fix="keep one judgment per query and doc in each annotator's file")
+
+
+def agreement(qrels_a, qrels_b, weighted: str | None = None, threshold: float = 0.6,
+              sources: tuple[str | None, str | None] = (None, None)) -> Agreement:
+    """Kappa between two annotators' qrels on the (query, doc) pairs both judged (each judged once in each file;
+    ``sources`` name the files in errors)."""
+    judged_once(qrels_a, sources[0])
+    judged_once(qrels_b, sources[1])
     da, db = qrels_a.to_dict(), qrels_b.to_dict()
     pa = {(q, d): g for q, docs in da.items() for d, g in docs.items()}
     pb = {(q, d): g for q, docs in db.items() for d, g in docs.items()}
@@ -199,6 +221,8 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
     candidates' file in errors.
     """
     _check_candidates(candidates, source)
+    for labels in (qrels_a, qrels_b):
+        check_label_grades(labels)
     agree = _sufficient_agreement(qrels_a, qrels_b, weighted, threshold)
     labels, counts = merge_labels(qrels_a, qrels_b)
     have = set(ts.query_ids)
@@ -214,6 +238,21 @@ def refresh(ts: TestSet, candidates: list[dict[str, str]], replace: int, qrels_a
                                  "queries": kept + new}, f"the refreshed {ts.name} {version}")
     return nxt, {"from_version": ts.version, "to_version": version, "removed": sorted(leaving),
                  "added": [c["query_id"] for c in coming], "agreement": agree.to_dict(), "merge": counts}
+
+
+def check_label_grades(qrels, source: str | None = None, lines: Callable[[list[int]], list[int]] | None = None) -> None:
+    """Every grade of an annotator's labels is a test set's (0 to MAX_GRADE): refused naming ``source`` and, where
+    ``lines`` tells it, the line (the merged labels become the next version's judgments)."""
+    grades = qrels.table.column("grade").to_numpy()
+    bad = np.flatnonzero((grades < 0) | (grades > MAX_GRADE))
+    if bad.size:
+        row = int(bad[0])
+        at = lines([row]) if lines is not None else None
+        t = qrels.table
+        raise InputError(f"grade {grades[row]} of doc {t.column('docid')[row].as_py()!r} for query "
+                         f"{t.column('qid')[row].as_py()!r} is outside a test set's grades (0 to {MAX_GRADE})"
+                         + ("" if at else f" (judgment {row + 1})"), path=source, line=at[0] if at else None,
+                         fix=f"grade every label from 0 to {MAX_GRADE}")
 
 
 def _check_candidates(candidates: list[dict[str, str]], source: str | None) -> None:

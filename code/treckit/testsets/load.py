@@ -146,6 +146,10 @@ class TestSet:
         c = self.model.columns
         return dict(zip(c.query_ids.to_pylist(), c.query_types.to_pylist()))
 
+    def query_texts(self) -> dict[str, str]:
+        c = self.model.columns
+        return dict(zip(c.query_ids.to_pylist(), c.query_texts.to_pylist()))
+
     def counts_by_type(self) -> dict[str, int]:
         """Queries per query type, types in order of first appearance."""
         out: dict[str, int] = {}

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..dependencies import deferred
-from ..console.errors import InputError, finite_number
+from ..console.errors import InputError, finite_number, shown_number
+from ..measures.readable import MAX_CUTOFF
 from ..measures.definitions import Definition
 from ..retrieval.bow import BowRetriever
 from ..retrieval.ranking import run_from_rankings
@@ -39,12 +40,20 @@ def check_threshold(threshold) -> None:
                          fix="e.g. --threshold 0.6 (RQ passes when MRR@k is above it)")
 
 
+def check_k(k) -> None:
+    """RQ's cutoff: a whole number from 1 to the largest cutoff a test set takes (a query's topK has the same bound)."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_CUTOFF:
+        raise InputError(f"the RQ cutoff k must be a whole number from 1 to {MAX_CUTOFF}, got {shown_number(k)[:40]}",
+                         fix="e.g. --k 5 (a cutoff past a ranking's end counts every document)")
+
+
 def rq(test_set: TestSet, run, *, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
        ranking: str = RUN_RANKING, warn=None) -> dict[str, Any]:
     """The RQ report for ``run`` (a Run) on ``test_set``; ``ranking`` says how the run ranks its docs
     (:data:`BOW_RANKING` for :func:`baseline_run`); the evaluation's warnings go to ``warn`` (None:
     InputWarning)."""
     check_threshold(threshold)
+    check_k(k)
     labelled = [q for q in test_set.queries if any(d.grade > 0 for d in q.relevant_docs)]
     unlabelled = [q.query_id for q in test_set.queries if not any(d.grade > 0 for d in q.relevant_docs)]
     cut = {q.query_id: q.topK or k for q in labelled}

@@ -10,12 +10,12 @@ breakdown and per-query latency.  Measures are computed by the one engine (see
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from .. import thresholds
 from ..console.errors import InputError
 from ..console.messages import warn_python
+from ..console.progress import Meter
 from ..console.process import memory_freed
 from ..engines.choice import choose
 from ..engines.dask import on_cluster
@@ -23,14 +23,15 @@ from ..engines.memory import EvalOptions
 from ..engines.stream import evaluate_path, plan
 from ..inputs.objects import as_measures, as_run
 from ..inputs.options import RunReading
+from ..inputs.sources import display_name
 from ..measures.registry import resolve
-from ..retrieval.callables import as_ranking, ask, ask_batch, check_arguments
+from ..retrieval.callables import ask, ask_batch, check_arguments, in_threads, ranking_of
 from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 from .load import TestSet, load_test_set
 from .measures import DEFAULT_MEASURES, canonical_name, engine_measure, per_query_values
-from .results import TestSetResult, from_cached, summarise
+from .results import TestSetResult, read_cached, summarise
 from .systems import evaluate_system
 
 DEFAULT_DEPTH = 100      # docs kept per query when k is not given
@@ -68,14 +69,13 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
 
     store, key, files = _cache_of(retrieval_fn, config, config_dir, ts, names, depth, gain, cache, cache_dir)
     if store is not None:
-        hit = store.get(key)
-        cached = from_cached(hit, gain, names) if hit is not None else None
+        cached = store.get(key, lambda stored: read_cached(stored, gain, names))
         if cached is not None:
             return cached
     qids = ts.query_ids
     check_arguments(retrieval_fn, 1, "batch function" if batch else "retrieval function")
-    answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers)
-    rankings = {q: as_ranking(answers[q], q, depth) for q in qids}
+    answers, latencies = _answers(retrieval_fn, qids, [q.query_text for q in ts.queries], batch, workers, depth)
+    rankings = {q: ranking_of(retrieval_fn, answers[q], q, depth) for q in qids}
     values = per_query_values(ts.to_qrels(), run_from_rankings(rankings), names, warn)
     result = summarise(ts, values, names, gain, depth, latencies, {"config": config})
     if store is not None and named_files(config, config_dir) == files:     # nothing it names changed meanwhile
@@ -103,24 +103,26 @@ def _cache_of(retrieval_fn: Callable, config, config_dir, ts: TestSet, names: li
 
 
 def _answers(retrieval_fn: Callable, qids: list[str], texts: list[str], batch: bool,
-             workers: int) -> tuple[dict[str, Any], dict[str, float]]:
-    """({qid: the function's answer}, {qid: milliseconds}): one batch call (its time shared evenly), or one call
-    per query, from ``workers`` threads."""
+             workers: int, depth: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """({qid: the function's answer, its first ``depth`` items}, {qid: milliseconds}): one batch call (its time
+    shared evenly), or one call per query, from ``workers`` threads."""
     if batch:
         t0 = time.perf_counter()
-        out = ask_batch(retrieval_fn, qids, texts)
+        out = ask_batch(retrieval_fn, qids, texts, most=depth)
         each = (time.perf_counter() - t0) * 1000 / max(len(texts), 1)     # a batch's time, shared evenly
         return dict(zip(qids, out)), {q: each for q in qids}
 
     def one(i: int):
         t0 = time.perf_counter()
-        res = ask(retrieval_fn, qids[i], texts[i])
-        return i, res, (time.perf_counter() - t0) * 1000
-    if workers == 1:
-        results = [one(i) for i in range(len(texts))]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(one, range(len(texts))))
+        res = ask(retrieval_fn, qids[i], texts[i], most=depth)
+        took = (time.perf_counter() - t0) * 1000
+        bar.advance(1)
+        return i, res, took
+    with Meter(f"asking {_function_name(retrieval_fn)}", len(texts), counts=True) as bar:
+        if workers == 1:
+            results = [one(i) for i in range(len(texts))]
+        else:               # Ctrl-C ends the wait at once, even for a function that never returns
+            results = in_threads(one, len(texts), workers)
     answers: dict[str, Any] = {}
     latencies: dict[str, float] = {}
     for i, res, ms in results:
@@ -149,7 +151,8 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
         memory_freed(arrow=True)    # the run's tables are gone: the per-query rows reuse nothing of theirs
     else:
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
-    result = summarise(ts, values, names, gain, None, None, {"run": str(run) if not hasattr(run, "table") else run.tag})
+    named = display_name(run) if not hasattr(run, "table") else run.tag          # a URL without its credentials
+    result = summarise(ts, values, names, gain, None, None, {"run": named})
     result.missing_queries = missing
     return result
 

@@ -10,7 +10,7 @@ from .cache import ResultCache, cache_key, code_identity, say_once
 from .load import TestSet
 from .measures import canonical_name, gains_note, per_query_values
 from ..retrieval.ranking import run_from_rankings
-from .results import TestSetResult, from_cached, summarise
+from .results import RecordError, TestSetResult, read_cached, summarise
 
 DEFAULT_SYSTEM_MEASURES = ("recall_at_10", "ndcg_at_10", "mrr")
 
@@ -27,9 +27,10 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
     key = cache_key(system={"system_digest": sysm.digest, "components": only, "inputs": inputs}, test_set=test_set,
                     measures=names, k=k, gain=gain) if store else None
     if store is not None:
-        hit = store.get(key)
-        cached = {stage: from_cached(d, gain, names) for stage, d in hit.items()} if isinstance(hit, dict) else {}
-        if cached and all(r is not None for r in cached.values()):
+        cached = store.get(key, lambda stored: _stages(stored, gain, names))
+        if cached:
+            for r in cached.values():
+                r.cache_key = key
             return cached
     queries = {q.query_id: q.query_text for q in test_set.queries}
     stages = sysm.run(queries, k, only)
@@ -41,7 +42,16 @@ def evaluate_system(system, test_set: TestSet, *, k: int = 100, measures=None, g
                                {"name": sysm.name, "config_digest": sysm.digest, "stage": stage})
     if store is not None and system_inputs(sysm, only) == inputs:     # nothing it read changed meanwhile
         store.put(key, {stage: r.to_dict() for stage, r in out.items()})
+        for r in out.values():
+            r.cache_key = key
     return out
+
+
+def _stages(stored, gain: str, names: list[str]) -> dict[str, TestSetResult]:
+    """{stage: result} as :func:`evaluate_system` stores them; a :class:`RecordError` when one is not a valid result."""
+    if not isinstance(stored, dict) or not stored:
+        raise RecordError("stages", "not a result per stage", path=None)
+    return {stage: read_cached(d, gain, names) for stage, d in stored.items()}
 
 
 def system_inputs(sysm, only=None) -> dict | None:

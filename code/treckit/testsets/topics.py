@@ -8,6 +8,8 @@ import json
 
 from ..console.errors import InputError
 from ..inputs import is_irds
+from ..ids import field_id_problem
+from ..inputs.formats.common import text_lines
 from ..inputs.formats.detect import detect_qrels
 from ..inputs.formats.jsonl import as_id
 from ..inputs.irds import irds_queries
@@ -68,6 +70,9 @@ def read_query_records(path: PathLike) -> list[dict]:
             qtype = None
             if no == 1 and qid.lower() in ("qid", "query_id", "query-id", "id", "_id"):
                 continue                                # a header
+        if field_id_problem(qid):
+            raise InputError(f"the query id {field_id_problem(qid)}", path=name, line=no, text=line,
+                             fix="give each query an id without spaces (e.g. replace them with underscores)")
         if qid in out:
             raise InputError(f"query id {qid!r} appears twice", path=name, line=no, fix="give each query one line")
         out[qid] = {"query_id": qid, "query_text": text, "query_type": qtype}
@@ -108,7 +113,7 @@ def read_query_types(path: PathLike) -> dict[str, str]:
     """qid -> type from a TSV (``qid<TAB>type``) or an id-added QUEST JSONL (``metadata.template``)."""
     text = read_text(path)
     out: dict[str, str] = {}
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in enumerate(text_lines(text), 1):
         if not line.strip():
             continue
         if line.lstrip().startswith("{"):
@@ -122,11 +127,16 @@ def read_query_types(path: PathLike) -> dict[str, str]:
                                  fix="write one {...} object per line")
             meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
             qid = str(obj.get("id", obj.get("qid", no)))
-            out[qid] = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
+            qtype = str(meta.get("template") or meta.get("type") or obj.get("type") or "(unknown)")
         else:
             f = line.split("\t")
-            if len(f) < 2:
-                raise InputError("a query-types line is 'qid<TAB>type'", path=str(path), line=no, text=line,
-                                 fix="separate qid and type with a tab")
-            out[f[0]] = f[1].strip()
+            if len(f) != 2 or not f[1]:
+                raise InputError(f"a query-types line is 'qid<TAB>type' ({len(f)} tab-separated fields here)",
+                                 path=str(path), line=no, text=line,
+                                 fix="separate qid and type with one tab (a type holds no tab)")
+            qid, qtype = f
+        if qid in out:
+            raise InputError(f"query id {qid!r} has a type twice", path=str(path), line=no,
+                             fix="give each query one line")
+        out[qid] = qtype
     return out

@@ -6,7 +6,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because
+from ...console.errors import InputError, SkipCounter, content_blanked, hidden_because, without_credentials
 from ...ids import unescape_id
 from ...console.spelling import pass_options, spell
 from ... import thresholds
@@ -70,8 +70,11 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
         data = data[: data.rfind(b"\n") + 1]
     lines = [ln for ln in text_lines(decode_text(data, path)) if not is_blank(ln) and not is_comment(ln)]
     if cut and not lines:
-        raise InputError(f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes, so the format cannot be "
-                         f"detected from it", path=display_name(path),
+        skipped = data.count(b"\n")
+        found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not skipped else
+                 f"its first {skipped:,} lines ({len(data):,} bytes) are blank or comments, and detection reads at most "
+                 f"{thresholds.DETECT_MAX_BYTES:,} bytes")
+        raise InputError(f"{found}, so the format cannot be detected from it", path=display_name(path),
                          fix=_say_the_format(role))
     return lines[:n]
 
@@ -96,7 +99,8 @@ def notice(path: str, message: str) -> None:
     """Say on stderr how a file was read where it needed an explicit rule (ids with spaces, ignored
     columns, queries without documents, ...): counted, never silent."""
     why = hidden_because()                   # a file named by a config: none of its content is shown
-    print(f"treckit: {path}: {spell(message if why is None else content_blanked(message, why))}", file=sys.stderr)
+    said = spell(message if why is None else content_blanked(message, why))
+    print(without_credentials(f"treckit: {path}: {said}"), file=sys.stderr)
 
 
 # A decimal number as C's atof would read it completely (no '1_000', no hex); inf allowed, nan refused.
@@ -152,13 +156,18 @@ class LineErrors:
 
     def report(self) -> None:
         if self.skipped.total:
-            print(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} line(s): "
-                  f"{self.skipped.report()}", file=sys.stderr)
+            print(without_credentials(f"treckit: {self.path}: skipped {self.skipped.total} malformed {self.role} "
+                                      f"line(s): {self.skipped.report()}"), file=sys.stderr)
+
+
+def is_nan_text(text: str) -> bool:
+    """Whether a field is a NaN as written (``nan``, ``-NaN`` ...): a number's place, and no number."""
+    return text.lower() in ("nan", "-nan", "+nan")
 
 
 def score_problem(text: str) -> tuple[str, str]:
     """(what, fix) for a score field that is not a number."""
-    if text.lower() in ("nan", "-nan", "+nan"):
+    if is_nan_text(text):
         return f"score is NaN ({text!r})", "give every document a real number; drop or rescore NaN rows"
     return f"score {text!r} is not a number", "the score column must hold a decimal number such as 12.5 or -3e-2"
 

@@ -9,7 +9,7 @@ from ..sources import PathLike, display_name
 from ..bounded import loads_json
 from ...console.spelling import pass_options
 from . import QRELS_FORMATS, RUN_FORMATS  # noqa: F401  (the formats it detects, declared in the package)
-from .common import FIELD_SEPARATORS, head_lines, parse_int, parse_score, split_fields
+from .common import FIELD_SEPARATORS, head_lines, is_nan_text, parse_int, parse_score, split_fields
 
 
 
@@ -82,5 +82,10 @@ def detect_run(path: PathLike) -> Detection:
         return Detection("tsv", f"{len(tabs[0])} tab-separated fields")
     if len(f) == 3 and parse_score(f[2]) is not None:
         return Detection("trec3", "3 fields: qid docid score")
+    # a TREC line but for a NaN score: read as such, so that the reader names the NaN, its line and field
+    if len(f) == 6 and parse_int(f[3]) is not None and is_nan_text(f[4]):
+        return Detection("trec", "6 whitespace-separated fields with a rank (TREC run; the score is NaN)")
+    if len(f) == 3 and is_nan_text(f[2]):
+        return Detection("trec3", "3 fields: qid docid score (the score is NaN)")
     raise InputError("cannot tell the run format from the first line", path=name, line=1, text=first,
                      fix="say which: " + pass_options("run", "--run-format trec|trec3|tsv|jsonl"))

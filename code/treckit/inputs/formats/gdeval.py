@@ -188,6 +188,9 @@ def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] |
         value = int(judgment)
         if value > 0:
             kept.append((_topic_number(topic), value, topic, f[2], line_no))
+    if not data:          # gdeval.pl prints its header and exits 0; eval and ndeval refuse it, and so does treckit
+        raise InputError("the qrels file is empty (gdeval.pl would print only its header line and exit 0)",
+                         path=name, fix="give the judgments file (lines TOPIC 0 DOCNO JUDGMENT)")
     zero_words.say()
     kept = _stable_sorted(kept, [(0, False), (1, True)])
     judgments: dict[bytes, int] = {}

@@ -79,6 +79,20 @@ def read_trec_qrels(path: PathLike, *, decode_ids: bool = True, skip_malformed: 
     return dataclasses.replace(Qrels.from_columns(qids, docids, grades, iters), written=written)
 
 
+def judgment_lines(path: PathLike, rows: list[int]) -> list[int]:
+    """The line numbers of the judgments ``rows`` (0-based, in the order :func:`read_trec_qrels` gives them, read
+    without skipping lines): each judgment is a line that is neither blank nor a comment, in file order."""
+    wanted, out = {r: k for k, r in enumerate(rows)}, [0] * len(rows)
+    row = -1
+    for no, line in enumerate(text_lines(decode_text(Source(path).data(), path)), 1):
+        if is_blank(line) or is_comment(line):
+            continue
+        row += 1
+        if row in wanted:
+            out[wanted[row]] = no
+    return out
+
+
 _S = re.escape(FIELD_SEPARATORS)
 
 
