@@ -76,6 +76,53 @@ def test_evaluation_loads_pyarrow_but_not_pandas(tmp_path, size):
     assert [line.split()[0] for line in lines] == ["map", "P_5"] and all(line.split()[1] == "all" for line in lines)
 
 
+# what a plain evaluation does not use: the report's pages and plots, comparisons, test sets, the service's
+# server, the cross-check, the CLI's typer and rich, and every optional extra
+NOT_FOR_A_PLAIN_EVALUATION = (
+    "pandas", "plotly", "matplotlib", "scipy", "sklearn", "yaml", "pydantic", "typer", "click", "rich", "ir_measures",
+    "pytrec_eval", "bm25s", "Stemmer", "distributed", "fsspec", "ir_datasets", "fastapi", "starlette", "uvicorn",
+    "prometheus_client", "treckit.report", "treckit.compare", "treckit.testsets", "treckit.retrieval", "treckit.api",
+    "treckit.cli.eval_pages")
+HEAVY = ("numpy", "pyarrow", "pyarrow.compute") + NOT_FOR_A_PLAIN_EVALUATION
+LOADS_PROBE = """
+import json, sys
+from treckit.dependencies import loaded
+if sys.argv[1:] == ["import"]:
+    import treckit
+else:
+    from treckit.cli import main as cli
+    cli.main(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps(sorted(m for m in json.loads(%r) if loaded(m))), file=sys.stderr)
+""" % json.dumps(HEAVY)
+
+
+def _loads(*argv) -> tuple[list, str]:
+    p = subprocess.run([sys.executable, "-c", LOADS_PROBE, *map(str, argv)], capture_output=True, text=True,
+                       check=True, timeout=120)
+    return json.loads(p.stderr.strip().splitlines()[-1]), p.stdout
+
+
+def test_importing_treckit_loads_none_of_the_heavy_modules():
+    """``import treckit`` runs neither numpy nor pyarrow, nor anything else of the list: the API loads on first use."""
+    assert _loads("import") == ([], "")
+
+
+@pytest.mark.parametrize("argv", [["-m", "map", "-m", "P.5"], ["-q", "-m", "all_trec"], ["-m", "ndcg_cut.10", "-c"]],
+                         ids=" ".join)
+def test_a_plain_evaluation_loads_only_the_columnar_core(tmp_path, argv):
+    """A small `treckit eval` loads numpy, pyarrow and pyarrow.compute (Arrow's compute functions through its public
+    API: the private pyarrow._compute saved its import but did not earn the 2x a private call must, docs/engines.md)
+    and nothing of NOT_FOR_A_PLAIN_EVALUATION; --html loads the report's modules, and only then."""
+    qrels, run = _files(tmp_path, 5, 40)
+    loaded, out = _loads("eval", *argv, qrels, run)
+    assert loaded == ["numpy", "pyarrow", "pyarrow.compute"] and out.splitlines()[-1].split()[1] == "all"
+    page = tmp_path / "page.html"
+    loaded, _ = _loads("eval", *argv, "--html", page, qrels, run)
+    assert {"treckit.report", "treckit.compare", "treckit.cli.eval_pages", "plotly"} <= set(loaded)
+    assert page.read_text().lstrip().lower().startswith("<!doctype html")
+
+
 def test_console_script_exits_with_the_code_and_flushes_everything(tmp_path):
     """`treckit` ends without interpreter teardown: the exit code and every line must still arrive."""
     qrels, run = _files(tmp_path, 300, 150)

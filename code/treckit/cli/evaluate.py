@@ -13,6 +13,7 @@ from ..console import spelling
 from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
 from ..console.process import silence_stdout
+from .main import command_module
 from ..engines import MISSING as EVAL_MISSING
 from ..engines.budget import MemoryLimit
 from ..engines.choice import choose
@@ -23,17 +24,12 @@ from ..inputs.formats import QRELS_FORMATS
 from ..inputs.formats.common import parse_int
 from ..measures.registry import resolve
 from ..output import FORMATS as EVAL_FORMATS
-from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
+from ..output.files import outputs, refuse_overwriting_inputs
 from ..output.records import write
 from ..output.tie_aware import write_tie_aware
 from ..service.metrics import check_prefix, check_pushgateway, export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 from ..measures.declaration import REL_FORMATS
-from ..measures.definitions import definitions_of
-from ..compare.report import plot_format
-from ..report.html import render as render_page, require_plotly
-from ..report.picture import curve_bytes
-from ..report.sources import NO_CURVE_EVAL, eval_curves, eval_page
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -244,6 +240,7 @@ def _integer(flag: str, text: str) -> int:
 
 
 EVAL_USAGE = "treckit eval [OPTIONS] QRELS RUN [RUN ...]"
+PAGES_MODULE = "eval_pages"      # --html and --plot: loaded only when asked for (the report's modules)
 EVAL_ABOUT = ("Evaluate runs like trec_eval 10.0: same flags, byte-identical text output. Each RUN is evaluated "
               "against QRELS in turn; options may come before, between or after the files.")
 
@@ -466,7 +463,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.html or a.plot:
-        draw(a, results, requests)
+        command_module(PAGES_MODULE).draw(a, results, requests)
     if a.prometheus_textfile or a.pushgateway:
         from pathlib import Path
         with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither
@@ -483,31 +480,7 @@ def check_drawings(a: EvalArgs) -> None:
     if a.tie_aware is not None or a.zscore is not None or a.rel_format != "qrels":
         raise InputError("--html and --plot draw trec_eval's values of qrels judgments, not with --tie-aware, -Z or -R",
                          fix="leave them out (compare --tie-aware range --html draws tie ranges)")
-    if a.html is not None:
-        require_plotly()
-    if a.plot is not None:
-        plot_format(a.plot)
-
-
-def draw(a: EvalArgs, results, requests) -> None:
-    """The HTML report and the picture of the precision-recall curves, from the values eval computed; both
-    rendered before either is written, and both written or neither."""
-    defs = definitions_of(requests, query_set="judged" if a.complete else "retrieved", ranking=a.reading.ranking,
-                          level=a.level)
-    drawn = []
-    if a.plot is not None:
-        levels, curves = eval_curves(results, defs)
-        if not curves:
-            raise InputError(f"--plot {a.plot}: {NO_CURVE_EVAL}", fix="add -m iprec_at_recall")
-        drawn.append((a.plot, "wb", curve_bytes(levels, curves, plot_format(a.plot))))
-    if a.html is not None:
-        inputs = [("qrels", a.files[0], None)] + [(f"run {tag}", str(path), None) for path, tag, _ in results]
-        drawn.append((a.html, "w", render_page(eval_page(results, defs, complete=a.complete, inputs=inputs))))
-    with outputs(a.html, a.plot):
-        for path, mode, data in drawn:
-            with atomic_output(path, mode) as fh:
-                fh.write(data)
-        say("wrote " + " and ".join(str(p) for p, _, _ in drawn))
+    command_module(PAGES_MODULE).check(a.html, a.plot)
 
 
 # ---------------------------------------------------------------- -R prefs | qrels_prefs | qrels_jg

@@ -29,8 +29,9 @@ _STR, _INT, _FLOAT, _BOOL, _NULL, _TIMESTAMP, _MAP, _SEQ = (
     _TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp", "map", "seq"))
 _PLAIN_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _INFINITY = re.compile(r"[-+]?\.(?:inf|Inf|INF)")
-# what YAML does not allow in a stream at all (PyYAML's reader says so, without the line)
-_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+# what YAML does not allow in a stream at all (PyYAML's reader says so, without the line); compiled on first use,
+# since the class's wide ranges cost milliseconds that a command reading no YAML should not pay
+_NON_PRINTABLE = "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _REMEMBERED = frozenset((_INT, _FLOAT, _BOOL, _NULL))       # plain values remembered besides text
 _UNSEEN = object()
@@ -454,7 +455,7 @@ def yaml_tree(text: str, raw_keys: tuple[str, ...] = (), *, what: str = "file", 
     the list instead of the item (``lines``: the item's own, from its path inside the item, or None: see
     :class:`LinesNeeded`)."""
     text = text.replace("\r\n", "\n")
-    bad = _NON_PRINTABLE.search(text)
+    bad = re.search(_NON_PRINTABLE, text)
     if bad:
         problems = Problems()
         problems.add(text.count("\n", 0, bad.start()) + 1,
