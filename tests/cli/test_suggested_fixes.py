@@ -1782,6 +1782,8 @@ NOT_SUGGESTIONS = [
     ("engines/tie_aware.py: --tie-aware with --cross-check", "the error's reason (its fix is tested)"),
     ("engines/tie_aware.py: --tie-aware with -R {rel_format}", "the error's reason (its fix is tested)"),
     ("cli/service.py: --log-level ", "the error's reason (its fix lists the levels)"),
+    ("retrieval/callables.py: correct the function; its exception's message is not shown, as it may hold secrets (--debug",
+     "its fix is run in tests/testsets/test_hostile_second_half.py::test_a_functions_exception_text_is_shown_only_when_debugging"),
     ("service/metrics.py: --pushgateway ", "the error's reason (its fix gives an address)"),
     ("retrieval/system_config.py: is not a setting of a system: a stage's depth is the command's -k",
      "the error's reason, saying where a depth is set; its fix removes the key"),

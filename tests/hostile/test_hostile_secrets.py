@@ -170,6 +170,10 @@ def test_every_message_hides_a_urls_credentials():
     assert without_credentials(f"https://h/x?a=1&sig={SECRET}&X-Amz-Credential={SECRET}") == \
         "https://h/x?a=1&sig=***&X-Amz-Credential=***"
     assert without_credentials("http://h/a@b and a=b, plain text") == "http://h/a@b and a=b, plain text"
+    assert without_credentials(f"Cannot connect to host ci:{SECRET}@h ssl:default") == "Cannot connect to host ci:***@h ssl:default"
+    assert without_credentials(f"x ci:{SECRET}@10.0.0.1:80") == "x ci:***@10.0.0.1:80"
+    gains = "e.g. nDCG(gains={0:0,1:1,2:3})@10"          # a measure's cutoff is no host: the example stays whole
+    assert without_credentials(gains) == gains
     err = InputError(f"cannot read http://u:{SECRET}@h/", path=f"http://u:{SECRET}@h/r", fix=f"try http://u:{SECRET}@h")
     assert SECRET not in str(err) and SECRET not in err.path and SECRET not in err.reason and SECRET not in err.fix
     assert SECRET not in str(TreckitError(f"http://u:{SECRET}@h: failed"))

@@ -58,7 +58,9 @@ def listing(items: Sequence[str], most: int = 10) -> str:
 # authority), and a query parameter that carries a credential (a presigned URL's signature, a SAS token)
 _URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s'\"<>]*)@")
 # ... and an address's without a scheme, as libraries quote it (``'user:password@host:port'``)
-_BARE_USERINFO = re.compile(r"(?<![\w/:@.%+-])([\w.%+-]+):([^\s'\"/@]*)@(?=[\w\[])")
+# (a host follows: a name, a dotted address, an address and port, or a bracketed one; never a bare number, as in a
+# measure's ``{0:0,1:1}@10``)
+_BARE_USERINFO = re.compile(r"(?<![\w/:@.%+-])([\w.%+-]+):([^\s'\"/@]*)@(?=[A-Za-z_\[]|\d+(?:\.\d+)+|\d+:\d)")
 _SECRET_PARAMETER = re.compile(r"(?i)([?&;](?:[a-z0-9_.-]*(?:sig|signature|token|secret|password|passwd|pwd|credential|"
                                r"api[_-]?key|access[_-]?key|auth)[a-z0-9_.-]*|key|code)=)([^&;#\s'\"<>]+)")
 HIDDEN = "***"

@@ -260,7 +260,9 @@ def exit_code_of(body) -> int:
     with interrupts_recorded():
         try:
             body()
-        except BaseException as exc:        # noqa: BLE001 -- whatever ends a command ends it with a message
+        except SystemExit:                  # click's own end (--help, completion, usage errors): its code stands
+            raise
+        except BaseException as exc:        # noqa: BLE001 -- whatever else ends a command ends it with a message
             return report_failure(exc)
     return 0
 

@@ -561,6 +561,8 @@ class Evaluator:
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
             result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
+        if req.run_file is not None:             # the record (cached, drawn in a report) names the file, not its tag
+            result.system = {"run_file": req.run_file}
         if store is not None and not result.cached:
             store.put(key, result.to_dict())
         result.cache_key = key if store is not None else None
