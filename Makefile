@@ -170,7 +170,7 @@ docs-screenshot: compare $(VENV)/.installed-dev
 	$(PY) docs/screenshot.py $(OUT)/compare.html docs/report_compare.png
 
 bench: $(VENV)/.installed-bench
-	$(PY) bench/run_bench.py
+	$(PY) -m bench.run_bench
 
 clean:
 	rm -rf $(OUT)/* $(VENV)

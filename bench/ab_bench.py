@@ -3,7 +3,7 @@ noisy, shared machine: the checkouts take turns, command after command, round af
 order that rotates every round).
 
     git worktree add ../speed-old <commit>
-    .venv/bin/python bench/ab_bench.py --side old=../speed-old/code --side new=code --rounds 7
+    .venv/bin/python -m bench.ab_bench --side old=../speed-old/code --side new=code --rounds 7
 
 Each row runs ``python -m treckit eval ...`` with PYTHONPATH set to each checkout's ``code/`` (the same
 interpreter and packages); wall time, CPU time and peak RSS come from run_bench.py's forking reader.
@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-from run_bench import PY, REST_SECONDS, measured_in_detail  # noqa: E402
+from .run_bench import PY, REST_SECONDS, measured_in_detail
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 

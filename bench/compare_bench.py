@@ -1,6 +1,6 @@
 """Benchmark of `treckit compare` against `treckit eval` on the same runs.
 
-    .venv/bin/python bench/compare_bench.py [--queries 7000] [--docs 1000] [--runs 4] [--repeat 2]
+    .venv/bin/python -m bench.compare_bench [--queries 7000] [--docs 1000] [--runs 4] [--repeat 2]
 
 Data: bench/generate.py's seeded qrels and run (7,000 queries x 1,000 docs = 7M lines by default) and
 ``--runs - 1`` variants of that run, each with its scores perturbed by seeded noise (rounded to two
@@ -22,10 +22,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
 
-from generate import generate  # noqa: E402
-from run_bench import PY, measured_in_detail  # noqa: E402
+from .generate import generate
+from .run_bench import PY, measured_in_detail
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 

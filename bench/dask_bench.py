@@ -1,9 +1,9 @@
 """Benchmark of the Dask engine on many runs: ``treckit eval`` on N runs of 1M lines, the local engine
 against ``--engine dask`` on a ``LocalCluster`` of 1 and 2 worker processes (the scaling curve).
 
-    .venv/bin/python bench/dask_bench.py [--data DIR] [--runs 200] [--workers 1,2] [--repeat 1]
+    .venv/bin/python -m bench.dask_bench [--data DIR] [--runs 200] [--workers 1,2] [--repeat 1]
 
-Data: ``--data DIR`` holding ``qrels`` and ``run_*.trec`` (e.g. `bench/generate.py --mode many --runs 200
+Data: ``--data DIR`` holding ``qrels`` and ``run_*.trec`` (e.g. `python -m bench.generate --mode many --runs 200
 --out DIR`: 200 runs of 1,000 queries x 1,000 docs), else generated here into outputs/bench/runs1m: bench/generate.py's
 seeded qrels and run (1,000 x 1,000), and N - 1 copies with their scores perturbed by seeded noise (two decimals,
 ties common) and their own tags.  Only the first ``--runs`` runs are evaluated.
@@ -27,15 +27,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "code"))
 PY = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 
 
 def make_runs(out: Path, runs: int, queries: int = 1000, docs: int = 1000, seed: int = 13) -> tuple[Path, list[Path]]:
     """qrels and ``runs`` runs of ``queries`` x ``docs`` lines (generate.py's run, then perturbed copies)."""
-    from generate import generate
+    from .generate import generate
 
     out.mkdir(parents=True, exist_ok=True)
     base = generate(out, queries, docs, seed)
@@ -59,7 +57,7 @@ def make_runs(out: Path, runs: int, queries: int = 1000, docs: int = 1000, seed:
 
 
 def timed(argv: list[str], out: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "code")}
+    env = dict(os.environ)
     with open(out, "wb") as fh:
         t = time.perf_counter()
         subprocess.run([PY, "-m", "treckit", "eval", *argv], stdout=fh, env=env, check=True)
@@ -80,7 +78,7 @@ def main() -> None:
     elif a.data is not None and (have or (data / "qrels").exists()):
         # a folder of the user's with fewer runs than asked for: never add runs of another shape beside them
         raise SystemExit(f"{data} holds {len(have)} runs, fewer than --runs {a.runs}: generate them "
-                         f"(bench/generate.py --mode many --runs {a.runs} --out {data}) or pass --runs {len(have)}")
+                         f"(python -m bench.generate --mode many --runs {a.runs} --out {data}) or pass --runs {len(have)}")
     else:
         qrels, runs = make_runs(data, a.runs)
     lines = 0

@@ -1,6 +1,6 @@
 """Latency of an A/B of two retrieval systems, run again and again: does the difference mean what it says?
 
-    .venv/bin/python bench/latency_bench.py [--repeat 20] [--copies 5] [--code code] [--out outputs/latency_bench]
+    .venv/bin/python -m bench.latency_bench [--repeat 20] [--copies 5] [--code code] [--out outputs/latency_bench]
 
 A and B are the same system, a BM25 component over the QUEST-shaped sample (data/quest_corpus) reranked by a
 Python function over its top 100 that allocates as a reranker does: per query, a few thousand small objects

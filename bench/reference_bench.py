@@ -1,6 +1,6 @@
 """gdeval's and ndeval's measures: the reference tools and ir_measures side by side with treckit's.
 
-    .venv/bin/python bench/reference_bench.py [--queries 200] [--docs 1000] [--k 20] [--repeat 3] [--budget-only]
+    .venv/bin/python -m bench.reference_bench [--queries 200] [--docs 1000] [--k 20] [--repeat 3] [--budget-only]
 
 Data: bench/generate.py's seeded run and qrels (grades 1-3, score ties), and subtopic qrels made from those
 qrels (``generate.subtopic_qrels``, seeded): each judged document on 1-3 of 6 subtopics for ndeval and pyndeval,
@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "code"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 
 def best(fn, repeat: int) -> float:
@@ -55,7 +53,7 @@ def main() -> int:
     ap.add_argument("--budget-only", action="store_true",
                     help="time only treckit eval's budget rows (the reference tools take minutes at 7M lines)")
     a = ap.parse_args()
-    from generate import generate, subtopic_qrels
+    from .generate import generate, subtopic_qrels
 
     from treckit.inputs.formats import gdeval as gd_reading
     from treckit.measures import diversity as dv

@@ -1,7 +1,7 @@
 """The HTML report of a 10,000-query comparison: how long `treckit compare --html` takes, the page's size, and how
 long the page takes to open in headless Chromium (Debian's, through Playwright; every request refused).
 
-    .venv/bin/python bench/report_bench.py [--queries 10000] [--repeat 3]
+    .venv/bin/python -m bench.report_bench [--queries 10000] [--repeat 3]
 
 Opening is timed four ways, from the navigation's start: the first paint (the summary shown), the per-query
 table filled and usable (page.js's mark), the page's load event (plotly.js read), and the first figure drawn; beside them, the same for a

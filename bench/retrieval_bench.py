@@ -1,6 +1,6 @@
 """BM25 on a generated corpus of QUEST's size: treckit (bm25s underneath) against rank_bm25.
 
-    .venv/bin/python bench/retrieval_bench.py [--docs 325000] [--queries 1000] [--rank-bm25-queries 20]
+    .venv/bin/python -m bench.retrieval_bench [--docs 325000] [--queries 1000] [--rank-bm25-queries 20]
 
 The corpus is seeded synthetic text (Zipf-distributed words over a 50,000-word vocabulary, 40-160
 words a document, about QUEST's documents' length); queries are 3-8 words drawn the same way.

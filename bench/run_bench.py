@@ -1,6 +1,6 @@
 """Benchmarks: treckit against its peers, in one run, on seeded generated data.
 
-    .venv/bin/python bench/run_bench.py [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers] [--trec-eval PATH]
+    .venv/bin/python -m bench.run_bench [--queries 7000] [--docs 1000] [--repeat 3] [--skip-peers] [--trec-eval PATH]
 
 Evaluation: the whole process `treckit eval -m ndcg_cut.10 -m recall.100 -m recip_rank -m map`
 against pytrec_eval (trec_eval's C code), ir_measures and ranx computing the same four measures, each
@@ -154,8 +154,7 @@ def main() -> None:
     ap.add_argument("--shape", default="bench", help="bench (default) | short-ids (MS MARCO-like: see bench/generate.py)")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "bench")
     a = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "bench"))
-    from generate import generate, shuffled_copy
+    from .generate import generate, shuffled_copy
     tag = ("" if a.shape == "bench" else f"{a.shape}.") + f"{a.queries}x{a.docs}"
     paths = {"run": a.out / f"run.{tag}.trec", "qrels": a.out / f"qrels.{tag}.trec", "jsonl": a.out / f"run.{tag}.jsonl"}
     if not all(p.exists() for p in paths.values()):

@@ -1,8 +1,8 @@
 """The single-machine scale benchmark: `treckit eval` on a 100M-line run under its default memory budget,
 next to trec_eval 10.0 on the same file, and against treckit's in-memory time per line on the 7M-line run.
 
-    .venv/bin/python bench/generate.py --mode large --queries 100000 --docs 1000 --interleave 10 --out DIR
-    .venv/bin/python bench/scale_bench.py --data DIR [--treckit PATH] [--trec-eval PATH] [--repeat 1]
+    .venv/bin/python -m bench.generate --mode large --queries 100000 --docs 1000 --interleave 10 --out DIR
+    .venv/bin/python -m bench.scale_bench --data DIR [--treckit PATH] [--trec-eval PATH] [--repeat 1]
         [--measures "ndcg_cut.10 recall.100 recip_rank map"] [--interleaved] [--treckit-args "--memory-limit 2GiB"]
 
 --treckit is the treckit to measure: an executable, a virtualenv or a worktree (its .venv/bin/treckit), or a
@@ -22,9 +22,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
 
-from run_bench import PY, measured_with_cpu  # noqa: E402
+from .run_bench import PY, measured_with_cpu
 
 DEFAULT_MEASURES = "ndcg_cut.10 recall.100 recip_rank map"    # bench/run_bench.py's four
 BUDGET_MIB = 2048
@@ -111,7 +110,7 @@ def main() -> None:
     if not a.skip_small:
         # measured before and after the large runs: the machine is shared, and the ratio is only as good as
         # the two times being taken in the same conditions
-        from generate import generate
+        from .generate import generate
         tag = "7000x1000"
         s_run, s_qrels = a.small_data / f"run.{tag}.trec", a.small_data / f"qrels.{tag}.trec"
         if not (s_run.is_file() and s_qrels.is_file()):

@@ -1,7 +1,7 @@
 """Load test of the evaluation service on loopback: requests per second and latency percentiles.
 
-    .venv/bin/python bench/service_bench.py [--requests 400] [--threads 4] [--seconds 60]
-    .venv/bin/python bench/service_bench.py --slow-clients 50 [--rounds 3] [--min-rate N]
+    .venv/bin/python -m bench.service_bench [--requests 400] [--threads 4] [--seconds 60]
+    .venv/bin/python -m bench.service_bench --slow-clients 50 [--rounds 3] [--min-rate N]
 
 Starts `treckit serve` on a free 127.0.0.1 port with data/test_sets/server.yaml, then sends POST
 /v1/evaluate with the sample test set and the stored baseline run (answered from the cache after the

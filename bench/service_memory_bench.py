@@ -1,7 +1,7 @@
 """Memory of the evaluation service for one large request body: peak resident memory of the server
 (its process and its evaluation workers) above what each held when idle, for bodies of four shapes.
 
-    .venv/bin/python bench/service_memory_bench.py [--mb 15] [--shapes queries,dict-run,trec-run,testset] [--parallel 1]
+    .venv/bin/python -m bench.service_memory_bench [--mb 15] [--shapes queries,dict-run,trec-run,testset] [--parallel 1]
 
 Each shape gets a fresh `treckit serve` (defaults: max_body_bytes 16 MiB, max_queries 10,000) on a free
 127.0.0.1 port; one small request warms it up, then one body of about --mb MB is sent and the peak
@@ -90,8 +90,7 @@ def measure(shape: str, body: bytes, parallel: int = 1) -> dict:
         cfg = Path(tmp) / "server.yaml"
         cfg.write_text("cache: false\n")
         proc = subprocess.Popen([sys.executable, "-m", "treckit", "serve", "--port", str(port), "--config", str(cfg),
-                                 "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env={**os.environ, "PYTHONPATH": str(ROOT / "code")})
+                                 "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.time() + 60
             while time.time() < deadline:

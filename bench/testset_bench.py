@@ -1,7 +1,7 @@
 """Test sets at scale: `treckit testset validate` and `treckit testset eval --run` on a generated test set of
 100,000 (or any number of) queries.
 
-    .venv/bin/python bench/testset_bench.py --queries 100000 [--out DIR] [--repeat 1] [--treckit PATH]
+    .venv/bin/python -m bench.testset_bench --queries 100000 [--out DIR] [--repeat 1] [--treckit PATH]
 
 The test set is written as treckit writes one (`yaml.safe_dump`'s block style: `TestSet.to_yaml`; a test keeps
 the two equal), seeded: query ids `q0000001` ..., two to six words of text, five query types, one to three
@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
 
 WORDS = ("statin", "dose", "stroke", "renal", "failure", "insulin", "trial", "cancer", "screening", "heart",
          "lung", "biopsy", "therapy", "infection", "children", "elderly", "outcome", "risk", "diabetes", "vaccine")
@@ -102,7 +100,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--treckit", type=Path, default=ROOT / ".venv" / "bin" / "treckit")
     a = ap.parse_args()
-    from run_bench import measured_in_detail
+    from .run_bench import measured_in_detail
 
     a.out.mkdir(parents=True, exist_ok=True)
     ts = write(a.out / f"testset_{a.queries}.yaml", test_set_yaml(a.queries))

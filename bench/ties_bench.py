@@ -1,8 +1,8 @@
 """Tie-aware kernels (treckit.measures.ties) against plain evaluation, in memory, on a generated run with ties.
 
-    .venv/bin/python bench/ties_bench.py                       # 7,000 x 1,000 = 7M lines, scores of 2 decimals
-    .venv/bin/python bench/ties_bench.py --decimals 1 --repeat 3
-    .venv/bin/python bench/ties_bench.py --measures official --queries 500
+    .venv/bin/python -m bench.ties_bench                       # 7,000 x 1,000 = 7M lines, scores of 2 decimals
+    .venv/bin/python -m bench.ties_bench --decimals 1 --repeat 3
+    .venv/bin/python -m bench.ties_bench --measures official --queries 500
 
 The run and qrels are bench/generate.py's classic data (written to outputs/bench/ on first use, as
 run_bench.py does), read once; ``--decimals`` rounds the scores further in memory (1: tie groups of about
@@ -42,8 +42,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "code"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 MEASURES = ["ndcg_cut.10", "recall.100", "recip_rank", "map"]
 
@@ -85,7 +83,7 @@ def rounded_file(run, run_path: Path, decimals: int) -> Path:
 def command(argv: list[str], program: list[str] | None = None, out=subprocess.DEVNULL) -> tuple[float, float]:
     """(wall seconds, peak RSS in MiB) of ``python -m treckit ARGV`` (or of ``program ARGV``), its output thrown
     away (or written to ``out``)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "code"))
+    env = dict(os.environ)
     program = program or [sys.executable, "-m", "treckit"]
     t = time.perf_counter()
     proc = subprocess.Popen([*program, *argv], stdout=out, env=env)

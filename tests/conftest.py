@@ -74,3 +74,13 @@ def fake_clock(tmp_path, monkeypatch):
     monkeypatch.setattr(fusion, "fuse", mod.costly_first_full_fusion(fusion.fuse, system.WARMUP_QUERIES))
     yield mod
     sys.modules.pop("fakeclock", None)
+
+
+@pytest.fixture
+def fresh_streams():
+    """stdin, pipes and URLs read anew in this test, and what it read forgotten after it (a process reads each once,
+    and the test process runs many commands)."""
+    from treckit.inputs.sources import forget_streams
+    forget_streams()
+    yield
+    forget_streams()

@@ -41,9 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "code"))
 
-from treckit.console.errors import InputError  # noqa: E402
+from treckit.console.errors import InputError
 
 TIMEOUT = 60
 # what treckit refuses on purpose where the reference tool prints something (tests/measures/test_gdeval.py and

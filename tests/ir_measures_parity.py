@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "code"))
 
 NAMES = [
     "AP", "AP@10", "AP(rel=2)", "AP(judged_only=True)", "MAP", "AP_IA", "MAP_IA", "Accuracy@10",

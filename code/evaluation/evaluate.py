@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from treckit.output.files import refuse_overwriting_inputs  # noqa: E402
-from treckit.engines import MISSING as EVAL_MISSING  # noqa: E402
-from treckit.inputs.formats import QRELS_FORMATS  # noqa: E402
+from treckit.output.files import refuse_overwriting_inputs
+from treckit.engines import MISSING as EVAL_MISSING
+from treckit.inputs.formats import QRELS_FORMATS
 from treckit.stages import add_reading_arguments
-from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,  # noqa: E402
+from treckit.inputs.options import reading_from_values
+from treckit.stages import (positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,
                             SKIPPING, add_strict_argument,
                             cutoff_table, format_cutoff_table, run_script, write_json)
 from treckit.console.messages import say
@@ -57,7 +54,7 @@ def main(argv=None) -> int:
         if a.output:
             write_json(table, a.output)
             say(f"wrote {a.output}")
-    return run_script(body)
+    return run_script(__file__, body)
 
 
 if __name__ == "__main__":

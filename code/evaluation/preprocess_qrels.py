@@ -5,16 +5,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from treckit.inputs.formats import LAYOUTS, QRELS_FORMATS  # noqa: E402
-from treckit.ranking import DUPLICATES  # noqa: E402
-from treckit.stages import (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,  # noqa: E402
+from treckit.inputs.formats import LAYOUTS, QRELS_FORMATS
+from treckit.ranking import DUPLICATES
+from treckit.stages import (DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit, add_memory_limit_argument,
                             qrels_stage, run_script)
-from treckit.console.messages import say  # noqa: E402
+from treckit.console.messages import say
 
 
 def main(argv=None) -> int:
@@ -41,7 +37,7 @@ def main(argv=None) -> int:
                             duplicates=a.duplicates, id_added=a.id_added, layout=a.layout,
                             skip_malformed=a.skip_malformed)
         say(f"{r.judgments} judgments for {r.queries} queries written to {a.output}")
-    return run_script(body)
+    return run_script(__file__, body)
 
 
 if __name__ == "__main__":

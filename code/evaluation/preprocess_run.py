@@ -11,14 +11,10 @@ stop at the first one, exit 2).
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treckit.stages import add_reading_arguments
-from treckit.inputs.options import reading_from_values  # noqa: E402
-from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit,  # noqa: E402
+from treckit.inputs.options import reading_from_values
+from treckit.stages import (DEFAULT_RUN_NAME, positive_int, DOCUMENT_LAYOUT, DOCUMENT_LAYOUT_WHY, MemoryLimit,
                             SKIPPING, add_memory_limit_argument, add_strict_argument, run_script, run_stage)
 
 
@@ -41,7 +37,7 @@ def main(argv=None) -> int:
         with MemoryLimit.option(a.memory_limit).governing(own_process=True):
             run_stage(a.input, a.output, untagged_name=a.run_name, reading=reading_from_values(vars(a)), depth=a.depth,
                       raw_ids=a.raw_ids)
-    return run_script(body)
+    return run_script(__file__, body)
 
 
 if __name__ == "__main__":

@@ -39,9 +39,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from treckit.stages import MemoryLimit, add_memory_limit_argument, positive_int, run_script  # noqa: E402
+from treckit.stages import MemoryLimit, add_memory_limit_argument, positive_int, run_script
 
 SYSTEMS = ("A", "B")
 SCHEMA_VERSION = 1
@@ -187,7 +185,7 @@ def main(argv=None) -> int:
                     fh.write(text)
         sys.stdout.write(report.table(comp))
         say("wrote " + ", ".join(str(p) for p, _ in files))
-    return run_script(body)
+    return run_script(__file__, body)
 
 
 def _latency(comp) -> dict:

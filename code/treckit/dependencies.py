@@ -9,7 +9,8 @@ must not be needed by code that does not use it.  Everything else is imported at
 numpy and pyarrow, the columnar core, are used at the top of most of the library's modules, and every command's
 module imports the library: a module binds them with :func:`deferred` (``np = deferred("numpy")``) rather than
 ``import numpy as np``, so that a command's ``--help`` runs neither (:data:`DEFERRED`).  Their code runs on first
-use, and from then on the name is the module itself: no indirection in the hot loops.
+use, and from then on the name is the module itself: no indirection in the hot loops.  The stand-ins are
+treckit's own, never in ``sys.modules``: a process that imports treckit and numpy gets numpy as numpy sets it up.
 
 treckit is installed from its checkout (``pip install -e .``, or a wheel built there), not from a package index,
 so ``pip install 'treckit[dask]'`` would find nothing.  The install command given names the extra's own
@@ -63,54 +64,62 @@ DEFERRED = ("numpy", "pyarrow")
 
 
 class _Deferred(types.ModuleType):
-    """A module in sys.modules whose code has not run yet: the first reading of one of its attributes runs it (in
-    one thread; another waits), and the object then becomes an ordinary module, so that later readings cost what
-    any module's do."""
+    """A stand-in for a module of :data:`DEFERRED` whose code has not run, treckit's own: never in ``sys.modules``,
+    so that a user's ``import numpy`` finds nothing of treckit's.  The first reading of one of its attributes
+    imports the module (in one thread; another waits) and rebinds every name of treckit's modules bound to the
+    stand-in to the module itself, so that later readings cost what any module's do; a stand-in held elsewhere
+    reads through to the module."""
 
     def __getattribute__(self, attr):
-        name = types.ModuleType.__getattribute__(self, "__name__")
-        pending = _PENDING.get(name)
-        if pending is not None:
-            spec, lock = pending
-            with lock:
-                # the module's own code reads its attributes while it runs (its submodules' imports): as they are
-                if type(self) is _Deferred and name not in _RUNNING:
-                    _RUNNING.add(name)
-                    try:
-                        spec.loader.exec_module(self)
-                    finally:
-                        _RUNNING.discard(name)
-                    self.__class__ = types.ModuleType
-                    _PENDING.pop(name, None)
-        return types.ModuleType.__getattribute__(self, attr)
+        return getattr(_imported(types.ModuleType.__getattribute__(self, "__name__")), attr)
+
+    def __repr__(self) -> str:
+        return f"<treckit's stand-in for {types.ModuleType.__getattribute__(self, '__name__')!r}>"
 
 
-_PENDING: dict[str, tuple] = {}         # {name: (its spec, the lock of its loading)} of the deferred modules not run
-_RUNNING: set[str] = set()
-_DEFERRING = threading.Lock()
+_STAND_INS: dict[str, _Deferred] = {}     # {name: its stand-in} of the deferred modules
+_REBOUND: set[str] = set()                # the deferred modules whose stand-in treckit's modules no longer hold
+_IMPORTING = threading.RLock()
 
 
 def deferred(name: str) -> types.ModuleType:
-    """The module ``name`` (one of :data:`DEFERRED`), its code run on first use: the object ``import name`` gives,
-    the same in every module that binds it."""
+    """The module ``name`` (one of :data:`DEFERRED`), its code run on first use: a stand-in until then (the same
+    in every module that binds it), the module itself once it has run."""
     if name not in DEFERRED:
         raise ValueError(f"{name} is not one of treckit.dependencies.DEFERRED")
-    with _DEFERRING:
-        module = sys.modules.get(name)
-        if module is None:
-            spec = importlib.util.find_spec(name)
-            if spec is None:
+    with _IMPORTING:
+        if name in _REBOUND or name in sys.modules:
+            return sys.modules[name]
+        stand_in = _STAND_INS.get(name)
+        if stand_in is None:
+            if importlib.util.find_spec(name) is None:
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            module = importlib.util.module_from_spec(spec)
-            _PENDING[name] = (spec, threading.RLock())
-            module.__class__ = _Deferred
-            sys.modules[name] = module
+            stand_in = _STAND_INS[name] = _Deferred(name)
+        return stand_in
+
+
+def _imported(name: str) -> types.ModuleType:
+    """The module ``name``, imported now if it was not, every global of treckit's modules bound to its stand-in
+    rebound to it."""
+    module = sys.modules.get(name)
+    if module is not None and name in _REBOUND:
         return module
+    with _IMPORTING:
+        module = importlib.import_module(name)
+        if name not in _REBOUND:
+            stand_in = _STAND_INS.get(name)
+            for held in [m for key, m in list(sys.modules.items()) if key == "treckit" or key.startswith("treckit.")]:
+                names = getattr(held, "__dict__", {})
+                for key, value in list(names.items()):
+                    if value is stand_in:
+                        names[key] = module
+            _REBOUND.add(name)
+    return module
 
 
 def loaded(name: str) -> bool:
     """Whether the code of module ``name`` has run in this process (a deferred module not used yet has not)."""
-    return name in sys.modules and type(sys.modules[name]) is not _Deferred
+    return name in sys.modules
 
 
 # the extra that installs each optional module of LAZY

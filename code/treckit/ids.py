@@ -112,7 +112,7 @@ def _escape_search(chunk: pa.Array) -> str | None:
 def rows_needing_escape(col) -> np.ndarray:
     """Rows of a string column whose id :func:`escape_id` changes (whitespace or '%'), found
     without a Python object per row."""
-    from pyarrow._compute import MatchSubstringOptions     # not pyarrow.compute: see fast/arrow.py
+    from pyarrow.compute import MatchSubstringOptions
 
 
     rows, first = [], 0
@@ -135,7 +135,7 @@ def keeps_texts(texts: pa.Array, decoded: bool = True) -> np.ndarray:
     """:func:`keeps_text` of each of ``texts`` (ids as read, decoded with :func:`unescape_id`, or not
     at all), by Arrow's string kernels: an id keeps its text when, once the escapes escape_id
     writes are taken out, a '%' or whitespace is left, and trec_eval reads it as one field."""
-    from pyarrow._compute import MatchSubstringOptions, ReplaceSubstringOptions
+    from pyarrow.compute import MatchSubstringOptions, ReplaceSubstringOptions
 
 
     rest = call("replace_substring_regex", texts, options=ReplaceSubstringOptions(_CANONICAL_RE2, "")) if decoded else texts
@@ -180,7 +180,7 @@ def written_ids(docid, qid=None, written: Mapping[tuple[str, str], str] | None =
     out = escape_column(docid)
     if not written:
         return out
-    from pyarrow._compute import SetLookupOptions
+    from pyarrow.compute import SetLookupOptions
 
 
     kept_docids = pa.array(sorted({d for _, d in written}), pa.string())

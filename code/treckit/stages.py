@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -46,13 +45,12 @@ DOCUMENT_LAYOUT_WHY = ("the pipeline document's rule: a doc id is everything bet
 DEFAULT_RUN_NAME = "run"
 
 
-def run_script(body) -> int:
-    """Run a staged script's body: errors, OS errors and Ctrl-C become a message on stderr and their
-    exit code (never a traceback), as in the CLI; messages name the options as the script spells them
-    (the script is the caller's file: :data:`treckit.console.spelling.COMMANDS`)."""
+def run_script(script: PathLike, body) -> int:
+    """Run the body of the staged script ``script`` (its file, ``__file__``): errors, OS errors and Ctrl-C become a
+    message on stderr and their exit code (never a traceback), as in the CLI; messages name the options as the
+    script spells them (:data:`treckit.console.spelling.COMMANDS`)."""
     prepare_process()
-    script = Path(sys._getframe(1).f_code.co_filename).name
-    with spelling.running(spelling.command_named(script)):
+    with spelling.running(spelling.command_named(Path(script).name)):
         return exit_code_of(body)
 
 

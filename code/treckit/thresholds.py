@@ -20,8 +20,10 @@ INFLATE_PIECE_BYTES = 1 << 22           # ... and inflated by zlib a piece of at
                                         # far it inflates (a gzip bomb), a .gz is never held whole (inputs/sources.py)
 TEXT_BLOCK_BYTES = 1 << 22              # the line readers (and detection, DETECT_READ_BYTES) take their input a block
                                         # of whole lines of this many bytes at a time (inputs/formats/common.py)
-PLAIN_TAG_MEMO_MAX_CHARS = 16           # YAML plain scalars up to this long have their resolved tag remembered (the
-PLAIN_TAG_MEMO_ENTRIES = 4096           # same short values recur) ... for at most this many texts (inputs/bounded.py)
+PLAIN_VALUE_MEMO_MAX_CHARS = 16         # YAML plain scalars up to this long have their value remembered (the same
+PLAIN_VALUE_MEMO_ENTRIES = 4096         # keys and short values recur) ... for at most this many texts (inputs/yaml_events.py)
+YAML_LIBYAML = True                     # YAML's events come from libyaml's parser when PyYAML has it, else (or False)
+                                        # from PyYAML's pure reader: the same events, 3-4x slower (inputs/yaml_events.py)
 
 # ---------------------------------------------------------------- writing files
 PARALLEL_WRITE_MIN_ROWS = 1_000_000     # runs with this many lines are formatted in two halves on two threads
@@ -91,7 +93,7 @@ DIGESTS_KEPT = 4096                     # ... and remembered for this many files
 COPY_BLOCK_BYTES = 1 << 20              # an output that is a device or a pipe gets its staged content this many bytes
                                         # at a time (output/files.py)
 TESTSET_GIVE_BACK_MIN_BYTES = 8 << 20   # after reading a test set larger than this, the memory freed is handed back to
-                                        # the system (testsets/load.py; console/process.give_back_freed_memory)
+                                        # the system (testsets/load.py; console/process.memory_freed)
 LONG_LINE_LOOK_BACK_BYTES = 1 << 12     # a file checked for long lines at offsets is searched back from where a line
                                         # must end by for its last newline this many bytes at first ...
 LONG_LINE_LOOK_BACK_MAX_BYTES = 1 << 20 # ... twice as many at each next step, up to this many; a long line's number is
@@ -119,7 +121,7 @@ TESTSET_RUN_MEMORY = MEMORY_LIMIT_DEFAULT // 2    # `testset eval --run` evaluat
 SHARD_SHARE = 4                         # an interleaved run is cut into shards of about (budget / this) bytes of
                                         # memory each (estimated as above) ...
 SHARDS_MAX = 4096                       # ... and into no more shards than this (one open file each while writing; fewer when
-                                        # the open-file limit, ulimit -n, is lower: engines.stream._files_we_may_open)
+                                        # the open-file limit, ulimit -n, is lower: engines.stream.files_we_may_open)
 GZIP_SHARD_EXPANSION = 8                # an interleaved .gz run's content is counted as this many times its compressed
                                         # size (a TREC run inflates about 3.5x: more shards, each smaller, rather than
                                         # fewer, larger ones; engines/stream.py)

@@ -503,7 +503,7 @@ def test_a_fifo_input_is_read_once_and_gives_the_file_numbers(files, tmp_path, c
         if writer.is_alive():        # treckit never opened the FIFO: release the writer's open
             os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
         writer.join()
-        tio._stream_cache.pop(str(fifo), None)
+        tio.forget_streams()
     assert code == 0 and map_of(out) == pytest.approx(MAP, abs=5e-5)
 
 
@@ -515,7 +515,7 @@ def test_absurd_sizes_are_refused_where_read_whole(files, tmp_path, monkeypatch,
     assert bomb.stat().st_size < 1000
     code, _, err = run_cli(["eval", q, bomb], capsys)
     assert code == 2 and f"{bomb}: more than 1,000 bytes to read into memory" in err
-    tio._stream_cache.clear()
+    tio.forget_streams()
 
 
 @pytest.mark.parametrize("line, message", [

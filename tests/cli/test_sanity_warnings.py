@@ -110,10 +110,10 @@ def test_swapped_qrels_and_run(tmp_path, capsys):
 
 def test_grade_like_scores_are_checked_beyond_the_head(monkeypatch):
     monkeypatch.setattr(thresholds, "GRADE_LIKE_HEAD", 3)
-    assert ranking._grade_like(np.array([1.0, 0.0, 2.0, 1.0]))
-    assert not ranking._grade_like(np.array([1.0, 0.0, 2.0, 1.5]))          # the tail decides
-    assert not ranking._grade_like(np.array([1.0, 0.0, 2.0, 11.0]))
-    assert not ranking._grade_like(np.array([1.5, 0.0, 2.0, 1.0]))          # the head alone decides
+    assert ranking.scores_look_like_grades(np.array([1.0, 0.0, 2.0, 1.0]))
+    assert not ranking.scores_look_like_grades(np.array([1.0, 0.0, 2.0, 1.5]))          # the tail decides
+    assert not ranking.scores_look_like_grades(np.array([1.0, 0.0, 2.0, 11.0]))
+    assert not ranking.scores_look_like_grades(np.array([1.5, 0.0, 2.0, 1.0]))          # the head alone decides
 
 
 def test_ranking_by_the_rank_column_is_not_taken_for_grades():

@@ -1821,7 +1821,7 @@ OTHERS = [
     Other("id-base", "inputs/options.py: pass --id-base N", "python", id_base),
     Other("html-tie-aware", "cli/evaluate.py: leave them out (compare --tie-aware range --html draws tie ranges)", "eval",
           html_tie_aware, needs="plotly"),
-    Other("plot-no-curve", "cli/evaluate.py: --plot {a.plot}: {NO_CURVE_EVAL}", "eval", plot_no_curve, needs="matplotlib"),
+    Other("plot-no-curve", "cli/eval_pages.py: --plot {a.plot}: {NO_CURVE_EVAL}", "eval", plot_no_curve, needs="matplotlib"),
     Other("report-not-results", "report/results.py: give the --out file of treckit compare, testset eval or system eval",
           "report", report_not_results, needs="plotly"),
     Other("report-not-json", "cli/report.py: pass the --out file of treckit compare, testset eval or system eval",

@@ -135,10 +135,10 @@ def test_a_run_on_stdin_is_read_by_the_command(data, address, capsys, monkeypatc
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     code, out, err = run_cli(["eval", *argv], capsys)
     from treckit.inputs import sources as tio
-    tio._stream_cache.clear()
+    tio.forget_streams()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     dcode, dout, derr = run_cli(["eval", "--engine", "dask", "--scheduler", address, *argv], capsys)
-    tio._stream_cache.clear()          # this stdin is read once per process: later tests give their own
+    tio.forget_streams()          # this stdin is read once per process: later tests give their own
     assert code == dcode == 0, derr
     assert dout == out and "\trun1\n" in out
 

@@ -43,7 +43,7 @@ def big(tmp_path_factory):
 
 def test_trec_fast_read_equals_line_parser(big):
     fast = read_run(big / "run")
-    slow = trec._read_run_lines(read_text(big / "run"), "run", True, False, "auto", 6)
+    slow = trec.read_run_lines(read_text(big / "run"), "run", True, False, "auto", 6)
     assert fast.to_dict() == slow.to_dict()
     assert fast.tag == slow.tag == "tag" + str(int(slow.table.column("qid")[-1].as_py()) % 3)
     assert read_run(big / "run", lean=True).tag == slow.tag
@@ -58,7 +58,7 @@ def test_trec_fast_read_without_ranks_keeps_everything_else(big):
 
 
 def test_jsonl_fast_read_equals_line_parser(big):
-    fast = jsonl._read_jsonl_run_fast(big / "run1.jsonl", jsonl.JsonlFields())
+    fast = jsonl.read_jsonl_run_fast(big / "run1.jsonl", jsonl.JsonlFields())
     assert fast is not None
     assert fast.to_dict() == read_run(big / "run").to_dict()
     assert fast.table.column("rank").to_pylist()[:3] == [1, 2, 3]
@@ -95,22 +95,22 @@ def test_eval_rank_paths_agree(big, monkeypatch, path):
     file = big / "run"
     if path == "listed":
         file = _sorted_copy(big)
-        real = trec_order._ranks_in_listed_order
+        real = trec_order.ranks_in_listed_order
         calls = []
-        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
+        monkeypatch.setattr(trec_order, "ranks_in_listed_order", lambda *a: calls.append(real(*a)) or calls[-1])
     elif path == "query-rows":
-        real = trec_order._ranks_in_query_rows
+        real = trec_order.ranks_in_query_rows
         calls = []
-        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: calls.append(real(*a)) or calls[-1])
+        monkeypatch.setattr(trec_order, "ranks_in_query_rows", lambda *a: calls.append(real(*a)) or calls[-1])
     elif path == "comparison":
-        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: None)
-        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: None)
+        monkeypatch.setattr(trec_order, "ranks_in_listed_order", lambda *a: None)
+        monkeypatch.setattr(trec_order, "ranks_in_query_rows", lambda *a: None)
     elif path == "interleaved":
         file = _interleaved_copy(big)
     else:
         monkeypatch.setattr(thresholds, "RANK_SORT_SLACK", -10**12)     # the full sort, always
-        monkeypatch.setattr(trec_order, "_ranks_in_listed_order", lambda *a: None)
-        monkeypatch.setattr(trec_order, "_ranks_in_query_rows", lambda *a: None)
+        monkeypatch.setattr(trec_order, "ranks_in_listed_order", lambda *a: None)
+        monkeypatch.setattr(trec_order, "ranks_in_query_rows", lambda *a: None)
     got = evaluate_requests(qrels, read_run(file, lean=True), req)
     if path in ("listed", "query-rows"):
         assert calls and calls[0] is not None          # that path did the ranking
@@ -129,11 +129,11 @@ def test_listed_order_path_refuses_other_orders():
     docid = pa.chunked_array([pa.array(["a", "b", "c", "d"])])
     jrows = np.array([1, 3])
     starts = np.array([0, 2])
-    ok = trec_order._ranks_in_listed_order(starts, np.array([2.0, 1.0, 5.0, 5.0]), docid, jrows)
+    ok = trec_order.ranks_in_listed_order(starts, np.array([2.0, 1.0, 5.0, 5.0]), docid, jrows)
     assert ok.tolist() == [1, 0]            # query 1: tie between c and d, d ranks first
-    assert trec_order._ranks_in_listed_order(starts, np.array([1.0, 2.0, 5.0, 5.0]), docid, jrows) is None
+    assert trec_order.ranks_in_listed_order(starts, np.array([1.0, 2.0, 5.0, 5.0]), docid, jrows) is None
     # a rise in score across a query boundary is fine
-    assert trec_order._ranks_in_listed_order(starts, np.array([2.0, 1.0, 9.0, 5.0]), docid, jrows).tolist() == [1, 1]
+    assert trec_order.ranks_in_listed_order(starts, np.array([2.0, 1.0, 9.0, 5.0]), docid, jrows).tolist() == [1, 1]
 
 
 def test_hash_collisions_never_change_results(big, monkeypatch):
@@ -200,8 +200,8 @@ def test_parallel_writer_gives_the_same_bytes(big, tmp_path, monkeypatch):
     from treckit.ranking.convert import convert_run
     out, _ = convert_run(read_run(big / "run"), order="desc")
     parts = []
-    real = trec_out._csv_part
-    monkeypatch.setattr(trec_out, "_csv_part", lambda t, dest: parts.append(t.num_rows) or real(t, dest))
+    real = trec_out.csv_part
+    monkeypatch.setattr(trec_out, "csv_part", lambda t, dest: parts.append(t.num_rows) or real(t, dest))
     write_run(out, tmp_path / "one")
     assert parts == [len(out)]                                  # one piece below the threshold
     monkeypatch.setattr(thresholds, "PARALLEL_WRITE_MIN_ROWS", 10)

@@ -182,7 +182,7 @@ def test_a_digest_read_a_byte_at_a_time_is_the_same_digest(tmp_path, monkeypatch
     expected = hashlib.sha256(content).hexdigest()
     for size in (thresholds.DIGEST_READ_BYTES, 1, 7, 1 << 30):
         monkeypatch.setattr(thresholds, "DIGEST_READ_BYTES", size)
-        monkeypatch.setattr(sources, "_digests", {})            # read again, not remembered
+        sources.forget_digests()            # read again, not remembered
         assert sources.file_digest(tmp_path / "plain") == sources.file_digest(tmp_path / "packed.gz") == expected
 
 
@@ -231,7 +231,7 @@ def test_memory_is_handed_back_after_a_large_test_set_only(monkeypatch):
     back; with the size lowered below it, the memory freed is handed back once; the test set is the same."""
     from treckit.testsets import load
     calls = []
-    monkeypatch.setattr(load, "give_back_freed_memory", lambda: calls.append(1))
+    monkeypatch.setattr(load, "memory_freed", lambda: calls.append(1))
     default = load_test_set(SAMPLE)
     assert calls == [] and SAMPLE.stat().st_size < thresholds.TESTSET_GIVE_BACK_MIN_BYTES
     monkeypatch.setattr(thresholds, "TESTSET_GIVE_BACK_MIN_BYTES", SAMPLE.stat().st_size - 1)
@@ -251,9 +251,9 @@ def test_digests_are_remembered_for_the_set_number_of_files(tmp_path, monkeypatc
     expected = [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
     for kept, remembered in ((thresholds.DIGESTS_KEPT, 3), (1, 1)):
         monkeypatch.setattr(thresholds, "DIGESTS_KEPT", kept)
-        monkeypatch.setattr(sources, "_digests", {})
+        sources.forget_digests()
         assert [sources.file_digest(p) for p in paths] == expected
-        assert sorted(sources._digests.values()) == sorted(expected[-remembered:])
+        assert sorted(sources.remembered_digests()) == sorted(expected[-remembered:])
         assert [sources.file_digest(p) for p in paths] == expected
 
 

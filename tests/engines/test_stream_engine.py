@@ -477,4 +477,4 @@ def test_shards_stay_within_the_open_file_limit(tmp_path):
                            text=True)
     assert limited.returncode == 0, limited.stderr
     assert limited.stdout == whole.stdout and len(whole.stdout.splitlines()) == 401
-    assert stream._files_we_may_open() >= 2
+    assert stream.files_we_may_open() >= 2

@@ -126,7 +126,8 @@ ELSEWHERE = {"DASK_PARTITION_MIN_BYTES": "engines/test_dask_engine.py",
              "MAX_NUMBER_CHARS": "inputs/test_bounded.py", "JSON_DENSITY_EXEMPT_BYTES": "inputs/test_bounded.py",
              "JSON_BYTES_PER_CONTAINER": "inputs/test_bounded.py", "MAX_CONFIG_TEXTS": "testsets/test_testsets.py",
              "MIN_DRAWS": "compare/test_compare.py", "MAX_DRAWS": "compare/test_compare.py",
-             "PLAIN_TAG_MEMO_MAX_CHARS": "inputs/test_bounded.py", "PLAIN_TAG_MEMO_ENTRIES": "inputs/test_bounded.py",
+             "PLAIN_VALUE_MEMO_MAX_CHARS": "inputs/test_bounded.py", "PLAIN_VALUE_MEMO_ENTRIES": "inputs/test_bounded.py",
+             "YAML_LIBYAML": "inputs/test_bounded.py",
              "LINE_END_READ_BYTES": "engines/test_piece_sizes.py", "DIGEST_READ_BYTES": "engines/test_piece_sizes.py",
              "COPY_BLOCK_BYTES": "engines/test_piece_sizes.py",
              "TESTSET_GIVE_BACK_MIN_BYTES": "engines/test_piece_sizes.py",
@@ -189,9 +190,9 @@ def _spy(monkeypatch, module, fn):
 
 
 @pytest.mark.parametrize("name,module,fn,path", [
-    ("TREC_RUN_FAST_MIN_BYTES", trec, "_read_run_fast", "grouped"),
+    ("TREC_RUN_FAST_MIN_BYTES", trec, "read_run_fast", "grouped"),
     ("TREC_QRELS_FAST_MIN_BYTES", trec, "_arrow_read", "qrels"),
-    ("JSONL_FAST_MIN_BYTES", jsonl, "_read_jsonl_run_fast", "run.jsonl"),
+    ("JSONL_FAST_MIN_BYTES", jsonl, "read_jsonl_run_fast", "run.jsonl"),
 ])
 def test_reader_fast_paths_run_below_their_threshold(files, monkeypatch, name, module, fn, path):
     calls = _spy(monkeypatch, module, fn)
@@ -234,13 +235,13 @@ def test_constant_column_in_blocks(monkeypatch):
 
 def test_rank_text_table_and_formatting_agree(monkeypatch):
     ranks = pa.chunked_array([pa.array([1, 2, 10, 0, 99_999], pa.int64())])
-    table = trec_out._rank_text(ranks).to_pylist()
+    table = trec_out.rank_text(ranks).to_pylist()
     monkeypatch.setattr(thresholds, "RANK_TEXT_TABLE_MAX", -1)
-    assert trec_out._rank_text(ranks).to_pylist() == table == ["1", "2", "10", "0", "99999"]
+    assert trec_out.rank_text(ranks).to_pylist() == table == ["1", "2", "10", "0", "99999"]
 
 
 def test_parallel_writer_splits_above_its_threshold(files, tmp_path, monkeypatch):
-    calls = _spy(monkeypatch, trec_out, "_csv_part")
+    calls = _spy(monkeypatch, trec_out, "csv_part")
     run = read_run(files / "listed")
     write_run(run, tmp_path / "one")
     monkeypatch.setattr(thresholds, "PARALLEL_WRITE_MIN_ROWS", 2)

@@ -1,6 +1,7 @@
 """The one bounded reader of YAML and JSON documents (treckit.inputs.bounded): every entry point refuses alias
 bombs, deep nesting, huge numbers and oversized content (after decompression, on stdin) at once, with
-the file, the line and the fix (exit 2); its two YAML readers read alike."""
+the file, the line and the fix (exit 2); YAML's events come from libyaml's parser or PyYAML's pure one, which
+read alike."""
 from __future__ import annotations
 
 import io
@@ -16,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from helpers import ROOT, run_cli
 from treckit import thresholds
-import treckit.inputs.sources as tio
 from treckit.inputs import bounded
 from treckit.inputs.bounded import parse_json, yaml_tree
+from treckit.inputs.yaml_events import Scalars
 from treckit.console.errors import InputError
 
 SAMPLE = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
@@ -214,12 +215,11 @@ class _Endless(io.RawIOBase):
         return len(chunk)
 
 
-def test_stdin_is_bounded(tmp_path, capsys, monkeypatch):
+def test_stdin_is_bounded(tmp_path, capsys, monkeypatch, fresh_streams):
     limit = 1 << 20
     monkeypatch.setattr(thresholds, "DOCUMENT_READ_LIMIT", limit)
     endless = _Endless()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(endless)))
-    monkeypatch.setattr(tio, "_stream_cache", {})
     _refused(["testset", "validate", "-"], capsys, f"<stdin>: more than {limit:,} bytes", "a test set holds at most")
     assert endless.read_bytes < limit + (1 << 17)
 
@@ -229,8 +229,7 @@ def test_memory_grows_linearly_within_the_stated_factor():
     test set's Arrow columns) stays within the stated factor of the input's size (its bytes and text
     counted apart), at two sizes."""
     import pyarrow as pa
-    sys.path.insert(0, str(ROOT / "bench"))
-    import testset_bench
+    from bench import testset_bench
     from treckit.testsets import parse_test_set
 
     parse_test_set("".join(testset_bench.test_set_yaml(10)), "warm-up.yaml")     # what is imported on first use
@@ -269,32 +268,23 @@ def test_a_streamed_document_builds_nothing_outside_its_list():
     assert peak < 2 * len(text)          # the text once more (the event parser reads it as UTF-8); 50,000 lists: 3 MB
 
 
-# ------------------------------------------------------------------ the two YAML readers read alike
+# ------------------------------------------------------------------ libyaml's events and PyYAML's pure reader's
 _SCALARS = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30),
     st.sampled_from(["007", "1.5", "yes", "no", "on", "null", "~", "2024-01-31", "1e3", "0x1f", "-3", "+4",
                      "a: b", "a #b", "#c", "- x", "'q'", '"d"', "[x]", "{y}", "x,y", "&a", "*b", "!t", "|", ">",
-                     "%", "@", "`", "1_000", "1:30", ".inf", "-.NaN", "", " lead", "trail ", "multi\nline"]),
+                     "%", "@", "`", "1_000", "1:30", ".inf", "-.NaN", "", " lead", "trail ", "multi\nline",
+                     "9" * 401, "1.0e+400"]),
     st.integers(-10**6, 10**6), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False))
-_KEYS = st.one_of(st.sampled_from(["query_id", "doc_id", "grade", "name", "a", "on", "x_1"]),
+_KEYS = st.one_of(st.sampled_from(["query_id", "doc_id", "grade", "name", "a", "on", "x_1", "1", "null"]),
                   st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True))
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                          st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=25)
 
 
-def _both(text, raw=("query_id", "doc_id"), stream=None):
-    """(fast reader's result or None when it declines, the event reader's result)."""
-    def start():
-        return (stream[0], lambda problems: lambda i, v, lines, line: (i, v, line, dict(lines or {})))
-    try:
-        fast = bounded._BlockReader(text, raw, "file", False, start() if stream else None, item_lines=True).read()
-    except bounded._Decline:
-        fast = None
-    slow = bounded._EventReader(text, raw, "file", False, start() if stream else None).read()
-    return fast, slow
-
-
-def _same(fast, slow):
+def _read(text, libyaml: bool, raw=("query_id", "doc_id"), stream=None):
+    """What yaml_tree gives with libyaml's events or PyYAML's pure reader's: (data, lines, problems), with BAD and
+    NaN spelled out, and each streamed item as (index, value, line, its lines)."""
     def norm(v):
         if v is bounded.BAD:
             return "<BAD>"
@@ -305,59 +295,87 @@ def _same(fast, slow):
         if isinstance(v, float) and v != v:
             return "nan"
         return v
-    assert norm(fast[0]) == norm(slow[0])
-    assert fast[1] == slow[1]
-    assert fast[2].listed() == slow[2].listed()
+
+    def start(problems):
+        def take(i, v, lines, line):
+            if lines is None and line is not None:
+                raise bounded.LinesNeeded
+            return (i, norm(v), line, dict(lines or {}))
+        return take
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(thresholds, "YAML_LIBYAML", libyaml)
+        data, lines, problems = yaml_tree(text, raw, what="file", stream=(stream, start) if stream else None)
+    return norm(data), lines, problems.listed()
+
+
+def test_pyyaml_is_built_with_libyaml_here():
+    """The figures of bench/README.md are libyaml's: the other reader is the fallback where PyYAML has no libyaml."""
+    assert yaml.__with_libyaml__
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5), st.sampled_from([20, 40, 80, 100, 1000]),
-       st.integers(1, 4), st.booleans())
-def test_the_fast_reader_reads_as_pyyaml_does(data, width, indent, flow):
-    """Whatever the fast reader takes (safe_dump's block style at any width and indentation, wrapped
-    plain scalars, quoted ones, one-line flow collections), it reads as PyYAML's events do: same
-    values, lines and problems."""
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=width, indent=indent + 1,
-                          default_flow_style=None if flow else False)
-    fast, slow = _both(text)
-    if fast is not None:
-        _same(fast, slow)
+@given(st.one_of(st.dictionaries(_KEYS, _VALUES, min_size=1, max_size=5), _VALUES), st.sampled_from([20, 40, 80, 1000]),
+       st.integers(1, 4), st.sampled_from(["block", "flow", "json"]), st.sampled_from([None, "a", "queries"]))
+def test_both_event_readers_read_a_document_alike(data, width, indent, style, stream):
+    """safe_dump's block style at any width and indentation (wrapped plain scalars, quoted ones, flow collections)
+    and JSON: the same values, lines and problems from libyaml's events as from PyYAML's pure reader, streamed or
+    not."""
+    if style == "json":
+        text = json.dumps(data, indent=indent, ensure_ascii=False)     # escaped, an astral character: see below
+    else:
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=width, indent=indent + 1,
+                              default_flow_style=None if style == "flow" else False)
+    assert _read(text, True, stream=stream) == _read(text, False, stream=stream)
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from([
+_SOUP = [
     "a: 1", "b: x y", "  c: z", "- p", "  - q: 1", "- {doc_id: 007, grade: 3}", "d: [1, two, '3']", "e:",
     "  f: g", "    h", "# note", "", "  ", "i: 'it''s'", 'j: "k"', "l: m # n", "- - r", "o: p: q", "  t:", "- ",
     "u: {}", "v: []", "w: ~", "x: yes", "q_1: 2024-01-31", "query_id: 12", "  - doc_id: d", "    grade: 2",
-    "y: [a, b", "z: a\tb", "-", "---", "a: &x 1", "b: *x", "c: !!str 1", "k: 1.0e+400", "k2: " + "9" * 401,
+    "y: [a, b", "-", "---", "...", "a: &x 1", "b: *x", "c: !!str 1", "k: 1.0e+400", "k2: " + "9" * 401,
     "  - x", "    - y", "      z", "m:  spaced  ", "n: 'a' # c", "p: -", "q: -1", "r: [ ]", "s: { }", "t: [a,b]",
     "- a # c", "  more", "  # c2", "      w #", "g: [x] # c", "h: {a: b} #c", "- 'q'", "-  x: 1", "   y: 2",
-]), min_size=1, max_size=14))
-def test_the_fast_reader_takes_or_declines_any_line_soup(lines):
-    """Hand-written and broken documents: the fast reader either declines or reads as PyYAML does."""
-    text = "\n".join(lines) + "\n"
-    fast, slow = _both(text)
-    if fast is not None:
-        _same(fast, slow)
+    "? [a]", ": b", "<<: {a: 1}", "t: !!binary aGk=", "x: !foo bar", "k: |", "  lit", "k: >-", "- !!int '12'",
+    "- !!float x", "on: 1", "2: x", "k: 0o17", "k: 1_0", "%YAML 1.1", "--- !!map",
+]
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"query_id": _SCALARS, "query_text": _SCALARS,
-                                       "relevant_docs": st.lists(st.fixed_dictionaries(
-                                           {"doc_id": _SCALARS, "grade": _SCALARS}), max_size=3)}),
-                min_size=0, max_size=4), st.sampled_from([30, 100]))
-def test_streamed_items_are_handed_over_alike(queries, width):
-    text = yaml.safe_dump({"name": "n", "queries": queries}, sort_keys=False, allow_unicode=True, width=width)
-    fast, slow = _both(text, stream=("queries",))
-    if fast is not None:
-        _same(fast, slow)
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), min_size=1, max_size=14), st.sampled_from(["\n", "\r\n"]),
+       st.sampled_from([None, "queries"]))
+def test_both_event_readers_take_or_refuse_any_line_soup_alike(lines, newline, stream):
+    """Hand-written and broken documents: the same values, lines and problems from either reader; where the text
+    is not YAML, each parser says why in its own words, on the same line."""
+    text = newline.join(lines) + newline
+
+    def worded(read):
+        data, lines, problems = read
+        return data, lines, [(n, "not valid YAML" if m.startswith("not valid YAML: ") else m) for n, m in problems]
+    assert worded(_read(text, True, stream=stream)) == worded(_read(text, False, stream=stream))
 
 
-def test_the_project_s_files_take_the_fast_reader():
-    for path in [SAMPLE, *sorted((ROOT / "data" / "test_sets").glob("*.yaml"))]:
-        fast, slow = _both(path.read_text())
-        assert fast is not None, path
-        _same(fast, slow)
+@pytest.mark.parametrize("text, libyaml, pure", [
+    ("a:\t1\n", ({"a": 1}, {(): 1, ("a",): 1}, []),
+     (None, {(): 1}, [(1, "not valid YAML: found character '\\t' that cannot start any token")])),
+    ('a: "\\ud800"\n', (None, {(): 1}, [(1, "not valid YAML: found invalid Unicode character escape code")]),
+     ({"a": "<BAD>"}, {(): 1, ("a",): 1},
+      [(1, "a lone UTF-16 surrogate escape (\\ud800-\\udfff), which UTF-8 text cannot hold")])),
+    ("a: 1\n\ufeffb: 2\n", (None, {(): 1, ("a",): 1}, [(2, "not valid YAML: did not find expected key")]),
+     ({"a": 1, "\ufeffb": 2}, {(): 1, ("a",): 1, ("\ufeffb",): 2}, [])),
+])
+def test_where_the_two_readers_differ(text, libyaml, pure):
+    """What only the fallback reads otherwise (docs/testsets.md): a tab after a key's colon, which PyYAML's pure
+    scanner refuses; a surrogate escape (JSON's escaped astral characters are two), which libyaml refuses as an
+    escape; a byte order mark inside the text, which the pure reader keeps as a character."""
+    assert _read(text, True) == libyaml and _read(text, False) == pure
+
+
+def test_the_project_s_files_read_alike_by_both_readers():
+    for path in [SAMPLE, *sorted((ROOT / "data").rglob("*.y*ml"))]:
+        text = path.read_text(encoding="utf-8")
+        assert _read(text, True) == _read(text, False), path
+        assert _read(text, True, stream="queries") == _read(text, False, stream="queries"), path
 
 
 def test_problems_keep_the_first_by_line_and_count_the_rest():
@@ -382,8 +400,8 @@ def test_a_json_document_too_dense_for_bounded_memory_is_refused(tmp_path, capsy
 
 # ------------------------------------------------------------------ the bounds of thresholds.py, lowered
 @pytest.mark.parametrize("within, beyond, line", [
-    ("a:\n  b:\n    c: 1\n", "a:\n  b:\n    c:\n      d: 1\n", 4),      # block style (the fast reader)
-    ("a: [[1]]\n", "a: [[[1]]]\n", 1),                                   # flow style (PyYAML's events)
+    ("a:\n  b:\n    c: 1\n", "a:\n  b:\n    c:\n      d: 1\n", 4),      # block style
+    ("a: [[1]]\n", "a: [[[1]]]\n", 1),                                   # flow style
     ("- - - 1\n", "- - - - 1\n", 1),
 ])
 def test_max_depth_decides_what_nesting_is_refused(monkeypatch, within, beyond, line):
@@ -441,25 +459,33 @@ def test_json_density_is_checked_past_its_size(monkeypatch):
 
 
 @pytest.mark.parametrize("max_chars, entries", [(0, 4096), (16, 0), (16, 2), (1 << 30, 1 << 30)])
-def test_plain_tags_remembered_or_not_give_the_same_values(monkeypatch, max_chars, entries):
-    """thresholds.PLAIN_TAG_MEMO_MAX_CHARS and PLAIN_TAG_MEMO_ENTRIES: a scalar's tag is remembered (short texts, up
-    to so many) or resolved anew; the values read are the same, and only what the bounds let in is remembered."""
+def test_plain_values_remembered_or_not_are_the_same(monkeypatch, max_chars, entries):
+    """thresholds.PLAIN_VALUE_MEMO_MAX_CHARS and PLAIN_VALUE_MEMO_ENTRIES: a plain scalar's value is remembered
+    (short texts, up to so many) or valued anew; the values read are the same, and only what the bounds let in is
+    remembered."""
     text = ("a: [1, 1, 2.5, 2.5, true, true, null, ~, 2001-12-14, x, x]\n"
             "b: {k: 0x1F, l: 0o17, m: .inf, n: -1_000, o: '1', p: " + "7" * 30 + ", q: " + "y" * 30 + "}\n")
     default = yaml_tree(text)
-    scalars = bounded._Scalars("config", False, bounded.Problems())
-    for word in ("1", "2.5", "x", "1", "y" * 30):
-        scalars.plain_tag(word)
-    assert list(scalars._tags) == ["1", "2.5", "x"]              # the default: short texts, each once
-    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_MAX_CHARS", max_chars)
-    monkeypatch.setattr(thresholds, "PLAIN_TAG_MEMO_ENTRIES", entries)
+    assert default[0]["a"] == [1, 1, 2.5, 2.5, True, True, None, None, bounded.BAD, "x", "x"]
+    assert default[0]["b"] == {"k": 31, "l": "0o17", "m": float("inf"), "n": -1000, "o": "1", "p": int("7" * 30),
+                               "q": "y" * 30}
+
+    def remembered(words):
+        scalars = Scalars("config", False, bounded.Problems())
+        values = [scalars.plain(w, False, 1) for w in words]
+        return values, scalars.remembered
+
+    words = ("1", "2.5", "x", "1", "y" * 30, "yes", "2001-12-14")
+    values, memo = remembered(words)
+    assert memo == {"1": 1, "2.5": 2.5, "x": "x", "yes": True}           # the default: short texts, each once
+    monkeypatch.setattr(thresholds, "PLAIN_VALUE_MEMO_MAX_CHARS", max_chars)
+    monkeypatch.setattr(thresholds, "PLAIN_VALUE_MEMO_ENTRIES", entries)
     again = yaml_tree(text)
     assert again[:2] == default[:2] and again[2].listed() == default[2].listed()
-    scalars = bounded._Scalars("config", False, bounded.Problems())
-    tags = [scalars.plain_tag(word) for word in ("1", "2.5", "x", "1", "y" * 30)]
-    assert tags[0] == tags[3] == "tag:yaml.org,2002:int" and tags[2] == tags[4] == "tag:yaml.org,2002:str"
-    kept = [w for w in dict.fromkeys(("1", "2.5", "x", "y" * 30)) if len(w) <= max_chars][:entries]
-    assert list(scalars._tags) == kept
+    got, memo = remembered(words)
+    assert got[:-1] == values[:-1] == [1, 2.5, "x", 1, "y" * 30, True] and got[-1] is values[-1] is bounded.BAD
+    kept = [w for w in ("1", "2.5", "x", "y" * 30, "yes") if len(w) <= max_chars][:entries]
+    assert list(memo) == kept
 
 
 def test_max_listed_problems_decides_how_many_are_listed(monkeypatch):

@@ -93,14 +93,14 @@ def _trec_eval(*args) -> subprocess.CompletedProcess:
 def test_fast_paths_take_clean_files(tmp_path, monkeypatch):
     """On clean input the lowered thresholds really send files down the Arrow paths."""
     taken = []
-    for module, name in ((trec, "_arrow_read"), (jsonl, "_read_jsonl_run_fast")):
+    for module, name in ((trec, "_arrow_read"), (jsonl, "read_jsonl_run_fast")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _n=name, **k: taken.append((_n, _real(*a, **k) is not None)) or taken[-1][1] and _real(*a, **k))
     _thresholds(monkeypatch, large=True)
     read_trec_run(_write(tmp_path, RUN_PAD))
     read_trec_qrels(_write(tmp_path, QRELS_PAD, "q"))
     read_jsonl_run(_write(tmp_path, JSONL_PAD, "j"))
-    assert taken == [("_arrow_read", True), ("_arrow_read", True), ("_read_jsonl_run_fast", True)]
+    assert taken == [("_arrow_read", True), ("_arrow_read", True), ("read_jsonl_run_fast", True)]
 
 
 # ------------------------------------------------------------------ misreads

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT, run_cli, staged
-from treckit.inputs import sources as tio
 from treckit import thresholds
 from treckit.inputs import long_lines
 from treckit.inputs.sources import Source
@@ -90,9 +89,8 @@ def test_a_gzip_bomb_is_refused_while_it_is_decompressed(tmp_path, monkeypatch, 
     assert exc.value.line == 2 and exc.value.reason.startswith("line longer than 1,000 bytes")
 
 
-def test_a_long_line_on_stdin_is_refused_while_it_is_read(monkeypatch, capsys, bound):
+def test_a_long_line_on_stdin_is_refused_while_it_is_read(monkeypatch, capsys, bound, fresh_streams):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(RUN_HEAD + LONG)))
-    monkeypatch.setattr(tio, "_stream_cache", {})
     code, _, err = run_cli(["run", "-", "-o", "-"], capsys)
     assert code == 2 and _refused(err, "<stdin>", 3), err
 

@@ -77,10 +77,10 @@ def test_reader_counts_as_the_definition_on_both_paths(tmp_path, lines, block, f
     pairwise count; negative ranks go through Arrow's own integer check."""
     path = tmp_path / "run"
     path.write_text("".join(f"{q} Q0 d{i} {r - 2} {s} t\n" for i, (q, s, r) in enumerate(lines)))
-    old = thresholds.TREC_RUN_FAST_MIN_BYTES, thresholds.ARROW_PARALLEL_BLOCK_BYTES, trec._read_run_fast
+    old = thresholds.TREC_RUN_FAST_MIN_BYTES, thresholds.ARROW_PARALLEL_BLOCK_BYTES, trec.read_run_fast
     thresholds.TREC_RUN_FAST_MIN_BYTES, thresholds.ARROW_PARALLEL_BLOCK_BYTES = (0 if fast else 1 << 40), block
     read_fast = []
-    trec._read_run_fast = lambda *a: read_fast.append(old[2](*a)) or read_fast[-1]
+    trec.read_run_fast = lambda *a: read_fast.append(old[2](*a)) or read_fast[-1]
     try:
         for lean in (True, False):
             run = read_trec_run(path, lean=lean, rising_ranks=True)
@@ -88,7 +88,7 @@ def test_reader_counts_as_the_definition_on_both_paths(tmp_path, lines, block, f
             assert evidence.settle() == pairwise([(q, s, r - 2) for q, s, r in lines])
             assert evidence.queries == len({q for q, _, _ in lines})
     finally:
-        thresholds.TREC_RUN_FAST_MIN_BYTES, thresholds.ARROW_PARALLEL_BLOCK_BYTES, trec._read_run_fast = old
+        thresholds.TREC_RUN_FAST_MIN_BYTES, thresholds.ARROW_PARALLEL_BLOCK_BYTES, trec.read_run_fast = old
     assert len(read_fast) == (2 if fast else 0) and all(r is not None for r in read_fast)     # the Arrow reader read it
 
 

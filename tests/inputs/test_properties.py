@@ -164,7 +164,7 @@ def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, dat
     those of a sort by (score desc, docid desc), trec_eval's order, for any judged rows."""
     import numpy as np
     import pyarrow as pa
-    from treckit.ranking.order import _ranks_in_listed_order, _ranks_in_query_rows
+    from treckit.ranking.order import ranks_in_listed_order, ranks_in_query_rows
     rows, starts = [], []
     for q in queries:
         starts.append(len(rows))
@@ -172,7 +172,7 @@ def test_ranks_of_queries_listed_together_equal_a_full_sort(listed, queries, dat
     key = np.array([float(s) for s, _ in rows])
     docid = pa.chunked_array([pa.array([d for _, d in rows])])
     jrows = np.array(sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1))), np.int64)
-    got = (_ranks_in_listed_order if listed else _ranks_in_query_rows)(np.array(starts), key, docid, jrows)
+    got = (ranks_in_listed_order if listed else ranks_in_query_rows)(np.array(starts), key, docid, jrows)
     bounds = starts + [len(rows)]
     for j, r in zip(jrows.tolist(), got.tolist()):
         a = max(s for s in starts if s <= j)

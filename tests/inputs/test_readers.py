@@ -133,14 +133,12 @@ def test_skip_malformed_counts_each_kind(tmp_path, capsys):
     assert "skipped 3 malformed" in err and "NaN" in err
 
 
-def test_gzip_and_stdin(tmp_path, monkeypatch):
+def test_gzip_and_stdin(tmp_path, monkeypatch, fresh_streams):
     import io
     import sys
     p = tmp_path / "q.gz"
     p.write_bytes(gzip.compress(b"1 0 d1 1\n1 0 d2 0\n"))
     assert read_qrels(p).to_dict() == {"1": {"d1": 1, "d2": 0}}
-    from treckit.inputs import sources as tio
-    monkeypatch.setattr(tio, "_stream_cache", {})     # stdin is read once per process: this test's leaves with it
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"7 0 x 2\n")))
     assert read_qrels("-", "trec").to_dict() == {"7": {"x": 2}}
 
@@ -177,8 +175,8 @@ def test_every_layout_takes_the_vectorized_path_for_clean_runs(tmp_path, monkeyp
     path.write_text("".join(f"{q} Q0 d{q}_{d} {d + 1} {9 - d}.25 t\n" for q in range(1, 4) for d in range(8)))
     slow = read_trec_run(path, layout=layout)
     calls = []
-    real = trec._read_run_fast
-    monkeypatch.setattr(trec, "_read_run_fast", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = trec.read_run_fast
+    monkeypatch.setattr(trec, "read_run_fast", lambda *a, **k: calls.append(a) or real(*a, **k))
     monkeypatch.setattr(thresholds, "TREC_RUN_FAST_MIN_BYTES", 0)
     fast = read_trec_run(path, layout=layout)
     assert calls and fast.table.to_pylist() == slow.table.to_pylist()

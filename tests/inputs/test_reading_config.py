@@ -337,7 +337,7 @@ def test_one_table_of_reading_options():
     """Every reading option exists on run, eval, compare and the staged scripts, with one default."""
     import argparse
 
-    from treckit.cli.evaluate import _READ
+    from treckit.cli.evaluate import READING_FLAGS
     from treckit.cli.main import get_app
     from treckit.inputs.options import FLAGS, RunReading
     from treckit.stages import add_reading_arguments
@@ -347,7 +347,7 @@ def test_one_table_of_reading_options():
     for name in ("run", "compare"):
         opts = {o for p in app.commands[name].params for o in p.opts}
         assert {f.flag for f in FLAGS} <= opts, name
-    assert set(_READ) == {f.flag for f in FLAGS}
+    assert set(READING_FLAGS) == {f.flag for f in FLAGS}
     ap = argparse.ArgumentParser()
     add_reading_arguments(ap)
     assert {f.flag for f in FLAGS} <= set(ap._option_string_actions)

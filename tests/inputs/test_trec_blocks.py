@@ -189,7 +189,7 @@ def test_separator_in_a_later_block_sends_the_file_to_the_line_parser(tmp_path, 
     assert fast == slow
     got = blocks[-1]
     assert len(got) > 5 and None not in got[:-1] and got[-1] is None
-    assert trec._read_run_fast(Source(p), 6) is None
+    assert trec.read_run_fast(Source(p), 6) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -222,7 +222,7 @@ def test_a_file_cut_short_while_it_is_read_is_an_error_naming_it(tmp_path, monke
     src = Source(p)                                   # its size is taken here
     p.write_bytes(b"".join(_run_lines(100)))          # ... and the file is cut short before it is read
     with pytest.raises(InputError) as err:
-        trec._read_run_fast(src, 6, lean=True)
+        trec.read_run_fast(src, 6, lean=True)
     assert "shrinking-run" in str(err.value) and "cut short (truncated) while it was read" in str(err.value) and err.value.fix
 
 

@@ -259,4 +259,4 @@ def test_topics_in_small_groups_give_the_same_doubles(shared, tmp_path, monkeypa
     monkeypatch.setattr(thresholds, "DIVERSITY_BLOCK_CELLS", 1)
     small = treckit.evaluate(str(tmp_path / "sub"), run, list(NAMES), warn=lambda m: None)
     assert whole.equals(small)
-    assert len(subtopics._chunks(np.array([0, 0, 1, 2]), np.array([0, 1, 0, 0]), np.array([0, 0, 0, 1]), 3, 20)) == 3
+    assert len(subtopics.topic_chunks(np.array([0, 0, 1, 2]), np.array([0, 1, 0, 0]), np.array([0, 0, 0, 1]), 3, 20)) == 3

@@ -174,11 +174,11 @@ def test_the_fast_reading_is_the_exact_one(shared, monkeypatch):
     over to them whatever is not plain (here: a score written as a word, an integer of 2^53)."""
     qrels = reading.read_qrels(str(shared / "trec_eval" / "qrels.rel_level"))
     data = (shared / "trec_eval" / "results.test").read_bytes()
-    fast = reading._read_run_fast(data, qrels, "r")
+    fast = reading.read_run_fast(data, qrels, "r")
     assert fast is not None and len(fast.topics) == 3
-    assert reading._read_run_fast(data + b"301 Q0 x 1 abc STANDARD\n", qrels, "r") is None
-    assert reading._read_run_fast(data + b"301 Q0 x 1 9007199254740992 STANDARD\n", qrels, "r") is None
-    monkeypatch.setattr(reading, "_read_run_fast", lambda *a: None)
+    assert reading.read_run_fast(data + b"301 Q0 x 1 abc STANDARD\n", qrels, "r") is None
+    assert reading.read_run_fast(data + b"301 Q0 x 1 9007199254740992 STANDARD\n", qrels, "r") is None
+    monkeypatch.setattr(reading, "read_run_fast", lambda *a: None)
     exact = reading.read_run("r", qrels, data=data)
     assert (fast.topics, fast.gains, fast.runid) == (exact.topics, exact.gains, exact.runid)
 

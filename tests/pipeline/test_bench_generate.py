@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
-
-sys.path.insert(0, str(ROOT / "bench"))
-
-import generate as gen  # noqa: E402
+from bench import generate as gen
 
 QUERIES, DOCS, BLOCK, SWEEPS = 23, 12, 5, 4   # 5 blocks, the last one short; sweeps of 3 ranks
 
@@ -159,7 +154,7 @@ def test_classic_mode_unchanged(tmp_path, shape):
 def test_the_test_set_bench_writes_what_treckit_writes():
     """bench/testset_bench.py's test set is seeded and written in the style `TestSet.to_yaml` writes (so the
     figures are those of treckit's own files); its run names each query and ranks by score."""
-    import testset_bench as tsb
+    from bench import testset_bench as tsb
     from treckit.testsets import parse_test_set
 
     text = "".join(tsb.test_set_yaml(300))

@@ -418,7 +418,7 @@ def test_cross_check_of_a_run_evaluated_in_bounded_memory(tmp_path, capsys, monk
     try:
         code, _, err = run_cli(["eval", "--cross-check", "-m", "map", qrels, "-"], capsys)
     finally:
-        tio._stream_cache.clear()          # stdin is read once per process: later tests give their own
+        tio.forget_streams()          # stdin is read once per process: later tests give their own
     assert code == 0 and "cross-check -: 1 number agrees" in err and len(reread) == 1
 
 

@@ -775,7 +775,7 @@ def test_a_request_s_problems_are_listed_up_to_the_threshold(monkeypatch):
     from treckit import thresholds
     from treckit.service import evaluator
     errors = [{"loc": ["body", "queries", i], "msg": "Field required", "type": "missing"} for i in range(5)]
-    assert evaluator._listed(errors) == errors
+    assert evaluator.listed_errors(errors) == errors
     monkeypatch.setattr(thresholds, "MAX_LISTED_PROBLEMS", 2)
     more = {"loc": ["body"], "msg": "... and 3 more problems", "type": "more"}
-    assert evaluator._listed(errors) == errors[:2] + [more]
+    assert evaluator.listed_errors(errors) == errors[:2] + [more]

@@ -13,7 +13,6 @@ from ..compare.compare import CompareOptions
 from ..compare.report import PLOT_FORMATS, table
 from ..console.errors import InputError
 from ..console.messages import say
-from ..console.process import defer_pandas
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..engines.choice import choose
 from ..engines.dask import check_shared_paths
@@ -87,7 +86,6 @@ def compare_cmd(
 ) -> None:
     """Compare systems: per-query deltas, win/tie/loss, the paired t-test (Holm across measures; the raw p on a
     test set's A/B), reports."""
-    defer_pandas()
     if tie_aware is not None:                               # checked before any file is read
         check_compare_mode(tie_aware)
         refuse(engine if scheduler is None else "dask")

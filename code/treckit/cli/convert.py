@@ -7,7 +7,6 @@ from typing import Optional
 import typer
 
 from ..console.messages import say
-from ..console.process import defer_pandas
 from ..stages import qrels_stage, run_stage
 from .common import (DUPLICATES, Duplicates, LAYOUTS, Layout, QRELS_FORMATS, QrelsFormat, one_of, with_memory_limit,
                      with_reading_options)
@@ -33,7 +32,6 @@ def qrels_cmd(
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="count and skip bad lines instead of failing"),
 ) -> None:
     """Ground truth -> TREC qrels."""
-    defer_pandas()
     r = qrels_stage(input, output, format=format, id_base=id_base, id_field=id_field, raw_ids=raw_ids,
                     duplicates=duplicates, id_added=id_added, skip_malformed=skip_malformed, layout=layout)
     say(f"{r.judgments} judgments for {r.queries} queries written to {output}")
@@ -50,7 +48,6 @@ def _run_cmd(
     reading=None,
 ) -> None:
     """A run in any supported format -> canonical TREC run that trec_eval reads in the intended order."""
-    defer_pandas()
     run_stage(input, output, run_name=run_name, reading=reading, depth=depth, raw_ids=raw_ids)
 
 

@@ -12,7 +12,8 @@ from .. import __version__
 from ..console import spelling
 from ..console.errors import InputError, OutputClosed
 from ..console.messages import say
-from ..console.process import defer_pandas, silence_stdout
+from ..console.process import silence_stdout
+from .main import command_module
 from ..engines import MISSING as EVAL_MISSING
 from ..engines.budget import HELP as MEMORY_LIMIT_HELP, MemoryLimit
 from ..engines.choice import choose
@@ -23,17 +24,12 @@ from ..inputs.formats import QRELS_FORMATS
 from ..inputs.formats.common import parse_int
 from ..measures.registry import resolve
 from ..output import FORMATS as EVAL_FORMATS
-from ..output.files import atomic_output, outputs, refuse_overwriting_inputs
+from ..output.files import outputs, refuse_overwriting_inputs
 from ..output.records import write
 from ..output.tie_aware import write_tie_aware
 from ..service.metrics import check_prefix, check_pushgateway, export, gauge_measures
 from ..inputs.options import FLAGS as _READ_FLAGS, RunReading, python_name, reading_from_values
 from ..measures.declaration import REL_FORMATS
-from ..measures.definitions import definitions_of
-from ..compare.report import plot_format
-from ..report.html import render as render_page, require_plotly
-from ..report.picture import curve_bytes
-from ..report.sources import NO_CURVE_EVAL, eval_curves, eval_page
 
 _NO_ARG = {"q": "query", "c": "complete", "n": "nosummary", "J": "judged"}
 _ARG = {"m": "measure", "l": "level", "M": "max", "N": "ndocs", "Z": "zscore", "R": "relformat", "T": "resformat", "D": "debug"}
@@ -45,7 +41,7 @@ _OWN = {"--format": "format", "--missing": "missing", "--qrels-format": "qrels_f
         "--metrics-prefix": "metrics_prefix", "--engine": "engine", "--scheduler": "scheduler",
         "--tie-aware": "tie_aware", "--html": "html", "--plot": "plot"}
 # how runs are read: the options every run-reading command shares (treckit.inputs.options.FLAGS)
-_READ = {f.flag: f for f in _READ_FLAGS}
+READING_FLAGS = {f.flag: f for f in _READ_FLAGS}
 _READ_BOOL = {f.flag for f in _READ_FLAGS if f.kind is bool} | {"--break-ties"}
 
 
@@ -153,15 +149,15 @@ class _EvalArgv:
         elif name == "--cross-check":
             self.args.cross_check = True
         elif name in _READ_BOOL:
-            self.read_values["break_ties" if name == "--break-ties" else python_name(_READ[name])] = True
-        elif name in _OWN or name in _LONG or name in _READ:
+            self.read_values["break_ties" if name == "--break-ties" else python_name(READING_FLAGS[name])] = True
+        elif name in _OWN or name in _LONG or name in READING_FLAGS:
             self.long_flag_value(name, val if eq else self.value_after(name))
         else:
             raise InputError(f"unknown option {name}", fix="see `treckit eval --help`")
 
     def long_flag_value(self, name: str, val: str) -> None:
-        if name in _READ:
-            f = _READ[name]
+        if name in READING_FLAGS:
+            f = READING_FLAGS[name]
             self.read_values[python_name(f)] = _integer(name, val) if f.kind is int else val
         elif name in _OWN:
             setattr(self.args, _OWN[name], val)
@@ -244,6 +240,7 @@ def _integer(flag: str, text: str) -> int:
 
 
 EVAL_USAGE = "treckit eval [OPTIONS] QRELS RUN [RUN ...]"
+PAGES_MODULE = "eval_pages"      # --html and --plot: loaded only when asked for (the report's modules)
 EVAL_ABOUT = ("Evaluate runs like trec_eval 10.0: same flags, byte-identical text output. Each RUN is evaluated "
               "against QRELS in turn; options may come before, between or after the files.")
 
@@ -429,7 +426,6 @@ def eval_main(argv: list[str]) -> None:
     if any(f in ("-v", "--version") for f in flags):
         print(version_line(), file=sys.stderr)      # trec_eval -v prints its version on stderr
         return
-    defer_pandas()
     a = parse_args(argv)
     if a.rel_format != "qrels":
         spelling.now("treckit eval -R")        # runs read by their format only (engines.prefs.Preferences)
@@ -471,7 +467,7 @@ def run_eval(a: EvalArgs, out=None) -> None:
             say(line)
     write(out, results, fmt, per_query=a.query, summary=a.summary)
     if a.html or a.plot:
-        draw(a, results, requests)
+        command_module(PAGES_MODULE).draw(a, results, requests)
     if a.prometheus_textfile or a.pushgateway:
         from pathlib import Path
         with outputs(a.prometheus_textfile):        # a failed push leaves no textfile: both or neither
@@ -488,31 +484,7 @@ def check_drawings(a: EvalArgs) -> None:
     if a.tie_aware is not None or a.zscore is not None or a.rel_format != "qrels":
         raise InputError("--html and --plot draw trec_eval's values of qrels judgments, not with --tie-aware, -Z or -R",
                          fix="leave them out (compare --tie-aware range --html draws tie ranges)")
-    if a.html is not None:
-        require_plotly()
-    if a.plot is not None:
-        plot_format(a.plot)
-
-
-def draw(a: EvalArgs, results, requests) -> None:
-    """The HTML report and the picture of the precision-recall curves, from the values eval computed; both
-    rendered before either is written, and both written or neither."""
-    defs = definitions_of(requests, query_set="judged" if a.complete else "retrieved", ranking=a.reading.ranking,
-                          level=a.level)
-    drawn = []
-    if a.plot is not None:
-        levels, curves = eval_curves(results, defs)
-        if not curves:
-            raise InputError(f"--plot {a.plot}: {NO_CURVE_EVAL}", fix="add -m iprec_at_recall")
-        drawn.append((a.plot, "wb", curve_bytes(levels, curves, plot_format(a.plot))))
-    if a.html is not None:
-        inputs = [("qrels", a.files[0], None)] + [(f"run {tag}", str(path), None) for path, tag, _ in results]
-        drawn.append((a.html, "w", render_page(eval_page(results, defs, complete=a.complete, inputs=inputs))))
-    with outputs(a.html, a.plot):
-        for path, mode, data in drawn:
-            with atomic_output(path, mode) as fh:
-                fh.write(data)
-        say("wrote " + " and ".join(str(p) for p, _, _ in drawn))
+    command_module(PAGES_MODULE).check(a.html, a.plot)
 
 
 # ---------------------------------------------------------------- -R prefs | qrels_prefs | qrels_jg

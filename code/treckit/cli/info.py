@@ -8,7 +8,6 @@ from typing import List, Optional
 import typer
 
 from ..console.errors import InputError
-from ..console.process import defer_pandas
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..engines.tie_aware import path_sources
 from ..inputs.formats.detect import detect_qrels, detect_run
@@ -60,7 +59,6 @@ def detect_cmd(path: str = typer.Argument(..., metavar="FILE", help="the file to
                                          "float32 (docs/ties.md)"),
                memory_limit: MemoryLimit = DEFAULT_MEMORY) -> None:
     """Say which format a file is read as, and why."""
-    defer_pandas()
     if ties and (role == "qrels" or path == "-"):
         raise InputError("--ties looks at a run file's scores", fix="give a run file (not stdin), without --role qrels")
     d = detect_qrels(path) if role == "qrels" else detect_run(path)

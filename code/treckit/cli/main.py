@@ -17,7 +17,7 @@ from .. import __version__
 from ..console import spelling
 from ..console.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError, Interrupted, OutputClosed
 from ..dependencies import install_hint, missing_extra
-from ..console.process import exit_code_of, exit_now, keep_freed_memory, native_library_defaults
+from ..console.process import exit_code_of, exit_now, prepare_process
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -254,8 +254,7 @@ def _dispatch(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    native_library_defaults()                   # before numpy and pyarrow are first imported
-    keep_freed_memory()
+    prepare_process()                           # before numpy and pyarrow are first imported
     code = 0
 
     def body() -> None:

@@ -11,7 +11,6 @@ import typer
 
 from ..console.errors import InputError, listing, without_credentials
 from ..console.messages import say
-from ..console.process import defer_pandas
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..ids import tsv_field_problem
 from ..engines.choice import choose
@@ -61,7 +60,6 @@ def _write_text(path, text: str) -> None:
 @testset_app.command("validate")
 def validate_cmd(test_set: str = typer.Argument(..., help="a test-set YAML file, or a name in $TRECKIT_TEST_SETS")) -> None:
     """Check a test set against the schema; every problem is listed with its line."""
-    defer_pandas()                        # the test set's columns are Arrow arrays; nothing here needs pandas
     ts = load_test_set(test_set)
     counts = ts.counts_by_type()
     print(f"{ts.name} {ts.version}: {len(ts.queries)} queries, "

@@ -31,7 +31,9 @@ def warn_python(message: str, category: type[Warning] = InputWarning) -> None:
     if spelling.command_running():
         print(f"treckit: {without_credentials(spelling.spell(message))}", file=sys.stderr)
         return
-    level, frame = 2, sys._getframe(1)          # stacklevel 2 is the frame that called warn_python
+    import inspect
+
+    level, frame = 2, inspect.currentframe().f_back     # stacklevel 2 is the frame that called warn_python
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     warnings.warn(without_credentials(spelling.spell(message)), category, stacklevel=level)

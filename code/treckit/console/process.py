@@ -1,15 +1,22 @@
-"""Start-up cost control for treckit's own processes (the CLI and the staged scripts).
+"""treckit's own processes: how they are tuned, and how they end.
 
-pyarrow imports pandas (about half a second) the first time any array is built, only to check
-whether the input is a pandas object.  In our own processes nothing handed to pyarrow is a pandas
-object, so the check is made to find no pandas; pyarrow's shim still imports pandas for real the
-moment something asks for it (``to_pandas``).  Never called on ``import treckit``: a user's process
-is left exactly as pyarrow sets it up.
+The tuning is done by the entry points only -- the CLI's main, the staged scripts (:func:`prepare_process`), a
+service worker's and a Dask worker's start-up -- never on ``import treckit``: a user's process is left exactly as
+its libraries set it up.
+
+- pyarrow imports pandas (about half a second) the first time any array is built, only to check whether the
+  input is a pandas object.  In our own processes nothing handed to pyarrow is a pandas object, so the check is
+  made to find no pandas, right after pyarrow loads (:func:`defer_pandas_when_pyarrow_loads`); pyarrow's shim
+  still imports pandas for real the moment something asks for it (``to_pandas``).
+- glibc's malloc is told to keep freed memory for reuse (:func:`keep_freed_memory`), and what the library lets
+  go of in large pieces is handed back to the system when it says so (:func:`memory_freed`,
+  :func:`give_memory_back_when_freed`).
 """
 from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.machinery
 import io
 import os
 import signal
@@ -34,6 +41,7 @@ class _NoPandas:
 
 
 def defer_pandas() -> None:
+    """pyarrow's first array built with pandas hidden (pyarrow imported now if it was not)."""
     if "pandas" in sys.modules:
         return
     import pyarrow as pa
@@ -43,6 +51,36 @@ def defer_pandas() -> None:
         pa.array([0])
     finally:
         sys.meta_path.remove(_NoPandas)
+
+
+class _AfterPyarrow:
+    """A meta-path finder that finds pyarrow where the path finder does and has it load as it would, then runs
+    :func:`defer_pandas` before anything else uses it; it goes once pyarrow has loaded."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "pyarrow":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        if loader is not None and hasattr(loader, "exec_module"):
+            run = loader.exec_module
+
+            def exec_module(module) -> None:
+                run(module)
+                if _AfterPyarrow in sys.meta_path:
+                    sys.meta_path.remove(_AfterPyarrow)
+                defer_pandas()
+            loader.exec_module = exec_module
+        return spec
+
+
+def defer_pandas_when_pyarrow_loads() -> None:
+    """:func:`defer_pandas` as pyarrow loads, whichever command loads it (none is loaded for ``--help``)."""
+    if "pyarrow" in sys.modules:
+        defer_pandas()
+    elif _AfterPyarrow not in sys.meta_path:
+        sys.meta_path.insert(0, _AfterPyarrow)
 
 
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
@@ -86,6 +124,28 @@ def give_back_freed_memory() -> None:
 
 
 _trim = None
+_WHEN_FREED: list = []
+
+
+def memory_freed(*, arrow: bool = False) -> None:
+    """Said by the library where it has just let go of large transient buffers (a document's text, a part of a run;
+    ``arrow``: Arrow's buffers among them): what the process's entry point set up for that moment runs
+    (:func:`give_memory_back_when_freed`); in a user's process, nothing."""
+    for act in _WHEN_FREED:
+        act(arrow)
+
+
+def give_memory_back_when_freed() -> None:
+    """From now on, what the library lets go of (:func:`memory_freed`) goes back to the system: Arrow's pool's
+    unused memory when Arrow's buffers were among it, then glibc's (:func:`give_back_freed_memory`)."""
+    if _give_back not in _WHEN_FREED:
+        _WHEN_FREED.append(_give_back)
+
+
+def _give_back(arrow: bool) -> None:
+    if arrow and "pyarrow" in sys.modules:
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
+    give_back_freed_memory()
 
 
 def native_library_defaults() -> None:
@@ -122,10 +182,11 @@ def allocate_within_budget() -> None:
 
 
 def prepare_process() -> None:
-    """What treckit's own entry points do first (see the functions above)."""
+    """What the CLI's main and the staged scripts do first (see the functions above)."""
     native_library_defaults()
     keep_freed_memory()
-    defer_pandas()
+    defer_pandas_when_pyarrow_loads()
+    give_memory_back_when_freed()
 
 
 def buffered_stdout() -> None:

@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator, Sequence
 from . import dask_partition
 from ..console.errors import InputError, TreckitError, without_credentials
 from ..console.messages import warn_python
-from ..console.process import keep_freed_memory
+from ..console.process import give_memory_back_when_freed, keep_freed_memory
 from ..fast.parallel import usable_cores
 from ..console import spelling
 from ..console.spelling import spell
@@ -123,6 +123,7 @@ def _as_treckit_process() -> None:
     import threading
 
     keep_freed_memory()
+    give_memory_back_when_freed()
     if threading.current_thread() is threading.main_thread():      # the worker's event loop: its main thread
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -45,7 +45,7 @@ from ..model import Qrels, Run
 from ..ranking import TIES_SETTLED
 from ..fast.groups import id_runs
 from ..fast.arrow import repeated_column
-from ..console.process import give_back_freed_memory
+from ..console.process import memory_freed
 from .core import QrelsByQuery, block_readings, bucket_order, check_qrels, query_buckets, read_run_block
 from ..inputs.reading import detect_run_format, read_with, rising_ranks_warning
 
@@ -212,7 +212,7 @@ class StreamEvaluation:
             part.view = None
         self.parts.append(part)
         del run
-        give_back_freed_memory()           # else the resident size creeps up by a part's worth of arrays
+        memory_freed()                     # else the resident size creeps up by a part's worth of arrays
 
     # ------------------------------------------------------------ grouped runs
     def _grouped(self) -> None:
@@ -255,7 +255,7 @@ class StreamEvaluation:
         estimate = (self.plan.size * (thresholds.GZIP_SHARD_EXPANSION if self.plan.gzip else 1)
                     * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE)
         # a shard may have a rank shard beside it: two files open for writing each
-        n = int(min(thresholds.SHARDS_MAX, max(2, _files_we_may_open() // 2),
+        n = int(min(thresholds.SHARDS_MAX, max(2, files_we_may_open() // 2),
                     max(2, -(-estimate * thresholds.SHARD_SHARE // self.memory_limit))))
         judged = self.index.qids
         bucket_of = dict(zip(judged, query_buckets(judged, n).tolist()))
@@ -342,7 +342,7 @@ class StreamEvaluation:
         self.rising.settle()
 
 
-def _files_we_may_open() -> int:
+def files_we_may_open() -> int:
     """How many shards may be open for writing at once: the process's limit on open files (``ulimit -n``,
     often 1024) less a margin for everything else it has open.  Fewer shards than the budget asks hold
     more each (a huge interleaved run under a small budget then takes more memory) rather than failing

@@ -1,16 +1,5 @@
-"""Arrow at less cost: compute functions called by name (without importing ``pyarrow.compute``), and columns
-that share one buffer.
-
-Compute functions by name:
-
-Importing ``pyarrow.compute`` builds a documented Python wrapper for each of its ~300 functions,
-about 60 ms: a sixth of a small evaluation.  The few functions the evaluation path needs go
-through the function registry directly instead (the call ``pyarrow.compute`` wraps); everything
-else in treckit imports ``pyarrow.compute`` where it is used.
-"""
+"""Arrow at less cost: compute functions called by name, and columns that share one buffer."""
 from __future__ import annotations
-
-from functools import lru_cache
 
 from ..dependencies import deferred
 from .. import thresholds
@@ -19,18 +8,11 @@ np = deferred("numpy")
 pa = deferred("pyarrow")
 
 
-@lru_cache(maxsize=None)
-def _call_function():
-    try:
-        from pyarrow._compute import call_function
-    except ImportError:                      # a pyarrow that moved it: the public wrapper
-        from pyarrow.compute import call_function
-    return call_function
-
-
 def call(name: str, *args, options=None):
-    """``pyarrow.compute.<name>(*args)``."""
-    return _call_function()(name, list(args), options)
+    """``pyarrow.compute.<name>(*args)``, through the function registry (``pyarrow.compute.call_function``)."""
+    import pyarrow.compute as pc
+
+    return pc.call_function(name, list(args), options)
 
 
 def take(values, indices):

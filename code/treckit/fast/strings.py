@@ -37,7 +37,7 @@ def is_utf8(data: pa.Buffer) -> bool:
     """Whether the bytes of ``data`` are UTF-8 (Arrow's check, the one its readers apply to each
     text field, run over the whole buffer at once)."""
     offsets = pa.py_buffer(np.array([0, data.size], np.int64))
-    try:        # validate() checks a text array's UTF-8 (a cast would import pyarrow.compute: fast/arrow.py)
+    try:        # validate() checks a text array's UTF-8 without a copy
         pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, data]).validate(full=True)
     except pa.ArrowInvalid:
         return False

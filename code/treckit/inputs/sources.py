@@ -623,3 +623,20 @@ def content_digest(obj) -> str:
     """SHA-256 of a value's JSON (sorted keys, compact): the digest of what a config or a dataset holds, however
     it was written."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- what is kept for the process
+def forget_streams() -> None:
+    """Drop every kept content of stdin, pipes and URLs (:func:`read_bytes` reads each once per process, so that
+    detection and parsing see the same bytes): the next read reads them anew."""
+    _stream_cache.clear()
+
+
+def remembered_digests() -> list[str]:
+    """The digests :func:`file_digest` remembers (at most :data:`treckit.thresholds.DIGESTS_KEPT`), oldest first."""
+    return list(_digests.values())
+
+
+def forget_digests() -> None:
+    """Forget every remembered digest: each file is read again when asked for."""
+    _digests.clear()

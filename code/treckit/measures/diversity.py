@@ -39,14 +39,14 @@ WHOLE_MEASURES = ("NRBP", "nNRBP", "MAP-IA")
 NDEVAL_CUTOFFS = (5, 10, 20)
 
 
-def _running_powers(base: float, n: int, start: float = 1.0) -> np.ndarray:
+def running_powers(base: float, n: int, start: float = 1.0) -> np.ndarray:
     """start, start*base, (start*base)*base, ... (n values): the running product ndeval keeps."""
     if n <= 0:
         return np.zeros(0)
     return np.cumprod(np.concatenate(([start], np.full(n - 1, base))))
 
 
-def _discounts(n: int) -> np.ndarray:
+def discounts(n: int) -> np.ndarray:
     """ndeval's ``discount``: 1 at rank 0, log(2)/log(i + 2) after, from the C library's log."""
     return np.array([1.0] + [math.log(2.0) / math.log(i + 2.0) for i in range(1, n)])[:n]
 
@@ -95,7 +95,7 @@ def scores(rel: np.ndarray, alpha: float) -> np.ndarray:
     if rel.shape[0] == 0:
         return np.zeros(0)
     covered_before = np.cumsum(rel, axis=0) - rel
-    powers = _running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+    powers = running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
     return _row_sums(rel * powers[covered_before])
 
 
@@ -117,14 +117,14 @@ def list_values(score: np.ndarray, actual: int, alpha: float, beta: float, depth
     top = np.zeros(depth)
     shown = min(depth, len(score))
     top[:shown] = score[:shown]
-    discount = _discounts(depth)
-    ideal_gain = _running_powers(1.0 - alpha, depth, float(actual))
+    discount = discounts(depth)
+    ideal_gain = running_powers(1.0 - alpha, depth, float(actual))
     ranks = np.arange(1, depth + 1, dtype=np.float64)
     dcg = np.cumsum(top * discount)
     err = np.cumsum(top / ranks)
     dcg[1:] /= np.cumsum(ideal_gain * discount)[1:]
     err[1:] /= np.cumsum(ideal_gain / ranks)[1:]
-    nrbp = float(np.cumsum(score * _running_powers(beta, len(score)))[-1]) if len(score) else 0.0
+    nrbp = float(np.cumsum(score * running_powers(beta, len(score)))[-1]) if len(score) else 0.0
     return ListValues(dcg, err, nrbp * ((1 - (1 - alpha) * beta) / actual))
 
 
@@ -202,7 +202,7 @@ def zero_values(depth: int) -> TopicValues:
     return TopicValues(z, z, z, z, 0.0, 0.0, 0.0, z, z)
 
 
-def _nan_of_zero_by_zero() -> float:
+def nan_of_zero_by_zero() -> float:
     """0.0/0.0 as the x86 hardware gives it, with its sign bit set (C's printf shows it as -nan)."""
     return -math.nan
 
@@ -218,7 +218,7 @@ def run_values(judged: TopicJudgments, run_rel: np.ndarray, alpha: float, beta: 
     nonzero = mine.dcg != 0
     ndcg[nonzero] = mine.dcg[nonzero] / ideal.dcg[nonzero]
     nerr[nonzero] = mine.err[nonzero] / ideal.err[nonzero]
-    nnrbp = mine.nrbp / ideal.nrbp if ideal.nrbp != 0 else (_nan_of_zero_by_zero() if mine.nrbp == 0
+    nnrbp = mine.nrbp / ideal.nrbp if ideal.nrbp != 0 else (nan_of_zero_by_zero() if mine.nrbp == 0
                                                             else math.copysign(math.inf, mine.nrbp))
     precision, strec, map_ia = np.zeros(depth), np.zeros(depth), 0.0
     if actual:

@@ -190,7 +190,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
         depth = _ranks_needed(asked_depth, e_topic, e_pos, judged, line_topic, line_row, line_col, binary, alpha,
                               base.Q, [(texts_of[key], settings[key][5]) for key in keys])
         values: dict[str, np.ndarray] = {}
-        for topics in _chunks(line_topic, line_row, line_col, base.Q, depth):    # the padded arrays stay small
+        for topics in topic_chunks(line_topic, line_row, line_col, base.Q, depth):    # the padded arrays stay small
             local = np.full(base.Q, -1, np.int64)
             local[topics] = np.arange(topics.size)
             lines, entries = local[line_topic] >= 0, local[e_topic] >= 0
@@ -261,7 +261,7 @@ _LISTED = frozenset({"ERR-IA", "alpha-DCG", "NRBP"})            # from the run's
 _NORMALIZED = frozenset({"nERR-IA", "alpha-nDCG", "nNRBP"})    # over the ideal list: also the run's
 NAMES = _LISTED | _NORMALIZED | {"P-IA", "strec", "MAP-IA"}
 
-def _chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int, depth: int) -> list[np.ndarray]:
+def topic_chunks(line_topic: np.ndarray, line_row: np.ndarray, line_col: np.ndarray, nq: int, depth: int) -> list[np.ndarray]:
     """The topics in groups whose padded (topics x documents x subtopics) arrays, and (topics x ``depth`` ranks)
     ones, hold at most :data:`treckit.thresholds.DIVERSITY_BLOCK_CELLS` cells, topics of similar numbers of
     documents together."""
@@ -289,7 +289,7 @@ def _lists(score: np.ndarray, nrbp_sum: np.ndarray, actual: np.ndarray, alpha: f
     top = np.zeros((score.shape[0], depth))
     shown = min(depth, score.shape[1])
     top[:, :shown] = score[:, :shown]
-    discount = diversity._discounts(depth)
+    discount = diversity.discounts(depth)
     ranks = np.arange(1, depth + 1, dtype=np.float64)
     start = np.full((score.shape[0], depth), 1.0 - alpha)
     start[:, 0] = actual
@@ -349,10 +349,10 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
     out = {}
     if names & (_LISTED | _NORMALIZED):
         covered_before = found - sub
-        powers = diversity._running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
+        powers = diversity.running_powers(1.0 - alpha, int(covered_before.max(initial=0)) + 1)
         weighted = sub * powers[covered_before]
         score = np.cumsum(weighted, axis=1)[:, -1] if sub.shape[1] else np.zeros(t.size)
-        beta_powers = diversity._running_powers(beta, int(pos.max(initial=-1)) + 1)
+        beta_powers = diversity.running_powers(beta, int(pos.max(initial=-1)) + 1)
         run_nrbp = seq_segment_sum(score * beta_powers[pos], t, nq) if t.size else np.zeros(nq)
         run_top = np.zeros((nq, depth))
         run_top[t[shown], pos[shown]] = score[shown]
@@ -361,7 +361,7 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
     if names & _NORMALIZED:
         # nNRBP sums the whole ideal list; the others read its first ``depth`` ranks, the greedy's first picks
         ideal = _ideal_scores(rel, alpha, None if "nNRBP" in names else depth)
-        ideal_nrbp = np.cumsum(ideal * diversity._running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
+        ideal_nrbp = np.cumsum(ideal * diversity.running_powers(beta, ideal.shape[1]), axis=1)[:, -1] \
             if ideal.shape[1] else np.zeros(nq)
         idcg, ierr, inrbp = _lists(ideal, ideal_nrbp, actual, alpha, beta, depth)
         ndcg, nerr = np.zeros((nq, depth)), np.zeros((nq, depth))
@@ -370,7 +370,7 @@ def _all_topics(rel, nrel_sub, e_topic, e_pos, e_row, judged, alpha, beta, depth
         nerr[nonzero] = err[nonzero] / ierr[nonzero]
         with np.errstate(divide="ignore", invalid="ignore"):
             nnrbp = np.where(inrbp != 0, nrbp / np.where(inrbp != 0, inrbp, 1.0),
-                             np.where(nrbp == 0, diversity._nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
+                             np.where(nrbp == 0, diversity.nan_of_zero_by_zero(), np.copysign(np.inf, nrbp)))
         out.update({"nERR-IA": nerr, "alpha-nDCG": ndcg, "nNRBP": nnrbp})
     if "P-IA" in names:
         pairs = np.zeros((nq, depth), np.int64)

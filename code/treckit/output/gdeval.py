@@ -46,7 +46,7 @@ def parse_depth(text) -> tuple[int, str]:
     return int(k_text), k_text
 
 
-def gdeval_csv(qrels, run, k, *, topics: bool = True, amean: bool = False, warn=reading._default_warn) -> bytes:
+def gdeval_csv(qrels, run, k, *, topics: bool = True, amean: bool = False, warn=reading.default_warn) -> bytes:
     """``gdeval.pl QRELS RUN K``'s standard output for the files ``qrels`` and ``run`` (paths, ``-`` for stdin),
     ``k`` a positive whole number (or its digits).  ``amean=True`` adds the 2010-2012 versions' mean line,
     ``topics=False`` leaves out the per-topic lines."""

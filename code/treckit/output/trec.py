@@ -70,19 +70,19 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
         return
     qid, tags = as_string(qid), as_string(tags)
     with atomic_output(path, "wb") as fh:
-        lines = pc.binary_join_element_wise(qid, repeated_column(n, "Q0"), doc, _rank_text(t.column("rank")),
+        lines = pc.binary_join_element_wise(qid, repeated_column(n, "Q0"), doc, rank_text(t.column("rank")),
                                             _score_text(t.column("score")), tags, " ")
         lines = pc.binary_join_element_wise(lines, repeated_column(n, ""), "\n")
         for chunk in (lines.chunks if isinstance(lines, pa.ChunkedArray) else [lines]):
             fh.write(_string_payload(chunk))
 
 
-def _csv_part(t: pa.Table, dest) -> None:
+def csv_part(t: pa.Table, dest) -> None:
     import pyarrow.csv as pcsv
 
     n = t.num_rows
     out = pa.table({"qid": t.column("qid"), "iter": repeated_column(n, "Q0"), "docid": t.column("docid"),
-                    "rank": _rank_text(t.column("rank")),
+                    "rank": rank_text(t.column("rank")),
                     "score": _score_text(t.column("score")),
                     "tag": t.column("tag")})
     pcsv.write_csv(out, dest, write_options=pcsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
@@ -95,7 +95,7 @@ def _score_text(score):
     return pc.cast(pc.add(score, 0.0), pa.string())
 
 
-def _rank_text(rank) -> pa.ChunkedArray | pa.Array:
+def rank_text(rank) -> pa.ChunkedArray | pa.Array:
     """Ranks as text; ranks are small numbers repeated in every query, so their text is looked up
     in a table of "0".."max" (a third of the cost of formatting each one)."""
     import pyarrow.compute as pc
@@ -113,12 +113,12 @@ def _write_csv_parallel(t: pa.Table, dest: str) -> None:
 
     n = t.num_rows
     if n < thresholds.PARALLEL_WRITE_MIN_ROWS:
-        _csv_part(t, dest)
+        csv_part(t, dest)
         return
     half = n // 2
     second = pa.BufferOutputStream()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(_csv_part, [t.slice(0, half), t.slice(half)], [dest, second]))
+        list(pool.map(csv_part, [t.slice(0, half), t.slice(half)], [dest, second]))
     with open(dest, "ab") as out:
         out.write(second.getvalue())
 

@@ -363,7 +363,7 @@ def run_facts(qrels: Qrels, qrel_qids: list[str], qi_arr: np.ndarray, run_qids: 
     first = row_offset + first if np.isscalar(row_offset) else np.asarray(row_offset)[first]
     facts = RunFacts(lines=rt.num_rows, unjudged_qids=[run_qids[i] for i in unjudged],
                      unjudged_rows=first.tolist(), shared=shared,
-                     judged_hit=judged_hit, example=example, grade_like=score is not None and _grade_like(score))
+                     judged_hit=judged_hit, example=example, grade_like=score is not None and scores_look_like_grades(score))
     if facts.grade_like:
         facts.judged_rows = int(jrows.size)
         mine = score[jrows]
@@ -403,7 +403,7 @@ def sanity_warnings(warn, source: str, qrels: Qrels, qrel_qids: list[str], prese
 def _qid_keys(qids: list[str]) -> list[str]:
     """The qids spelled without case, whitespace or leading zeros ('0001' -> '1', ' Q01' -> 'q1'),
     by Arrow's string kernels: a run may have hundreds of thousands of queries."""
-    from pyarrow._compute import ReplaceSubstringOptions
+    from pyarrow.compute import ReplaceSubstringOptions
 
     arr = call("utf8_lower", pa.array(qids, pa.string()))
     arr = call("replace_substring_regex", arr, options=ReplaceSubstringOptions(r"\s+", ""))
@@ -428,7 +428,7 @@ def _warn_qid_spellings(warn, source: str, qrel_qids: list[str], unjudged: list[
              f"{shared} match as written; qids are compared exactly, as trec_eval does: make them agree")
 
 
-def _grade_like(key: np.ndarray) -> bool:
+def scores_look_like_grades(key: np.ndarray) -> bool:
     """Whether every score is an integer within +-GRADE_LIKE_MAX (a look at the head first)."""
     for part in (key[:thresholds.GRADE_LIKE_HEAD], key):
         if part.size == 0 or np.abs(part).max() > GRADE_LIKE_MAX or not np.array_equal(part, np.round(part)):
@@ -454,7 +454,7 @@ def _common_prefix(docid) -> str | None:
     first = docid[0].as_py()
     if " " not in first:
         return None
-    from pyarrow._compute import MatchSubstringOptions
+    from pyarrow.compute import MatchSubstringOptions
 
     prefix = first.split(" ", 1)[0] + " "
     return prefix if call("all", call("starts_with", docid, options=MatchSubstringOptions(prefix))).as_py() else None

@@ -251,15 +251,15 @@ def ranks_of(listed: np.ndarray | None, rq: np.ndarray, key: np.ndarray, texts, 
     if jrows.size == 0:
         return np.zeros(0, np.int64)
     if listed is not None:
-        out = _ranks_in_listed_order(listed, key, texts, jrows)
+        out = ranks_in_listed_order(listed, key, texts, jrows)
         if out is None:
-            out = _ranks_in_query_rows(listed, key, texts, jrows)
+            out = ranks_in_query_rows(listed, key, texts, jrows)
         if out is not None:
             return out
     return _ranks_by_comparison(rq, key, texts, jrows, nq)
 
 
-def _ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
+def ranks_in_listed_order(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
     """Ranks read off the file order, for the usual run: each query's lines together (starting at
     ``query_start``), best score first.  A row's rank is then where its run of equal scores starts
     within its query, plus the rows of that run with a greater doc text.  None when the scores are
@@ -319,7 +319,7 @@ def _comparisons_pay(cells: int, n: int) -> bool:
     return cells <= thresholds.RANK_SORT_GROWTH * n + thresholds.RANK_SORT_SLACK
 
 
-def _ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
+def ranks_in_query_rows(query_start: np.ndarray, key: np.ndarray, texts, jrows: np.ndarray) -> np.ndarray | None:
     """Ranks for a run whose queries' lines are together, in any order: the scores are laid out one
     query per row (NaN padding, which is neither greater nor equal; a slice of queries at a time,
     side by side: :func:`treckit.model.query_slices`), and each judged row is compared with its own

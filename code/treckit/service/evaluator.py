@@ -317,7 +317,7 @@ def _pydantic_errors(exc: ValidationError, prefix: tuple, bare: bool = False) ->
     return [{"loc": where(tuple(e.get("loc", ()))), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
 
 
-def _listed(errors: list[dict]) -> list[dict]:
+def listed_errors(errors: list[dict]) -> list[dict]:
     listed = thresholds.MAX_LISTED_PROBLEMS
     if len(errors) <= listed:
         return errors
@@ -368,7 +368,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
     try:
         req = model.model_validate(data)
     except ValidationError as exc:
-        raise RequestInvalid(_listed(_pydantic_errors(exc, ("body",), bare))) from None
+        raise RequestInvalid(listed_errors(_pydantic_errors(exc, ("body",), bare))) from None
     if problems:
         said = [m for _, m in problems]
         listed = thresholds.MAX_LISTED_PROBLEMS

@@ -28,7 +28,7 @@ from pathlib import Path
 from . import TOKEN_ENV
 from .. import thresholds
 from ..console.errors import InputError
-from ..console.process import give_back_freed_memory, raised_at
+from ..console.process import give_back_freed_memory, give_memory_back_when_freed, raised_at
 from .evaluator import Evaluator, ServerSettings
 import treckit
 
@@ -267,6 +267,7 @@ def serve(fd: int) -> None:
     from multiprocessing.connection import Connection
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the server's to handle: it stops the workers
+    give_memory_back_when_freed()                     # what an evaluation lets go of goes back to the system
     conn = Connection(fd)
     _die_with_the_server()
     settings = ServerSettings.model_validate_json(conn.recv_bytes())

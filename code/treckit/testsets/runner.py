@@ -16,7 +16,7 @@ from .. import thresholds
 from ..console.errors import InputError
 from ..console.messages import warn_python
 from ..console.progress import Meter
-from ..console.process import give_back_freed_memory
+from ..console.process import memory_freed
 from ..engines.budget import DEFAULT_MEMORY, MemoryLimit
 from ..console.timing import quiet_collector
 from ..engines.choice import choose
@@ -154,9 +154,7 @@ def evaluate_run(run, test_set: TestSet | str, measures: Sequence[str] | None = 
     if choose(engine, scheduler).name == "local":
         values, missing = run_values(*args, memory_limit=memory_limit)
         del args
-        import pyarrow as pa
-        pa.default_memory_pool().release_unused()     # the run's tables are gone: the per-query rows reuse
-        give_back_freed_memory()                      # nothing of theirs, so their memory goes back first
+        memory_freed(arrow=True)    # the run's tables are gone: the per-query rows reuse nothing of theirs
     else:
         values, missing = on_cluster(run_values, *args, name="testset-run", scheduler=scheduler)
     named = display_name(run) if not hasattr(run, "table") else run.tag          # a URL without its credentials

@@ -161,11 +161,11 @@ class _Warnings:
                       f"as {perl_number(text)[0]!r} (Perl's rule, with a warning) and so does treckit{more}")
 
 
-def _default_warn(message: str) -> None:
+def default_warn(message: str) -> None:
     warn_python(message)
 
 
-def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = _default_warn) -> GdevalQrels:
+def read_qrels(path, *, data: bytes | None = None, warn: Callable[[str], None] | None = default_warn) -> GdevalQrels:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its qrels."""
     name = display_name(path)
     zero_words = _Warnings(name, "the second field", warn)
@@ -221,7 +221,7 @@ def _qrels_problem(f: list[bytes], topic: bytes, zero_value, judgment: bytes) ->
 
 
 def read_run(path, qrels: GdevalQrels, *, data: bytes | None = None,
-             warn: Callable[[str], None] | None = _default_warn) -> GdevalRun:
+             warn: Callable[[str], None] | None = default_warn) -> GdevalRun:
     """Read ``path`` (or ``data`` named ``path``) as gdeval.pl reads its run, and look up each document's
     judgment in ``qrels`` as gdeval.pl does."""
     name = display_name(path)
@@ -239,7 +239,7 @@ class TopicsInterleaved(Exception):
     read whole (:func:`read_run`)."""
 
 
-def run_parts(path, qrels: GdevalQrels, *, warn: Callable[[str], None] | None = _default_warn) -> Iterator[GdevalRun]:
+def run_parts(path, qrels: GdevalQrels, *, warn: Callable[[str], None] | None = default_warn) -> Iterator[GdevalRun]:
     """The run read as :func:`read_run` reads it, a part of whole topics at a time (a block of lines, the last
     topic's lines carried to the next block), each part's topics in gdeval.pl's order: memory holds a block, never
     the run.  The last part's run id is the run's (the last line's); the warnings are said once, after the last
@@ -313,7 +313,7 @@ def _check_runid(runid: bytes, name: str) -> None:
 def _read_part(data: bytes, qrels: GdevalQrels, name: str, first_line: int, score_words: "_Warnings") -> GdevalRun:
     """Whole lines of the run (``data``, starting at its line ``first_line``) read as gdeval.pl reads them, in its
     order; the run id is their last line's."""
-    fast = _read_run_fast(data, qrels, name)
+    fast = read_run_fast(data, qrels, name)
     if fast is not None:
         return fast
     rows: list[tuple[int | float, int | float, bytes, bytes, int]] = []   # (topic number, score, docno, topic, line)
@@ -358,7 +358,7 @@ _PLAIN_RUN_LINE = re.compile(rb"^[ \t]*(?:\S*-)?([0-9]{1,15})[ \t]+Q0[ \t]+(\S+)
                              re.MULTILINE)
 
 
-def _read_run_fast(data: bytes, qrels: GdevalQrels, name: str) -> GdevalRun | None:
+def read_run_fast(data: bytes, qrels: GdevalQrels, name: str) -> GdevalRun | None:
     """The run read as :func:`read_run` reads it, for the common case, with the work done by the regex engine
     and numpy; None when a line, a score or a topic needs Perl's rules one by one (the caller then reads it
     so, with the same result or the same refusal).  The common case: no CR, VT, FF or NUL; every line of the

@@ -255,7 +255,7 @@ def read_jsonl_run(path: PathLike, *, fields: JsonlFields | None = None, query_t
     f = fields or JsonlFields()
     name = display_name(path)
     if not skip_malformed:
-        fast = _read_jsonl_run_fast(path, f)
+        fast = read_jsonl_run_fast(path, f)
         if fast is not None:
             _report_empty(name, fast.notes.get("empty_queries"))
             return fast
@@ -322,7 +322,7 @@ def _report_empty(name: str, empty: list[str] | None) -> None:
                      f"(as retrieving nothing) only with -c")
 
 
-def _read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
+def read_jsonl_run_fast(path: PathLike, f: JsonlFields) -> Run | None:
     """pyarrow's JSON reader for large files of the plain shape {id, docs: [str], scores: [number]};
     None (the line-by-line reader takes over, with its precise errors) for anything else."""
     import numpy as np

@@ -59,7 +59,7 @@ class RisingRanks:
             return out
         qid = _one_chunk(qid)
         if qid.type != pa.string():
-            from pyarrow._compute import CastOptions
+            from pyarrow.compute import CastOptions
             qid = call("cast", qid, options=CastOptions.safe(pa.string()))
         file_score = score = numbers(score)
         ranks_at = _rank_reader(_one_chunk(rank))
@@ -204,7 +204,7 @@ def _rank_reader(rank: pa.Array) -> Callable[[np.ndarray], np.ndarray]:
     if pa.types.is_integer(rank.type):
         values = rank.to_numpy(zero_copy_only=False)
         return lambda rows: values[rows]
-    from pyarrow._compute import CastOptions
+    from pyarrow.compute import CastOptions
     text, to_int = rank.view(pa.string()), CastOptions.safe(pa.int64())
     return lambda rows: call("cast", arrow_take(text, rows), options=to_int).to_numpy(zero_copy_only=False)
 
@@ -216,7 +216,7 @@ def _one_chunk(col):
 
 
 def _in(col, values: pa.Array) -> pa.BooleanArray:
-    from pyarrow._compute import SetLookupOptions
+    from pyarrow.compute import SetLookupOptions
     return call("is_in", _one_chunk(col), options=SetLookupOptions(values))
 
 

@@ -238,12 +238,12 @@ def read_trec_run(path: PathLike, *, decode_ids: bool = True, skip_malformed: bo
     if src.at_least(thresholds.TREC_RUN_FAST_MIN_BYTES) and not skip_malformed:
         if data is None:
             src.admit(thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE)
-        fast = _read_run_fast(src, columns, lean, ranks, rising_ranks)
+        fast = read_run_fast(src, columns, lean, ranks, rising_ranks)
         if fast is not None:
             docid, written = _decoded(fast.table.column("docid"), fast.table.column("qid"), decode_ids)
             return dataclasses.replace(fast, table=fast.table.set_column(1, "docid", docid), written=written)
     # a whole file is held (a block of a streamed one is the engine's to bound)
-    run = _read_run_lines(content_lines(src, first_line=first_line, held=data is None), name, decode_ids,
+    run = read_run_lines(content_lines(src, first_line=first_line, held=data is None), name, decode_ids,
                           skip_malformed, layout, columns, readings)
     if rising_ranks:
         t = run.table
@@ -345,7 +345,7 @@ def _clean(t: pa.Table | pa.RecordBatch) -> bool:
                 or ("score" in t.column_names and any(np.isnan(c.to_numpy()).any() for c in t.column("score").chunks)))
 
 
-def _read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True,
+def read_run_fast(src: Source, columns: int, lean: bool = False, ranks: bool = True,
                    rising_ranks: bool = False) -> Run | None:
     """The vectorized path for large clean runs; None sends the file to the line parser.  With
     ``rising_ranks``, each block's evidence of ranks rising with the score is gathered while the block's
@@ -403,7 +403,7 @@ def _decoded(doc, qid, decode_ids: bool) -> tuple[pa.ChunkedArray | pa.Array, di
     return doc, {(q, ids[i]): texts[i] for q, i in zip(qids, kept.tolist())}
 
 
-def _read_run_lines(lines: Iterable[tuple[int, str]], name: str, decode_ids: bool, skip: bool, layout: RunLayout,
+def read_run_lines(lines: Iterable[tuple[int, str]], name: str, decode_ids: bool, skip: bool, layout: RunLayout,
                     columns: int, counted: "_Readings | None" = None) -> Run:
     """The run of the numbered ``lines`` (:func:`~.common.content_lines`), read by the line parser."""
     errors = LineErrors(name, skip)
