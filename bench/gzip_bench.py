@@ -1,8 +1,8 @@
 """A gzipped run against the same run plain, and against its decompression alone (issue 33's target 7: the gzipped
 7M-line run costs at most ``gzip -dc`` to /dev/null plus the plain run's time).
 
-    .venv/bin/python bench/gzip_bench.py                        # 7,000 x 1,000 = 7M lines, 5 rounds
-    .venv/bin/python bench/gzip_bench.py --rounds 9 --budget 512M
+    .venv/bin/python -m bench.gzip_bench                        # 7,000 x 1,000 = 7M lines, 5 rounds
+    .venv/bin/python -m bench.gzip_bench --rounds 9 --budget 512M
 
 The run and qrels are bench/generate.py's classic data (written to outputs/bench/ on first use, as run_bench.py
 does); the .gz copy is written beside it (gzip level 6, Python's gzip module).  Each round runs, in an order that
@@ -17,14 +17,12 @@ import argparse
 import gzip
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
 
-from run_bench import REST_SECONDS, measured  # noqa: E402
+from .run_bench import REST_SECONDS, measured
 
 MEASURES = ["-m", "ndcg_cut.10", "-m", "recall.100", "-m", "recip_rank", "-m", "map"]
 

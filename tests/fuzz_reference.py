@@ -143,7 +143,7 @@ def gdeval_case(seed: int) -> GdevalCase:
         target = qlines if bad[0] == "q" else rlines
         target.insert(r.randint(0, len(target)), bad[1])
     elif x < 1 / 7 + 0.02 and rlines:                                # refused by treckit on purpose
-        rlines.append(r.choice(["1 Q0 d1 1 nan runA", f"1 Q0 d1 1 1 run%s"]))
+        rlines.append(r.choice(["1 Q0 d1 1 nan runA", "1 Q0 d1 1 1 run%s"]))
     newline = "\r\n" if r.random() < 0.1 and not plain else "\n"
     q = newline.join(qlines) + (newline if qlines else "")
     run = newline.join(rlines) + (newline if rlines and r.random() < 0.9 else "")

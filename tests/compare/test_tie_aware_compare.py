@@ -4,7 +4,6 @@ difference against the systems' tie ranges, the values the tests run on stated, 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

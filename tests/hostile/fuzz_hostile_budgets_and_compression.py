@@ -15,7 +15,6 @@ import gzip
 import json
 import random
 import shutil
-import zlib
 from pathlib import Path
 
 from test_hostile_budgets_and_compression import (BUDGET, COMMANDS, MIB, READERS, SIZES, TOLERANCE, bomb, paired,

@@ -326,8 +326,6 @@ def test_a_busy_cache_is_waited_for_then_left_alone(tmp_path, monkeypatch, lock)
 
 def test_a_busy_cache_makes_the_command_say_so(tmp_path, monkeypatch, capsys):
     """In a command the message is treckit's (on stderr), not a Python warning."""
-    import subprocess
-    import sys
     from treckit.testsets import cache
     monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)
     monkeypatch.setenv("TRECKIT_CACHE_DIR", str(tmp_path))
@@ -397,8 +395,6 @@ def test_ctrl_c_is_heard_while_waiting_for_a_busy_cache(tmp_path):
 
 
 def test_cache_clear_on_a_busy_cache_is_an_error_not_a_count(tmp_path, monkeypatch, capsys):
-    import subprocess
-    import sys
     from treckit.testsets import cache
     from treckit.testsets.runner import evaluate
     monkeypatch.setattr(cache, "LOCK_WAIT_SECONDS", 0.3)

@@ -22,7 +22,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 from .. import thresholds
 from ..console.errors import InputError, os_error, without_credentials
-from .limits import GZIP_MAGIC, STREAMED_FIX, read_bounded, read_pipe, too_large, whole_read_limit
+from .limits import GZIP_MAGIC, STREAMED_FIX, read_pipe, too_large, whole_read_limit
 from .held import admit, line_bound, piece
 from .long_lines import LineWatch, check_file, check_held, too_long
 from .urls import is_url, read_url

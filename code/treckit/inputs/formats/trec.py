@@ -15,7 +15,6 @@ from functools import cache
 from typing import Any, Callable, Iterable, Literal
 
 from ...dependencies import deferred
-from ...console.errors import InputError
 from ...console.spelling import pass_options
 from ...ids import keeps_text, keeps_texts, replace_rows, rows_needing_escape, unescape_id
 from ..sources import PathLike, Source, display_name
