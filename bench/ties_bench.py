@@ -24,8 +24,8 @@ The issue's bound: tie-aware expected at most 2x plain in both.
 run (``--mode ties``: every score equal, half of each query's docs judged) and on its untied twin (the same lines,
 scores distinct), the bound being tied at most 2x untied in wall time and peak memory:
 
-    .venv/bin/python bench/ties_bench.py --tied-runs --queries 50 --repeat 9
-    .venv/bin/python bench/ties_bench.py --tied-runs --queries 7000 --repeat 3
+    .venv/bin/python -m bench.ties_bench --tied-runs --queries 50 --repeat 9
+    .venv/bin/python -m bench.ties_bench --tied-runs --queries 7000 --repeat 3
 """
 from __future__ import annotations
 
