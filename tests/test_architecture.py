@@ -466,7 +466,6 @@ COMPLEXITY_AT_MOST = 20
 # Line parsers, whose branches are the grammar's cases (one function keeps a hot loop in one frame): allowed above
 # the limit, each with why.
 PARSERS = {
-    "inputs/formats/gdeval.py:_read_part": "gdeval.pl's own line rules, one branch per case Perl's reading has",
     "inputs/formats/ndeval.py:_read_part": "ndeval's own line rules, one branch per case its C reader has",
     "testsets/topics.py:read_query_records": "a queries file's line rules: a JSON line (its id fields, QUEST's "
                                              "numbered lines) or a TSV line (two fields, a header on line 1)",
@@ -475,7 +474,6 @@ PARSERS = {
 
 # Functions being split by another change of issue #32 (item 6), each with where.
 BEING_SPLIT = {
-    "measures/ties.py:_ex_counts.run": "measures/ties.py is split by concern (#32 item 6)",
 }
 
 
@@ -526,7 +524,6 @@ def test_every_listed_parser_exists_and_needs_its_exemption():
 MODULE_LINES_AT_MOST = 600
 # Modules being split by another change of issue #32 (item 6), each with where.
 LONG_MODULES_BEING_SPLIT = {
-    "measures/ties.py": "split by concern: layout, expected values, extremes, diagnostics (#32 item 6)",
     "measures/registry.py": "#32 item 6",
 }
 

@@ -271,7 +271,7 @@ def test_diversity_cutoffs_past_the_run_give_the_deep_value(small_run, monkeypat
     if name == "P_IA":
         assert values["1"] == values["2"] == 2 / float(2 * cutoff)
         return
-    monkeypatch.setattr(subtopics, "_ranks_needed", lambda asked, *a, **k: asked)
+    monkeypatch.setattr(subtopics, "ranks_needed", lambda asked, *a, **k: asked)
     deep = treckit.evaluate(str(sub), str(run), [f"{name}@5000"], warn=lambda m: None)
     assert dict(zip(deep["qid"], deep[f"{name}@5000"])) == values
     assert values["1"] > 0

@@ -16,7 +16,6 @@ import json
 import os
 import stat
 import sys
-import zlib
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
@@ -24,7 +23,8 @@ from .. import thresholds
 from ..console.errors import InputError, os_error, without_credentials
 from .limits import GZIP_MAGIC, STREAMED_FIX, read_pipe, too_large, whole_read_limit
 from .held import admit, line_bound, piece
-from .long_lines import LineWatch, check_file, check_held, too_long
+from .long_lines import check_file, check_held
+from .inflate import gunzip, inflate, whole_lines
 from .urls import is_url, read_url
 
 PathLike = str | os.PathLike
@@ -96,7 +96,7 @@ def read_bytes(path: PathLike, *, limit: int | None = None, too_large_fix: str =
     limit = whole_read_limit() if limit is None else limit
     data = _raw_bytes(path, limit, too_large_fix, lines)
     if data[:2] == GZIP_MAGIC:
-        data = _gunzip(data, name, limit, too_large_fix, lines)
+        data = gunzip(data, name, limit, too_large_fix, lines)
     if lines:                   # what the checks while reading did not see: kept content, a URL's
         check_held(data, name)
     return data
@@ -147,95 +147,6 @@ def forget_stream(path: PathLike) -> None:
         _stream_cache.pop(str(path), None)
 
 
-def _gunzip(data: bytes, name: str, limit: int, fix: str = STREAMED_FIX, lines: bool = False) -> bytes:
-    """The whole content of the gzip data ``data``, at most ``limit`` bytes (inflated a bounded piece at a time)."""
-    watch = LineWatch(name) if lines else None
-    pieces, total = [], 0
-    for piece in inflate(io.BytesIO(data).read, name):
-        total += len(piece)
-        if total > limit:
-            raise too_large(name, limit, fix)
-        if watch is not None:
-            watch.feed(piece)
-        pieces.append(piece)
-    return b"".join(pieces)
-
-
-def _gzip_error(exc: BaseException, name: str) -> InputError:
-    if isinstance(exc, EOFError):
-        return InputError("the gzip data is cut short (truncated): it ends before its end-of-stream marker", path=name,
-                          fix="re-create or re-download the .gz file (a copy or download may not have finished)")
-    return InputError(f"corrupt gzip data ({exc})", path=name, fix="re-create or re-download the .gz file")
-
-
-def inflate(read: Callable[[int], bytes], name: str) -> Iterator[bytes]:
-    """The content of the gzip data ``read(n)`` gives (every member of it, as ``gzip -d`` reads them), inflated
-    by zlib a piece of at most :data:`~treckit.thresholds.INFLATE_PIECE_BYTES` (a share of the memory budget:
-    :func:`~.held.piece`) at a time from blocks of
-    :data:`~treckit.thresholds.GZIP_READ_BYTES`: however far the data inflates (a gzip bomb), no more than a piece
-    is ever held here.  zlib checks each member's CRC and length; data cut short, or not gzip where a member
-    should start, is an error naming ``name``."""
-    d = zlib.decompressobj(_GZIP_WBITS)
-    most = piece(thresholds.INFLATE_PIECE_BYTES)
-    tail = b""                  # input not yet given to zlib
-    try:
-        while True:
-            data = d.unconsumed_tail or tail or read(thresholds.GZIP_READ_BYTES)
-            tail = b""
-            if not data:
-                while not d.eof and (out := d.decompress(b"", most)):
-                    yield out
-                if not d.eof:
-                    raise EOFError
-                return
-            out = d.decompress(data, most)
-            if out:
-                yield out
-            if d.eof:
-                rest = d.unused_data or read(thresholds.GZIP_READ_BYTES)
-                while rest and not rest.strip(b"\0"):              # zeros after a member are padding (gzip -d)
-                    rest = read(thresholds.GZIP_READ_BYTES)
-                rest = rest.lstrip(b"\0")
-                if not rest:
-                    return
-                if rest[:1] != GZIP_MAGIC[:1] or rest[1:2] not in (GZIP_MAGIC[1:], b""):
-                    raise zlib.error("data after the end of the gzip stream is not gzip")
-                d, tail = zlib.decompressobj(_GZIP_WBITS), rest
-    except zlib.error as exc:
-        raise _gzip_error(exc, name) from None
-    except EOFError as exc:
-        raise _gzip_error(exc, name) from None
-
-
-_GZIP_WBITS = 16 + zlib.MAX_WBITS       # a gzip header and trailer around deflate data
-
-
-def whole_lines(pieces: Iterable[bytes], block: int, name: str, first_line: int = 1) -> Iterator[tuple[bytearray, int]]:
-    """``pieces`` of content regrouped into blocks of whole lines of about ``block`` bytes (the last one may end
-    without a newline), each with the number of its first line; a line longer than
-    the line bound (:func:`~.held.line_bound`) is refused as soon as it is, holding no more of it than that."""
-    buf, line = bytearray(), first_line
-    cut = 0                     # where the unfinished last line of buf starts
-    for got in pieces:
-        newline = got.rfind(b"\n")
-        if newline >= 0:
-            cut = len(buf) + newline + 1
-        buf += got
-        if len(buf) - cut > line_bound():
-            raise too_long(name, line + buf.count(b"\n", 0, cut), buf[cut:])
-        if len(buf) < block or not cut:
-            continue
-        out, buf = buf, buf[cut:]
-        del out[cut:]
-        cut = 0
-        check_held(out, name, line)
-        yield out, line
-        line += out.count(b"\n")
-    if buf:
-        check_held(buf, name, line)
-        yield buf, line
-
-
 # digests of regular files, by (device, inode, size, modification time, change time): a file is read
 # once per process for as long as it stays the same file, unchanged (a rewrite changes its change time);
 # at most thresholds.DIGESTS_KEPT of them
@@ -254,8 +165,8 @@ def file_digest(path: PathLike, *, decompress: bool = True) -> str:
     h = hashlib.sha256()
     if is_stdio(path) or is_url(path) or str(path) in _stream_cache:
         raw = _raw_bytes(path, whole_read_limit())
-        for piece in inflate(io.BytesIO(raw).read, name) if decompress and raw[:2] == GZIP_MAGIC else (raw,):
-            h.update(piece)
+        for got in inflate(io.BytesIO(raw).read, name) if decompress and raw[:2] == GZIP_MAGIC else (raw,):
+            h.update(got)
         return h.hexdigest()
     st = check_input(path)
     known = (*_identity(st), decompress) if stat.S_ISREG(st.st_mode) else None
@@ -337,8 +248,8 @@ class Source:
         ends within them is held, inflated, from here on."""
         got = bytearray()
         with self._compressed() as read:
-            for piece in inflate(read, display_name(self.path)):
-                got += piece
+            for part in inflate(read, display_name(self.path)):
+                got += part
                 if len(got) > thresholds.SOURCE_END_BYTES:
                     self.head = bytes(got[:thresholds.SOURCE_END_BYTES])
                     return

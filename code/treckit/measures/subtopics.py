@@ -187,7 +187,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
         binary = (line_grade >= level).astype(np.int64)
         names = frozenset(settings[key][4] for key in keys)
         asked_depth = max([diversity.DEPTH] + [settings[key][5] for key in keys if settings[key][5] is not None])
-        depth = _ranks_needed(asked_depth, e_topic, e_pos, judged, line_topic, line_row, line_col, binary, alpha,
+        depth = ranks_needed(asked_depth, e_topic, e_pos, judged, line_topic, line_row, line_col, binary, alpha,
                               base.Q, [(texts_of[key], settings[key][5]) for key in keys])
         values: dict[str, np.ndarray] = {}
         for topics in topic_chunks(line_topic, line_row, line_col, base.Q, depth):    # the padded arrays stay small
@@ -213,7 +213,7 @@ def blocks(qrels, run, base, requests, options) -> dict:
     return out
 
 
-def _ranks_needed(asked: int, e_topic, e_pos, judged: bool, line_topic, line_row, line_col, binary, alpha: float,
+def ranks_needed(asked: int, e_topic, e_pos, judged: bool, line_topic, line_row, line_col, binary, alpha: float,
                   nq: int, cutoffs: list[tuple[str, int | None]]) -> int:
     """How many ranks to compute for cutoffs up to ``asked``.  Past the run's last judged document, the ideal
     ranking's last relevant one and the rank where the ideal-ideal sums that divide alpha-DCG and ERR-IA stop
