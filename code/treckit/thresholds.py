@@ -134,6 +134,9 @@ HELD_LINE_SHARE = 64                    # ... and no line may be longer than (bu
 LINE_READER_BYTES_PER_BYTE = 32         # the line-by-line readers (TREC lines Arrow cannot take, TSV, JSON lines, BEIR,
                                         # prefs, corpora) hold up to this many bytes per byte of content (measured: 25
                                         # for TREC lines, 17-21 for TSV); the Arrow readers IN_MEMORY_BYTES_PER_FILE_BYTE
+RUN_RANKINGS_SHARE = 8                  # a system's run component is held as Python rankings beside the other stages'
+                                        # (measured: about 24 bytes per byte of the file, 8x what the Arrow reader admits
+                                        # it at): each is read within (budget / this / runs held) (retrieval/system.py)
 INDEX_BYTES_PER_BYTE = 16               # a baseline's index over a corpus (bm25, bow) and the corpus held take up to this
                                         # many bytes per byte of the corpus (measured: 12 for bm25, 9 for bow); past
                                         # the budget, retrieve refuses before indexing (retrieval/corpus.py)

@@ -489,3 +489,19 @@ def test_gdeval_and_ndeval_by_topics_print_what_the_whole_reading_prints(tmp_pat
     monkeypatch.setattr(thresholds, "TEXT_BLOCK_BYTES", r.choice([1, 7, 40]))
     assert outcome(lambda: gdeval_out.gdeval_csv(str(qrels), str(run), "5", warn=None)) == whole_gdeval
     assert outcome(lambda: ndeval_out.ndeval_table(str(subtopics), str(run))) == whole_ndeval
+
+
+def test_a_systems_run_components_share_the_budget_as_the_rankings_they_become(files, capsys, monkeypatch):
+    """system eval holds each run component as Python rankings beside every stage's (about 24 bytes per byte of the
+    file, 8x what the Arrow reader admits it at): two 10 MB components under 256 MiB each get 256 / (2 x 8) = 16 MiB,
+    less than the 3 x 10 MB a reading takes, so the command is refused naming the budget; counted as the reader
+    counts (RUN_RANKINGS_SHARE 1: 128 MiB each), the same command evaluates them."""
+    monkeypatch.chdir(files)
+    argv = ["system", "eval", "--memory-limit", "256M", "system.large.yaml", "--test-set", "testset.large.yaml",
+            "--no-cache"]
+    assert (files / "run.large").stat().st_size * thresholds.IN_MEMORY_BYTES_PER_FILE_BYTE > (256 << 20) // 16
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and "--memory-limit" in err and out == "", err
+    monkeypatch.setattr(thresholds, "RUN_RANKINGS_SHARE", 1)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "\nfusion " in out and "\na " in out and "\nb " in out, err

@@ -47,7 +47,9 @@ from ..console.errors import InputError, content_hidden, warning_without_content
 from ..console.timing import quiet_collector
 from ..console.messages import warn_python
 from ..console.progress import Meter
+from .. import thresholds
 from ..inputs.bounded import load_yaml_mapping
+from ..inputs.held import shared
 from ..inputs.reading import read_run
 from ..inputs.sources import PathLike, content_digest, display_name, file_digest
 from .bm25 import BM25Params, BM25Retriever
@@ -188,7 +190,8 @@ class System:
         spec = self.components[name]
         if "run" in spec:
             # read once, untimed
-            read = _rankings_of_run(self._path(spec["run"]), spec.get("format"), list(queries), k, self._why())
+            runs = sum("run" in s for s in self.components.values())
+            read = _rankings_of_run(self._path(spec["run"]), spec.get("format"), list(queries), k, self._why(), runs)
             return _Component(whole=lambda qs, clock: StageResult({q: read[q] for q in qs}, None))
         if "dense" in spec:
             return self._dense(name, spec["dense"], queries, k)
@@ -402,8 +405,11 @@ def _embedded(enc, qid: str, text: str):
     return call(enc, "query encoder", f"for query {qid!r}", work)
 
 
-def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str):
-    with content_hidden(why):          # a file named by a config is no input: its content is never shown
+def _rankings_of_run(path: Path, fmt: str | None, qids: list[str], k: int, why: str, held_with: int = 1):
+    """The rankings of the run file a component names; ``held_with``: how many such runs the system holds at once,
+    each with its share of the memory budget (:data:`~treckit.thresholds.RUN_RANKINGS_SHARE`)."""
+    with content_hidden(why), shared(held_with * thresholds.RUN_RANKINGS_SHARE):
+        # a file named by a config is no input: its content is never shown
         # a config names no order
         run = read_run(path, fmt, order_option=False, warn=warning_without_content(warn_python, why))
         return rankings_of_run(run, qids, k, str(path))
