@@ -68,13 +68,7 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
     cut = len(data) < src.size
     if cut:                                      # whole lines only (a UTF-8 sequence is never cut)
         data = data[: data.rfind(b"\n") + 1]
-    lines = []
-    for ln in decode_text(data, path).split("\n"):      # text_lines' lines, up to the n-th with content
-        ln = ln[:-1] if ln.endswith("\r") else ln
-        if not is_blank(ln) and not is_comment(ln):
-            lines.append(ln)
-            if len(lines) == n:
-                break
+    lines = [ln for ln in text_lines(decode_text(data, path)) if not is_blank(ln) and not is_comment(ln)]
     if cut and not lines:
         skipped = data.count(b"\n")
         found = (f"the first line is longer than {thresholds.DETECT_MAX_BYTES:,} bytes" if not skipped else
@@ -82,7 +76,7 @@ def head_lines(path, n: int, what: str, role: str = "run") -> list[str]:
                  f"{thresholds.DETECT_MAX_BYTES:,} bytes")
         raise InputError(f"{found}, so the format cannot be detected from it", path=display_name(path),
                          fix=_say_the_format(role))
-    return lines
+    return lines[:n]
 
 
 def _say_the_format(role: str) -> str:
