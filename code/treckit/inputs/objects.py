@@ -180,7 +180,7 @@ def _run_from_frame(df) -> Run:
 
 
 # ---------------------------------------------------------------- shared shapes
-def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[list[str], list[str], list]:
+def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[Any, Any, list]:
     """(qids, docids, values) from a dict, DataFrame, ranx object or iterable of tuples."""
     if _is_ranx(x, role):
         x = x.to_dict()
@@ -199,19 +199,20 @@ def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[lis
 def _from_mapping(x: Mapping, role: str):
     if not x:
         raise InputError(f"the {role} dict is empty", fix="give at least one query with one document")
-    qids, docids, values = [], [], []
+    qids, counts, docids, values = [], [], [], []
     for q, docs in x.items():
         if not isinstance(docs, Mapping):
             raise InputError(f"{role} dict: query {q!r} maps to {type(docs).__name__}, not a {{docid: value}} dict",
                              fix="write {qid: {docid: value}}")
-        qs = _id(q, "query id", role)
-        ids = list(docs)
-        qids.extend([qs] * len(ids))
-        docids.extend(_ids(ids, "doc id", role))
+        qids.append(_id(q, "query id", role))
+        counts.append(len(docs))
+        docids.extend(_ids(list(docs), "doc id", role))
         values.extend(docs.values())
-    if not qids:
+    if not docids:
         raise InputError(f"the {role} dict has queries but no documents", fix="give each query at least one document")
-    return qids, docids, values
+    # each query's id once, repeated by Arrow: not one Python reference per document to convert
+    codes = pa.array(np.repeat(np.arange(len(qids), dtype=np.int32), counts))
+    return pa.DictionaryArray.from_arrays(codes, pa.array(qids, pa.string())).cast(pa.string()), docids, values
 
 
 def _from_tuples(rows: list, role: str, value_fields: tuple[str, ...]):
