@@ -33,6 +33,12 @@ def run_schema() -> pa.Schema:
                       ("tag", pa.string())])
 
 
+def _listed(values) -> Any:
+    """A column's values as pyarrow reads them fastest: a list, an Arrow or a numpy array as it is, anything else
+    (a pandas Series, a generator) as a list."""
+    return values if isinstance(values, list) or type(values).__module__ in ("numpy", "pyarrow.lib") else list(values)
+
+
 def _table(columns: Mapping[str, Any], schema: pa.Schema) -> pa.Table:
     arrays = []
     for f in schema:
@@ -88,7 +94,7 @@ class Qrels:
     @classmethod
     def from_columns(cls, qid: Iterable[str], docid: Iterable[str], grade: Iterable[int],
                      iter: Iterable[str] | None = None) -> "Qrels":
-        qid, docid, grade = list(qid), list(docid), list(grade)
+        qid, docid, grade = _listed(qid), _listed(docid), _listed(grade)
         it = list(iter) if iter is not None else ["0"] * len(qid)
         return cls(_table({"qid": qid, "iter": it, "docid": docid, "grade": grade}, qrels_schema()))
 
@@ -192,11 +198,14 @@ class Run:
     @classmethod
     def from_columns(cls, qid: Iterable[str], docid: Iterable[str], score: Iterable[float],
                      rank: Iterable[int] | None = None, tag: str | Iterable[str] = "treckit") -> "Run":
-        qid, docid, score = list(qid), list(docid), list(score)
+        qid, docid, score = _listed(qid), _listed(docid), _listed(score)
+        if isinstance(qid, list):
+            qid = pa.array(qid, pa.string())          # once: the positions and the table read the same array
         if rank is None:
             rank = positions(qid)
-        tags = [tag] * len(qid) if isinstance(tag, str) else list(tag)
-        return cls(_table({"qid": qid, "docid": docid, "score": score, "rank": list(rank), "tag": tags}, run_schema()))
+        tags = pa.repeat(pa.scalar(tag, pa.string()), len(qid)) if isinstance(tag, str) else list(tag)
+        return cls(_table({"qid": qid, "docid": docid, "score": score, "rank": _listed(rank), "tag": tags},
+                          run_schema()))
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], tag: str = "treckit") -> "Run":

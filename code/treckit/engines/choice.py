@@ -9,6 +9,7 @@ eval``) asks the engine :func:`choose` gives it the same questions (:class:`trec
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from typing import Any, ContextManager
@@ -20,10 +21,17 @@ from ..inputs.reading import read_qrels
 from ..measures.declaration import QRELS
 from .budget import DEFAULT_MEMORY, MemoryLimit
 from .engine import Engine, OneAfterAnother  # noqa: F401  (Engine: what choose gives, declared there)
-from .dask import check_engine, compare_scorer, evaluate_api, evaluate_runs
 from .memory import evaluate_requests
 from .prefs import Preferences
 from .stream import evaluate_path
+
+DASK_MODULE = "dask"        # the Dask engine's module (and distributed's glue): loaded only when that engine is chosen
+
+
+def dask_engine():
+    """:mod:`treckit.engines.dask`, loaded on first use: a local evaluation never pays for its import."""
+    return importlib.import_module(f"{__package__}.{DASK_MODULE}")
+
 
 def is_run_file(run) -> bool:
     """Whether ``run`` is a run file the one reader reads (not irds:, not a table file the API reads itself)."""
@@ -58,15 +66,15 @@ class Dask:
     name = "dask"
 
     def evaluate(self, qrels, run, requests, options, reading, *, qrels_source=None, warn=None):
-        return evaluate_api(qrels, run, requests, options, reading, qrels_source=qrels_source,
+        return dask_engine().evaluate_api(qrels, run, requests, options, reading, qrels_source=qrels_source,
                             scheduler=self.scheduler, client=self.client)
 
     def evaluate_files(self, qrels, paths, requests, options, reading, *, qrels_source=None, warn=None) -> list:
-        return evaluate_runs(qrels, paths, requests, options, reading, qrels_source=qrels_source,
+        return dask_engine().evaluate_runs(qrels, paths, requests, options, reading, qrels_source=qrels_source,
                              scheduler=self.scheduler, warn=warn)
 
     def scorer(self) -> ContextManager:
-        return compare_scorer(self.scheduler)
+        return dask_engine().compare_scorer(self.scheduler)
 
     def read_judgments(self, path, qrels_format, reading):
         return read_judged_qrels(path, qrels_format, reading)
@@ -84,7 +92,7 @@ def choose(engine: str = "local", scheduler: str | None = None, client: Any = No
     installed for it), for judgments of ``rel_format`` (trec_eval's -R): the one place an engine is chosen."""
     if engine == "local" and scheduler is None and client is None:
         return Local(MemoryLimit.parse(memory_limit)) if rel_format == QRELS else Preferences(rel_format)
-    check_engine(engine, scheduler if client is None else "client")
+    dask_engine().check_engine(engine, scheduler if client is None else "client")
     if rel_format != QRELS:
         raise InputError(f"-R {rel_format}: preference judgments are evaluated by the local engine only",
                          fix="leave out --engine dask")

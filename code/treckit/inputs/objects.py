@@ -32,6 +32,7 @@ from typing import Any
 from ..dependencies import deferred
 from ..console.errors import InputError
 from ..console.messages import warn_python
+from ..fast.strings import has_empty
 from ..model import Qrels, Run
 from . import irds
 from .bounded import loads_json
@@ -41,6 +42,7 @@ from .sources import read_bytes
 from .values import grades, scores
 
 np = deferred("numpy")
+pa = deferred("pyarrow")
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json")     # files read as tables (columns, or ranx's JSON)
 
@@ -160,8 +162,8 @@ def _run_in_memory(x) -> Run:
 
 def _run_from_frame(df) -> Run:
     cols = _columns(df, "run")
-    q = _ids(df[_pick(cols, _QID_COLUMNS, "run", "query id")].tolist(), "query id", "run")
-    d = _ids(df[_pick(cols, _DOC_COLUMNS, "run", "doc id")].tolist(), "doc id", "run")
+    q = _frame_ids(df[_pick(cols, _QID_COLUMNS, "run", "query id")], "query id", "run")
+    d = _frame_ids(df[_pick(cols, _DOC_COLUMNS, "run", "doc id")], "doc id", "run")
     score_col = next((cols[c] for c in _SCORE_COLUMNS if c in cols), None)
     rank = None
     if "rank" in cols:
@@ -174,11 +176,11 @@ def _run_from_frame(df) -> Run:
         run.notes["scores_from_rank"] = True
         return run
     tag = df[cols["tag"]].astype(str).tolist() if "tag" in cols else "treckit"
-    return Run.from_columns(q, d, scores(df[score_col].tolist()), None if rank is None else rank.tolist(), tag)
+    return Run.from_columns(q, d, scores(df[score_col].to_numpy()), None if rank is None else rank, tag)
 
 
 # ---------------------------------------------------------------- shared shapes
-def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[list[str], list[str], list]:
+def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[Any, Any, list]:
     """(qids, docids, values) from a dict, DataFrame, ranx object or iterable of tuples."""
     if _is_ranx(x, role):
         x = x.to_dict()
@@ -186,8 +188,8 @@ def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[lis
         return _from_mapping(x, role)
     if _is_frame(x):
         cols = _columns(x, role)
-        q = _ids(x[_pick(cols, _QID_COLUMNS, role, "query id")].tolist(), "query id", role)
-        d = _ids(x[_pick(cols, _DOC_COLUMNS, role, "doc id")].tolist(), "doc id", role)
+        q = _frame_ids(x[_pick(cols, _QID_COLUMNS, role, "query id")], "query id", role)
+        d = _frame_ids(x[_pick(cols, _DOC_COLUMNS, role, "doc id")], "doc id", role)
         return q, d, x[_pick(cols, value_columns, role, "grade" if role == "qrels" else "score")].tolist()
     if isinstance(x, Iterable) and not isinstance(x, (str, bytes)):
         return _from_tuples(list(x), role, value_fields)
@@ -197,17 +199,20 @@ def _triples(x, role: str, kinds: str, value_columns, value_fields) -> tuple[lis
 def _from_mapping(x: Mapping, role: str):
     if not x:
         raise InputError(f"the {role} dict is empty", fix="give at least one query with one document")
-    qids, docids, values = [], [], []
+    qids, counts, docids, values = [], [], [], []
     for q, docs in x.items():
         if not isinstance(docs, Mapping):
             raise InputError(f"{role} dict: query {q!r} maps to {type(docs).__name__}, not a {{docid: value}} dict",
                              fix="write {qid: {docid: value}}")
-        qs = _id(q, "query id", role)
-        for d, v in docs.items():
-            qids.append(qs), docids.append(_id(d, "doc id", role)), values.append(v)
-    if not qids:
+        qids.append(_id(q, "query id", role))
+        counts.append(len(docs))
+        docids.extend(_ids(list(docs), "doc id", role))
+        values.extend(docs.values())
+    if not docids:
         raise InputError(f"the {role} dict has queries but no documents", fix="give each query at least one document")
-    return qids, docids, values
+    # each query's id once, repeated by Arrow: not one Python reference per document to convert
+    codes = pa.array(np.repeat(np.arange(len(qids), dtype=np.int32), counts))
+    return pa.DictionaryArray.from_arrays(codes, pa.array(qids, pa.string())).cast(pa.string()), docids, values
 
 
 def _from_tuples(rows: list, role: str, value_fields: tuple[str, ...]):
@@ -268,7 +273,22 @@ def _id(v, what: str, role: str) -> str:
     return str(v)
 
 
+def _frame_ids(column, what: str, role: str):
+    """A DataFrame's id column: its Arrow text as it is when pandas keeps it as Arrow text (pandas 3's ``str``)
+    and every id is non-empty text, else each value read by :func:`_id` (which names a bad one)."""
+    dtype = column.dtype
+    if getattr(dtype, "storage", None) == "pyarrow" and getattr(dtype, "name", None) in ("str", "string"):
+        arr = pa.array(column)
+        if (pa.types.is_large_string(arr.type) or pa.types.is_string(arr.type)) and arr.nbytes < 1 << 30:
+            arr = arr.cast(pa.string())
+            if arr.null_count == 0 and not has_empty(arr):
+                return arr
+    return _ids(column.tolist(), what, role)
+
+
 def _ids(values: list, what: str, role: str) -> list[str]:
+    if set(map(type, values)) == {str} and all(values):        # the usual ids: non-empty strings, kept as they are
+        return values
     return [_id(v, what, role) for v in values]
 
 

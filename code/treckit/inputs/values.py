@@ -24,6 +24,8 @@ def number(v, what: str, role: str) -> float:
 
 
 def grades(values: list, role: str) -> list[int]:
+    if _plain_ints(values):                 # the usual dict or frame of Python ints: nothing to convert
+        return values
     out = []
     for v in values:
         f = number(v, "grade", role)
@@ -33,8 +35,36 @@ def grades(values: list, role: str) -> list[int]:
     return out
 
 
-def scores(values: list) -> list[float]:
+def scores(values) -> list[float] | np.ndarray:
+    """Every value as :func:`score_value` reads it: a list or a numeric array of doubles, checked at once when
+    every value is a plain ``float`` or ``int`` (or the array's dtype is one: no bools, no text), else one by one
+    (whose errors name the value)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind in "fiu":
+            checked = values.astype(np.float64)
+            if not np.isnan(checked).any():
+                return checked
+        values = values.tolist()
+    if set(map(type, values)) <= _PLAIN_NUMBERS:
+        try:
+            checked = np.array(values, np.float64)
+        except OverflowError:               # an int past a double's range: the one-by-one reading names it
+            checked = None
+        if checked is not None and not np.isnan(checked).any():
+            return checked
     return [score_value(v) for v in values]
+
+
+_PLAIN_NUMBERS = {float, int}
+
+
+def _plain_ints(values) -> bool:
+    """Python ints a double holds exactly (a grade is read through a double: larger ones would round)."""
+    return (isinstance(values, list) and set(map(type, values)) <= {int}
+            and (not values or -_EXACT <= min(values) and max(values) <= _EXACT))
+
+
+_EXACT = 2 ** 53
 
 
 def score_value(v, role: str = "run") -> float:

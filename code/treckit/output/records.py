@@ -35,11 +35,13 @@ def frame(res, per_query: bool = True):
     import pandas as pd
 
     cols = [c for c in res.columns if res.kinds[c] in ("double", "long")]
-    df = res.to_pandas()[["qid"] + cols]
-    df = pd.concat([df, pd.DataFrame([{"qid": "all", **{c: res.summary.get(c) for c in cols}}])], ignore_index=True)
-    if not per_query:
-        df = df[df["qid"] == "all"].reset_index(drop=True)
-    return df
+    rows = list(res.qids) if per_query else []
+    data = {"qid": rows + ["all"]}
+    for c in cols:                        # doubles, as the values are (a missing summary value: NaN)
+        value = res.summary.get(c)
+        column = res.values[:, res.columns.index(c)].astype(float).tolist() if per_query else []
+        data[c] = column + [math.nan if value is None else float(value)]
+    return pd.DataFrame(data)
 
 
 def write(out, results, fmt: str, *, per_query: bool = False, summary: bool = True) -> None:
