@@ -26,11 +26,8 @@ per-call overhead is ``treckit.evaluate`` on a 1-query, 10-doc run from dicts.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 

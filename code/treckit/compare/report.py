@@ -249,7 +249,7 @@ def _markdown_table(header, rows) -> list[str]:
 
 def _markdown_means(comp: Comparison) -> list[str]:
     """The title, the significance note and the table of means, one row per system."""
-    o, e = comp.options, md_escape
+    e = md_escape
     lines = [f"# Comparison against {e(comp.baseline)}", "",
              f"{len(comp.qids)} queries; \u2020 = significant: {e(decision(comp))}.", "",
              *[e(line) + "." for line in ab_lines(comp)], *([""] if ab_lines(comp) else []),
