@@ -231,5 +231,5 @@ class Preferences(OneAfterAnother):
         run = read_run(run, reading.format, decode_ids=False, lean=reading.order != "rank", warn=warn,
                        order_option=False)
         evaluate = evaluate_qrels_jg if self.rel_format == QRELS_JG else evaluate_prefs
-        return evaluate(qrels, run, requests, replace(options, order=reading.order), source=source, warn=warn)
+        return evaluate(qrels, run, requests, replace(options, rank_by=reading.order), source=source, warn=warn)
 
