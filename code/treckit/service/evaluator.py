@@ -128,7 +128,7 @@ class _EvaluateRequest(BaseModel):
                           "(and run_file) the server's system answers")
     run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
     measures: Measures = Field(None, max_length=MAX_MEASURES,
-                               description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
+                               description="test-set measure names (recall@10, ndcg_at_10, nDCG@10, mrr, ...)")
     system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
 
 
