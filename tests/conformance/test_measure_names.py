@@ -13,32 +13,16 @@ import yaml
 import treckit
 from helpers import run_cli
 
-TEST_SET = {
-    "name": "names", "version": "1",
-    "queries": [
-        {"query_id": "q1", "query_text": "alpha", "query_type": "exact_term",
-         "relevant_docs": [{"doc_id": "d1", "grade": 3}, {"doc_id": "d2", "grade": 0}, {"doc_id": "d3", "grade": 1},
-                           {"doc_id": "d4", "grade": 2}]},
-        {"query_id": "q2", "query_text": "beta", "query_type": "paraphrase",
-         "relevant_docs": [{"doc_id": "e1", "grade": 1}, {"doc_id": "e2", "grade": 2}]},
-        {"query_id": "q3", "query_text": "gamma", "query_type": "paraphrase",
-         "relevant_docs": [{"doc_id": "f1", "grade": 1}]},
-    ],
-}
-# no tied scores, every judged query answered: trec_eval, ir_measures and every query set agree on the ranking
-RUN = """q1 Q0 d2 1 9.0 r
-q1 Q0 d1 2 8.0 r
-q1 Q0 d5 3 7.0 r
-q1 Q0 d4 4 6.0 r
-q1 Q0 d3 5 5.0 r
-q2 Q0 e3 1 3.0 r
-q2 Q0 e2 2 2.0 r
-q2 Q0 e1 3 1.0 r
-q3 Q0 f1 1 1.5 r
-q3 Q0 f2 2 1.0 r
-"""
+# q1 ranks grades 0, 3, (unjudged), 2, 1; q2 (unjudged), 2, 1; q3 1.  No tied scores and every judged query
+# answered: trec_eval, ir_measures and every query set agree on the ranking
+GRADES = {"q1": {"d1": 3, "d2": 0, "d3": 1, "d4": 2}, "q2": {"e1": 1, "e2": 2}, "q3": {"f1": 1}}
+RANKED = {"q1": ["d2", "d1", "d5", "d4", "d3"], "q2": ["e3", "e2", "e1"], "q3": ["f1", "f2"]}
+TEST_SET = {"name": "names", "version": "1", "queries": [
+    {"query_id": q, "query_text": f"text of {q}", "query_type": "exact_term" if q == "q1" else "paraphrase",
+     "relevant_docs": [{"doc_id": d, "grade": g} for d, g in grades.items()]} for q, grades in GRADES.items()]}
+RUN = "".join(f"{q} Q0 {d} {i + 1} {10.0 - i} r\n" for q, docs in RANKED.items() for i, d in enumerate(docs))
 L2 = math.log2
-# by hand: q1 ranks grades 0, 3, (unjudged), 2, 1; q2 (unjudged), 2, 1; q3 1
+# by hand
 NDCG_EXP = {"q1": (7 / L2(3) + 3 / L2(5) + 1 / L2(6)) / (7 + 3 / L2(3) + 1 / L2(4)),
             "q2": (3 / L2(3) + 1 / L2(4)) / (3 + 1 / L2(3)), "q3": 1.0}
 NDCG_LIN = {"q1": (3 / L2(3) + 2 / L2(5) + 1 / L2(6)) / (3 + 2 / L2(3) + 1 / L2(4)),
@@ -50,13 +34,13 @@ OTHER_SPELLINGS = ["ndcg@10", "NDCG@10", "Ndcg_At_10", "nDCG_at_10", "NDCG_AT_10
 
 @pytest.fixture
 def files(tmp_path):
-    ts = tmp_path / "names.yaml"
-    ts.write_text(yaml.safe_dump(TEST_SET, sort_keys=False))
+    """(test set, run, a system config whose one component is the run, where the qrels go, the folder)."""
     run = tmp_path / "run.trec"
-    run.write_text(RUN)
-    config = tmp_path / "system.yaml"
-    config.write_text(f"components:\n  r: {{run: {run}}}\n")
-    return ts, run, config, tmp_path / "q.qrels", tmp_path
+    texts = {"names.yaml": yaml.safe_dump(TEST_SET, sort_keys=False), "run.trec": RUN,
+             "system.yaml": f"components:\n  r: {{run: {run}}}\n"}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path / "names.yaml", run, tmp_path / "system.yaml", tmp_path / "q.qrels", tmp_path
 
 
 def _qrels(files, capsys):
@@ -76,16 +60,15 @@ def test_the_hand_computation_is_ir_measures_and_scikit_learn():
     """The hand values above are ir_measures' nDCG@10 (linear) and scikit-learn's ndcg_score on 2^grade - 1 gains."""
     import ir_measures
     from sklearn.metrics import ndcg_score
-    qrels = [ir_measures.Qrel(q["query_id"], d["doc_id"], d["grade"]) for q in TEST_SET["queries"] for d in q["relevant_docs"]]
+    qrels = [ir_measures.Qrel(q, d, g) for q, grades in GRADES.items() for d, g in grades.items()]
     run = [ir_measures.ScoredDoc(f[0], f[2], float(f[4])) for f in (line.split() for line in RUN.splitlines())]
     got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG @ 10], qrels, run)}
     assert got == pytest.approx(NDCG_LIN, abs=1e-12)
-    grades = {(q["query_id"], d["doc_id"]): d["grade"] for q in TEST_SET["queries"] for d in q["relevant_docs"]}
     for qid, want in NDCG_EXP.items():
-        docs = sorted({d for q, d in grades if q == qid} | {f[2] for f in (x.split() for x in RUN.splitlines()) if f[0] == qid})
-        scores = {f[2]: float(f[4]) for f in (x.split() for x in RUN.splitlines()) if f[0] == qid}
-        gains = [[2 ** grades.get((qid, d), 0) - 1 for d in docs]]
-        assert ndcg_score(gains, [[scores.get(d, -1.0) for d in docs]], k=10) == pytest.approx(want, abs=1e-12)
+        docs = sorted(set(GRADES[qid]) | set(RANKED[qid]))
+        gains = [[2 ** GRADES[qid].get(d, 0) - 1 for d in docs]]
+        scores = [[-RANKED[qid].index(d) if d in RANKED[qid] else -99 for d in docs]]
+        assert ndcg_score(gains, scores, k=10) == pytest.approx(want, abs=1e-12)
 
 
 def test_nDCG_at_10_is_ir_measures_nDCG_in_every_command(files, capsys, monkeypatch):
