@@ -200,3 +200,20 @@ def test_eval_options_order_is_renamed_rank_by_with_a_deprecation_warning():
     req = resolve(["recip_rank"])
     assert evaluate_requests(qrels, run, req, EvalOptions(rank_by="rank")).summary["recip_rank"] == 1.0
     assert evaluate_requests(qrels, run, req, EvalOptions()).summary["recip_rank"] == 0.5
+
+
+def test_a_cache_entry_naming_exp_gain_nDCG_at_10_is_never_served(files, capsys, tmp_path):
+    """A stored result that records exp gain under nDCG@10 is not a valid result of nDCG@10 (linear gain): a miss,
+    said with the part at fault, and evaluated again (the cache's rule for every entry that is not a valid result)."""
+    from treckit.testsets.cache import CacheWarning, ResultCache
+    from treckit.testsets.results import read_cached
+    ts, run, _, _, tmp = files
+    code, _, err = run_cli(["testset", "eval", ts, "--run", run, "-m", "ndcg_at_10", "--out", tmp / "exp.json"], capsys)
+    assert code == 0, err
+    store = ResultCache(tmp_path / "cache")
+    store.put("k", json.loads((tmp / "exp.json").read_text().replace('"ndcg_at_10"', '"nDCG@10"')))
+    with pytest.warns(CacheWarning, match=r"under the key k is not a valid result \(its definitions\)"):
+        assert store.get("k", lambda stored: read_cached(stored, "exp", ["nDCG@10"])) is None
+    store.put("k", json.loads((tmp / "exp.json").read_text()))
+    assert store.get("k", lambda stored: read_cached(stored, "exp", ["ndcg_at_10"])).aggregates["ndcg_at_10"]["mean"] \
+        == pytest.approx(EXP, abs=1e-12)

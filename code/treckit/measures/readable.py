@@ -56,9 +56,7 @@ def canonical_name(name: str, gain: str = "exp") -> str:
         two_gains = ndcg_spelling_error(name, exp_name=f"ndcg_at_{k} (exp gain)")
         if two_gains is not None:
             raise two_gains
-    if not m or (kind == "ndcg_cut") != (m.group(3) is not None) \
-            or (kind in ("recall", "ndcg", "precision") and k is None) \
-            or (kind == "map" and k) or (k is not None and int(k) < 1):
+    if not _well_formed(m):
         raise InputError(f"unknown test-set measure {name!r}",
                          fix="use recall_at_K, ndcg_at_K, nDCG@K, ndcg_cut_K, mrr, mrr_at_K, precision_at_K or map "
                              "(e.g. recall@10)")
@@ -67,6 +65,17 @@ def canonical_name(name: str, gain: str = "exp") -> str:
     if kind == "ndcg" and gain == "linear":
         return f"ndcg_cut_{k}"
     return n
+
+
+def _well_formed(m: re.Match | None) -> bool:
+    """Whether a match of :data:`_NAME` is a measure: a cutoff of at least 1 where the kind needs one, none for map,
+    ndcg_cut's written ``ndcg_cut_K``."""
+    if m is None:
+        return False
+    kind, k = m.group(1), m.group(2) or m.group(3)
+    needs_cutoff = kind in ("recall", "ndcg", "precision")
+    return (kind == "ndcg_cut") == (m.group(3) is not None) and not (needs_cutoff and k is None) \
+        and not (kind == "map" and k) and (k is None or int(k) >= 1)
 
 
 def cutoff_of(name: str) -> int | None:

@@ -821,7 +821,8 @@ def ndcg_spelling_error(name: str, exp_name: str | None = None) -> TwoMeanings |
 
 
 def unknown_measure(arg: str) -> InputError:
-    """An error naming the nearest known names, in either syntax (nDCG with its two gains: :func:`ndcg_spelling_error`)."""
+    """An error naming the nearest known names, in either syntax (nDCG at a cutoff, of two gains:
+    :func:`ndcg_spelling_error`)."""
     two_gains = ndcg_spelling_error(arg)
     if two_gains is not None:
         return two_gains
