@@ -27,7 +27,8 @@ import re
 from ..console.errors import InputError, shown
 from . import GAINS
 from .definitions import Definition, GAINS as GAIN_MEANINGS, definitions_of
-from .registry import IRM_NAMES, QRELS, column_of, names_for, ndcg_spelling_error, resolve, value_bounds
+from .registry import (IRM_NAMES, QRELS, TwoMeanings, column_of, names_for, ndcg_spelling_error, resolve,
+                       value_bounds)
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
 AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
@@ -137,7 +138,8 @@ def to_engine(names) -> tuple[list[str], dict[str, str]]:
     readable names among them in their printed spelling (``ndcg_at_10``, ``recall_at_10``, ``mrr``,
     ``ndcg_cut_10``): the engine names to resolve, and {engine column: readable name} to print
     them under.  A name the engine knows keeps its engine meaning (``map``, ``P@5``, ``nDCG@10``:
-    trec_eval's linear gain); other spellings of readable names (``ndcg@10``) are not guessed at."""
+    trec_eval's linear gain); a spelling of nDCG that could mean either gain (``ndcg@10``) is refused, naming
+    both; other spellings of readable names are not guessed at."""
     trec_names, nicknames = names_for(QRELS)
     engine, printed = [], {}
     for name in names:
@@ -146,6 +148,8 @@ def to_engine(names) -> tuple[list[str], dict[str, str]]:
                 and name.partition("@")[0].partition("(")[0] not in IRM_NAMES:
             try:
                 readable = canonical_name(name)
+            except TwoMeanings:
+                raise
             except InputError:
                 readable = None
         if readable is not None and readable == name:
