@@ -63,10 +63,10 @@ def runs():
     odd_dict = st.one_of(st.tuples(valid_dict, odd_entry).map(lambda t: with_entry(*t)),
                          st.sampled_from([{}, {"q01": {}}]))
     run = st.one_of(text_run(False), valid_dict, text_run(True), odd_dict)      # one run in two has one hostile part
-    measure = mostly(st.sampled_from(["recall@10", "ndcg@10", "mrr", "map", "P@5", "ndcg_cut_3", "mrr@1",
+    measure = mostly(st.sampled_from(["recall@10", "ndcg_at_10", "nDCG@10", "mrr", "map", "P@5", "ndcg_cut_3", "mrr@1",
                                       "recall@2147483647"]),
                      st.sampled_from(["ndcg@0", "ndcg@99999999999999999999", "recall@1" + "0" * 5000, "bogus", "",
-                                      "P@-1", "ndcg@1.5", "\ud800"]))
+                                      "P@-1", "ndcg@1.5", "\ud800", "ndcg@10", "NDCG@10"]))
     run_file = st.sampled_from(["bow.trec", "negated.trec", "loop.trec", "escape.trec", "../secret.txt", "/etc/passwd",
                                 "bow.trec\x00", "x" * 5000, "runs/../bow.trec", ".", ""])
     given = st.one_of(run.map(lambda r: {"run": r}), run.map(lambda r: {"run": r}), run_file.map(lambda f: {"run_file": f}),

@@ -27,7 +27,7 @@ NAMES = [
     "α_nDCG@20", "α_DCG@20", "NRBP", "nNRBP", "NRBP(beta=0.8)", "P_IA@10", "StRecall@10",
     "INST(max_rel=4)", "INSQ(max_rel=4)", "IPrec@0.5", "IPrec(rel=2)@0.1", "Judged@10", "Judged",
     "RR", "MRR", "RR@10", "RR(rel=2)", "RR(judged_only=True)",
-    "nDCG", "nDCG@10", "NDCG@10", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:3})@10",
+    "nDCG", "nDCG@10", "nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:3})@10",
     "nDCG(judged_only=True)@10",
     "NERR8(max_rel=4)@10", "NERR9(max_rel=4)@10", "NERR10(max_rel=4)", "NERR11(max_rel=4)",
     "NumQ", "NumRel", "NumRel(rel=2)", "NumRet", "NumRet(rel=1)", "NumRelRet",

@@ -117,9 +117,9 @@ def test_grade_like_scores_are_checked_beyond_the_head(monkeypatch):
 
 
 def test_ranking_by_the_rank_column_is_not_taken_for_grades():
-    """With order='rank' the key is the negated rank (small integers): no grade warnings from it."""
+    """With rank_by="rank" the key is the negated rank (small integers): no grade warnings from it."""
     as_run = Run.from_columns(["1", "1", "1"], ["a", "b", "c"], [0.5, 0.25, 0.125], [1, 2, 3])
-    assert warnings_for({"1": {"a": 1, "b": 0, "c": 2}}, as_run, order="rank") == []
+    assert warnings_for({"1": {"a": 1, "b": 0, "c": 2}}, as_run, rank_by="rank") == []
 
 
 def test_warnings_do_not_change_the_numbers():

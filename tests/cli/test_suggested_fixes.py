@@ -1227,6 +1227,21 @@ def gate_missing_measure(c: Ctx):
     assert re.search(r"mrr\s+baseline (\S+)", got.out).group(1) == c.measure(q, r, "-m", "recip_rank")["recip_rank"]
 
 
+def gate_exp_gain_named_nDCG(c: Ctx):
+    """Results that record exp gain under the name nDCG@10 (as test sets once read nDCG@10): the fix names ndcg_at_10.
+    Grades here are 0 and 1, where 2^grade - 1 is the grade: trec_eval's ndcg_cut.10 (-c) is its value."""
+    q, r = _files(c)
+    ts = c.test_set(q)
+    old = c.file(_results(c, ts, r, "ndcg_at_10").read_text().replace('"ndcg_at_10"', '"nDCG@10"'), "json")
+    said(c.cli("gate", "--baseline", old, "--current", _results(c, ts, r, "nDCG@10"), "--metric", "nDCG@10"),
+         "exp gain (2^grade - 1) under the name nDCG@10", "evaluate again with its name for exp gain: treckit testset "
+         "eval TEST_SET --run RUN -m ndcg_at_10 --out RESULTS.json")
+    res = _results(c, ts, r, "ndcg_at_10")            # the command the fix names
+    got = ok(c.cli("gate", "--baseline", res, "--current", res, "--metric", "ndcg_at_10"))
+    assert re.search(r"ndcg_at_10\s+baseline (\S+)", got.out).group(1) == \
+        c.measure(q, r, "-c", "-m", "ndcg_cut.10")["ndcg_cut_10"]
+
+
 def rq_baseline(c: Ctx):
     ts = c.test_set(c.file(QRELS, "qrels"))
     said(c.cli("rq", "--test-set", ts, "--baseline", "bow"), "needs --corpus and must be bow",
@@ -1777,6 +1792,8 @@ OTHERS = [
     Other("not-json", "cli/testsets.py: pass the --out file of `treckit testset eval`", "gate",
           lambda c: gate_not_results(c, "recall 0.5\n", "not JSON", "pass the --out file of `treckit testset eval`")),
     Other("gate-measure", "testsets/gate.py: evaluate with it (`treckit testset eval", "gate", gate_missing_measure),
+    Other("gate-exp-gain-nDCG", "testsets/results.py: evaluate again with its name for exp gain: treckit testset eval",
+          "gate", gate_exp_gain_named_nDCG),
     Other("gate-damaged", "testsets/results.py: pass the --out file of `treckit testset eval` as it was written", "gate",
           gate_damaged),
     Other("stop-words", "retrieval/bm25.py: , or keep stop words (--stopwords none)", "retrieve", retrieve_stop_words),

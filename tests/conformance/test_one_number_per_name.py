@@ -88,7 +88,7 @@ def test_every_command_gives_one_number_per_definition(files, capsys):
     assert api["nDCG(dcg='exp-log2')@10"] == pytest.approx(mean(NDCG_EXP))
 
     # testset eval: the same definitions, and it says which queries it averages over
-    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "recall@10", "-m", "ndcg@10", "-m", "mrr",
+    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "recall@10", "-m", "ndcg_at_10", "-m", "mrr",
                             "--out", tmp / "r.json"], capsys)
     assert code == 0
     assert "the 1 the run does not answer score 0: trec_eval without -c averages the other 3" in out
@@ -100,7 +100,7 @@ def test_every_command_gives_one_number_per_definition(files, capsys):
     assert res["missing_queries"] == ["q4"]
 
     # linear gain is trec_eval's nDCG: printed under trec_eval's name, never as ndcg_at_10
-    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "ndcg@10", "--gain", "linear"], capsys)
+    code, out, _ = run_cli(["testset", "eval", ts, "--run", run, "-m", "ndcg_at_10", "--gain", "linear"], capsys)
     assert "ndcg_at_10" not in out and f"ndcg_cut_10        {mean(NDCG_LIN):.4f}" in out
 
     # compare on the test set (its own measures by default) and on the exported qrels

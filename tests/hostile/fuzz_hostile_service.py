@@ -265,7 +265,7 @@ def tied_run(server, client, rng, found):
                                                                             for i in relevant]}]}
     cutoff = rng.choice([2 ** 31 - 1, 10 ** 6, n, 2 ** 31, 2 ** 63])
     run = "".join(f"q Q0 d{i:05d} {i + 1} {rng.choice(['0', '0.0', '-0'])} t\n" for i in range(n))
-    r = _post(client, server, {"test_set": ts, "run": run, "measures": [f"recall@{cutoff}", "P@5", "ndcg@10"]})
+    r = _post(client, server, {"test_set": ts, "run": run, "measures": [f"recall@{cutoff}", "P@5", "ndcg_at_10"]})
     if _answer_ok(r, found, f"tied run of {n} at @{cutoff}", {200} if cutoff < 2 ** 31 else {400}) \
             and r.status_code == 200:
         listed = sum(i < n for i in relevant) / len(relevant)

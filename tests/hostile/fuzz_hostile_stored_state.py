@@ -116,12 +116,12 @@ def fuzz(cases: int, seed: int, out: Path) -> list[str]:
     (work / "search.py").write_text(FUNCTION)
     (work / "config.yaml").write_text("name: fuzz\n")
     os.environ["TRECKIT_CACHE_DIR"] = str(work / "cache")
-    code, _, err = _run(["testset", "eval", work / "tiny.yaml", "--run", work / "run.trec", "-m", "mrr", "-m", "ndcg@10",
+    code, _, err = _run(["testset", "eval", work / "tiny.yaml", "--run", work / "run.trec", "-m", "mrr", "-m", "ndcg_at_10",
                          "--out", work / "base.json"])
     assert code == 0, err
     base = json.loads((work / "base.json").read_text())
     evaluate = ["testset", "eval", work / "tiny.yaml", "--function", f"{work / 'search.py'}:search", "--config",
-                work / "config.yaml", "-m", "mrr", "-m", "ndcg@10", "--out", work / "again.json"]
+                work / "config.yaml", "-m", "mrr", "-m", "ndcg_at_10", "--out", work / "again.json"]
     _run(evaluate)
     with sqlite3.connect(work / "cache" / "evaluations.sqlite") as con:
         [(key, stored)] = con.execute("SELECT key, value FROM evaluations").fetchall()

@@ -56,7 +56,7 @@ def setup(tmp_path, monkeypatch):
 
 def _evaluate(tmp, capsys, out="out.json"):
     return run_cli(["testset", "eval", tmp / "tiny.yaml", "--function", f"{tmp / 'search.py'}:search", "--config",
-                    tmp / "config.yaml", "-m", "mrr", "-m", "ndcg@10", "--out", tmp / out], capsys)
+                    tmp / "config.yaml", "-m", "mrr", "-m", "ndcg_at_10", "--out", tmp / out], capsys)
 
 
 def _row(tmp):
@@ -192,7 +192,7 @@ def results(tmp_path, capsys):
     (tmp_path / "tiny.yaml").write_text(TEST_SET)
     (tmp_path / "run.trec").write_text(RUN)
     code, _, err = run_cli(["testset", "eval", tmp_path / "tiny.yaml", "--run", tmp_path / "run.trec", "-m", "mrr",
-                            "-m", "ndcg@10", "--out", tmp_path / "base.json"], capsys)
+                            "-m", "ndcg_at_10", "--out", tmp_path / "base.json"], capsys)
     assert code == 0, err
     return tmp_path
 
@@ -226,7 +226,7 @@ def test_the_gate_refuses_impossible_results(results, capsys, tamper, field, sai
     tamper(data)
     (tmp / "cur.json").write_text(json.dumps(data))
     code, out, err = run_cli(["gate", "--baseline", tmp / "base.json", "--current", tmp / "cur.json", "--metric", "mrr",
-                              "--metric", "ndcg@10"], capsys)
+                              "--metric", "ndcg_at_10"], capsys)
     assert code == 2 and out == "", (out, err)
     assert err.startswith(f"treckit: error: {tmp / 'cur.json'}: {field}: {said}"), err
     assert "gate passed" not in err and "1e+308" not in err and "0" * 30 not in err and len(err) < 400, err
@@ -235,7 +235,7 @@ def test_the_gate_refuses_impossible_results(results, capsys, tamper, field, sai
 def test_the_gate_passes_possible_results_with_their_numbers(results, capsys):
     tmp = results
     code, out, err = run_cli(["gate", "--baseline", tmp / "base.json", "--current", tmp / "base.json", "--metric", "mrr",
-                              "--metric", "ndcg@10"], capsys)
+                              "--metric", "ndcg_at_10"], capsys)
     assert code == 0 and "gate passed" in err, err
     assert out.splitlines() == [f"mrr              baseline {MRR:.4f}  current {MRR:.4f}  limit {MRR * 0.95:.4f}  pass",
                                 f"ndcg_at_10       baseline {NDCG:.4f}  current {NDCG:.4f}  limit {NDCG * 0.95:.4f}  pass"]

@@ -56,7 +56,7 @@ def test_rank_order_and_float32_options():
     qrels = Qrels.from_columns(["q"], ["a"], [1])
     req = resolve(["recip_rank"])
     assert evaluate_requests(qrels, run, req).summary["recip_rank"] == 0.5
-    assert evaluate_requests(qrels, run, req, EvalOptions(order="rank")).summary["recip_rank"] == 1.0
+    assert evaluate_requests(qrels, run, req, EvalOptions(rank_by="rank")).summary["recip_rank"] == 1.0
     # in float32 the scores tie; docno descending puts b first
     assert evaluate_requests(qrels, run, req, EvalOptions(float32=True)).summary["recip_rank"] == 0.5
 

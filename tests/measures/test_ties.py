@@ -305,7 +305,7 @@ def test_ties_of_float32_scores_and_of_the_rank_column():
     run = Run.from_columns(["q"] * 3, ["a", "b", "c"], [1.0, 1.0 + 1e-12, 0.5], rank=[1, 1, 2])
     assert tied_ranking(qrels, run, EvalOptions()).size.tolist() == [1, 1, 1]
     assert sorted(tied_ranking(qrels, run, EvalOptions(float32=True)).size.tolist()) == [1, 2, 2]
-    by_rank = tied_ranking(qrels, run, EvalOptions(order="rank"))
+    by_rank = tied_ranking(qrels, run, EvalOptions(rank_by="rank"))
     assert dict(zip(by_rank.rel.tolist(), zip(by_rank.start.tolist(), by_rank.size.tolist()))) == \
         {1: (0, 2), 0: (0, 2), 2: (2, 1)}
 

@@ -330,7 +330,7 @@ def test_system_eval_command_and_runner_accept_a_config(tmp_path, capsys, monkey
     assert [line.split()[0] for line in out.splitlines()[2:]] == ["bm25", "bow", "fusion"]
     stored = json.loads((tmp_path / "s.json").read_text())
     from treckit.testsets import evaluate
-    res = evaluate(str(cfg), SAMPLE, measures=["recall@10", "ndcg@10", "mrr"])
+    res = evaluate(str(cfg), SAMPLE, measures=["recall@10", "ndcg_at_10", "mrr"])
     assert res.aggregates == stored["fusion"]["aggregates"]
 
 

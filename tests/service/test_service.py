@@ -616,7 +616,7 @@ def test_workers_do_not_outlive_a_killed_server_and_a_dead_worker_is_replaced(tm
 
 
 @pytest.mark.parametrize("setting, said", [
-    ("measures: [ndcg@10, bogus]", "measures: unknown test-set measure 'bogus'"),
+    ("measures: [ndcg_at_10, bogus]", "measures: unknown test-set measure 'bogus'"),
     ("measures: ['ndcg@99999999999999999999']", "measures: the cutoff of 'ndcg@99999999999999999999' is larger"),
     ("data_dir: no/such/dir", "data_dir: "),
 ])
@@ -739,7 +739,9 @@ def test_textfile_export_from_eval_and_gate(tmp_path, capsys):
     # query 1: a (relevant) at rank 2 -> RR 1/2; query 2: RR 1; mean 0.75; recall@10 is 1 for both
     assert samples[("medicalkg_retrieval_mrr", labels)] == 0.75
     assert samples[("medicalkg_retrieval_recall_at_k", (("component", "all"), ("k", "10"), ("system", "sys"), ("test_set", "q")))] == 1.0
-    assert ("medicalkg_retrieval_ndcg_at_k", (("component", "all"), ("k", "5"), ("system", "sys"), ("test_set", "q"))) in samples
+    # nDCG@5 is linear gain: trec_eval's ndcg_cut_5, never the gauge ndcg_at_k (exp gain, the test sets' ndcg_at_5)
+    assert ("medicalkg_retrieval_ndcg_cut_5", labels) in samples
+    assert not any(name == "medicalkg_retrieval_ndcg_at_k" for name, _ in samples)
     code, _, err = run_cli(["eval", "-m", "map", "--metrics-prefix", "9bad", "--prometheus-textfile", tmp_path / "x.prom",
                             qrels, tmp_path / "r"], capsys)
     assert code == 2 and "not a valid Prometheus metric prefix" in err

@@ -140,7 +140,7 @@ def test_digest_ignores_formatting_but_not_content():
 def test_runner_values_by_hand():
     from treckit.testsets.runner import evaluate
     answers = {"alpha beta": ["d9", "d2", "d1"], "gamma": []}
-    res = evaluate(lambda text: answers[text], small(), measures=["recall@1", "recall@3", "ndcg@3", "mrr"])
+    res = evaluate(lambda text: answers[text], small(), measures=["recall@1", "recall@3", "ndcg_at_3", "mrr"])
     a, b = res.per_query
     # query a: relevant d1 (3), d2 (1); ranking d9, d2, d1
     assert a["recall_at_1"] == 0 and a["recall_at_3"] == 1.0 and a["mrr"] == 0.5
@@ -155,7 +155,7 @@ def test_runner_values_by_hand():
                                   "paraphrase": {"num_queries": 1, "recall_at_1": 0.0, "recall_at_3": 0.0,
                                                  "ndcg_at_3": 0.0, "mrr": 0.0}}
     # linear gain is trec_eval's nDCG, printed under trec_eval's name: the two gains never share one
-    linear = evaluate(lambda text: answers[text], small(), measures=["ndcg@3"], gain="linear")
+    linear = evaluate(lambda text: answers[text], small(), measures=["ndcg_at_3"], gain="linear")
     assert linear.measures == ["ndcg_cut_3"] and "ndcg_at_3" not in linear.per_query[0]
     assert linear.per_query[0]["ndcg_cut_3"] == pytest.approx((1 / math.log2(3) + 3 / 2) / (3 + 1 / math.log2(3)))
     assert linear.definitions["ndcg_cut_3"].gain == "linear" and res.definitions["ndcg_at_3"].gain == "exp"
@@ -179,7 +179,7 @@ def test_ndcg_equals_scikit_learn_on_exponential_gains(grades, k, rnd):
     rnd.shuffle(ranking)
     model = TestSetModel(name="h", version="1", queries=[Query(query_id="q", query_text="t", query_type="x",
                          relevant_docs=[RelevantDoc(doc_id=d, grade=g) for d, g in zip(docs, grades)])])
-    ours = evaluate(lambda t: ranking, TestSet(model), measures=[f"ndcg@{k}"]).per_query[0][f"ndcg_at_{k}"]
+    ours = evaluate(lambda t: ranking, TestSet(model), measures=[f"ndcg_at_{k}"]).per_query[0][f"ndcg_at_{k}"]
     scores = np.array([len(ranking) - ranking.index(d) for d in docs], float)      # no ties
     theirs = ndcg_score(np.array([[2 ** g - 1 for g in grades]], float), scores[None, :], k=k)
     assert ours == pytest.approx(theirs, abs=1e-12)
@@ -727,7 +727,7 @@ def test_gate_command_fails_with_a_clear_message_and_a_report(tmp_path, capsys):
     assert "recall_at_10 dropped from 0.8000 to 0.6000 (drop 0.2000; the limit is 0.7200" in err
     md = (tmp_path / "r.md").read_text()
     assert "| recall_at_10 | 0.8000 | 0.6000 | -0.2000 | **FAIL** |" in md and "| a\\|b |" in md
-    code, _, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json", "--metric", "ndcg@10"], capsys)
+    code, _, err = run_cli(["gate", "--baseline", tmp_path / "b.json", "--current", tmp_path / "c.json", "--metric", "ndcg_at_10"], capsys)
     assert code == 0
 
 
@@ -988,7 +988,7 @@ def test_gate_refuses_results_without_definitions_and_says_to_rerun_the_baseline
 
 def test_results_record_definitions_and_the_version(tmp_path, capsys):
     import treckit
-    run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec", "-m", "ndcg@10",
+    run_cli(["testset", "eval", SAMPLE, "--run", ROOT / "data/test_sets/baseline_bow.trec", "-m", "ndcg_at_10",
              "-m", "mrr@5", "--out", tmp_path / "r.json"], capsys)
     d = json.loads((tmp_path / "r.json").read_text())
     assert d["treckit_version"] == treckit.__version__

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..measures.readable import DEFAULT_MEASURES
 from ..measures.registry import MEASURES, NICKNAMES, TREC_NAMES
 
-READABLE = (*DEFAULT_MEASURES, "recall@10", "ndcg@10", "precision@10", "precision_at_10", "map")
+READABLE = (*DEFAULT_MEASURES, "recall@10", "nDCG@10", "precision@10", "precision_at_10", "map")
 
 
 def measure_names(incomplete: str) -> list[str]:

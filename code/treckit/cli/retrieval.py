@@ -112,7 +112,7 @@ def system_eval_cmd(config: str = typer.Argument(..., help="system config YAML (
                     components: Optional[str] = typer.Option(None, "--components", help="only these components (a,b)"),
                     k: int = typer.Option(100, "-k", "--k", min=1, help="docs per query and stage"),
                     measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
-                                                                help="default recall@10, ndcg@10, mrr"),
+                                                                help="default recall_at_10, ndcg_at_10, mrr"),
                     no_cache: bool = typer.Option(False, "--no-cache"),
                     out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON: every stage's results"),
                     html: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report of every "

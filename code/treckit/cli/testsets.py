@@ -155,7 +155,8 @@ def testset_eval_cmd(test_set: str = typer.Argument(..., help="test-set YAML (pa
                      no_cache: bool = typer.Option(False, "--no-cache", help="neither read nor write the cache"),
                      k: Optional[int] = typer.Option(None, "--k", min=1, help="docs kept per query (function; default 100)"),
                      measure: Optional[List[str]] = typer.Option(None, "--measure", "-m", autocompletion=measure_names,
-                                                                 help="recall@10, ndcg@10, mrr, ... (default: recall@5,10,20, ndcg@10, mrr)"),
+                                                                 help="recall@10, ndcg_at_10 (exp gain), nDCG@10 (linear), mrr, ... "
+                                                                      "(default: recall_at_5,10,20, ndcg_at_10, mrr)"),
                      gain: Gain = typer.Option(Gain.exp, "--gain", help="nDCG gain: exp (2^grade - 1) or linear (trec_eval)"),
                      holdout: Optional[float] = typer.Option(None, "--holdout", parser=number_in(0.01, 0.99), metavar="NUMBER",
                                                              help="also report a train/holdout split and their gap"),
@@ -351,7 +352,7 @@ def rq_cmd(test_set: str = typer.Option(..., "--test-set", help="query set: test
 
 def gate_cmd(baseline: str = typer.Option(..., "--baseline", help="baseline results JSON (testset eval --out)"),
              current: str = typer.Option(..., "--current", help="current results JSON"),
-             metric: Optional[List[str]] = typer.Option(None, "--metric", help="metrics to gate (default recall@10, ndcg@10)"),
+             metric: Optional[List[str]] = typer.Option(None, "--metric", help="metrics to gate (default recall_at_10, ndcg_at_10)"),
              max_drop: str = typer.Option("5%", "--max-drop", help="allowed drop: relative (5%) or, with --absolute, points"),
              absolute: bool = typer.Option(False, "--absolute", help="the drop is in points, not relative"),
              markdown: Optional[Path] = typer.Option(None, "--markdown", "-o", help="Markdown report (e.g. for a PR comment)"),

@@ -57,7 +57,7 @@ _NOT_MIRRORED: tuple[tuple[str, Callable[[EvalOptions], bool]], ...] = (
     ("--missing zero", lambda o: o.missing == "zero"),
     ("-M", lambda o: o.max_docs is not None),
     ("-Z", lambda o: o.zscores is not None),
-    ("ranking by the rank column (order='rank')", lambda o: o.order != "score"),
+    ("ranking by the rank column (rank_by='rank')", lambda o: o.rank_by != "score"),
 )
 
 

@@ -4,7 +4,9 @@ Semantics are trec_eval 10.0's unless an option names another convention.
 """
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,10 +36,41 @@ class EvalOptions:
     judged_only: bool = False      # -J
     complete: bool = False         # -c: every judged query counts; missing ones score 0
     missing: str = "skip"          # without -c: skip | zero | error | trec_eval (exit like 10.0)
-    order: str = "score"           # score (trec_eval) | rank (trust the rank column)
+    rank_by: str = "score"         # score (trec_eval) | rank (trust the rank column)
     float32: bool = False          # scores as float32, like trec_eval 9.x / pytrec_eval
     num_docs_in_coll: int = 0      # -N
     zscores: Any = None            # -Z: a ZScores table (read_zscores)
+
+    @property
+    def order(self) -> str:
+        """Deprecated name of :attr:`rank_by` (``order`` is the run reading's: auto, desc, asc, given)."""
+        warnings.warn(_ORDER_RENAMED, DeprecationWarning, stacklevel=2)
+        return self.rank_by
+
+    @order.setter
+    def order(self, value: str) -> None:
+        warnings.warn(_ORDER_RENAMED, DeprecationWarning, stacklevel=2)
+        self.rank_by = value
+
+
+_ORDER_RENAMED = ("EvalOptions.order is now EvalOptions.rank_by (score | rank); the name order is the run reading's "
+                  "(auto, desc, asc, given), and EvalOptions(order=...) goes in the next release")
+
+
+def _taking_order(init):
+    """``EvalOptions.__init__`` that takes the deprecated keyword ``order`` for ``rank_by``, warning."""
+    @functools.wraps(init)
+    def __init__(self, *args, order: str | None = None, **kwargs):
+        if order is not None:
+            warnings.warn(_ORDER_RENAMED, DeprecationWarning, stacklevel=2)
+            if "rank_by" in kwargs:
+                raise TypeError("EvalOptions: give rank_by, not both rank_by and its old name order")
+            kwargs["rank_by"] = order
+        init(self, *args, **kwargs)
+    return __init__
+
+
+EvalOptions.__init__ = _taking_order(EvalOptions.__init__)     # type: ignore[method-assign]
 
 
 @dataclass

@@ -36,7 +36,7 @@ def _ranked_run(run, qids: list[str], options, ascending_ties: bool, extra_docs,
     wanted = pa.array(qids, pa.string())
     t = t.filter(pc.is_in(string_array(t.column("qid")), value_set=wanted))
     qc = pc.index_in(string_array(t.column("qid")), value_set=wanted).to_numpy(zero_copy_only=False).astype(np.int64)
-    key = sort_key(t, options.order, options.float32)
+    key = sort_key(t, options.rank_by, options.float32)
     n = t.num_rows
     codes, names = byte_order(pa.concat_arrays([string_array(t.column("docid")), string_array(extra_docs)]))
     dcode, extra = codes[:n], codes[n:]
@@ -231,5 +231,5 @@ class Preferences(OneAfterAnother):
         run = read_run(run, reading.format, decode_ids=False, lean=reading.order != "rank", warn=warn,
                        order_option=False)
         evaluate = evaluate_qrels_jg if self.rel_format == QRELS_JG else evaluate_prefs
-        return evaluate(qrels, run, requests, replace(options, order=reading.order), source=source, warn=warn)
+        return evaluate(qrels, run, requests, replace(options, rank_by=reading.order), source=source, warn=warn)
 

@@ -27,7 +27,7 @@ import math
 import re
 from typing import Any, Callable
 
-from ..console.errors import InputError, shown_number
+from ..console.errors import InputError, shown as quoted, shown_number
 from ..inputs.formats.common import atof as _atof, atol as _atol
 from . import ap, compat, counts, cwl, gdeval, ndcg, precision, prefs, rbp, recall, relstring, rr, subtopics
 from .declaration import (DOUBLE_CUTS, DOUBLES, EMPTY_IF_BARE, LONG_CUTS, NONE, PAIRS, PLACEHOLDER, QRELS,  # noqa: F401
@@ -226,7 +226,7 @@ MEASURES: list[Measure] = [
     _m("G", "Normalized gain with a user cost model (trec_eval's G).", ndcg.G, PAIRS),
     _m("ndcg", "Normalized discounted cumulative gain over the whole ranking (Jarvelin & Kekalainen, TOIS 2002); "
                "gain of grade g is g unless set with level=gain pairs.", ndcg.ndcg, PAIRS, bounds=UNIT,
-       irm=(Irm(("nDCG", "NDCG"), {"cutoff": CUTOFF, "dcg": Param(str, choices=("log2", "exp-log2"), default="log2"),
+       irm=(Irm(("nDCG",), {"cutoff": CUTOFF, "dcg": Param(str, choices=("log2", "exp-log2"), default="log2"),
                                    "gains": Param(dict), "judged_only": JUDGED_ONLY}, _bind_ndcg),)),
     _m("ndcg_rel", "nDCG averaged over the ranks of relevant docs.", ndcg.ndcg_rel, PAIRS),
     _m("Rndcg", "nDCG averaged at the ends of the ideal ranking's grade levels.", ndcg.Rndcg, PAIRS),
@@ -795,13 +795,46 @@ NOT_COMPUTED = {
 }
 
 
+class TwoMeanings(InputError):
+    """A measure name that could mean two definitions (nDCG at a cutoff, either gain): refused, naming both."""
+
+
+_NDCG_AT = re.compile(r"ndcg(?:@|_at_)(\d+)", re.IGNORECASE)
+
+
+def ndcg_spelling_error(name: str, exp_name: str | None = None) -> TwoMeanings | None:
+    """The error for nDCG at a cutoff spelled neither as ir_measures spells it (``nDCG@10``: linear gain, as
+    trec_eval's ndcg_cut.10) nor as the readable name (``ndcg_at_10``: exp gain 2^grade - 1): ``ndcg@10``,
+    ``NDCG@10``, ``Ndcg_At_10`` could mean either gain, so none is guessed at.  ``exp_name``: how the caller
+    writes the exp-gain choice (``ndcg_at_10`` where readable names are taken; by default the engine's
+    ``nDCG(dcg='exp-log2')@10``).  None for any other name."""
+    text = name.strip() if isinstance(name, str) else ""
+    m = _NDCG_AT.fullmatch(text)
+    if m is None or text == f"nDCG@{m.group(1)}":
+        return None
+    k = m.group(1)
+    exp = exp_name or f"nDCG(dcg='exp-log2')@{k} (exp gain; ndcg_at_{k} in test sets, compare and the service)"
+    if text == f"ndcg_at_{k}" and exp_name is None:
+        reason = f"{text!r} is the test sets' name of nDCG@{k} with exp gain, not a name of this command"
+    else:
+        reason = f"{quoted(text)} is not a measure name: it could mean nDCG@{k} with either gain"
+    return TwoMeanings(reason, fix=f"write nDCG@{k} (ir_measures: linear gain) or {exp}")
+
+
 def unknown_measure(arg: str) -> InputError:
-    """An error naming the nearest known names, in either syntax."""
+    """An error naming the nearest known names, in either syntax (nDCG at a cutoff, of two gains:
+    :func:`ndcg_spelling_error`)."""
+    two_gains = ndcg_spelling_error(arg)
+    if two_gains is not None:
+        return two_gains
     base = arg.split("(")[0].split("@")[0].strip()
     tail = arg.strip()[len(base):]
     at = tail.rpartition("@")[2] if "@" in tail else None
     note = ""
     hints = [h for h in [_printed_trec_form(arg)] if h]
+    if base == "NDCG":          # ir_measures' alias of nDCG: a spelling of nDCG@K that could mean either gain
+        return InputError(f"unknown measure {arg!r}: treckit takes ir_measures' nDCG as ir_measures spells it",
+                          fix=f"write nDCG{tail} (linear gain unless dcg='exp-log2' is given)")
     if base in NOT_COMPUTED:
         why, closest = NOT_COMPUTED[base]
         return InputError(f"unknown measure {arg!r} ({base} is an ir_measures measure that treckit does not compute: "

@@ -193,7 +193,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     lengths = np.diff(np.append(starts, rt.num_rows))
     run_q = np.array([qindex.get(q, -1) for q in run_qids], np.int32)[run_code]
     rq = spread(run_q, starts, rt.num_rows)       # -1: a query without qrels, whose lines are ignored
-    key = sort_key(rt, options.order, options.float32)
+    key = sort_key(rt, options.rank_by, options.float32)
     docid = rt.column("docid")            # left chunked: only a few strings are ever taken from it
     jrows, jgrade, dupkeys = _match_judged(docid, rq, qt, qi_arr, qkeys)
     n_per_q = np.bincount(run_q[run_q >= 0], weights=lengths[run_q >= 0], minlength=Qall).astype(np.int64)
@@ -205,7 +205,7 @@ def rank_and_judge(qrels: Qrels, run: Run, options, *, level: int | None = None,
     found = None
     if facts:
         found = run_facts(qrels, qrel_qids, qi_arr, run_qids, starts, run_code, present, rt,
-                          key if options.order != "rank" else None, rq, jrows, jgrade, row_offset)
+                          key if options.rank_by != "rank" else None, rq, jrows, jgrade, row_offset)
     jpos = ranks_of(listed, rq, key, DocTexts.of_run(run), jrows, Qall)
     jasc = ranks_of(listed, rq, key, AscendingDocTexts.of_run(run), jrows, Qall) if ascending_ties else None
     listed_all = _ranks_with_line_order_ties(rq, key) if listed_ties else None

@@ -36,7 +36,7 @@ from ..retrieval.callables import UserCodeError
 from ..retrieval.system import load_system
 from ..testsets.cache import ResultCache, cache_key
 from ..testsets.load import TestSet, semantic_problems
-from ..testsets.measures import canonical_name
+from ..testsets.measures import TwoMeanings, canonical_name
 from ..testsets.results import from_cached
 from ..testsets.rq import rq
 from ..testsets.runner import evaluate_run, missing_queries
@@ -128,7 +128,7 @@ class _EvaluateRequest(BaseModel):
                           "(and run_file) the server's system answers")
     run_file: Optional[str] = Field(None, description="a run file inside the server's data directory (relative path)")
     measures: Measures = Field(None, max_length=MAX_MEASURES,
-                               description="test-set measure names (recall@10, ndcg@10, mrr, ...)")
+                               description="test-set measure names (recall@10, ndcg_at_10, nDCG@10, mrr, ...)")
     system: Optional[str] = Field(None, max_length=200, description="label for the system in the metrics")
 
 
@@ -391,6 +391,19 @@ def _for_request(message: str) -> str:
     return SERVICE.spell(message)
 
 
+def _measures(names: list[str]) -> list[str]:
+    """The canonical names of a request's measures; a name of two meanings (``ndcg@10``: either gain) is a value the
+    request's schema does not take (422, at its place in ``measures``)."""
+    out = []
+    for i, name in enumerate(names):
+        try:
+            out.append(canonical_name(name))
+        except TwoMeanings as exc:
+            raise RequestInvalid([{"loc": ["body", "measures", i], "msg": f"{exc.reason}; {exc.fix}",
+                                   "type": "value_error"}]) from None
+    return out
+
+
 def _reading(req) -> tuple[RunReading, dict[str, Any]]:
     """(how the request's run is read, the reading options the request sent)."""
     sent = {name: value for name in READING_NAMES if (value := getattr(req, name)) is not None}
@@ -510,7 +523,7 @@ class Evaluator:
 
     def evaluate(self, req: EvaluateRequest, components: list[str] | None) -> tuple[dict[str, Any], list]:
         """(the answer, the gauges to set: (test set, system, component, {measure: value}) each)."""
-        measures = [canonical_name(m) for m in (req.measures or self.s.measures)]
+        measures = _measures(req.measures or self.s.measures)
         ts = TestSet(req.test_set)
         warnings: list[str] = []
         if req.run is None and req.run_file is None:

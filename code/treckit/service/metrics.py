@@ -29,12 +29,15 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
-_TREC_TO_GAUGE = (("recall_", "recall_at_"), ("ndcg_cut_", "ndcg_at_"), ("P_", "precision_at_"))
+_TREC_TO_GAUGE = (("recall_", "recall_at_"), ("P_", "precision_at_"))
+# nDCG's gauges say its gain as the test-set names do: ndcg_at_k is exp gain, ndcg_cut_K linear
+_NDCG_TO_GAUGE = ((re.compile(r"nDCG@(\d+)"), "ndcg_cut_"), (re.compile(r"nDCG\(dcg='exp-log2'\)@(\d+)"), "ndcg_at_"))
 
 
 def gauge_measures(summary: dict, kinds: dict) -> dict[str, float]:
     """An evaluation's summary values under gauge names: trec_eval's ``recall_10`` is ``recall_at_10``,
-    ``ndcg_cut_10`` ``ndcg_at_10``, ``recip_rank`` ``mrr``; other names keep their letters and digits."""
+    ``recip_rank`` ``mrr``, nDCG@10 ``ndcg_cut_10`` (linear gain) and ``nDCG(dcg='exp-log2')@10`` ``ndcg_at_10``
+    (exp gain, the test sets' ``ndcg_at_10``); other names keep their letters and digits."""
     out = {}
     for name, value in summary.items():
         if kinds.get(name) not in ("double", "long") or value is None:
@@ -43,12 +46,18 @@ def gauge_measures(summary: dict, kinds: dict) -> dict[str, float]:
         for trec, gauge in _TREC_TO_GAUGE:
             if name.startswith(trec) and name[len(trec):].isdigit():
                 g = gauge + name[len(trec):]
+        for pattern, gauge in _NDCG_TO_GAUGE:
+            if (m := pattern.fullmatch(name)) is not None:
+                g = gauge + m.group(1)
         out[re.sub(r"[^a-z0-9_]+", "_", g.replace("@", "_at_").lower()).strip("_")] = float(value)
     return out
 
 
 def gauge_name(measure: str) -> tuple[str, str | None]:
-    """(gauge suffix, k label) of a test-set measure name: recall_at_10 -> (recall_at_k, "10")."""
+    """(gauge suffix, k label) of a test-set measure name: recall_at_10 -> (recall_at_k, "10"); ir_measures'
+    nDCG@10 (linear gain) is trec_eval's ndcg_cut_10 -> (ndcg_cut_10, None)."""
+    if (m := _NDCG_TO_GAUGE[0][0].fullmatch(measure)) is not None:
+        return f"ndcg_cut_{m.group(1)}", None
     kind, _, k = measure.partition("_at_")
     if k:
         return f"{kind}_at_k", k

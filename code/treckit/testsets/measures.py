@@ -3,8 +3,9 @@ evaluation engine over every query of a test set."""
 from __future__ import annotations
 
 from ..engines.memory import evaluate_objects
-from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, definitions,  # noqa: F401
+from ..measures.readable import (DEFAULT_MEASURES, GAIN_CHOICES, canonical_name, cutoff_of, definitions,  # noqa: F401
                                  engine_measure, gains_note)
+from ..measures.registry import TwoMeanings  # noqa: F401
 
 
 def per_query_values(qrels, run, names: list[str], warn=None) -> dict[str, dict[str, float]]:

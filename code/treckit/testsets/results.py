@@ -218,7 +218,7 @@ class _Record:
             except InputError:
                 known = False
             if not known:
-                self.fail(f"measures[{i}]", "not a test-set measure (recall_at_K, ndcg_at_K, ndcg_cut_K, mrr, "
+                self.fail(f"measures[{i}]", "not a test-set measure (recall_at_K, ndcg_at_K, nDCG@K, ndcg_cut_K, mrr, "
                                             "mrr_at_K, precision_at_K or map)")
         if len(set(names)) != len(names):
             self.fail("measures", "a measure is listed twice")
@@ -235,6 +235,12 @@ class _Record:
             got = defs.get(m)
             if got is None:
                 self.fail("definitions", f"no definition of {m}")
+            if want.gain == "linear" and got.gain == "exp" and m.startswith("nDCG@"):
+                k = m[len("nDCG@"):]
+                raise RecordError("definitions", f"definitions.{m}: exp gain (2^grade - 1) under the name {m}, which "
+                                  "is ir_measures' nDCG, linear gain; exp-gain nDCG is named ndcg_at_K", path=self.where,
+                                  fix=f"evaluate again with its name for exp gain: treckit testset eval TEST_SET --run RUN "
+                                      f"-m ndcg_at_{k} --out RESULTS.json")
             if got.name != m or any(getattr(got, f) != getattr(want, f) for f in ("measure", "cutoff", "gain")):
                 self.fail(f"definitions.{m}", f"does not define {m} (its measure, cutoff or gain differ)")
 

@@ -32,7 +32,7 @@ from ..retrieval.ranking import run_from_rankings
 from ..retrieval.system import as_system
 from .cache import ResultCache, cache_key, code_identity, named_files, say_once
 from .load import TestSet, load_test_set
-from .measures import DEFAULT_MEASURES, canonical_name, engine_measure, per_query_values
+from .measures import DEFAULT_MEASURES, canonical_name, cutoff_of, engine_measure, per_query_values
 from .results import TestSetResult, read_cached, summarise
 from .systems import evaluate_system
 
@@ -65,7 +65,7 @@ def evaluate(retrieval_fn: Callable, test_set: TestSet | str, config: dict | Non
                                  cache=cache, cache_dir=cache_dir)
         return stages[system.final_stage()]
     names = [canonical_name(m, gain) for m in (measures or DEFAULT_MEASURES)]
-    depth = k or max([DEFAULT_DEPTH] + [int(n.rpartition("_at_")[2]) for n in names if "_at_" in n])
+    depth = k or max([DEFAULT_DEPTH] + [c for c in map(cutoff_of, names) if c is not None])
     if workers < 1:
         raise InputError(f"workers must be at least 1, got {workers}", fix="pass workers=1 or more")
 

@@ -155,7 +155,7 @@ def tied_ranking(qrels, run, options, *, level: int | None = None, source: str =
         index = {q: i for i, q in enumerate(base.qids)}
         run_q = np.array([index.get(q, -1) for q in run_qids], np.int32)
         rq = spread(run_q[run_code], starts, rt.num_rows) if rt.num_rows else np.zeros(0, np.int32)
-        start, size = tie_groups(rq, sort_key(rt, options.order, options.float32), base.row)
+        start, size = tie_groups(rq, sort_key(rt, options.rank_by, options.float32), base.row)
     return TiedRanking(qids=base.qids, listed=base.num_ret.astype(np.int64), rel_levels=base.rel_levels,
                        grades=base.grades, level=base.level, missing=base.missing, q=base.q, rel=base.rel,
                        start=start, size=size, runid=base.runid, num_docs_in_coll=options.num_docs_in_coll,
