@@ -98,3 +98,15 @@ def costly_first_full_fusion(real, warmup):
         return real(runs, *args, **kwargs)
     return fuse
 '''
+
+
+def significance_row(out: str, measure: str) -> str:
+    """compare's row of significance tests for ``measure`` as one line, in either of its layouts: a table row
+    (``│ ndcg_cut_10 │ dense │ t-test │ ... │ no │``), or, where the table is wider than the console, the row's two
+    lines (``ndcg_cut_10 / dense / t-test; ...`` then ``effect size d 0.864; significant no``)."""
+    lines = out.splitlines()
+    i = next(i for i, x in enumerate(lines) if measure in x and "t-test" in x)
+    row = lines[i].rstrip(" │")
+    if not row.endswith(("yes", "no")) and i + 1 < len(lines):
+        row += " " + lines[i + 1].rstrip(" │")
+    return row

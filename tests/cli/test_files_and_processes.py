@@ -507,14 +507,20 @@ def test_a_fifo_input_is_read_once_and_gives_the_file_numbers(files, tmp_path, c
     assert code == 0 and map_of(out) == pytest.approx(MAP, abs=5e-5)
 
 
-def test_absurd_sizes_are_refused_where_read_whole(files, tmp_path, monkeypatch, capsys):
+def test_a_gz_run_past_the_whole_read_limit_is_inflated_as_it_is_read(files, tmp_path, monkeypatch, capsys):
+    """A .gz run is never read whole: one whose content passes the whole-read limit (13 times over) is evaluated as
+    it is inflated, printing the plain file's bytes (gzip bombs: tests/hostile/test_hostile_budgets_and_compression.py)."""
     q, r = files
     monkeypatch.setattr(thresholds, "WHOLE_READ_LIMIT", 1000)
-    bomb = tmp_path / "run.gz"
-    bomb.write_bytes(gzip.compress(RUN.encode() * 100))       # 600 bytes compressed, 15 kB inside
-    assert bomb.stat().st_size < 1000
-    code, _, err = run_cli(["eval", q, bomb], capsys)
-    assert code == 2 and f"{bomb}: more than 1,000 bytes to read into memory" in err
+    text = "".join(f"1 Q0 d{i} {i} {1000 - i} r\n" for i in range(1, 700))
+    plain, packed = tmp_path / "run", tmp_path / "run.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    assert len(text) > 13 * 1000
+    code, out, err = run_cli(["eval", "-m", "P.10", "-m", "num_ret", q, packed], capsys)
+    assert code == 0, err
+    assert out == run_cli(["eval", "-m", "P.10", "-m", "num_ret", q, plain], capsys)[1]
+    assert "num_ret               \tall\t699\n" in out
     tio.forget_streams()
 
 

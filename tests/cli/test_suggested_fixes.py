@@ -27,7 +27,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import ROOT, run_cli
+from helpers import ROOT, run_cli, significance_row
 from treckit import thresholds
 from treckit.console.errors import TreckitError
 
@@ -1627,10 +1627,9 @@ def compare_correction_none(c: Ctx):
             "--gold", sample / "test.jsonl", "-m", "ndcg_cut.10", "-m", "recip_rank"]
     first = ok(c.cli(*argv))
     assert "--correction none: the raw p decides (seed 004's A/B)" in first.out
-    row = next(x for x in first.out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
-    assert "0.0445" in row and "0.0890" in row and row.rstrip(" │").endswith("no")
-    row = next(x for x in ok(c.cli(*argv, "--correction", "none")).out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
-    assert row.rstrip(" │").endswith("yes")
+    row = significance_row(first.out, "ndcg_cut_10")
+    assert "0.0445" in row and "0.0890" in row and row.endswith("no")
+    assert significance_row(ok(c.cli(*argv, "--correction", "none")).out, "ndcg_cut_10").endswith("yes")
 
 
 def gate_linear_gain(c: Ctx):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers import ROOT, run_cli
+from helpers import ROOT, run_cli, significance_row
 from treckit import thresholds
 from treckit.compare import stats
 from treckit.console.errors import InputError
@@ -485,14 +485,14 @@ def test_a_plain_compare_keeps_holm_and_says_how_to_get_the_seeds_rule(capsys):
     code, out, err = run_cli(argv, capsys)
     assert code == 0, err
     assert "\u2020 significant vs bm25: t-test, p holm < 0.05" in out and "--correction none: the raw p decides" in out
-    line = next(x for x in out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
-    assert "0.0445" in line and "0.0890" in line and line.rstrip(" │").endswith("no")
+    line = significance_row(out, "ndcg_cut_10")
+    assert "0.0445" in line and "0.0890" in line and line.endswith("no")
     assert "A/B on" not in out
     code, out, err = run_cli([*argv, "--correction", "none"], capsys)
     assert code == 0, err
     assert "\u2020 significant vs bm25: t-test, raw p < 0.05" in out and "the raw p decides" not in out
-    line = next(x for x in out.splitlines() if "ndcg_cut_10" in x and "t-test" in x)
-    assert "0.0445" in line and "0.0890" in line and line.rstrip(" │").endswith("yes")
+    line = significance_row(out, "ndcg_cut_10")
+    assert "0.0445" in line and "0.0890" in line and line.endswith("yes")
     assert any(x.startswith("│ dense") and "0.7162\u2020" in x for x in out.splitlines())
 
 

@@ -11,8 +11,8 @@ from treckit.api import read_qrels, read_run
 from treckit.console.errors import InputError
 from treckit.engines.memory import evaluate_requests
 from treckit.inputs.formats import jsonl, trec
+from treckit.inputs.formats.common import content_lines
 from treckit.output import trec as trec_out
-from treckit.inputs.sources import read_text
 from treckit.ranking import order as trec_order
 from treckit.ranking import judged as ranking
 from treckit.measures.registry import resolve
@@ -43,7 +43,7 @@ def big(tmp_path_factory):
 
 def test_trec_fast_read_equals_line_parser(big):
     fast = read_run(big / "run")
-    slow = trec.read_run_lines(read_text(big / "run"), "run", True, False, "auto", 6)
+    slow = trec.read_run_lines(content_lines(big / "run"), "run", True, False, "auto", 6)
     assert fast.to_dict() == slow.to_dict()
     assert fast.tag == slow.tag == "tag" + str(int(slow.table.column("qid")[-1].as_py()) % 3)
     assert read_run(big / "run", lean=True).tag == slow.tag

@@ -65,38 +65,30 @@ def test_qrels_with_more_grade_cells_than_the_bound_are_refused_naming_the_count
 
 
 def test_detection_reads_on_for_a_long_first_line_in_pieces_of_the_set_size(tmp_path, monkeypatch):
-    """thresholds.DETECT_READ_BYTES: past the first 64 KiB, a long first line is read on in pieces as large as what
-    was read so far, or of this many bytes if more; the same lines are detected either way."""
+    """thresholds.DETECT_READ_BYTES: detection reads blocks of whole lines of this many bytes (a long first line
+    read to its end), and no further than the lines it needs; the same lines are detected at any size."""
     from treckit.inputs.formats import common
+    from treckit.inputs.sources import Source
     path = tmp_path / "run"
-    lines = ["1 Q0 " + "d" * 200_000 + " 1 1.5 t", "1 Q0 e 2 1.0 t", "2 Q0 f 1 0.5 t"]
+    lines = ["1 Q0 " + "d" * 200_000 + " 1 1.5 t", "1 Q0 e 2 1.0 t", "2 Q0 f 1 0.5 t"] + ["3 Q0 g 1 0.5 t"] * 50_000
     path.write_text("\n".join(lines) + "\n")
-    asked = []
+    asked, given = [], []
+    blocks = Source.blocks
 
-    class Spied:
-        def __init__(self, fh):
-            self.fh = fh
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.fh.close()
-
-        def seek(self, at):
-            return self.fh.seek(at)
-
-        def read(self, n):
-            asked.append(n)
-            return self.fh.read(n)
-    monkeypatch.setattr(common, "open", lambda *a: Spied(open(*a)), raising=False)
+    def spied(self, size):
+        asked.append(size)
+        for data, first in blocks(self, size):
+            given.append(len(data))
+            yield data, first
+    monkeypatch.setattr(Source, "blocks", spied)
     assert common.head_lines(path, 2, "run") == lines[:2]
-    assert asked == [1 << 16, 1 << 17]                # the default: as much as was read (the 64 KiB head) ...
-    asked.clear()
-    monkeypatch.setattr(thresholds, "DETECT_READ_BYTES", 1 << 30)
-    assert common.head_lines(path, 2, "run") == lines[:2]
-    assert asked == [thresholds.DETECT_MAX_BYTES - (1 << 16)]      # ... or all there may be at once
-
+    first = len(lines[0]) + 1
+    assert asked == [1 << 16] and given[0] == first          # the default; the long first line read to its end ...
+    assert len(given) == 2 and given[1] < (1 << 16) + 100    # ... then one block more for the second line
+    asked.clear(), given.clear()
+    monkeypatch.setattr(thresholds, "DETECT_READ_BYTES", 64)
+    assert common.head_lines(path, 3, "run") == lines[:3]
+    assert asked == [64] and given[0] == first and len(given) == 2 and given[1] < 200      # a block of 64 bytes more
 
 def test_a_pipe_is_waited_on_the_set_time_at_a_time(monkeypatch):
     """thresholds.PIPE_POLL_MS: a pipe whose writer takes 50 ms is waited on 1 ms at a time (many waits) or 10 s at a

@@ -110,8 +110,8 @@ def test_tie_aware_values_of_a_tied_run_in_bounded_memory(tmp_path):
     relevant = sum(1 for k in range(0, 1000, 2) if grade(k // 2) >= 1)
     n = 1000
     expected_rr = sum(Fraction(math.comb(n - i, relevant - 1), math.comb(n, relevant)) / i for i in range(1, n + 1))
-    assert rows["P_10"][1:] == [f"{relevant / n:.4f}", "1.0000", "0.0000"]
-    assert rows["recip_rank"][1:] == [f"{float(expected_rr):.4f}", "1.0000", f"{1 / (n - relevant + 1):.4f}"]
+    assert rows["P_10"][1:] == [f"{relevant / n:.4f}", "0.0000", "1.0000"]   # expected, worst, best
+    assert rows["recip_rank"][1:] == [f"{float(expected_rr):.4f}", f"{1 / (n - relevant + 1):.4f}", "1.0000"]
 
 
 def test_compare_and_testset_eval_score_tied_runs_as_trec_eval(tmp_path, trec_eval):
@@ -219,7 +219,7 @@ def test_tie_aware_range_stays_where_ties_are_left(tmp_path):
     code, out, err = run_cli(["eval", "-m", "recip_rank", "--tie-aware", "range", tmp_path / "qrels",
                               tmp_path / "run"])
     assert code == 0, err
-    assert out.splitlines()[1].split("\t")[2:] == ["0.5000", "0.7500", "1.0000", "0.5000"]
+    assert out.splitlines()[1].split("\t")[2:] == ["0.5000", "0.7500", "0.5000", "1.0000"]   # trec_eval, expected, worst, best
 
 
 def test_tie_aware_api_and_compare_collapse_with_ties_break(tmp_path):
@@ -335,3 +335,17 @@ def test_every_parameter_up_to_2_63_exits_0_or_2_within_the_bound(tmp_path_facto
     assert not problems, problems
     assert peak < PEAK_MB, (peak, names)
 
+
+
+def test_rprec_mult_avgjg_takes_rprec_mults_range(tmp_path):
+    """Found by the property test above: Rprec_mult_avgjg's multipliers have Rprec_mult's range (0 to 1e9); past it
+    the name is refused (exit 2), where a multiplier of 1e300 overflowed its cutoff (an internal error)."""
+    (tmp_path / "jg").write_text("1 0 d1 1\n")
+    (tmp_path / "run").write_text("1 Q0 d1 1 1.0 r\n")
+    argv = ["eval", "-R", "qrels_jg", tmp_path / "jg", tmp_path / "run"]
+    code, out, err = run_cli([*argv[:3], "-m", "Rprec_mult_avgjg.1e+300", *argv[3:]])
+    assert code == 2 and "outside the range of Rprec_mult_avgjg's parameters (from 0 to 1e+09)" in err, err
+    code, out, err = run_cli([*argv[:3], "-m", "Rprec_mult_avgjg.1e9", *argv[3:]])
+    assert code == 0 and out.split("\t")[-1].strip() == "0.0000", err      # precision at 1e9 x R ranks: 1 / 1e9
+    code, out, err = run_cli([*argv[:3], "-m", "Rprec_mult_avgjg.1", *argv[3:]])
+    assert code == 0 and out.split("\t")[-1].strip() == "1.0000", err      # at R = 1 rank: d1, relevant

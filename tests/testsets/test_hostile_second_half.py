@@ -635,18 +635,19 @@ def test_a_run_cut_short_while_streamed_is_reported_as_truncated(tmp_path, monke
 
 
 def test_a_file_cut_short_between_a_look_and_the_read_is_reported_as_truncated(tmp_path, monkeypatch):
-    """The readers look at a file (its size, its first lines), then read it whole: a file cut short meanwhile."""
+    """The readers look at a file (its size, its first lines), then read it a block of lines at a time: a file cut
+    short meanwhile."""
     from treckit.inputs import sources as tio
     from treckit.inputs.formats.trec import read_trec_run
 
     path = tmp_path / "run.trec"
     path.write_text(_run_lines(3, 5))
-    real = tio.read_bytes
+    real = tio.file_blocks
 
-    def truncating(p, **k):
+    def truncating(p, *a, **k):
         os.truncate(path, 40)
-        return real(p, **k)
-    monkeypatch.setattr(tio, "read_bytes", truncating)
+        return real(p, *a, **k)
+    monkeypatch.setattr(tio, "file_blocks", truncating)
     with pytest.raises(InputError, match=r"run.trec: the file was cut short \(truncated\) while it was read: 40 of"):
         read_trec_run(path)
 

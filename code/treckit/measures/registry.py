@@ -302,7 +302,7 @@ NICKNAMES = {
 LONG_MAX = (1 << 63) - 1         # trec_eval's largest cutoff (a C long)
 # the ranges of the numeric parameters whose meaning has one: (lowest, highest, whether the ends are allowed)
 PARAM_RANGES = {"iprec_at_recall": (0.0, 1.0, True), "11pt_avg": (0.0, 1.0, True), "relstring": (0.0, LONG_MAX, True),
-                "Rprec_mult": (0.0, 1e9, True), "set_F": (0.0, math.inf, True)}
+                "Rprec_mult": (0.0, 1e9, True), "Rprec_mult_avgjg": (0.0, 1e9, True), "set_F": (0.0, math.inf, True)}
 PERSISTENCE = ("rbp", "rbp_resid")     # p=X: the persistence, from 0 up to (not including) 1
 
 
