@@ -349,3 +349,15 @@ def test_rprec_mult_avgjg_takes_rprec_mults_range(tmp_path):
     assert code == 0 and out.split("\t")[-1].strip() == "0.0000", err      # precision at 1e9 x R ranks: 1 / 1e9
     code, out, err = run_cli([*argv[:3], "-m", "Rprec_mult_avgjg.1", *argv[3:]])
     assert code == 0 and out.split("\t")[-1].strip() == "1.0000", err      # at R = 1 rank: d1, relevant
+
+
+@pytest.mark.parametrize("multipliers", ["1e9", "1234567,123456,12345.678", "12345678.1,12345678.2,0.5", "0.125,2"])
+def test_large_multipliers_are_named_as_trec_eval_names_them(tmp_path, trec_eval, multipliers):
+    """trec_eval keeps 8 characters of a multiplier's "%3.2f" in the measure's name (1e9: Rprec_mult_10000000; two
+    multipliers may then share a name, both printed); -q too."""
+    (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n")
+    (tmp_path / "run").write_text("1 Q0 d2 1 2.0 r\n1 Q0 d1 2 1.0 r\n2 Q0 d3 1 1.5 r\n")
+    argv = ["-q", "-m", f"Rprec_mult.{multipliers}", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    want = subprocess.run([str(trec_eval), *argv], capture_output=True, text=True, check=True).stdout
+    code, out, err = run_cli(["eval", *argv])
+    assert code == 0 and out == want, err

@@ -95,11 +95,14 @@ class Request:
         return (self.measure.name, self.params, self.options, self.level, self.judged_only, self.summary)
 
 
+TREC_PARAM_NAME_CHARS = 8
+
+
 def trec_columns(m: Measure, params: tuple, raw: str | None) -> tuple[str, ...]:
     if m.params == LONG_CUTS:
         return tuple(f"{m.name}_{c}" for c in params)
-    if m.params == DOUBLE_CUTS:
-        return tuple(f"{m.name}_{c:3.2f}" for c in params)
+    if m.params == DOUBLE_CUTS:      # trec_eval keeps 8 characters of a parameter's "%3.2f" in the name
+        return tuple(f"{m.name}_{f'{c:3.2f}'[:TREC_PARAM_NAME_CHARS]}" for c in params)
     if m.params in (DOUBLES, PAIRS) and raw is not None:
         return (f"{m.name}_{raw}",)
     return (m.name,)
