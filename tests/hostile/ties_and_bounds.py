@@ -185,7 +185,7 @@ def random_name(rng: random.Random) -> tuple[str, str]:
 
 
 _MANY = textwrap.dedent("""
-    import contextlib, io, json, resource, sys
+    import contextlib, io, json, sys
     from treckit.cli.main import main
     codes = []
     for argv in json.loads(sys.argv[1]):
@@ -195,7 +195,9 @@ _MANY = textwrap.dedent("""
             except SystemExit as exc:
                 code = exc.code
         codes.append([code, err.getvalue()[-300:]])
-    print(json.dumps({"codes": codes, "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+    # VmHWM: this process's own peak (ru_maxrss would also hold the RSS of the process it was started from)
+    hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print(json.dumps({"codes": codes, "peak_kb": hwm}))
 """)
 
 
