@@ -287,3 +287,16 @@ def test_a_url_in_a_config_is_refused_without_its_credentials(name, tmp_path, ca
     assert code == 2 and said in err and file in err, err
     assert SECRET not in out + err
     assert sorted(p.name for p in tmp_path.iterdir()) == [file]      # no folder named after the URL
+
+
+def test_the_environment_named_by_a_system_config_is_said_once_per_reason(tmp_path, capsys):
+    """The environment named as a system's corpus is hidden twice (a kernel file, a file of a config): each reason
+    is said once and whole (the outer blanking paired the apostrophes of the inner note: "system'…'s", and the
+    inner note came a second time)."""
+    (tmp_path / "system.yaml").write_text("corpus: /proc/self/environ\ncomponents:\n  bm25: {method: bm25}\n")
+    code, out, err = run_cli(["system", "eval", tmp_path / "system.yaml", "--test-set", SAMPLE, "--no-cache"], capsys)
+    assert code == 2
+    first = err.splitlines()[0]
+    assert first == ("treckit: error: /proc/self/environ:1: not a JSON object (Expecting value) "
+                     "(content not shown: the file holds the state of the system, such as the environment of a process) "
+                     f"(content not shown: the file is named by the system config {tmp_path / 'system.yaml'})")

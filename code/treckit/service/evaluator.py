@@ -379,7 +379,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
 
 
 # ------------------------------------------------------------------ evaluation
-DATA_DIR_WHY = "the file is in the server's data directory, which is not the request's"
+DATA_DIR_WHY = "the file is in the data directory of the server, not sent by the request"     # no quote mark
 
 
 def _for_request(message: str) -> str:
