@@ -9,7 +9,8 @@ Each case is one of:
 - a run file of the service's ``data_dir`` with the secret in a seeded field of a seeded line, broken or not, asked
   for by ``/v1/evaluate`` or ``/v1/rq`` (through the worker's evaluator);
 - the process's environment (``/proc/self/environ``, through a symlink or another spelling) named as an input of a
-  seeded command, in a process of its own holding the secret.
+  seeded command, in a process of its own holding the secret;
+- a config (a system's, ``compare --config``'s, the server's) naming a URL with credentials where it names a file.
 
 A finding is the secret anywhere in stdout, stderr, an answer or a file written, a traceback or "internal error",
 or an exit code other than 0 or 2."""
@@ -111,6 +112,33 @@ def _input_case(rng: random.Random, secret: str, servers: _Servers, folder: Path
     return command, [0, 2]
 
 
+# ------------------------------------------------------------------ configs naming URLs
+def _config_case(rng: random.Random, secret: str, folder: Path) -> list[str]:
+    """A config (a system's, compare's, the server's) naming a URL with the secret where it names a file: refused
+    (a config names local files), the secret in no message and in no name of a file or folder made."""
+    url = rng.choice([f"https://ci:{quote(secret, safe='')}@127.0.0.1:1/f", f"s3://AKIA:{quote(secret, safe='')}@b/f",
+                      f"https://h/f?X-Amz-Signature={quote(secret, safe='')}"])
+    docs = ROOT / "data" / "test_sets" / "documents.jsonl"
+    system = ["system", "eval", folder / "c.yaml", "--test-set", SAMPLE, "--no-cache"]
+    text, command = rng.choice([
+        (f"corpus: '{url}'\ncomponents:\n  bm25: {{method: bm25}}\n", system),
+        (f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25, corpus: '{url}'}}\n", system),
+        (f"corpus: {docs}\ncomponents:\n  bm25: {{method: bm25, index: '{url}'}}\n", system),
+        (f"components:\n  r: {{run: '{url}'}}\n", system),
+        (f"run: '{url}'\n", ["compare", QRELS, RUN, "--config", folder / "c.yaml"]),
+        (f"{rng.choice(['system', 'data_dir', 'cache_dir'])}: '{url}'\n", ["serve", "--config", folder / "c.yaml"]),
+    ])
+    (folder / "c.yaml").write_text(text)
+    code, out, err = run_cli(command)
+    (folder / "c.yaml").unlink()               # the secret's own place: not a file written
+    found = _checked(command, code, out, err, secret, folder, [2])
+    if any(secret[:13] in str(p) for p in folder.rglob("*")):
+        found.append(f"{' '.join(map(str, command))[:300]}: a file or folder named after the URL")
+    if found:                                  # the reproducer
+        (folder / "c.yaml").write_text(text)
+    return found
+
+
 # ------------------------------------------------------------------ the service's data_dir
 def _data_dir_case(rng: random.Random, secret: str, folder: Path) -> list[str]:
     from service_server import sample_test_set
@@ -191,9 +219,12 @@ def fuzz(cases: int, seed: int, out: Path) -> list[str]:
     try:
         for i, rng, folder, _ in each_case(cases, seed, out):
             secret = _secret(rng)
-            kind = rng.choice(["text", "text", "pushgateway", "input", "input", "data_dir", "data_dir", "environ"])
+            kind = rng.choice(["text", "text", "pushgateway", "input", "input", "data_dir", "data_dir", "environ",
+                               "config"])
             if kind == "text":
                 found = _text_case(rng, secret)
+            elif kind == "config":
+                found = _config_case(rng, secret, folder)
             elif kind == "data_dir":
                 found = _data_dir_case(rng, secret, folder)
             elif kind == "environ":

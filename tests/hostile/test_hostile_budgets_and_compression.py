@@ -276,7 +276,7 @@ READERS = {
     "detect qrels": ["detect", "--role", "qrels", "B"],
     "eval run": ["eval", "qrels.small", "B"],
     "eval run --run-format trec": ["eval", "--run-format", "trec", "qrels.small", "B"],
-    "eval run --memory-limit": ["eval", "--memory-limit", BUDGET, "--run-format", "trec", "qrels.small", "B"],
+    "eval run --memory-limit": ["eval", "--memory-limit", str(BUDGET), "--run-format", "trec", "qrels.small", "B"],
     "eval qrels": ["eval", "B", "run.small"],
     "compare": ["compare", "qrels.small", "run.small", "B"],
     "qrels": ["qrels", "B", "-o", "-"],

@@ -255,3 +255,48 @@ def test_the_environment_named_as_an_input_is_never_quoted(tmp_path, argv):
     assert "/proc/self/environ" in p.stderr and "Traceback" not in p.stderr, p.stderr
     _no_secret(p.stdout, p.stderr)
     assert not list(tmp_path.iterdir())
+
+
+# a config's paths are local: a URL in one was joined to the config's folder as a path ('https:/user:pw@...'), a form
+# no credential filter knows, so its password was printed -- and an index at such a "path" was built in folders
+# named after it
+CONFIG_URL = f"https://reader:{SECRET}@127.0.0.1:9/data?X-Amz-Signature={SECRET}"
+URL_CONFIGS = {
+    "system eval, corpus": ("system.yaml", f"corpus: '{CONFIG_URL}'\ncomponents:\n  bm25: {{method: bm25}}\n",
+                            ["system", "eval", "system.yaml", "--test-set", SAMPLE, "--no-cache"], "corpus: is a URL"),
+    "system eval, index": ("system.yaml", f"corpus: {ROOT / 'data' / 'test_sets' / 'documents.jsonl'}\ncomponents:\n"
+                           f"  bm25: {{method: bm25, index: '{CONFIG_URL}'}}\n",
+                           ["system", "eval", "system.yaml", "--test-set", SAMPLE, "--no-cache"],
+                           "components.bm25.index: is a URL"),
+    "system eval, run": ("system.yaml", f"components:\n  bow: {{run: '{CONFIG_URL}'}}\n",
+                         ["system", "eval", "system.yaml", "--test-set", SAMPLE, "--no-cache"],
+                         "components.bow.run: is a URL"),
+    "compare --config": ("cmp.yaml", f"run: '{CONFIG_URL}'\n", ["compare", QRELS, BOW_RUN, "--config", "cmp.yaml"],
+                         "'run' is a URL"),
+    "serve --config": ("server.yaml", f"data_dir: '{CONFIG_URL}'\n", ["serve", "--config", "server.yaml"],
+                       "data_dir: is a URL"),
+}
+
+
+@pytest.mark.parametrize("name", list(URL_CONFIGS))
+def test_a_url_in_a_config_is_refused_without_its_credentials(name, tmp_path, capsys, monkeypatch):
+    file, text, argv, said = URL_CONFIGS[name]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / file).write_text(text)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and said in err and file in err, err
+    assert SECRET not in out + err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [file]      # no folder named after the URL
+
+
+def test_the_environment_named_by_a_system_config_is_said_once_per_reason(tmp_path, capsys):
+    """The environment named as a system's corpus is hidden twice (a kernel file, a file of a config): each reason
+    is said once and whole (the outer blanking paired the apostrophes of the inner note: "system'…'s", and the
+    inner note came a second time)."""
+    (tmp_path / "system.yaml").write_text("corpus: /proc/self/environ\ncomponents:\n  bm25: {method: bm25}\n")
+    code, out, err = run_cli(["system", "eval", tmp_path / "system.yaml", "--test-set", SAMPLE, "--no-cache"], capsys)
+    assert code == 2
+    first = err.splitlines()[0]
+    assert first == ("treckit: error: /proc/self/environ:1: not a JSON object (Expecting value) "
+                     "(content not shown: the file holds the state of the system, such as the environment of a process) "
+                     f"(content not shown: the file is named by the system config {tmp_path / 'system.yaml'})")

@@ -458,3 +458,19 @@ def test_what_evaluation_warns_of_is_in_the_answer_never_a_server_file_s_values(
     [warning] = named.json()["warnings"]
     assert "retrieves none of the judged documents" in warning and "SECRET-DOC-9" not in warning
     assert "SECRET-DOC-9" not in server.stderr_path.read_text()
+
+
+def test_a_request_sent_again_gets_the_same_warnings(server):
+    """The cache keeps an evaluation's numbers, not what it warned of: an evaluation that warned is not stored, so the
+    same request sent again is answered with its warnings (it was answered from the cache with none)."""
+    body = {"test_set": sample_test_set(), "run": {"q01": {"never-judged-7": 1.5}}}
+    first, again = (httpx.post(server.url + "/v1/evaluate", json=body, timeout=patience(60)) for _ in range(2))
+    assert first.status_code == again.status_code == 200
+    [warning] = first.json()["warnings"]
+    assert "retrieves none of the judged documents" in warning and "'never-judged-7'" in warning
+    assert again.json()["warnings"] == [warning]
+    assert first.json()["metrics"] == again.json()["metrics"] == {"recall_at_10": 0.0, "ndcg_at_10": 0.0, "mrr": 0.0}
+    assert again.json()["cached"] is False
+    quiet = {"test_set": sample_test_set(), "run": BASELINE_RUN.read_text()}
+    stored = [httpx.post(server.url + "/v1/evaluate", json=quiet, timeout=patience(60)).json() for _ in range(2)]
+    assert stored[1]["cached"] is True and stored[0]["warnings"] == stored[1]["warnings"] == []

@@ -305,6 +305,31 @@ def test_trec_eval_cutoffs_past_the_run_give_trec_evals_numbers(small_run, trec_
     assert sorted(out.splitlines()) == sorted(reference(trec_eval, "-q", "-m", param, qrels, run).splitlines())
 
 
+@pytest.mark.parametrize("param,ours,theirs", [
+    # query 1 retrieves a (grade 1) first and e (grade 2) sixth; query 2's tie puts d (grade 1) first
+    ("P.2", {"1": "0.5000", "2": "0.5000"}, {"1": "1.0000", "2": "0.5000"}),
+    ("ndcg_cut.5", {"1": "0.3801", "2": "1.0000"}, {"1": "0.6509", "2": "1.0000"}),
+])
+def test_a_small_cutoff_beside_one_2_31_larger_keeps_its_value(tmp_path, trec_eval, param, ours, theirs):
+    """trec_eval sorts a measure's cutoffs by their difference cast to an int: beside a cutoff 2^31 or more larger, a
+    small one is sorted after it and then measured at the run's end (its P_2 is every relevant document retrieved
+    over 2).  treckit gives each cutoff its value, the value it has alone (a kept difference,
+    docs/trec-eval-differences.md)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n1 Q0 c 3 1 t\n1 Q0 f 4 0.5 t\n1 Q0 g 5 0.4 t\n"
+                                  "1 Q0 e 6 0.3 t\n2 Q0 a 1 1 t\n2 Q0 d 2 1 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 c 0\n1 0 e 2\n2 0 d 1\n")
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    name, _, small = param.partition(".")
+    alone = values_of(reference(trec_eval, "-q", "-m", param, qrels, run))
+    beside = values_of(reference(trec_eval, "-q", "-m", f"{param},{LONG_MAX}", qrels, run))
+    code, out, err = run_cli(["eval", "-q", "-m", f"{param},{LONG_MAX}", qrels, run])
+    assert code == 0, err
+    got = values_of(out)
+    measure = f"{name}_{small}"
+    assert {q: got[(measure, q)] for q in ours} == ours == {q: alone[(measure, q)] for q in ours}
+    assert {q: beside[(measure, q)] for q in theirs} == theirs            # trec_eval's, kept apart
+
+
 # ---------------------------------------------------------------- every parameter of the registry, up to 2^63
 class Drawn:
     """The few random choices :func:`ties_and_bounds.random_name` makes, drawn by hypothesis (so that a failing

@@ -19,6 +19,7 @@ from ..console.errors import InputError
 from ..inputs.bounded import load_yaml_mapping
 from ..inputs.formats import RUN_FORMATS
 from ..inputs.sources import PathLike, content_digest, display_name
+from ..inputs.urls import is_url
 from ..retrieval.system import System
 
 
@@ -47,6 +48,9 @@ def load_config(path: PathLike) -> SystemConfig:
     run = data[key]
     if not isinstance(run, str) or not run:
         raise InputError(f"'{key}' must be a path, found {type(run).__name__}", path=name, fix="e.g. 'run: runs/bm25.trec'")
+    if is_url(run):                 # read as a path, its credentials would be in messages
+        raise InputError(f"'{key}' is a URL, and a config names a local run file (a path relative to the config)",
+                         path=name, fix="download the run and give its path, e.g. 'run: runs/bm25.trec'")
     fmt = data.get("format")
     if fmt is not None and fmt not in RUN_FORMATS:
         raise InputError(f"unknown run format {fmt!r}", path=name, fix=f"use one of {', '.join(RUN_FORMATS)}")

@@ -124,7 +124,9 @@ class InputError(TreckitError):
 
 
 SYSTEM_STATE = ("/proc/", "/sys/")
-SYSTEM_STATE_WHY = "the file holds the system's state, such as a process's environment"
+# a why says no quote mark: a file named inside another hidden one is blanked twice, and an apostrophe would pair with
+# one of the note's (and the note would say "system'…'s")
+SYSTEM_STATE_WHY = "the file holds the state of the system, such as the environment of a process"
 
 
 def holds_system_state(path: str) -> bool:
@@ -145,7 +147,8 @@ _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|(?<=\(first: )[^)]
 def content_blanked(message: str, why: str) -> str:
     """``message`` with what it quotes of a file blanked, and saying why (``why``: where the file was named)."""
     blanked = _QUOTED.sub(lambda m: "'…'" if m.group(0)[:1] in "'\"" else "…", message)
-    return f"{blanked} (content not shown: {why})"
+    note = f" (content not shown: {why})"
+    return blanked if note in blanked else blanked + note       # blanked again in an outer block: said once
 
 
 _hidden: list[str] = []         # why, for each content_hidden block running (files are read one at a time)

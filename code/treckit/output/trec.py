@@ -61,7 +61,8 @@ def write_trec_run(run: Run, path: PathLike, *, escape_ids: bool = True, tag: st
             tags = pc.fill_null(as_string(tags), run.tag)
         _check_no_whitespace_arrow(tags, "run tag")
     plain_file = str(path) != "-" and not str(path).endswith(".gz")
-    if plain_file and not _has_bytes(doc, b'" \t\n\r'):
+    if plain_file and not _has_bytes(doc, b'" \t\n\r') and not _has_bytes(_distinct(qid), b'"') \
+            and not _has_bytes(_distinct(tags), b'"'):
         # Arrow's CSV writer, unquoted and writing natively, is the fast path; it refuses '"' and
         # separators inside values, which the joined-lines path below takes
         cols = pa.table({"qid": qid, "docid": doc, "rank": t.column("rank"), "score": t.column("score"), "tag": tags})
@@ -145,6 +146,13 @@ def _data_bytes(col):
     for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
         if len(c) and c.buffers()[2] is not None:
             yield c.buffers()[2].to_pybytes()
+
+
+def _distinct(col):
+    """A string column's values, each once for a dictionary column (whose data buffer is its dictionary's)."""
+    if pa.types.is_dictionary(col.type):
+        return (col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col).dictionary
+    return col
 
 
 def _has_bytes(col, chars: bytes) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..console.errors import InputError, finite_number, shown, shown_number
 from ..inputs.formats import RUN_FORMATS
+from ..inputs.urls import is_url
 from .bm25 import STOPWORDS, VARIANTS, known_stemmer
 from .fusion import METHODS, NORMS, RRF_K_MAX
 
@@ -53,6 +54,15 @@ class Checker:
     def text(self, value: Any, key: str, example: str) -> str:
         if not isinstance(value, str) or not value:
             self.fail(key, f"must be non-empty text, found {_kind(value)}", f"e.g. {key.rpartition('.')[2]}: {example}")
+        return value
+
+    def local_file(self, value: Any, key: str, example: str) -> str:
+        """A file's path: a system reads its files from disk (relative to the config), never from a URL, whose
+        credentials a path would then carry into messages and folder names."""
+        self.text(value, key, example)
+        if is_url(value):
+            self.fail(key, "is a URL, and a system config names local files (paths relative to the config)",
+                      f"download the file and give its path, e.g. {key.rpartition('.')[2]}: {example}")
         return value
 
     def number(self, value: Any, key: str, example: str, low: float | None = None, high: float | None = None) -> float:
@@ -100,7 +110,7 @@ class Checker:
         if config.get("name") is not None and not isinstance(config["name"], (str, int, float)):
             self.fail("name", f"must be text, found {_kind(config['name'])}", "e.g. name: bm25-rrf")
         if config.get("corpus") is not None:
-            self.text(config["corpus"], "corpus", "documents.jsonl")
+            self.local_file(config["corpus"], "corpus", "documents.jsonl")
         for key in RUNTIME_KEYS:
             if config.get(key) is not None:
                 self.mapping(config[key], key, "e.g. perf: {enabled: true, metrics: {report_memory: true}} "
@@ -131,15 +141,15 @@ class Checker:
             if spec.get("corpus") is None and config.get("corpus") is None:
                 self.fail(key, "needs a corpus", "add corpus: documents.jsonl (at the top level or in the component)")
             if spec.get("corpus") is not None:
-                self.text(spec["corpus"], f"{key}.corpus", "documents.jsonl")
+                self.local_file(spec["corpus"], f"{key}.corpus", "documents.jsonl")
             if spec.get("index") is not None:
-                self.text(spec["index"], f"{key}.index", "indexes/bm25")
+                self.local_file(spec["index"], f"{key}.index", "indexes/bm25")
             if method == "bm25":
                 self.bm25(spec, key)
             return
         self.known(spec, KIND_KEYS[kind], key, f"a {kind} component")
         if kind == "run":
-            self.text(spec["run"], f"{key}.run", "runs/bm25.trec")
+            self.local_file(spec["run"], f"{key}.run", "runs/bm25.trec")
             if spec.get("format") is not None:
                 self.choice(spec["format"], f"{key}.format", RUN_FORMATS, "run format")
         elif kind == "callable":
@@ -177,8 +187,10 @@ class Checker:
                 self.fail(key, f"needs {field}", "e.g. dense: {embeddings: d.npy, ids: d.ids, ...}")
         given = [f for f in DENSE_KEYS if spec.get(f) is not None]
         for field in given:
-            if field != "similarity":
-                self.text(spec[field], f"{key}.{field}", "embed.py:embed" if field == "query_encoder" else "d.npy")
+            if field == "query_encoder":
+                self.text(spec[field], f"{key}.{field}", "embed.py:embed")
+            elif field != "similarity":
+                self.local_file(spec[field], f"{key}.{field}", "d.npy")
         precomputed = "query_embeddings" in given or "query_ids" in given
         if precomputed == ("query_encoder" in given) or (precomputed and not {"query_embeddings", "query_ids"} <= set(given)):
             self.fail(key, "needs query_embeddings with query_ids, or a query_encoder (one of the two)",

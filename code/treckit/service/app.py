@@ -34,6 +34,7 @@ from .. import __version__
 from ..console.errors import InputError
 from . import TOKEN_ENV
 from ..inputs.bounded import load_yaml_mapping
+from ..inputs.urls import is_url
 from ..retrieval.system import load_system
 from ..testsets.measures import canonical_name
 from ..testsets.schema import TestSetModel
@@ -441,6 +442,9 @@ def load_settings(path) -> ServerSettings:
                          fix=setting_fix(str(e["loc"][0]) if e["loc"] else "") or "see `treckit serve --help`") from None
     for key in ("system", "data_dir", "cache_dir"):
         value = getattr(s, key)
+        if is_url(value):           # read as a path, its credentials would be in messages and folder names
+            raise InputError(f"{key}: is a URL, and a server config names local files and folders (paths relative "
+                             "to the config)", path=str(path), fix=f"give {key} a local path")
         if value is not None and not Path(value).is_absolute():
             setattr(s, key, str(base / value))
     try:

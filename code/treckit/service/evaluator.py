@@ -379,7 +379,7 @@ def read_request(body: bytes, kind: str, max_queries: int):
 
 
 # ------------------------------------------------------------------ evaluation
-DATA_DIR_WHY = "the file is in the server's data directory, which is not the request's"
+DATA_DIR_WHY = "the file is in the data directory of the server, not sent by the request"     # no quote mark
 
 
 def _for_request(message: str) -> str:
@@ -573,7 +573,10 @@ class Evaluator:
         hit = store.get(key) if store else None
         result = from_cached(hit, "exp", measures) if hit else None
         if result is None:
+            read_warnings = len(warnings)
             result = evaluate_run(run, ts, measures, warn=lambda m: warnings.append(_for_request(m)))
+            if len(warnings) > read_warnings:    # the entry keeps no warnings: the next answer would lack them
+                store = None
         if req.run_file is not None:             # the record (cached, drawn in a report) names the file, not its tag
             result.system = {"run_file": req.run_file}
         if store is not None and not result.cached:
