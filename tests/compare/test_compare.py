@@ -430,7 +430,7 @@ def _holm(ps: list[float]) -> list[float]:
 
 def test_the_seeds_ab_decides_on_the_raw_t_test_p_of_ndcg_at_10(tmp_path, capsys):
     """Seed 004's A/B as written: config A {fusion_method: rrf, rrf_k: 60}, config B {fusion_method: weighted,
-    weights: {bm25: 0.3, splade: 0.4, dense: 0.3}} on a test set; the paired t-test on nDCG@10 (gain 2^grade - 1)
+    weights: {bm25: 0.3, splade: 0.4, dense: 0.3}} on a test set; the paired t-test on ndcg_at_10 (gain 2^grade - 1)
     gives the mean difference, t and p, and p < 0.05 decides, with Holm's p over the three measures beside it."""
     import jsonschema
     from scipy import stats as ss

@@ -8,7 +8,7 @@ import math
 import pytest
 import yaml
 
-from helpers import run_cli
+from helpers import ROOT, run_cli
 
 # q1: d1 and d2 tie at 5.0, trec_eval ranks d2 (docno descending) above d1; q4 is judged but not in the run
 TEST_SET = {
@@ -167,3 +167,149 @@ def test_the_service_computes_rq_as_the_command_does(files, monkeypatch, capsys)
     r = client.post("/v1/rq", json={"test_set": unlabelled, "run": RUN})
     assert r.status_code == 200 and (r.json()["value"], r.json()["pass"], r.json()["unlabeled"]) == (None, None, ["q1"])
     assert client.post("/v1/rq", json={"test_set": TEST_SET, "run": RUN, "threshold": "nan"}).status_code == 422
+
+
+# ---------------------------------------------------------------- the sample test set through every command
+# The shipped clinical test set and its bag-of-words run: 50 queries, all judged and all answered, graded 0-3, no
+# tied scores; so every command's query set is the same and each definition has one number, which trec_eval 10.0,
+# pytrec_eval and ir_measures give on the exported qrels.
+SAMPLE_SET = ROOT / "data" / "test_sets" / "clinical_v1.yaml"
+SAMPLE_RUN = ROOT / "data" / "test_sets" / "baseline_bow.trec"
+# {definition: its names in trec_eval/ir_measures (eval, the API), in test sets (testset eval, gate, system eval,
+# compare, the service)}
+SAMPLE_NAMES = {
+    "recall": (("recall.10", "recall_10"), ("R@10", "R@10"), "recall_at_10"),
+    "ndcg_linear": (("ndcg_cut.10", "ndcg_cut_10"), ("nDCG@10", "nDCG@10"), "nDCG@10"),
+    "ndcg_exp": (("nDCG(gains={0:0,1:1,2:3,3:7})@10", None), ("nDCG(dcg='exp-log2')@10", "nDCG(dcg='exp-log2')@10"),
+                 "ndcg_at_10"),
+    "rr": (("recip_rank", "recip_rank"), ("RR", "RR"), "mrr"),
+    "rr_at_10": ((None, None), ("RR@10", "RR@10"), "mrr_at_10"),
+}
+
+
+def reference_means(qrels_path) -> dict[str, float]:
+    """The five definitions' means by pytrec_eval (trec_eval's C code) and ir_measures, on the exported qrels."""
+    import statistics
+
+    import ir_measures
+    import pytrec_eval
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    run = list(ir_measures.read_trec_run(str(SAMPLE_RUN)))
+    judged, ranked = {}, {}
+    for q in qrels:
+        judged.setdefault(q.query_id, {})[q.doc_id] = q.relevance
+    for r in run:
+        ranked.setdefault(r.query_id, {})[r.doc_id] = r.score
+    per_query = pytrec_eval.RelevanceEvaluator(judged, {"recall.10", "ndcg_cut.10", "recip_rank"}).evaluate(ranked)
+    assert len(per_query) == 50
+    pte = {m: statistics.mean(v[m] for v in per_query.values()) for m in ("recall_10", "ndcg_cut_10", "recip_rank")}
+    # one measure a call: ir_measures 0.4.3 asked nDCG@10 and nDCG(gains=...)@10 at once gives the first the
+    # second's value and the second 0
+    irm = {m: ir_measures.calc_aggregate([ir_measures.parse_measure(m)], qrels, run)[ir_measures.parse_measure(m)]
+           for m in ("R@10", "nDCG@10", "nDCG(gains={0:0,1:1,2:3,3:7})@10", "RR", "RR@10")}
+    for trec, irm_name in (("recall_10", "R@10"), ("ndcg_cut_10", "nDCG@10"), ("recip_rank", "RR")):
+        assert pte[trec] == pytest.approx(irm[irm_name], abs=1e-12)
+    return {"recall": pte["recall_10"], "ndcg_linear": pte["ndcg_cut_10"], "rr": pte["recip_rank"],
+            "ndcg_exp": irm["nDCG(gains={0:0,1:1,2:3,3:7})@10"], "rr_at_10": irm["RR@10"]}
+
+
+def test_the_sample_gives_one_number_per_definition_in_every_command_and_reference(trec_eval, tmp_path, capsys,
+                                                                                  monkeypatch):
+    import subprocess
+
+    code, _, _ = run_cli(["testset", "export", SAMPLE_SET, "--qrels", tmp_path / "q.qrels"], capsys)
+    assert code == 0
+    qrels = tmp_path / "q.qrels"
+    want = reference_means(qrels)
+    printed = {d: f"{v:.4f}" for d, v in want.items()}
+    # the five are five numbers: exp and linear nDCG, RR and RR@10 differ here
+    assert len(set(printed.values())) == 5
+
+    # trec_eval 10.0 itself, with and without -c (every query is in the run: one query set)
+    for complete in (["-c"], []):
+        out = subprocess.run([str(trec_eval), *complete, "-m", "recall.10", "-m", "ndcg_cut.10", "-m", "recip_rank",
+                              str(qrels), str(SAMPLE_RUN)], capture_output=True, text=True, timeout=60, check=True).stdout
+        assert {k: f"{v:.4f}" for k, v in trec_eval_values(out).items()} == {
+            "recall_10": printed["recall"], "ndcg_cut_10": printed["ndcg_linear"], "recip_rank": printed["rr"]}
+
+    # treckit eval: trec_eval's names and ir_measures' give the reference's digits
+    names = [(d, n) for d, (trec, irm, _) in SAMPLE_NAMES.items() for n in (trec, irm) if n[0] is not None]
+    code, out, _ = run_cli(["eval", "-c", *[a for _, (m, _) in names for a in ("-m", m)], qrels, SAMPLE_RUN], capsys)
+    assert code == 0
+    ev = {k: f"{v:.4f}" for k, v in trec_eval_values(out).items()}
+    assert {col: ev[col] for d, (_, col) in names if col} == {col: printed[d] for d, (_, col) in names if col}
+
+    # the Python API
+    import treckit
+    df = treckit.evaluate(str(qrels), str(SAMPLE_RUN), [m for _, (m, _) in names], complete=True)
+    api = df[df["qid"] == "all"].iloc[0]
+    for d, (_, col) in names:
+        if col:
+            assert api[col] == pytest.approx(want[d], abs=1e-12), col
+
+    readable = [ts for _, _, ts in SAMPLE_NAMES.values()]
+    by_name = {ts: d for d, (_, _, ts) in SAMPLE_NAMES.items()}
+    measure_args = [a for n in readable for a in ("-m", n)]
+
+    # testset eval: its table and its results file
+    code, out, _ = run_cli(["testset", "eval", SAMPLE_SET, "--run", SAMPLE_RUN, *measure_args,
+                            "--out", tmp_path / "r.json"], capsys)
+    assert code == 0
+    rows = {f[0]: f[1] for f in (line.split() for line in out.splitlines()) if f and f[0] in by_name}
+    assert rows == {n: printed[d] for n, d in by_name.items()}
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert {n: a["mean"] for n, a in res["aggregates"].items()} == pytest.approx(
+        {n: want[d] for n, d in by_name.items()}, abs=1e-12)
+
+    # compare: on the test set, and on the exported qrels with trec_eval's names; the run and a copy of another tag
+    copy = tmp_path / "copy.trec"
+    copy.write_text(SAMPLE_RUN.read_text().replace(" bow\n", " bow2\n"))
+    code, _, _ = run_cli(["compare", "--test-set", SAMPLE_SET, SAMPLE_RUN, copy, *measure_args,
+                          "--out", tmp_path / "c.json"], capsys)
+    assert code == 0
+    systems = json.loads((tmp_path / "c.json").read_text())["systems"]
+    for system in ("bow", "bow2"):
+        assert systems[system]["metrics"]["macro"] == pytest.approx({n: want[d] for n, d in by_name.items()},
+                                                                    abs=1e-12)
+    code, _, _ = run_cli(["compare", qrels, SAMPLE_RUN, copy, "-m", "recall.10", "-m", "ndcg_cut.10",
+                          "-m", "recip_rank", "--out", tmp_path / "c2.json"], capsys)
+    assert code == 0
+    assert json.loads((tmp_path / "c2.json").read_text())["systems"]["bow"]["metrics"]["macro"] == pytest.approx(
+        {"recall_10": want["recall"], "ndcg_cut_10": want["ndcg_linear"], "recip_rank": want["rr"]}, abs=1e-12)
+
+    # system eval of a config whose one component is the run
+    config = tmp_path / "system.yaml"
+    config.write_text(f"components:\n  bow: {{run: {SAMPLE_RUN}}}\n")
+    code, out, _ = run_cli(["system", "eval", config, "--test-set", SAMPLE_SET, "--no-cache", *measure_args], capsys)
+    assert code == 0
+    header, row = next((line.split(), nxt.split()) for line, nxt in zip(out.splitlines(), out.splitlines()[1:])
+                       if line.startswith("stage"))
+    assert dict(zip(header[1:6], row[1:6])) == {n: printed[d] for n, d in by_name.items()}
+
+    # the gate, baseline = current: the numbers it prints
+    code, out, _ = run_cli(["gate", "--baseline", tmp_path / "r.json", "--current", tmp_path / "r.json",
+                            *[a for n in readable for a in ("--metric", n)]], capsys)
+    assert code == 0
+    for n, d in by_name.items():
+        assert f"{n:<16} baseline {printed[d]}  current {printed[d]}" in out
+
+    # rq at k = 10: RR@10 and recall@10 over the labelled queries (all 50)
+    code, out, _ = run_cli(["rq", "--test-set", SAMPLE_SET, "--run", SAMPLE_RUN, "--k", "10"], capsys)
+    assert code == 0
+    assert f"RQ (MRR@10) = {printed['rr_at_10']} over 50 labelled queries" in out
+    assert f"Recall@10 = {printed['recall']}" in out
+
+    # the service: the test set and the run in the body
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from treckit.service.app import ServerSettings, create_app
+    monkeypatch.delenv("TRECKIT_API_TOKEN", raising=False)
+    client = TestClient(create_app(ServerSettings(cache=False)))
+    body = {"test_set": yaml.safe_load(SAMPLE_SET.read_text()), "run": SAMPLE_RUN.read_text(), "measures": readable}
+    r = client.post("/v1/evaluate", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["metrics"] == pytest.approx({n: want[d] for n, d in by_name.items()}, abs=1e-12)
+    r = client.post("/v1/rq", json={"test_set": body["test_set"], "run": body["run"], "k": 10})
+    assert r.status_code == 200, r.text
+    assert (r.json()["value"], r.json()["recall_at_k"]) == pytest.approx((want["rr_at_10"], want["recall"]), abs=1e-12)

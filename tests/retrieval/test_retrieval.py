@@ -356,7 +356,7 @@ def test_system_eval_columns_stay_apart_for_long_names(tmp_path, capsys):
 
 
 def test_compare_runs_two_system_configs_on_a_test_set(tmp_path, capsys):
-    """The seed's A/B question as written: RRF (k 60) against weighted fusion, paired t-test on nDCG@10 and
+    """The seed's A/B question as written: RRF (k 60) against weighted fusion, paired t-test on ndcg_at_10 and
     the latency difference B - A."""
     import jsonschema
     from scipy import stats

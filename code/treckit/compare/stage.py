@@ -44,7 +44,7 @@ from .config import load_config
 from ..testsets.topics import read_queries, read_query_types
 
 TREC_COMPARE_MEASURES = ("map", "ndcg_cut.10", "recall.100", "recip_rank")    # compare's defaults on qrels
-AB_MEASURE = AB_MEASURES[0]       # seed 004's A/B on a test set: the paired t-test on nDCG@10 (gain 2^grade - 1) decides
+AB_MEASURE = AB_MEASURES[0]       # seed 004's A/B on a test set: the paired t-test on ndcg_at_10 (gain 2^grade - 1) decides
 
 
 @dataclass

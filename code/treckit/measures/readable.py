@@ -31,7 +31,7 @@ from .registry import (IRM_NAMES, QRELS, TwoMeanings, column_of, names_for, ndcg
                        value_bounds)
 
 DEFAULT_MEASURES = ("recall_at_5", "recall_at_10", "recall_at_20", "ndcg_at_10", "mrr")
-AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on nDCG@10
+AB_MEASURES = ("ndcg_at_10", "recall_at_10", "mrr")      # an A/B on a test set: its paired t-test is on ndcg_at_10
 GAIN_CHOICES = GAINS
 _NAME = re.compile(r"(recall|ndcg|ndcg_cut|mrr|precision|map)(?:_at_(\d+)|_(\d+))?")
 _IRM_NDCG = re.compile(r"nDCG@(\d+)")    # ir_measures' spelling: linear gain
