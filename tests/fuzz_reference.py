@@ -51,6 +51,7 @@ KNOWN_REFUSALS = {
     "is NaN": "gdeval.pl's order of a NaN score depends on its sort algorithm",
     "holds '%'": "gdeval.pl prints the run id inside a printf format",
     "comparison is then circular": "Perl compares these scores in a circle; the order depends on its merge sort",
+    "qrels file is empty": "gdeval.pl prints its header alone; treckit refuses an empty qrels as eval and ndeval do",
 }
 
 

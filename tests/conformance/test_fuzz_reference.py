@@ -104,3 +104,14 @@ def test_the_cases_reach_the_measures():
                 refused += 1
     assert refused < 20 and printed > 40
     assert sum(len(fr.diversity_case(s).qrels) > 0 for s in range(60)) > 50
+
+
+def test_gdeval_empty_qrels_is_a_kept_difference(gdeval_pl, tmp_path):
+    """Seed 50092 (and 23 more of seeds 50000-52999) draws an empty qrels file: gdeval.pl prints its header alone,
+    treckit refuses the file (tests/measures/test_gdeval.py::test_kept_difference_empty_qrels_is_refused); the
+    comparison counts it as known, not as a difference."""
+    c = fr.gdeval_case(50092)
+    assert c.qrels == b""
+    diff = fr.gdeval_compare(c, tmp_path, gdeval_pl)
+    assert diff is not None and diff["reference"] == f"runid,topic,ndcg@{c.k},err@{c.k}\n".encode()
+    assert diff["known"] == fr.KNOWN_REFUSALS["qrels file is empty"]

@@ -135,6 +135,18 @@ def test_kept_difference_depth_zero_is_refused(gdeval_pl, tmp_path):
         gdeval_csv(str(q), str(r), 0)
 
 
+def test_kept_difference_empty_qrels_is_refused(gdeval_pl, tmp_path):
+    """An empty qrels file: gdeval.pl prints its header line alone and exits 0 (every topic of the run is
+    skipped); treckit refuses it, as treckit eval and ndeval do, naming the file and the fix (found by the
+    reference fuzz, seeds 50092 and 50377 of ``--tool gdeval``, with an empty and a non-empty run)."""
+    for run in ("", "1 Q0 a 1 1 r\n"):
+        q, r = files(tmp_path, "", run)
+        ref = perl_csv(gdeval_pl, q, r, 20)
+        assert ref.returncode == 0 and ref.stdout == b"runid,topic,ndcg@20,err@20\n"
+        with pytest.raises(InputError, match="the qrels file is empty"):
+            gdeval_csv(str(q), str(r), 20, warn=None)
+
+
 # ------------------------------------------------------------------ hand computation
 def test_hand_computed_values(tmp_path):
     """Topic 1 judged a=2, b=1, c=0, d=4 (the last unretrieved); run b, a, x: gain 2^g - 1 over ln(rank + 1)."""
