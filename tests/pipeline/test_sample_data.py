@@ -87,8 +87,8 @@ def test_the_sample_retriever_passes_the_gate_against_the_stored_baseline():
     # the test-set page quotes these figures, and the service page the service's answer for the stored baseline's run
     docs = " ".join(" ".join(p.read_text() for p in (ROOT / "docs").glob("*.md")).split())
     recall, ndcg = result.checks
-    assert (f"Recall@10 {recall.current:.4f} against {recall.baseline:.4f}, nDCG@10 {ndcg.current:.4f} against "
-            f"{ndcg.baseline:.4f}") in docs
+    assert (f"recall_at_10 {recall.current:.4f} against {recall.baseline:.4f}, ndcg_at_10 (gain 2^grade − 1) "
+            f"{ndcg.current:.4f} against {ndcg.baseline:.4f}") in docs
     means = {m: stored["aggregates"][m]["mean"] for m in ("recall_at_10", "ndcg_at_10", "mrr")}
     assert '{"metrics": {' + ", ".join(f'"{m}": {v!r}' for m, v in means.items()) + "}" in docs
 
